@@ -1,0 +1,247 @@
+// Package manifest reads murmur.yaml (contracts §4) into typed values.
+//
+// The model keeps whether each key was declared: the specification treats
+// "declared nothing" differently from a default (a parent with no
+// filesystem.scope covers any child scope; a declared deadline_seconds replaces
+// both built-in deadlines), so defaults are applied only when a value is read,
+// through Opt.Or and the accessor methods, never while parsing.
+package manifest
+
+// Opt is a scalar that may or may not have been declared in the manifest.
+type Opt[T any] struct {
+	V   T
+	Set bool // declared in the file
+}
+
+// Some returns a declared Opt.
+func Some[T any](v T) Opt[T] { return Opt[T]{V: v, Set: true} }
+
+// Or returns the declared value, or def when the key was not declared.
+func (o Opt[T]) Or(def T) T {
+	if o.Set {
+		return o.V
+	}
+	return def
+}
+
+// Pos is a place in a manifest file, 1-based.
+type Pos struct {
+	Line, Column int
+}
+
+// Kind of artifact a manifest describes (top-level `runtime`).
+const (
+	RuntimeCapsule = "capsule"
+	RuntimeTool    = "tool"
+	RuntimeDriver  = "driver"
+	RuntimeHook    = "hook"
+	RuntimeSkill   = "skill"
+)
+
+// Containment floors, lowest first (contracts §7: undeclared ranks as advisory).
+const (
+	ContainmentAdvisory = "advisory"
+	ContainmentScoped   = "scoped"
+	ContainmentSealed   = "sealed"
+)
+
+// Built-in defaults (contracts §4, capsules.txt "Execution limits").
+const (
+	DefaultMemoryBytes        int64 = 512 << 20
+	DefaultTableElements      int64 = 100_000
+	DefaultInstances          int64 = 1_000
+	DefaultDeadlineSeconds          = 600 // capsule, tool and driver calls
+	DefaultHookDeadlineSecond       = 30  // hook lifecycle calls
+	DefaultWorkdirMaxBytes    int64 = 10 << 30
+	DefaultMaxTurns                 = 10
+	DefaultMaxTokens                = 8192
+	DefaultQueueDepth               = 1
+	DefaultDelegationDeadline       = 600
+)
+
+// Manifest is one parsed murmur.yaml.
+type Manifest struct {
+	// File is the path it was read from ("" when parsed from bytes with no name).
+	File string
+
+	// Name is the full name <scope>/<name>; a bare name is normalised to local/<name>.
+	Name string
+	// DeclaredName is the name exactly as written.
+	DeclaredName string
+	Version      string
+	Runtime      Opt[string] // capsule|tool|driver|hook|skill [capsule]
+	Description  string
+	Tags         []string
+	// RequiresFiles are extra relative paths packed by mur build.
+	RequiresFiles []string
+
+	Artifacts    []Artifact
+	Capabilities Capabilities
+
+	// Inference is nil for a script capsule (or a non-capsule artifact).
+	Inference     *Inference
+	Lifecycle     Lifecycle
+	Observability Observability
+	Trace         TraceConfig
+
+	// Warnings found while loading (unknown keys, W-SEC-007 narrowing, ...).
+	Warnings []Warning
+
+	// declared maps every declared key's dotted path ("capabilities.filesystem.scope",
+	// "artifacts[0].gateway.api_key") to where it was written.
+	declared map[string]Pos
+}
+
+// Warning is a coded warning tied to a place in the file (Pos zero when none).
+type Warning struct {
+	Code    string // W-...
+	Message string
+	Pos     Pos
+}
+
+// Declared reports whether the dotted key path was written in the file.
+func (m *Manifest) Declared(path string) bool {
+	_, ok := m.declared[path]
+	return ok
+}
+
+// PosOf returns where the dotted key path was written (zero Pos if not declared).
+func (m *Manifest) PosOf(path string) Pos { return m.declared[path] }
+
+// IsAgent reports whether the manifest has an inference: block.
+func (m *Manifest) IsAgent() bool { return m.Inference != nil }
+
+// Bare returns the name part of a full name ("worker-a" for "local/worker-a").
+func Bare(full string) string {
+	for i := len(full) - 1; i >= 0; i-- {
+		if full[i] == '/' {
+			return full[i+1:]
+		}
+	}
+	return full
+}
+
+// Artifact is one artifacts[] entry.
+type Artifact struct {
+	Name    string // full name
+	Version string
+	Runtime Opt[string] // tool|driver|hook|skill [tool]
+	Gateway *Gateway
+	// Capabilities is the artifact's own grant as written (nil = not declared:
+	// the artifact inherits the capsule's grant). EffectiveGrants narrows it.
+	Capabilities *Capabilities
+	// State is the artifact's durable state store; nil = none declared.
+	State *State
+	// Config is handed to this artifact only.
+	Config map[string]any
+	// DeadlineSeconds is a hook's own deadline.
+	DeadlineSeconds Opt[int]
+	Pos             Pos
+}
+
+// Gateway is an artifact's upstream endpoint and key.
+type Gateway struct {
+	Endpoint string
+	// APIKey is the resolved key; APIKeyRef the text as written ("${NAME}").
+	APIKey    string
+	APIKeyRef string
+}
+
+// State is `capabilities.state` of one artifact. Store "" means `state: {}`,
+// a store named after the capsule's bare name.
+type State struct {
+	Store Opt[string]
+}
+
+// Capabilities is a grant set, at capsule level or per artifact.
+type Capabilities struct {
+	Network     Network
+	PeerFetch   AllowList
+	Shell       AllowList
+	Spawn       Spawn
+	Env         AllowList
+	Filesystem  Filesystem
+	Install     Install
+	Containment Opt[string] // advisory|scoped|sealed
+	Limits      Limits
+	Resources   Resources
+}
+
+// AllowList is a list-valued grant.
+type AllowList struct {
+	Allow []string
+}
+
+// Network is capabilities.network.
+type Network struct {
+	Allow       []string // https://host[:port], http://host[:port], host, host:port
+	UnixSockets Opt[bool]
+}
+
+// Spawn is capabilities.spawn.
+type Spawn struct {
+	Allow           []string // full names
+	WorkdirSnapshot []string // full names, each also in Allow
+}
+
+// Filesystem is capabilities.filesystem.
+type Filesystem struct {
+	Scope       Opt[string] // cleaned relative path; unset = the whole work folder
+	WorkdirExec Opt[bool]
+}
+
+// Install is capabilities.install.
+type Install struct {
+	Skill []string
+	Tool  []string
+}
+
+// Limits is capabilities.limits.
+type Limits struct {
+	DeadlineSeconds Opt[int]
+	MemoryBytes     Opt[int64]
+	TableElements   Opt[int64]
+	Instances       Opt[int64]
+}
+
+// Resources is capabilities.resources.
+type Resources struct {
+	WorkdirMaxBytes Opt[int64]
+}
+
+// Inference is the inference: block of an agent capsule.
+type Inference struct {
+	Transport        Opt[string] // http|process [http]
+	Model            string
+	DriverArtifact   string
+	Command          string
+	MaxTurns         Opt[int]
+	MaxTokens        Opt[int]
+	MaxSessionTokens Opt[int]
+	SystemPrompt     string
+	SystemPromptFile string
+}
+
+// Lifecycle is the lifecycle: block.
+type Lifecycle struct {
+	TaskAcceptance         Opt[string] // none|single|queue [single]
+	AfterTask              Opt[string] // exit|sleep [exit]
+	QueueDepth             Opt[int]
+	DelegationDeadlineSecs Opt[int]
+}
+
+// Observability is the observability: block.
+type Observability struct {
+	OtelEndpoint string
+}
+
+// TraceConfig is the trace: block.
+type TraceConfig struct {
+	Retain Retain
+}
+
+// Retain is trace.retain.
+type Retain struct {
+	MaxSessions Opt[int]
+	MaxAge      Opt[string] // a Go duration, or Nd for days
+}
