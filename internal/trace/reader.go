@@ -1,0 +1,119 @@
+package trace
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"os"
+
+	"github.com/murmur-go/murmur/internal/diag"
+)
+
+// Line is one event read back: the envelope, and the whole object for the
+// fields of its type.
+type Line struct {
+	N         int // 1-based line number
+	EventType string
+	EventID   string
+	ParentID  string // "" when null
+	SessionID string
+	Timestamp int64
+	Fields    map[string]json.RawMessage
+}
+
+// Str returns a string field ("" when absent or not a string).
+func (l Line) Str(key string) string {
+	var s string
+	if raw, ok := l.Fields[key]; ok {
+		_ = json.Unmarshal(raw, &s)
+	}
+	return s
+}
+
+// Int returns an integer field (0 when absent or not a number).
+func (l Line) Int(key string) int64 {
+	var n float64
+	if raw, ok := l.Fields[key]; ok {
+		_ = json.Unmarshal(raw, &n)
+	}
+	return int64(n)
+}
+
+// File is a trace read back.
+type File struct {
+	Lines []Line
+	// Truncated is set when the last line had no newline and did not parse:
+	// the writer was stopped in the middle of it.
+	Truncated bool
+	// Bad lists line numbers in the middle of the file that are not events.
+	Bad []int
+}
+
+// Read parses a trace. It tolerates a cut-off last line (the session was
+// killed mid-write) and skips, but counts, lines that are not events.
+func Read(r io.Reader) (*File, error) {
+	br := bufio.NewReaderSize(r, 64<<10)
+	out := &File{}
+	n := 0
+	for {
+		raw, err := br.ReadBytes('\n')
+		if len(raw) > 0 {
+			n++
+			complete := raw[len(raw)-1] == '\n'
+			body := bytes.TrimSpace(raw)
+			if len(body) > 0 {
+				if l, ok := parseLine(body); ok {
+					l.N = n
+					out.Lines = append(out.Lines, l)
+				} else if !complete && errors.Is(err, io.EOF) {
+					out.Truncated = true
+				} else {
+					out.Bad = append(out.Bad, n)
+				}
+			}
+		}
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				return out, nil
+			}
+			return out, err
+		}
+	}
+}
+
+func parseLine(b []byte) (Line, bool) {
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(b, &fields); err != nil || fields == nil {
+		return Line{}, false
+	}
+	l := Line{Fields: fields}
+	l.EventType = l.Str("event_type")
+	l.EventID = l.Str("event_id")
+	l.ParentID = l.Str("parent_id")
+	l.SessionID = l.Str("session_id")
+	l.Timestamp = l.Int("timestamp")
+	if l.EventType == "" {
+		return Line{}, false
+	}
+	return l, true
+}
+
+// ReadFile reads the trace at path, with coded errors for a person.
+func ReadFile(path string) (*File, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return nil, diag.New("E-TRC-002", "no trace at %s", path).
+				WithHint("run 'mur trace show' with a session id, @N, or the path of a trace.jsonl")
+		}
+		return nil, diag.Wrap(err, "E-TRC-003", "cannot read the trace %s", path)
+	}
+	defer f.Close()
+	tf, err := Read(f)
+	if err != nil {
+		return nil, diag.Wrap(err, "E-TRC-003", "cannot read the trace %s", path)
+	}
+	return tf, nil
+}
