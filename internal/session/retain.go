@@ -1,0 +1,101 @@
+package session
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/murmur-go/murmur/internal/diag"
+	"github.com/murmur-go/murmur/internal/ids"
+	"github.com/murmur-go/murmur/internal/running"
+)
+
+// Retain is trace.retain as a run applies it.
+type Retain struct {
+	MaxSessions int           // 0 = no count limit
+	MaxAge      time.Duration // 0 = no age limit
+}
+
+// ParseMaxAge reads trace.retain.max_age: a Go duration ("36h") or whole
+// days ("7d").
+func ParseMaxAge(s string) (time.Duration, error) {
+	s = strings.TrimSpace(s)
+	if d, ok := strings.CutSuffix(s, "d"); ok {
+		n, err := strconv.Atoi(d)
+		if err == nil && n > 0 {
+			return time.Duration(n) * 24 * time.Hour, nil
+		}
+	} else if d, err := time.ParseDuration(s); err == nil && d > 0 {
+		return d, nil
+	}
+	return 0, diag.New("E-RUN-050", "trace.retain.max_age %q is neither a Go duration nor a number of days", s).
+		WithHint("write it like 36h, 90m or 7d")
+}
+
+// ApplyRetain removes whole session records dirs under projectRecordsDir that
+// trace.retain no longer keeps. It never removes current, nor a session whose
+// running record says it is still live. max_sessions counts the current
+// session. Failures to remove are returned as warnings; retention never
+// stops a run.
+func ApplyRetain(projectRecordsDir, current string, r Retain, runningDir string, now time.Time) (removed []string, warnings []diag.Warning) {
+	if r.MaxSessions <= 0 && r.MaxAge <= 0 {
+		return nil, nil
+	}
+	entries, err := os.ReadDir(projectRecordsDir)
+	if err != nil {
+		return nil, nil
+	}
+	live := map[string]bool{}
+	if recs, err := running.Scan(runningDir); err == nil {
+		for _, e := range recs {
+			if e.State == running.Live {
+				live[e.Record.SessionID] = true
+			}
+		}
+	}
+	type sess struct {
+		id string
+		at time.Time
+	}
+	var others []sess
+	for _, e := range entries {
+		if !e.IsDir() || e.Name() == current || !ids.Valid(ids.Session, e.Name()) {
+			continue
+		}
+		at, ok := ids.Time(ids.Session, e.Name())
+		if !ok {
+			info, err := e.Info()
+			if err != nil {
+				continue
+			}
+			at = info.ModTime()
+		}
+		others = append(others, sess{e.Name(), at})
+	}
+	sort.Slice(others, func(i, j int) bool { return others[i].at.After(others[j].at) }) // newest first
+	var drop []string
+	for i, s := range others {
+		tooMany := r.MaxSessions > 0 && i+1 >= r.MaxSessions // +1: the current session counts
+		tooOld := r.MaxAge > 0 && now.Sub(s.at) > r.MaxAge
+		if (tooMany || tooOld) && !live[s.id] {
+			drop = append(drop, s.id)
+		}
+	}
+	for _, id := range drop {
+		if err := os.RemoveAll(filepath.Join(projectRecordsDir, id)); err != nil {
+			warnings = append(warnings, diag.Warn("W-IO-051", "trace.retain could not remove the records of %s: %v", id, err))
+			continue
+		}
+		removed = append(removed, id)
+	}
+	return removed, warnings
+}
+
+// String renders r for logs.
+func (r Retain) String() string {
+	return fmt.Sprintf("max_sessions=%d max_age=%s", r.MaxSessions, r.MaxAge)
+}

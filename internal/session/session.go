@@ -1,0 +1,322 @@
+// Package session holds one run's identity and files (contracts §5, §6): its
+// session id, its work folder, the records dir that outlives it, the runtime
+// dir the capsule reads its task and identity from, and its running-capsule
+// record.
+//
+// The records dir is keyed by the project's absolute path so that `mur trace
+// show @N` and trace.retain find a project's sessions without an index; the
+// runtime dir lives under ~/.murmur/sessions so removing it at the end never
+// touches anything the person keeps.
+package session
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/murmur-go/murmur/internal/diag"
+	"github.com/murmur-go/murmur/internal/ids"
+	"github.com/murmur-go/murmur/internal/running"
+)
+
+// Config is what a run knows before its session exists.
+type Config struct {
+	// Home is $HOME; "" reads it from the environment.
+	Home string
+	// ManifestDir is the directory holding murmur.yaml; "" for a --capsule run.
+	ManifestDir string
+	// Workdir is --workdir; "" picks <ManifestDir>/workdir/<id>, or for a
+	// --capsule run ./workdir/<id> under Cwd.
+	Workdir string
+	// Cwd is the current directory; "" reads it.
+	Cwd string
+
+	Name, Version string
+	// CapsuleURL is the agent's door address; "" for a script capsule.
+	CapsuleURL string
+	// Task is written to task.md.
+	Task string
+	// ManifestYAML is copied to murmur.yaml in the runtime dir.
+	ManifestYAML []byte
+	// Grants is the effective grant set as JSON, shown readably in MURMUR.md.
+	Grants json.RawMessage
+
+	SpawnedBy, FormationID string
+	// ID forces the session id (a parent that minted it); "" makes one.
+	ID  string
+	Now func() time.Time
+}
+
+// Session is one run's identity and directories.
+type Session struct {
+	ID, Name, Version string
+	CapsuleURL        string
+	// Workdir is the capsule's work folder (absolute).
+	Workdir string
+	// ProjectDir is the directory the records are keyed by.
+	ProjectDir string
+	// ProjectRecordsDir holds every session of the project; RecordsDir is this one's.
+	ProjectRecordsDir, RecordsDir string
+	// RuntimeDir is $MURMUR_RUNTIME_DIR on the host side.
+	RuntimeDir string
+	// RunningDir is ~/.murmur/running.
+	RunningDir string
+	Started    time.Time
+
+	home        string
+	sessionDir  string // ~/.murmur/sessions/<id>
+	spawnedBy   string
+	formationID string
+	recorded    bool
+}
+
+// Home returns $HOME, as a coded error when it cannot be found.
+func Home() (string, error) {
+	h, err := os.UserHomeDir()
+	if err != nil || h == "" {
+		return "", diag.New("E-IO-050", "cannot find the home directory: %v", err).
+			WithHint("set HOME to a writable directory")
+	}
+	return h, nil
+}
+
+// ProjectRecordsDir is $HOME/.murmur/records/<project dir without leading />.
+func ProjectRecordsDir(home, projectDir string) string {
+	return filepath.Join(home, ".murmur", "records", strings.TrimPrefix(filepath.Clean(projectDir), "/"))
+}
+
+// New mints the session id and creates the work folder, the records dir
+// (logs/, out/) and the runtime dir (task.md, murmur.yaml, MURMUR.md), each
+// 0700. On error nothing it created for the runtime is left behind.
+func New(cfg Config) (*Session, error) {
+	now := time.Now
+	if cfg.Now != nil {
+		now = cfg.Now
+	}
+	home := cfg.Home
+	if home == "" {
+		h, err := Home()
+		if err != nil {
+			return nil, err
+		}
+		home = h
+	}
+	id := cfg.ID
+	if id == "" {
+		id = ids.New(ids.Session)
+	}
+	s := &Session{
+		ID: id, Name: cfg.Name, Version: cfg.Version, CapsuleURL: cfg.CapsuleURL,
+		Started: now(), home: home, spawnedBy: cfg.SpawnedBy, formationID: cfg.FormationID,
+		RunningDir: running.Dir(home),
+	}
+
+	cwd := cfg.Cwd
+	if cwd == "" {
+		var err error
+		if cwd, err = os.Getwd(); err != nil {
+			return nil, diag.Wrap(err, "E-IO-052", "cannot read the current directory")
+		}
+	}
+	switch {
+	case cfg.Workdir != "":
+		s.Workdir = absFrom(cwd, cfg.Workdir)
+	case cfg.ManifestDir != "":
+		s.Workdir = filepath.Join(absFrom(cwd, cfg.ManifestDir), "workdir", id)
+	default:
+		s.Workdir = filepath.Join(cwd, "workdir", id)
+	}
+	if cfg.ManifestDir != "" {
+		s.ProjectDir = absFrom(cwd, cfg.ManifestDir)
+	} else {
+		s.ProjectDir = s.Workdir
+	}
+
+	if err := mkdirs(s.Workdir, "out"); err != nil {
+		return nil, diag.Wrap(err, "E-IO-052", "cannot create the work folder %s", s.Workdir).
+			WithHint("choose a writable place with --workdir")
+	}
+	s.ProjectRecordsDir = ProjectRecordsDir(home, s.ProjectDir)
+	s.RecordsDir = filepath.Join(s.ProjectRecordsDir, id)
+	if err := mkdirs(s.RecordsDir, "logs", "out"); err != nil {
+		return nil, diag.Wrap(err, "E-IO-053", "cannot create the records dir %s", s.RecordsDir).
+			WithHint("check that %s is writable", filepath.Join(home, ".murmur"))
+	}
+	s.sessionDir = filepath.Join(home, ".murmur", "sessions", id)
+	s.RuntimeDir = filepath.Join(s.sessionDir, "runtime")
+	if err := s.writeRuntime(cfg); err != nil {
+		os.RemoveAll(s.sessionDir)
+		return nil, diag.Wrap(err, "E-IO-054", "cannot create the runtime dir %s", s.RuntimeDir).
+			WithHint("check that %s is writable", filepath.Join(home, ".murmur"))
+	}
+	return s, nil
+}
+
+func absFrom(cwd, p string) string {
+	if filepath.IsAbs(p) {
+		return filepath.Clean(p)
+	}
+	return filepath.Join(cwd, p)
+}
+
+// mkdirs creates dir and its subdirectories, 0700 at every level it creates.
+func mkdirs(dir string, subs ...string) error {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
+	for _, sub := range subs {
+		if err := os.Mkdir(filepath.Join(dir, sub), 0o700); err != nil && !errors.Is(err, os.ErrExist) {
+			return err
+		}
+	}
+	return nil
+}
+
+func (s *Session) writeRuntime(cfg Config) error {
+	if err := os.MkdirAll(s.RuntimeDir, 0o700); err != nil {
+		return err
+	}
+	files := []struct {
+		name string
+		data []byte
+	}{
+		{"task.md", []byte(cfg.Task)},
+		{"murmur.yaml", cfg.ManifestYAML},
+		{"MURMUR.md", []byte(IdentityDoc(s, cfg.Grants))},
+	}
+	for _, f := range files {
+		if err := os.WriteFile(filepath.Join(s.RuntimeDir, f.name), f.data, 0o600); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// IdentityDoc renders MURMUR.md: who this session is and what it may do.
+func IdentityDoc(s *Session, grants json.RawMessage) string {
+	var b strings.Builder
+	b.WriteString("# MURMUR\n\n")
+	fmt.Fprintf(&b, "- capsule: %s\n", s.Name)
+	fmt.Fprintf(&b, "- version: %s\n", s.Version)
+	fmt.Fprintf(&b, "- session: %s\n", s.ID)
+	if s.CapsuleURL != "" {
+		fmt.Fprintf(&b, "- url: %s\n", s.CapsuleURL)
+	}
+	b.WriteString("\n## Granted\n\n")
+	lines := grantLines(grants)
+	if len(lines) == 0 {
+		b.WriteString("Nothing beyond the work folder and this runtime directory.\n")
+	}
+	for _, l := range lines {
+		b.WriteString("- " + l + "\n")
+	}
+	return b.String()
+}
+
+// grantLines flattens a JSON grant set into "a.b: x, y" lines, skipping
+// empty values so the document lists only what is actually granted.
+func grantLines(raw json.RawMessage) []string {
+	if len(raw) == 0 {
+		return nil
+	}
+	var v any
+	if json.Unmarshal(raw, &v) != nil {
+		return nil
+	}
+	var out []string
+	var walk func(prefix string, v any)
+	walk = func(prefix string, v any) {
+		switch x := v.(type) {
+		case map[string]any:
+			keys := make([]string, 0, len(x))
+			for k := range x {
+				keys = append(keys, k)
+			}
+			sort.Strings(keys)
+			for _, k := range keys {
+				p := k
+				if prefix != "" {
+					p = prefix + "." + k
+				}
+				walk(p, x[k])
+			}
+		case []any:
+			if len(x) == 0 {
+				return
+			}
+			parts := make([]string, len(x))
+			for i, e := range x {
+				if s, ok := e.(string); ok {
+					parts[i] = s
+				} else {
+					j, _ := json.Marshal(e)
+					parts[i] = string(j)
+				}
+			}
+			out = append(out, prefix+": "+strings.Join(parts, ", "))
+		case nil:
+		case bool:
+			if x {
+				out = append(out, prefix+": true")
+			}
+		case string:
+			if x != "" {
+				out = append(out, prefix+": "+x)
+			}
+		default:
+			j, _ := json.Marshal(x)
+			out = append(out, prefix+": "+string(j))
+		}
+	}
+	walk("", v)
+	return out
+}
+
+// WriteRunningRecord writes the session's running-capsule record. It never
+// fails the run: a record that cannot be written is a W-SEC-023 warning.
+func (s *Session) WriteRunningRecord() *diag.Warning {
+	pid, start, err := running.Self()
+	if err == nil {
+		var url *string
+		if s.CapsuleURL != "" {
+			u := s.CapsuleURL
+			url = &u
+		}
+		err = running.Write(s.RunningDir, running.Record{
+			SessionID: s.ID, URL: url, PID: pid, ProcessStart: start,
+			CapsuleName: s.Name, CapsuleVersion: s.Version,
+			Workdir: s.Workdir, RecordsDir: s.RecordsDir,
+			StartedAt: s.Started.UTC().Format(time.RFC3339),
+			SpawnedBy: s.spawnedBy, FormationID: s.formationID,
+		})
+	}
+	if err != nil {
+		w := diag.Warn("W-SEC-023", "the running-capsule record for %s could not be written (%v); the session runs on, uncounted by mur ps and mur-roost", s.ID, err)
+		return &w
+	}
+	s.recorded = true
+	return nil
+}
+
+// Close removes the running record and the runtime dir. The work folder and
+// the records dir stay. It is safe to call twice.
+func (s *Session) Close() error {
+	var errs []error
+	if s.recorded {
+		if err := running.Remove(s.RunningDir, s.ID); err != nil {
+			errs = append(errs, err)
+		}
+		s.recorded = false
+	}
+	if s.sessionDir != "" {
+		if err := os.RemoveAll(s.sessionDir); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
