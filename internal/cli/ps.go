@@ -1,0 +1,108 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/murmur-go/murmur/internal/diag"
+	"github.com/murmur-go/murmur/internal/running"
+	"github.com/murmur-go/murmur/internal/session"
+)
+
+func init() { register(newPsCmd) }
+
+func newPsCmd(stdout, stderr io.Writer) *cobra.Command {
+	return &cobra.Command{
+		Use:   "ps",
+		Short: "List the capsules running on this host",
+		Args:  exactArgs(0),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			home, err := session.Home()
+			if err != nil {
+				return err
+			}
+			return runPs(running.Dir(home), time.Now(), stdout, stderr)
+		},
+	}
+}
+
+// runPs lists live records and prunes the ones whose process is gone (or
+// which no mur can read): mur ps is the one reader allowed to remove them.
+func runPs(dir string, now time.Time, stdout, stderr io.Writer) error {
+	entries, err := running.Scan(dir)
+	if err != nil {
+		return diag.Wrap(err, "E-RUN-051", "cannot read the running-capsule records").
+			WithHint("check the permissions of %s", dir)
+	}
+	var live []running.Record
+	for _, e := range entries {
+		switch e.State {
+		case running.Live:
+			live = append(live, e.Record)
+		default:
+			if err := os.Remove(e.File); err != nil && !os.IsNotExist(err) {
+				fmt.Fprintf(stderr, "%s\n", diag.Warn("W-IO-052", "cannot prune %s: %v", e.File, err))
+				continue
+			}
+			what := e.Record.SessionID
+			if what == "" {
+				what = e.File
+			}
+			fmt.Fprintf(stderr, "pruned: %s (%s)\n", what, e.State)
+		}
+	}
+	if len(live) == 0 {
+		fmt.Fprintln(stdout, "no running capsules")
+		return nil
+	}
+	sort.Slice(live, func(i, j int) bool {
+		if live[i].StartedAt != live[j].StartedAt {
+			return live[i].StartedAt < live[j].StartedAt
+		}
+		return live[i].SessionID < live[j].SessionID
+	})
+	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "SESSION\tCAPSULE\tSTATUS\tUPTIME\tURL")
+	for _, r := range live {
+		url := "-"
+		if r.URL != nil && *r.URL != "" {
+			url = *r.URL
+		}
+		capsule := r.CapsuleName
+		if r.CapsuleVersion != "" {
+			capsule += "@" + r.CapsuleVersion
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", r.SessionID, capsule, "running", uptime(r.StartedAt, now), url)
+	}
+	return tw.Flush()
+}
+
+// uptime renders the time since started (RFC 3339) compactly: 42s, 3m07s, 2h05m, 3d04h.
+func uptime(started string, now time.Time) string {
+	t, err := time.Parse(time.RFC3339, started)
+	if err != nil {
+		return "?"
+	}
+	d := now.Sub(t)
+	if d < 0 {
+		d = 0
+	}
+	s := int64(d / time.Second)
+	switch {
+	case s < 60:
+		return fmt.Sprintf("%ds", s)
+	case s < 3600:
+		return fmt.Sprintf("%dm%02ds", s/60, s%60)
+	case s < 86400:
+		return fmt.Sprintf("%dh%02dm", s/3600, s%3600/60)
+	default:
+		return fmt.Sprintf("%dd%02dh", s/86400, s%86400/3600)
+	}
+}
+

@@ -1,0 +1,277 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/murmur-go/murmur/internal/diag"
+	"github.com/murmur-go/murmur/internal/ids"
+	"github.com/murmur-go/murmur/internal/running"
+	"github.com/murmur-go/murmur/internal/session"
+	"github.com/murmur-go/murmur/internal/trace"
+)
+
+func init() { register(newTraceCmd) }
+
+func newTraceCmd(stdout, stderr io.Writer) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "trace",
+		Short: "Read and remove session traces",
+		Args:  exactArgs(0),
+	}
+	show := &cobra.Command{
+		Use:   "show [SESSION|@N|PATH]",
+		Short: "Summarise one session's trace (default @1, the newest session of this project)",
+		Args:  maxArgs(1),
+		RunE: func(_ *cobra.Command, args []string) error {
+			ref := "@1"
+			if len(args) == 1 {
+				ref = args[0]
+			}
+			path, err := resolveTrace(ref)
+			if err != nil {
+				return err
+			}
+			tf, err := trace.ReadFile(path)
+			if err != nil {
+				return err
+			}
+			renderSummary(stdout, path, trace.Summarize(tf))
+			return nil
+		},
+	}
+	rm := &cobra.Command{
+		Use:   "rm SESSION",
+		Short: "Remove a session's records dir (trace, logs, results, children)",
+		Args:  exactArgs(1),
+		RunE: func(_ *cobra.Command, args []string) error {
+			return traceRm(args[0], stdout)
+		},
+	}
+	cmd.AddCommand(show, rm)
+	return cmd
+}
+
+// projectDir is the nearest directory at or above the working directory that
+// holds a murmur.yaml, or the working directory itself.
+func projectDir() (string, error) {
+	cwd, err := os.Getwd()
+	if err != nil {
+		return "", diag.Wrap(err, "E-TRC-006", "cannot read the current directory")
+	}
+	for d := cwd; ; d = filepath.Dir(d) {
+		if st, err := os.Stat(filepath.Join(d, "murmur.yaml")); err == nil && !st.IsDir() {
+			return d, nil
+		}
+		if filepath.Dir(d) == d {
+			return cwd, nil
+		}
+	}
+}
+
+// projectSessions lists the session ids recorded for the current project,
+// newest first (ids carry their start time).
+func projectSessions(home string) (string, []string, error) {
+	pd, err := projectDir()
+	if err != nil {
+		return "", nil, err
+	}
+	dir := session.ProjectRecordsDir(home, pd)
+	entries, err := os.ReadDir(dir)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return dir, nil, diag.Wrap(err, "E-TRC-003", "cannot list the sessions in %s", dir)
+	}
+	var out []string
+	for _, e := range entries {
+		if e.IsDir() && ids.Valid(ids.Session, e.Name()) {
+			out = append(out, e.Name())
+		}
+	}
+	sort.Sort(sort.Reverse(sort.StringSlice(out)))
+	return dir, out, nil
+}
+
+// findSessionDir finds a session's records dir: first under this project,
+// then anywhere under ~/.murmur/records.
+func findSessionDir(home, id string) (string, error) {
+	if pd, err := projectDir(); err == nil {
+		p := filepath.Join(session.ProjectRecordsDir(home, pd), id)
+		if st, err := os.Stat(p); err == nil && st.IsDir() {
+			return p, nil
+		}
+	}
+	root := filepath.Join(home, ".murmur", "records")
+	found := ""
+	_ = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || !d.IsDir() || p == root {
+			return nil
+		}
+		if d.Name() == id {
+			found = p
+			return fs.SkipAll
+		}
+		if ids.Valid(ids.Session, d.Name()) {
+			return fs.SkipDir // another session: its children are not sessions of a project
+		}
+		return nil
+	})
+	if found == "" {
+		return "", diag.New("E-TRC-004", "no records of session %s", id).
+			WithHint("run 'mur trace show @1' for the newest session of this project, or give the path of a trace.jsonl")
+	}
+	return found, nil
+}
+
+// resolveTrace turns SESSION, @N or PATH into the path of a trace.jsonl.
+func resolveTrace(ref string) (string, error) {
+	home, err := session.Home()
+	if err != nil {
+		return "", err
+	}
+	switch {
+	case strings.HasPrefix(ref, "@"):
+		n, err := strconv.Atoi(ref[1:])
+		if err != nil || n < 1 {
+			return "", diag.New("E-TRC-005", "%q is not a session ordinal", ref).
+				WithHint("@1 is the newest session of this project, @2 the one before")
+		}
+		dir, list, err := projectSessions(home)
+		if err != nil {
+			return "", err
+		}
+		if n > len(list) {
+			return "", diag.New("E-TRC-004", "this project has %d recorded session(s), so there is no %s", len(list), ref).
+				WithHint("sessions of this project are recorded under %s", dir)
+		}
+		return filepath.Join(dir, list[n-1], trace.FileName), nil
+	case ids.Valid(ids.Session, ref):
+		dir, err := findSessionDir(home, ref)
+		if err != nil {
+			return "", err
+		}
+		return filepath.Join(dir, trace.FileName), nil
+	default:
+		if st, err := os.Stat(ref); err == nil && st.IsDir() {
+			return filepath.Join(ref, trace.FileName), nil
+		}
+		if _, err := os.Stat(ref); err != nil && !strings.ContainsRune(ref, '/') && !strings.HasSuffix(ref, ".jsonl") {
+			return "", diag.New("E-TRC-005", "%q is neither a session id, @N, nor a trace file", ref).
+				WithHint("give ses_ and 32 hex digits, @1 for the newest session, or a path to trace.jsonl")
+		}
+		return ref, nil
+	}
+}
+
+func renderSummary(w io.Writer, path string, s trace.Summary) {
+	row := func(k, v string) { fmt.Fprintf(w, "%-10s %s\n", k+":", v) }
+	row("session", orDash(s.SessionID))
+	capsule := orDash(s.CapsuleName)
+	if s.CapsuleVersion != "" {
+		capsule += "@" + s.CapsuleVersion
+	}
+	if s.Kind != "" {
+		capsule += " (" + s.Kind + ")"
+	}
+	row("capsule", capsule)
+	if !s.Started.IsZero() {
+		row("started", s.Started.UTC().Format(time.RFC3339))
+	}
+	switch {
+	case s.Ended:
+		ending := s.ExitStatus
+		if s.Reason != "" {
+			ending += " (" + s.Reason + ")"
+		}
+		row("ending", ending)
+	case s.Events == 0:
+		row("ending", "the trace holds no events")
+	default:
+		row("ending", "ended without a session_end; its last event is "+s.LastEvent)
+	}
+	row("duration", fmtDur(s.Duration))
+	calls := fmt.Sprintf("%d", len(s.ToolCalls))
+	if s.ToolErrors > 0 {
+		calls += fmt.Sprintf(" (%d failed)", s.ToolErrors)
+	}
+	row("tools", calls)
+	for _, tc := range s.ToolCalls {
+		line := fmt.Sprintf("  %-24s %-5s %8s  in %d B, out %d B", tc.Tool, tc.Status, fmtDur(tc.Duration), tc.In, tc.Out)
+		if tc.Error != "" {
+			line += "  " + tc.Error
+		}
+		fmt.Fprintln(w, line)
+	}
+	for _, d := range s.Deadlines {
+		fmt.Fprintf(w, "deadline:  %s %s stopped while waiting on the runtime after %d ms\n", d.Str("component"), d.Str("call"), d.Int("deadline_ms"))
+	}
+	for _, p := range s.Pulls {
+		fmt.Fprintf(w, "pulled:    %s@%s into the %s store\n", p.Str("name"), p.Str("version"), p.Str("store"))
+	}
+	for _, a := range s.Sends {
+		fmt.Fprintf(w, "sent:      %s task %s %s\n", a.Str("peer_url"), a.Str("task_id"), a.Str("state"))
+	}
+	if s.Truncated {
+		fmt.Fprintln(w, "note:      the last line was cut off mid-write")
+	}
+	if len(s.BadLines) > 0 {
+		fmt.Fprintf(w, "note:      %d line(s) are not events and were skipped (line %d first)\n", len(s.BadLines), s.BadLines[0])
+	}
+	row("trace", path)
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+func fmtDur(d time.Duration) string {
+	switch {
+	case d < time.Second:
+		return fmt.Sprintf("%d ms", d.Milliseconds())
+	case d < time.Minute:
+		return fmt.Sprintf("%.2f s", d.Seconds())
+	default:
+		return d.Round(time.Second).String()
+	}
+}
+
+// traceRm removes a session's records dir, refusing while it runs.
+func traceRm(id string, stdout io.Writer) error {
+	if !ids.Valid(ids.Session, id) {
+		return diag.New("E-TRC-005", "%q is not a session id", id).
+			WithHint("give ses_ and 32 lowercase hex digits, as 'mur trace show' prints")
+	}
+	home, err := session.Home()
+	if err != nil {
+		return err
+	}
+	if entries, err := running.Scan(running.Dir(home)); err == nil {
+		for _, e := range entries {
+			if e.State == running.Live && e.Record.SessionID == id {
+				return diag.New("E-TRC-007", "session %s is still running (pid %d)", id, e.Record.PID).
+					WithHint("wait for it to end, then remove its records")
+			}
+		}
+	}
+	dir, err := findSessionDir(home, id)
+	if err != nil {
+		return err
+	}
+	if err := os.RemoveAll(dir); err != nil {
+		return diag.Wrap(err, "E-TRC-008", "cannot remove %s", dir)
+	}
+	fmt.Fprintf(stdout, "removed %s\n", dir)
+	return nil
+}
