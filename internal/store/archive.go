@@ -1,0 +1,205 @@
+package store
+
+import (
+	"archive/zip"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/murmur-go/murmur/internal/diag"
+)
+
+// DefaultMaxDecompressedBytes is the ceiling on the total bytes one .mur.zip may
+// decompress to (contracts §3). An artifact is a manifest plus one component or
+// skill file: anything past this is a zip bomb, not a capsule.
+const DefaultMaxDecompressedBytes int64 = 500 << 20
+
+// MaxDecompressedEnv overrides DefaultMaxDecompressedBytes (a positive byte count).
+const MaxDecompressedEnv = "MURMUR_MAX_ARTIFACT_DECOMPRESSED_BYTES"
+
+// ManifestEntry is the root entry every .mur.zip carries.
+const ManifestEntry = "murmur.yaml"
+
+// MaxDecompressedBytes returns the decompression ceiling in force: the
+// environment's override when set, else the default. A set but unusable value is
+// an error rather than a silent fallback, because a typo there would otherwise
+// quietly re-open the door the ceiling exists to close.
+func MaxDecompressedBytes() (int64, error) {
+	v, ok := os.LookupEnv(MaxDecompressedEnv)
+	if !ok || strings.TrimSpace(v) == "" {
+		return DefaultMaxDecompressedBytes, nil
+	}
+	n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+	if err != nil || n <= 0 {
+		return 0, diag.New("E-REG-016", "%s=%q is not a positive number of bytes", MaxDecompressedEnv, v).
+			WithHint("set it to a byte count such as 524288000, or unset it for the 500 MB default")
+	}
+	return n, nil
+}
+
+// Archive is a verified .mur.zip held in memory. OpenArchive decompresses every
+// entry it accepts up front, checking each CRC and the decompression ceiling, so
+// a caller never reads a byte that was not verified and a bomb or a corrupt
+// entry is refused before anything is written or run.
+type Archive struct {
+	raw     []byte
+	files   map[string][]byte
+	names   []string // sorted
+	ignored []string // entry names skipped as unsafe (absolute, "..", symlink)
+}
+
+// OpenArchive parses and verifies a .mur.zip under the ceiling in force
+// (MaxDecompressedBytes).
+func OpenArchive(data []byte) (*Archive, error) {
+	max, err := MaxDecompressedBytes()
+	if err != nil {
+		return nil, err
+	}
+	return OpenArchiveLimit(data, max)
+}
+
+// OpenArchiveLimit is OpenArchive with an explicit ceiling on the total
+// decompressed bytes.
+//
+// Entries with an absolute path, a ".." component, a backslash or NUL, or a
+// symlink mode are ignored (recorded in Ignored): a reader that extracts them
+// could be steered outside its directory. Directories are skipped. Two accepted
+// entries with the same cleaned name are a refusal, since different zip readers
+// would disagree on which one the hash vouches for.
+func OpenArchiveLimit(data []byte, max int64) (*Archive, error) {
+	zr, err := zip.NewReader(bytes.NewReader(data), int64(len(data)))
+	if err != nil && !errors.Is(err, zip.ErrInsecurePath) {
+		return nil, diag.Wrap(err, "E-REG-010", "the artifact is not a readable .mur.zip (truncated or not a zip)").
+			WithHint("rebuild it with 'mur build' and copy it again")
+	}
+	a := &Archive{raw: data, files: make(map[string][]byte)}
+	type pick struct {
+		f    *zip.File
+		name string
+	}
+	var picks []pick
+	var declared uint64
+	for _, f := range zr.File {
+		name, ok := safeName(f.Name)
+		if !ok || f.Mode()&fs.ModeSymlink != 0 {
+			a.ignored = append(a.ignored, f.Name)
+			continue
+		}
+		if f.Mode().IsDir() || strings.HasSuffix(f.Name, "/") {
+			continue
+		}
+		if _, dup := a.files[name]; dup {
+			return nil, diag.New("E-REG-012", "the artifact holds two entries named %q", name).
+				WithHint("rebuild it with 'mur build', which writes each entry once")
+		}
+		a.files[name] = nil
+		picks = append(picks, pick{f, name})
+		declared += f.UncompressedSize64
+	}
+	if declared > uint64(max) {
+		return nil, bomb(max)
+	}
+	var total int64
+	for _, p := range picks {
+		if p.f.Method != zip.Store && p.f.Method != zip.Deflate {
+			return nil, diag.New("E-REG-010", "entry %q uses unsupported compression method %d", p.name, p.f.Method).
+				WithHint("rebuild it with 'mur build' (stored or deflate entries only)")
+		}
+		rc, err := p.f.Open()
+		if err != nil {
+			return nil, diag.Wrap(err, "E-REG-010", "entry %q cannot be read", p.name).
+				WithHint("the zip is corrupt or truncated: rebuild it with 'mur build'")
+		}
+		// Read at most what is left under the ceiling plus one byte, so an entry
+		// whose header understates its size is still stopped at the ceiling.
+		var buf bytes.Buffer
+		if p.f.UncompressedSize64 < uint64(max-total) {
+			buf.Grow(int(p.f.UncompressedSize64))
+		}
+		n, err := io.Copy(&buf, io.LimitReader(rc, max-total+1))
+		rc.Close()
+		total += n
+		if total > max {
+			return nil, bomb(max)
+		}
+		if err != nil {
+			return nil, diag.Wrap(err, "E-REG-010", "entry %q is corrupt", p.name).
+				WithHint("the zip is corrupt or truncated: rebuild it with 'mur build'")
+		}
+		a.files[p.name] = buf.Bytes()
+		a.names = append(a.names, p.name)
+	}
+	sort.Strings(a.names)
+	return a, nil
+}
+
+func bomb(max int64) *diag.Diagnostic {
+	return diag.New("E-REG-011", "the artifact decompresses to more than %d bytes (a zip bomb?)", max).
+		WithHint("if it is genuine, raise %s", MaxDecompressedEnv)
+}
+
+// safeName returns the cleaned entry name, or ok=false for a name a reader must
+// never use as a path.
+func safeName(n string) (string, bool) {
+	if n == "" || strings.ContainsAny(n, "\\\x00") || strings.HasPrefix(n, "/") {
+		return "", false
+	}
+	if len(n) >= 2 && n[1] == ':' { // a Windows drive letter
+		return "", false
+	}
+	for _, part := range strings.Split(n, "/") {
+		if part == ".." {
+			return "", false
+		}
+	}
+	c := path.Clean(n)
+	if c == "." {
+		return "", false
+	}
+	return c, true
+}
+
+// Bytes returns the zip bytes the archive was opened from (the hashed bytes).
+func (a *Archive) Bytes() []byte { return a.raw }
+
+// Names returns the accepted file entries, sorted.
+func (a *Archive) Names() []string { return append([]string(nil), a.names...) }
+
+// Ignored returns the entry names skipped as unsafe.
+func (a *Archive) Ignored() []string { return append([]string(nil), a.ignored...) }
+
+// ReadFile returns an accepted entry's verified contents. The slice is shared:
+// callers must not modify it.
+func (a *Archive) ReadFile(name string) ([]byte, error) {
+	if c, ok := safeName(name); ok {
+		if b, ok := a.files[c]; ok {
+			return b, nil
+		}
+	}
+	return nil, fmt.Errorf("%s: %w", name, fs.ErrNotExist)
+}
+
+// Payload returns the artifact's payload: a root *.wasm component
+// (capsule.wasm preferred, else the first by name), or else a root skill.md.
+// ok is false for a manifest-only artifact (an agent capsule).
+func (a *Archive) Payload() (name string, data []byte, ok bool) {
+	if b, ok := a.files["capsule.wasm"]; ok {
+		return "capsule.wasm", b, true
+	}
+	for _, n := range a.names {
+		if !strings.Contains(n, "/") && strings.HasSuffix(n, ".wasm") {
+			return n, a.files[n], true
+		}
+	}
+	if b, ok := a.files["skill.md"]; ok {
+		return "skill.md", b, true
+	}
+	return "", nil, false
+}
