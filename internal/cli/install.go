@@ -1,0 +1,146 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/murmur-go/murmur/internal/diag"
+	"github.com/murmur-go/murmur/internal/manifest"
+	"github.com/murmur-go/murmur/internal/store"
+)
+
+func init() { register(newInstallCmd) }
+
+func newInstallCmd(stdout, stderr io.Writer) *cobra.Command {
+	var global, force bool
+	cmd := &cobra.Command{
+		Use:   "install [REF]",
+		Short: "Install artifacts into the project store (or the global one with -g)",
+		Long: `Install REF, a .mur.zip path or <scope>/<name>@<version> from the global
+store, into the project store (-g: the global store).
+
+Without REF, install every artifact the project's murmur.yaml declares from the
+global store into the project store and pin them in murmur.lock; from then on
+every resolve checks the lock. The lock is written only when every artifact
+installed, so a failed install keeps the previous one.`,
+		Args: maxArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				if global {
+					return usageError{fmt.Errorf("mur install -g needs a REF: installing a project's artifacts pins them in its own store")}
+				}
+				return runInstallProject(force, stdout, stderr)
+			}
+			return runInstallRef(args[0], global, force, stdout)
+		},
+	}
+	cmd.Flags().BoolVarP(&global, "global", "g", false, "install into the global store")
+	cmd.Flags().BoolVar(&force, "force", false, "replace an installed version whose bytes differ")
+	return cmd
+}
+
+// isZipRef reports whether REF names a file rather than name@version.
+func isZipRef(ref string) bool {
+	if strings.HasSuffix(ref, ".zip") {
+		return true
+	}
+	fi, err := os.Stat(ref)
+	return err == nil && fi.Mode().IsRegular()
+}
+
+func runInstallRef(ref string, global, force bool, stdout io.Writer) error {
+	home, err := store.Home()
+	if err != nil {
+		return err
+	}
+	g := store.Global(home)
+	target := g
+	if !global {
+		proj, err := storeProjectDir()
+		if err != nil {
+			return err
+		}
+		target = store.Project(proj)
+	}
+	var data []byte
+	if isZipRef(ref) {
+		if data, err = readZip(ref); err != nil {
+			return err
+		}
+	} else {
+		name, version, ok := strings.Cut(ref, "@")
+		if !ok || name == "" || version == "" {
+			return diag.New("E-REG-014", "%q is neither a .mur.zip path nor <scope>/<name>@<version>", ref).
+				WithHint("e.g. mur install acme/lint@1.0.0, or mur install ./lint-1.0.0.mur.zip")
+		}
+		src, err := g.Resolve(name, version, manifest.Options{SkipSecrets: true})
+		if err != nil {
+			return err
+		}
+		if target == g {
+			fmt.Fprintf(stdout, "%s@%s is already in the global store (sha256 %s)\n", src.Name, src.Version, src.SHA256)
+			return nil
+		}
+		data = src.Archive.Bytes()
+	}
+	r, err := target.Publish(data, force)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "installed %s@%s (%s) sha256 %s into the %s store\n  -> %s\n", r.Name, r.Version, r.Runtime, r.SHA256, target.Kind, filepath.Dir(r.ZipPath))
+	return nil
+}
+
+func runInstallProject(force bool, stdout, stderr io.Writer) error {
+	home, err := store.Home()
+	if err != nil {
+		return err
+	}
+	proj, err := storeProjectDir()
+	if err != nil {
+		return err
+	}
+	m, err := manifest.Load(filepath.Join(proj, store.ManifestEntry), manifest.Options{SkipSecrets: true})
+	if err != nil {
+		return err
+	}
+	printManifestWarnings(stderr, m)
+	g, p := store.Global(home), store.Project(proj)
+	opts := manifest.Options{SkipSecrets: true}
+	lock := &store.Lock{Version: store.LockVersion}
+	failed := 0
+	for _, a := range m.Artifacts {
+		src, err := g.Resolve(a.Name, a.Version, opts)
+		if store.IsNotFound(err) {
+			// Already in the project store (installed from a zip) is as good.
+			if r, perr := p.Resolve(a.Name, a.Version, opts); perr == nil {
+				src, err = r, nil
+			}
+		}
+		if err == nil && src.Store != p {
+			src, err = p.Publish(src.Archive.Bytes(), force)
+		}
+		if err != nil {
+			failed++
+			fmt.Fprintf(stdout, "FAIL  %s@%s\n", a.Name, a.Version)
+			diag.Print(stderr, err, "E-REG-019")
+			continue
+		}
+		fmt.Fprintf(stdout, "ok    %s@%s (%s) sha256 %s\n", src.Name, src.Version, src.Runtime, src.SHA256[:12])
+		lock.Artifacts = append(lock.Artifacts, store.LockEntry{Name: src.Name, Version: src.Version, SHA256: src.SHA256})
+	}
+	if failed > 0 {
+		return diag.New("E-REG-019", "%d of %d declared artifacts could not be installed; murmur.lock was not changed", failed, len(m.Artifacts)).
+			WithHint("publish the missing artifacts to the global store ('mur publish') and run 'mur install' again")
+	}
+	if err := store.WriteLock(proj, lock); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "pinned %d artifact(s) in %s\n", len(lock.Artifacts), filepath.Join(proj, store.LockFile))
+	return nil
+}

@@ -1,0 +1,80 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/murmur-go/murmur/internal/diag"
+	"github.com/murmur-go/murmur/internal/store"
+)
+
+func init() { register(newListCmd) }
+
+func newListCmd(stdout, stderr io.Writer) *cobra.Command {
+	var global, all bool
+	cmd := &cobra.Command{
+		Use:   "list",
+		Short: "List the artifacts in the project store (-g: global, --all: both)",
+		Args:  exactArgs(0),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runList(global, all, stdout, stderr)
+		},
+	}
+	cmd.Flags().BoolVarP(&global, "global", "g", false, "list the global store")
+	cmd.Flags().BoolVar(&all, "all", false, "list the project store and the global store")
+	return cmd
+}
+
+func runList(global, all bool, stdout, stderr io.Writer) error {
+	if global && all {
+		return usageError{fmt.Errorf("give -g or --all, not both")}
+	}
+	home, err := store.Home()
+	if err != nil {
+		return err
+	}
+	var stores []*store.Store
+	if !global {
+		proj, err := storeProjectDir()
+		switch {
+		case err == nil:
+			stores = append(stores, store.Project(proj))
+		case !all:
+			return err
+		}
+	}
+	if global || all {
+		stores = append(stores, store.Global(home))
+	}
+	var entries []store.Entry
+	for _, s := range stores {
+		l, err := s.List()
+		if err != nil {
+			return err
+		}
+		entries = append(entries, l...)
+	}
+	if len(entries) == 0 {
+		for _, s := range stores {
+			fmt.Fprintf(stdout, "no artifacts in the %s store (%s)\n", s.Kind, s.Root)
+		}
+		return nil
+	}
+	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "NAME\tVERSION\tRUNTIME\tSHA256\tSCOPE")
+	for _, e := range entries {
+		rt, sum := e.Runtime, e.SHA256
+		if e.Problem != "" {
+			rt, sum = "?", "?"
+			fmt.Fprintln(stderr, diag.Warn("W-REG-001", "%s@%s in the %s store: %s", e.Name, e.Version, e.Store.Kind, e.Problem).String())
+		}
+		if len(sum) > 12 {
+			sum = sum[:12]
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", e.Name, e.Version, rt, sum, e.Store.Kind)
+	}
+	return tw.Flush()
+}

@@ -1,0 +1,101 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+
+	"github.com/murmur-go/murmur/internal/diag"
+	"github.com/murmur-go/murmur/internal/manifest"
+	"github.com/murmur-go/murmur/internal/store"
+)
+
+func init() { register(newPublishCmd) }
+
+func newPublishCmd(stdout, stderr io.Writer) *cobra.Command {
+	var force bool
+	cmd := &cobra.Command{
+		Use:   "publish [ZIP]",
+		Short: "Publish a .mur.zip into the global store ($HOME/.murmur/artifacts)",
+		Long: `Publish ZIP (default: the zip 'mur build' would write in the current
+directory) into the global store, as <scope>/<name>/<version>/ with its .sha256
+and .meta.json sidecars; a bare name is published as local/<name>. The same
+version with the same bytes is a no-op; with other bytes it is refused unless
+--force.`,
+		Args: maxArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			zip := ""
+			if len(args) == 1 {
+				zip = args[0]
+			}
+			return runPublish(zip, force, stdout)
+		},
+	}
+	cmd.Flags().BoolVar(&force, "force", false, "replace the same version even when its bytes differ")
+	return cmd
+}
+
+func runPublish(zipPath string, force bool, stdout io.Writer) error {
+	home, err := store.Home()
+	if err != nil {
+		return err
+	}
+	if zipPath == "" {
+		if zipPath, err = defaultZip(); err != nil {
+			return err
+		}
+	}
+	data, err := readZip(zipPath)
+	if err != nil {
+		return err
+	}
+	r, err := store.Global(home).Publish(data, force)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "published %s@%s (%s) sha256 %s\n  -> %s\n", r.Name, r.Version, r.Runtime, r.SHA256, filepath.Dir(r.ZipPath))
+	return nil
+}
+
+// defaultZip is the zip 'mur build' would write in the current directory.
+func defaultZip() (string, error) {
+	if _, err := os.Stat(store.ManifestEntry); err != nil {
+		return "", diag.New("E-REG-015", "no ZIP given and no murmur.yaml in the current directory").
+			WithHint("name the .mur.zip to publish, or run 'mur build' and 'mur publish' in the artifact's directory")
+	}
+	m, err := manifest.Load(store.ManifestEntry, manifest.Options{SkipSecrets: true})
+	if err != nil {
+		return "", err
+	}
+	return store.ZipFileName(m), nil
+}
+
+func readZip(p string) ([]byte, error) {
+	data, err := os.ReadFile(p)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, diag.Wrap(err, "E-IO-001", "cannot read %s", p).
+			WithHint("build it first with 'mur build'")
+	}
+	if err != nil {
+		return nil, diag.Wrap(err, "E-IO-001", "cannot read %s", p)
+	}
+	return data, nil
+}
+
+// storeProjectDir is the project of the current directory (contracts §3).
+func storeProjectDir() (string, error) {
+	wd, err := os.Getwd()
+	if err != nil {
+		return "", diag.Wrap(err, "E-IO-005", "cannot read the current directory")
+	}
+	d, ok := store.FindProject(wd)
+	if !ok {
+		return "", diag.New("E-REG-017", "no murmur.yaml in %s or any directory above it: not inside a project", wd).
+			WithHint("run it inside a project, or use the global store with -g")
+	}
+	return d, nil
+}
