@@ -287,12 +287,48 @@ func narrowLimit[T int | int64](n *narrower, key string, art Opt[T], capEff T) T
 }
 
 func (n *narrower) narrow(c, a Capabilities) GrantSet {
-	in := func(l []string) func(string) bool { return func(e string) bool { return slices.Contains(l, e) } }
-	netIn := func(l []string) func(string) bool { return func(e string) bool { return NetListCovers(l, e) } }
-	instIn := func(l []string) func(string) bool {
+	in := func(l []string) func(string) bool {
+		set := make(map[string]bool, len(l))
+		for _, e := range l {
+			set[e] = true
+		}
+		return func(e string) bool { return set[e] }
+	}
+	netIn := func(l []string) func(string) bool {
+		byHost := map[string][]NetEntry{}
+		for _, e := range l {
+			if pe, err := ParseNetEntry(e); err == nil {
+				byHost[pe.Host] = append(byHost[pe.Host], pe)
+			}
+		}
 		return func(e string) bool {
-			for _, p := range l {
-				if InstallCovers(p, e) {
+			ce, err := ParseNetEntry(e)
+			if err != nil {
+				return false
+			}
+			for _, pe := range byHost[ce.Host] {
+				if NetCovers(pe, ce) {
+					return true
+				}
+			}
+			return false
+		}
+	}
+	instIn := func(l []string) func(string) bool {
+		exact, prefixes := map[string]bool{}, map[string]bool{}
+		for _, p := range l {
+			if pre, ok := strings.CutSuffix(p, "*"); ok {
+				prefixes[pre] = true
+			} else {
+				exact[p] = true
+			}
+		}
+		return func(e string) bool {
+			if exact[e] {
+				return true
+			}
+			for i := 0; i <= len(e); i++ {
+				if prefixes[e[:i]] {
 					return true
 				}
 			}

@@ -152,6 +152,56 @@ type parser struct {
 	opts Options
 	m    *Manifest
 	err  *diag.Diagnostic // the first error, in document order
+	// nodes counts the keys and list items walked. YAML aliases let a small
+	// file name the same subtree many times; the budget keeps a hostile
+	// manifest from costing more than a large honest one.
+	nodes int
+}
+
+// Bounds on a manifest's shape. Honest manifests are far below them; they
+// keep parsing and EffectiveGrants linear in the file's size.
+const (
+	MaxListEntries = 1024    // items in any one list, artifacts included
+	maxNodes       = 200_000 // keys and list items walked, aliases counted each time
+)
+
+// spend counts one walked node and reports whether the budget still holds.
+func (p *parser) spend(n *yaml.Node) bool {
+	p.nodes++
+	if p.nodes > maxNodes {
+		p.fail(n, "E-MAN-025", "the manifest is too complex (more than %d keys and list items, aliases counted each time they are used)", maxNodes).
+			WithHint("write the manifest out plainly; anchors and aliases are rarely needed in murmur.yaml")
+		return false
+	}
+	return true
+}
+
+// spendTree charges every node under n (aliases expanded) to the budget, so
+// that decoding a config: map costs no more than the budget allows.
+func (p *parser) spendTree(n *yaml.Node, depth int) bool {
+	if depth > 100 {
+		p.fail(n, "E-MAN-025", "the manifest nests more than 100 levels deep")
+		return false
+	}
+	n = deref(n)
+	if !p.spend(n) {
+		return false
+	}
+	for _, c := range n.Content {
+		if !p.spendTree(c, depth+1) {
+			return false
+		}
+	}
+	return true
+}
+
+// tooLong refuses a list longer than MaxListEntries.
+func (p *parser) tooLong(n *yaml.Node, path string) bool {
+	if len(n.Content) > MaxListEntries {
+		p.fail(n, "E-MAN-025", "%s: %d entries, more than the %d a list may hold", path, len(n.Content), MaxListEntries)
+		return true
+	}
+	return false
 }
 
 func join(path, key string) string {
@@ -203,6 +253,9 @@ func (p *parser) mapping(n *yaml.Node, path string, handle func(key string, v *y
 		kn, v := deref(n.Content[i]), n.Content[i+1]
 		if kn.Kind != yaml.ScalarNode {
 			p.fail(kn, "E-MAN-004", "%s: expected a plain key, found %s", orTop(path), kindName(kn))
+			return
+		}
+		if !p.spend(kn) {
 			return
 		}
 		key := kn.Value
@@ -322,8 +375,14 @@ func (p *parser) strList(n *yaml.Node, path string, check func(s string, item *y
 		p.typeErr(n, path, "a list")
 		return out
 	}
+	if p.tooLong(n, path) {
+		return out
+	}
 	for i, it := range n.Content {
 		it = deref(it)
+		if !p.spend(it) {
+			return out
+		}
 		ip := fmt.Sprintf("%s[%d]", path, i)
 		p.m.declared[ip] = posOf(it)
 		if it.Kind != yaml.ScalarNode || isNull(it) {
@@ -349,6 +408,10 @@ func (p *parser) top(n *yaml.Node) {
 		case "name":
 			s := p.str(v, kp)
 			if p.err != nil {
+				return true
+			}
+			if s == "" {
+				p.fail(deref(v), "E-MAN-001", "name: the name is empty").WithHint("write name: my-capsule")
 				return true
 			}
 			full, err := NormalizeName(s)
@@ -562,9 +625,15 @@ func (p *parser) artifacts(n *yaml.Node, path string) {
 		p.typeErr(n, path, "a list")
 		return
 	}
+	if p.tooLong(n, path) {
+		return
+	}
 	seen := map[string]Pos{}
 	for i, it := range n.Content {
 		it = deref(it)
+		if !p.spend(it) {
+			return
+		}
 		ip := fmt.Sprintf("%s[%d]", path, i)
 		p.m.declared[ip] = posOf(it)
 		a := Artifact{Pos: posOf(it)}
@@ -643,6 +712,9 @@ func (p *parser) config(v *yaml.Node, kp string) map[string]any {
 	}
 	if v.Kind != yaml.MappingNode {
 		p.typeErr(v, kp, "a mapping")
+		return nil
+	}
+	if !p.spendTree(v, 0) {
 		return nil
 	}
 	var out map[string]any
