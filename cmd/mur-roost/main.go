@@ -3,18 +3,9 @@
 package main
 
 import (
-	"fmt"
 	"os"
 
-	"github.com/murmur-go/murmur/internal/version"
+	"github.com/murmur-go/murmur/internal/roost"
 )
 
-func main() {
-	// Replaced by internal/roost.Main once the daemon lands.
-	if len(os.Args) == 2 && os.Args[1] == "--version" {
-		fmt.Println("mur-roost " + version.Version)
-		return
-	}
-	fmt.Fprintln(os.Stderr, "mur-roost: not implemented yet")
-	os.Exit(1)
-}
+func main() { os.Exit(roost.Main(os.Args[1:], os.Stdout, os.Stderr)) }

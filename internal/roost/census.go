@@ -1,0 +1,227 @@
+package roost
+
+import (
+	"errors"
+	"time"
+
+	"github.com/murmur-go/murmur/internal/running"
+	"golang.org/x/sys/unix"
+)
+
+// StartupCount is what the start-up census found in ~/.murmur/running.
+type StartupCount struct {
+	Dir        string
+	Read       int // every .json file read, parseable or not
+	Live       int
+	Stale      int
+	Unreadable int
+	Took       time.Duration
+}
+
+// startupRecord is one capsule found running at start-up. It counts toward
+// the machine ceiling until the daemon has evidence that it is gone (the same
+// evidence `mur ps` prunes on: running.Record.Alive), or until a session with
+// its id registers, at which point the registration is the one capsule.
+type startupRecord struct {
+	rec   running.Record
+	pidfd int // -1 when none could be opened: Alive is asked on every read
+	done  bool
+}
+
+// startupSet holds the start-up capsules still counted. It is read under the
+// daemon's state lock.
+//
+// Re-checking 256 records on every census read with a kill(0) and a read of
+// /proc/<pid>/stat each would cost about a millisecond per POST /spawn. A
+// pidfd becomes readable when its process exits, so one poll(2) with a zero
+// timeout over every pidfd tells, in one system call, which capsules may have
+// gone; only those are then asked Alive(), which stays the authority (a
+// zombie still holds its pid, and Alive counts it, as `mur ps` would). A
+// record whose pidfd could not be opened is asked Alive() on every read.
+type startupSet struct {
+	recs  []*startupRecord
+	byID  map[string]*startupRecord
+	fds   []unix.PollFd
+	owner []*startupRecord // owner[i] holds fds[i]
+	slow  []*startupRecord // no pidfd
+	live  int
+}
+
+// scanStartup reads dir once. It never writes there.
+func scanStartup(dir string) (*startupSet, StartupCount, error) {
+	t0 := time.Now()
+	entries, err := running.Scan(dir)
+	if err != nil {
+		return nil, StartupCount{}, err
+	}
+	set := &startupSet{byID: map[string]*startupRecord{}}
+	cnt := StartupCount{Dir: dir, Read: len(entries)}
+	for _, e := range entries {
+		switch e.State {
+		case running.Stale:
+			cnt.Stale++
+			continue
+		case running.Unreadable:
+			cnt.Unreadable++
+			continue
+		}
+		cnt.Live++
+		r := &startupRecord{rec: e.Record, pidfd: -1}
+		set.recs = append(set.recs, r)
+		if _, dup := set.byID[r.rec.SessionID]; !dup {
+			set.byID[r.rec.SessionID] = r
+		}
+	}
+	cnt.Took = time.Since(t0)
+	for _, r := range set.recs {
+		set.watch(r)
+	}
+	for _, r := range set.recs {
+		if !r.done {
+			set.live++
+		}
+	}
+	return set, cnt, nil
+}
+
+// watch opens a pidfd for r and re-confirms, after opening it, that the pid
+// still belongs to the recorded process: a pidfd names whichever process held
+// the pid when it was opened, so the check after the open is what ties it to
+// the capsule.
+func (s *startupSet) watch(r *startupRecord) {
+	fd, err := unix.PidfdOpen(r.rec.PID, 0)
+	if err != nil {
+		if errors.Is(err, unix.ESRCH) && !r.rec.Alive() {
+			r.done = true
+			return
+		}
+		s.slow = append(s.slow, r)
+		return
+	}
+	if !r.rec.Alive() {
+		unix.Close(fd)
+		r.done = true
+		return
+	}
+	r.pidfd = fd
+	s.fds = append(s.fds, unix.PollFd{Fd: int32(fd), Events: unix.POLLIN})
+	s.owner = append(s.owner, r)
+}
+
+// count re-checks every start-up capsule still counted and returns how many
+// are. A capsule found gone is never counted again.
+func (s *startupSet) count() int {
+	if s == nil {
+		return 0
+	}
+	if len(s.fds) > 0 {
+		n, err := unix.Poll(s.fds, 0)
+		if err != nil && !errors.Is(err, unix.EINTR) {
+			// Fall back to asking each one; never grant on a guess.
+			for _, r := range s.owner {
+				s.moveToSlow(r)
+			}
+			s.fds, s.owner = s.fds[:0], s.owner[:0]
+		} else if n > 0 {
+			s.reap()
+		}
+	}
+	if len(s.slow) > 0 {
+		kept := s.slow[:0]
+		for _, r := range s.slow {
+			if r.done {
+				continue
+			}
+			if !r.rec.Alive() {
+				r.done = true
+				s.live--
+				continue
+			}
+			kept = append(kept, r)
+		}
+		s.slow = kept
+	}
+	return s.live
+}
+
+// reap handles the pidfds poll reported ready.
+func (s *startupSet) reap() {
+	j := 0
+	for i := range s.fds {
+		r := s.owner[i]
+		if s.fds[i].Revents == 0 {
+			s.fds[j], s.owner[j] = s.fds[i], r
+			s.fds[j].Revents = 0
+			j++
+			continue
+		}
+		unix.Close(r.pidfd)
+		r.pidfd = -1
+		if r.rec.Alive() {
+			s.slow = append(s.slow, r) // e.g. a zombie: still holds its pid
+			continue
+		}
+		r.done = true
+		s.live--
+	}
+	s.fds, s.owner = s.fds[:j], s.owner[:j]
+}
+
+func (s *startupSet) moveToSlow(r *startupRecord) {
+	if r.pidfd >= 0 {
+		unix.Close(r.pidfd)
+		r.pidfd = -1
+	}
+	if !r.done {
+		s.slow = append(s.slow, r)
+	}
+}
+
+// absorb stops counting the start-up record with this session id, because the
+// session registered and is now counted as a tracked session (contracts §7:
+// a start-up record and a registration with the same session id are one
+// capsule). It reports whether a still-counted record was absorbed.
+func (s *startupSet) absorb(sessionID string) bool {
+	if s == nil {
+		return false
+	}
+	r, ok := s.byID[sessionID]
+	if !ok || r.done {
+		return false
+	}
+	absorbed := 0
+	for _, x := range s.recs {
+		if x.rec.SessionID == sessionID && !x.done {
+			x.done = true
+			absorbed++
+		}
+	}
+	s.live -= absorbed
+	j := 0
+	for i := range s.fds {
+		r := s.owner[i]
+		if r.done {
+			unix.Close(r.pidfd)
+			r.pidfd = -1
+			continue
+		}
+		s.fds[j], s.owner[j] = s.fds[i], r
+		j++
+	}
+	s.fds, s.owner = s.fds[:j], s.owner[:j]
+	return absorbed > 0
+}
+
+// close releases every pidfd (tests start many daemons in one process).
+func (s *startupSet) close() {
+	if s == nil {
+		return
+	}
+	for _, r := range s.owner {
+		if r.pidfd >= 0 {
+			unix.Close(r.pidfd)
+			r.pidfd = -1
+		}
+	}
+	s.fds, s.owner = nil, nil
+}

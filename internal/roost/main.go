@@ -1,0 +1,148 @@
+// Package roost is mur-roost, the spawn referee daemon
+// (roost-and-delegation.txt "mur-roost HTTP API" through "No total cap";
+// contracts.md §6, §7).
+//
+// Everything the daemon knows is held in memory behind one lock: sessions,
+// approvals, reservations and the two MAC keys. That is the specification's
+// design, not a shortcut: a restart must invalidate every credential and
+// approval at once and discard every count a total could be kept in, and the
+// only durable input — which capsules are already running — is re-read from
+// ~/.murmur/running at start-up, never written.
+//
+// Nothing runs on a timer. An approval's 60 seconds and a start-up capsule's
+// exit are evaluated when a request reads the census, so the figure a caller
+// is answered from is exact at the moment of the answer, an idle daemon does
+// no work, and there is no sweep to race against a request.
+package roost
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"syscall"
+	"time"
+
+	"github.com/murmur-go/murmur/internal/running"
+	"github.com/murmur-go/murmur/internal/version"
+)
+
+// Main runs mur-roost with the given arguments and returns its exit status:
+// 0 after --version or a clean shutdown (SIGINT, SIGTERM), 1 when it cannot
+// start, 2 for a command line it refuses.
+func Main(args []string, stdout, stderr io.Writer) int {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	return run(ctx, args, stdout, stderr)
+}
+
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	cfg, err := ParseArgs(args)
+	if err != nil {
+		fmt.Fprintln(stderr, err)
+		return 2
+	}
+	if cfg.Version {
+		fmt.Fprintln(stdout, "mur-roost "+version.Version)
+		return 0
+	}
+
+	// The count is taken before the daemon listens: no request is answered
+	// from a count that has not seen the host.
+	home, err := homeDir()
+	if err != nil {
+		fmt.Fprintln(stderr, lineCannotCount("the home directory could not be resolved: "+err.Error()))
+		return 1
+	}
+	if cfg.MaxLiveCapsules < 0 {
+		cfg.MaxLiveCapsules = DefaultMaxLive()
+	}
+	if cfg.RegistryPath == "" {
+		cfg.RegistryPath = filepath.Join(home, ".murmur", "artifacts")
+	}
+	srv, cnt, err := New(Options{
+		MaxDepth:        cfg.MaxDepth,
+		MaxConcurrent:   cfg.MaxConcurrent,
+		MaxLiveCapsules: cfg.MaxLiveCapsules,
+		SpawnAllow:      cfg.SpawnAllow,
+		Registry:        StoreRegistry(cfg.RegistryPath),
+		RunningDir:      running.Dir(home),
+	})
+	if err != nil {
+		fmt.Fprintln(stderr, lineCannotCount(err.Error()))
+		return 1
+	}
+	defer srv.Close()
+	fmt.Fprintln(stdout, lineCensus(cnt.Live, cnt.Dir, cnt.Read, float64(cnt.Took.Microseconds())/1000, cnt.Stale, cnt.Unreadable))
+
+	// Loopback only.
+	ln, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(cfg.Port)))
+	if err != nil {
+		fmt.Fprintf(stderr, "mur-roost: cannot listen on 127.0.0.1:%d: %v\n", cfg.Port, unwrapOp(err))
+		return 1
+	}
+	fmt.Fprintln(stdout, lineListening(ln.Addr().String()))
+	fmt.Fprintln(stdout, lineCeiling(cfg.MaxLiveCapsules))
+
+	hs := newHTTPServer(srv)
+	errc := make(chan error, 1)
+	go func() { errc <- hs.Serve(ln) }()
+	select {
+	case err := <-errc:
+		fmt.Fprintf(stderr, "mur-roost: %v\n", err)
+		return 1
+	case <-ctx.Done():
+		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		hs.Shutdown(sctx)
+		return 0
+	}
+}
+
+// newHTTPServer wraps the handler with the timeouts that keep a slow or idle
+// client from holding a connection (and a goroutine) for long: every request
+// is a small JSON body on loopback, so seconds are generous.
+func newHTTPServer(h http.Handler) *http.Server {
+	return &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: 5 * time.Second,
+		ReadTimeout:       10 * time.Second,
+		WriteTimeout:      10 * time.Second,
+		IdleTimeout:       60 * time.Second,
+		MaxHeaderBytes:    64 << 10,
+		ErrorLog:          nil,
+	}
+}
+
+// homeDir is $HOME, which must be set and absolute: the running directory
+// and the default registry both hang off it, and a relative one would change
+// meaning with the working directory.
+func homeDir() (string, error) {
+	h, ok := os.LookupEnv("HOME")
+	if !ok || h == "" {
+		return "", errors.New("HOME is not set")
+	}
+	if !filepath.IsAbs(h) {
+		return "", fmt.Errorf("HOME is not an absolute path: %s", h)
+	}
+	return filepath.Clean(h), nil
+}
+
+// unwrapOp drops net.OpError's own prefix, keeping the OS's words.
+func unwrapOp(err error) error {
+	var op *net.OpError
+	if errors.As(err, &op) && op.Err != nil {
+		var sc *os.SyscallError
+		if errors.As(op.Err, &sc) {
+			return sc.Err
+		}
+		return op.Err
+	}
+	return err
+}
