@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# Rebuild or verify the Go-kit components committed in this repository.
+#
+#   scripts/components.sh build [NAME...]   rebuild them in place and rewrite each SHA256SUMS
+#   scripts/components.sh check [NAME...]   rebuild into a temporary dir and fail unless the bytes
+#                                           equal both the committed .wasm and its SHA256SUMS line
+#
+# NAME is a directory's last element (capsule-probe, tool-echo, hello-script, echo-tool);
+# no NAME means all. Each directory holds the Go sources, the built .wasm and SHA256SUMS.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+
+# dir world file
+components=(
+  "testdata/components/capsule-probe capsule capsule-probe.wasm"
+  "testdata/components/tool-echo tool tool-echo.wasm"
+  "examples/hello-script capsule hello-script.wasm"
+  "examples/echo-tool tool echo-tool.wasm"
+)
+
+mode=${1:-}
+case "$mode" in build|check) shift ;; *) echo "usage: $0 build|check [NAME...]" >&2; exit 2 ;; esac
+
+
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+status=0 count=0
+for c in "${components[@]}"; do
+  read -r dir world file <<<"$c"
+  name=$(basename "$dir")
+  if [ $# -gt 0 ]; then
+    match=0; for want in "$@"; do [ "$want" = "$name" ] && match=1; done
+    [ $match -eq 1 ] || continue
+  fi
+  count=$((count + 1))
+  if [ "$mode" = build ]; then
+    scripts/build-component.sh "$dir" "$world" "$dir/$file"
+    (cd "$dir" && sha256sum "$file" >SHA256SUMS)
+    continue
+  fi
+  scripts/build-component.sh "$dir" "$world" "$tmp/$file"
+  got=$(sha256sum "$tmp/$file" | cut -d' ' -f1)
+  committed=$(sha256sum "$dir/$file" | cut -d' ' -f1)
+  listed=$(awk -v f="$file" '$2 == f || $2 == "*" f {print $1}' "$dir/SHA256SUMS")
+  if [ "$got" = "$committed" ] && [ "$got" = "$listed" ]; then
+    echo "ok   $dir/$file $got"
+  else
+    echo "FAIL $dir/$file: rebuilt $got, committed $committed, SHA256SUMS ${listed:-missing}" >&2
+    echo "     rebuild with: scripts/components.sh build $name (same Go version and package-lock.json)" >&2
+    status=1
+  fi
+done
+[ $count -gt 0 ] || { echo "error: no component matched: $*" >&2; exit 2; }
+exit $status
