@@ -5,8 +5,6 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/murmur-go/murmur/internal/diag"
@@ -14,26 +12,11 @@ import (
 	"github.com/murmur-go/murmur/internal/running"
 )
 
-// Retain is trace.retain as a run applies it.
+// Retain is trace.retain as a run applies it (manifest.Retain parses and
+// validates max_age; this package only applies the figures).
 type Retain struct {
 	MaxSessions int           // 0 = no count limit
 	MaxAge      time.Duration // 0 = no age limit
-}
-
-// ParseMaxAge reads trace.retain.max_age: a Go duration ("36h") or whole
-// days ("7d").
-func ParseMaxAge(s string) (time.Duration, error) {
-	s = strings.TrimSpace(s)
-	if d, ok := strings.CutSuffix(s, "d"); ok {
-		n, err := strconv.Atoi(d)
-		if err == nil && n > 0 {
-			return time.Duration(n) * 24 * time.Hour, nil
-		}
-	} else if d, err := time.ParseDuration(s); err == nil && d > 0 {
-		return d, nil
-	}
-	return 0, diag.New("E-RUN-050", "trace.retain.max_age %q is neither a Go duration nor a number of days", s).
-		WithHint("write it like 36h, 90m or 7d")
 }
 
 // ApplyRetain removes whole session records dirs under projectRecordsDir that

@@ -147,32 +147,6 @@ func TestRunningRecordFailureIsAWarning(t *testing.T) {
 	}
 }
 
-func TestParseMaxAge(t *testing.T) {
-	tests := []struct {
-		in   string
-		want time.Duration
-		ok   bool
-	}{
-		{"36h", 36 * time.Hour, true},
-		{"90m", 90 * time.Minute, true},
-		{"7d", 7 * 24 * time.Hour, true},
-		{"0d", 0, false},
-		{"-1h", 0, false},
-		{"d", 0, false},
-		{"1.5d", 0, false},
-		{"week", 0, false},
-	}
-	for _, tc := range tests {
-		got, err := ParseMaxAge(tc.in)
-		if (err == nil) != tc.ok || got != tc.want {
-			t.Errorf("ParseMaxAge(%q) = %v, %v", tc.in, got, err)
-		}
-		if err != nil && diag.Code(err) != "E-RUN-050" {
-			t.Errorf("ParseMaxAge(%q) code %s", tc.in, diag.Code(err))
-		}
-	}
-}
-
 func TestApplyRetain(t *testing.T) {
 	now := time.Now()
 	mk := func(t *testing.T, dir string, ages ...time.Duration) []string {
