@@ -108,7 +108,7 @@ func TestStoreBuildPublishInstallListDoctor(t *testing.T) {
 	// A project that declares the tool; install from a subdirectory.
 	proj := filepath.Join(base, "proj")
 	writeFiles(t, proj, map[string]string{
-		"murmur.yaml": "name: app\nversion: 0.1.0\nartifacts:\n  - name: acme/lint\n    version: \"1.0.0\"\n    runtime: tool\n",
+		"murmur.yaml":  "name: app\nversion: 0.1.0\nartifacts:\n  - name: acme/lint\n    version: \"1.0.0\"\n    runtime: tool\n",
 		"capsule.wasm": string(componentHeader),
 	})
 	sub := filepath.Join(proj, "src", "deep")
