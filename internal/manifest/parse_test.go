@@ -30,15 +30,18 @@ func mustParse(t *testing.T, src string) *Manifest {
 // head is a valid start every error case builds on (lines 1-2).
 const head = "name: x\nversion: \"1\"\n"
 
-func TestParseErrors(t *testing.T) {
+type errorCase struct {
+	name string
+	src  string
+	code string
+	at   string // "line:col"
+	has  string // substring of the message
+}
+
+// errorCases cover every invalid shape; the fuzz corpus holds them too.
+var errorCases = func() []errorCase {
 	long := head + "tags:\n" + strings.Repeat("  - t\n", MaxListEntries+1)
-	cases := []struct {
-		name string
-		src  string
-		code string
-		at   string // "line:col"
-		has  string // substring of the message
-	}{
+	return []errorCase{
 		{"malformed flow list", "name: x\nversion: [\n", "E-MAN-002", "2:1", "malformed YAML"},
 		{"bad indentation", "name: x\n  version: 1\n", "E-MAN-002", "2:1", "mapping values are not allowed"},
 		{"tab indentation", "\tname: x\n", "E-MAN-002", "1:1", "malformed YAML"},
@@ -136,7 +139,10 @@ func TestParseErrors(t *testing.T) {
 		{"too large", head + "description: \"" + strings.Repeat("x", MaxManifestBytes) + "\"\n", "E-MAN-020", "1:1", "larger than"},
 		{"alias fan-out", aliasBomb(), "E-MAN-025", "", "too complex"},
 	}
-	for _, c := range cases {
+}()
+
+func TestParseErrors(t *testing.T) {
+	for _, c := range errorCases {
 		t.Run(c.name, func(t *testing.T) {
 			m, err := Parse([]byte(c.src), "", Options{LookupEnv: env(nil)})
 			if err == nil {
