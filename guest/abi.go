@@ -96,20 +96,24 @@ func readOptString(m mem, p uint32) *string {
 
 func readBool(m mem, p uint32) bool { return u8(m, p) != 0 }
 
-// listAt checks that a list of n elements of size bytes at ptr lies in memory and
-// returns the address of each element through fn.
-func listAt(m mem, ptr, n, size uint32, fn func(elem uint32)) {
+// listAt checks that the list whose (ptr, len) pair is at p, of elements of size
+// bytes, lies in memory, then returns its length and calls fn with the address of
+// each element. Checking before anything is allocated keeps a corrupt length from
+// exhausting the guest's heap.
+func listAt(m mem, p, size uint32, fn func(elem uint32)) int {
+	ptr, n := u32(m, p), u32(m, p+4)
 	if n == 0 {
-		return
+		return 0
 	}
 	total := uint64(n) * uint64(size)
-	if total > 1<<32 || uint64(ptr)+total > 1<<32 {
+	if uint64(ptr)+total > 1<<32 {
 		panic(abiError("list out of range"))
 	}
 	m.bytes(ptr, uint32(total)) // bounds check once
 	for i := uint32(0); i < n; i++ {
 		fn(ptr + i*size)
 	}
+	return int(n)
 }
 
 func readStatus(m mem, p uint32) Status {
@@ -136,13 +140,9 @@ func readToolResult(m mem, p uint32) ToolResult {
 		DataPath:  readOptString(m, p+28),
 		Truncated: readBool(m, p+40),
 	}
-	n := u32(m, p+48)
-	if n > 0 {
-		r.Metadata = make([]Pair, 0, n)
-		listAt(m, u32(m, p+44), n, sizePair, func(e uint32) {
-			r.Metadata = append(r.Metadata, Pair{Key: readString(m, e), Value: readString(m, e+8)})
-		})
-	}
+	listAt(m, p+44, sizePair, func(e uint32) {
+		r.Metadata = append(r.Metadata, Pair{Key: readString(m, e), Value: readString(m, e+8)})
+	})
 	return r
 }
 
@@ -152,16 +152,14 @@ func readSummary(m mem, p uint32) ArtifactSummary {
 
 // readSummaryList reads a list<artifact-summary> whose (ptr, len) pair is at p.
 func readSummaryList(m mem, p uint32) []ArtifactSummary {
-	n := u32(m, p+4)
-	out := make([]ArtifactSummary, 0, n)
-	listAt(m, u32(m, p), n, sizeSummary, func(e uint32) { out = append(out, readSummary(m, e)) })
+	out := []ArtifactSummary{}
+	listAt(m, p, sizeSummary, func(e uint32) { out = append(out, readSummary(m, e)) })
 	return out
 }
 
 func readStringList(m mem, p uint32) []string {
-	n := u32(m, p+4)
-	out := make([]string, 0, n)
-	listAt(m, u32(m, p), n, sizeString, func(e uint32) { out = append(out, readString(m, e)) })
+	out := []string{}
+	listAt(m, p, sizeString, func(e uint32) { out = append(out, readString(m, e)) })
 	return out
 }
 
