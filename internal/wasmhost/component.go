@@ -1,0 +1,459 @@
+package wasmhost
+
+/*
+#include <stdlib.h>
+#include "shim.h"
+*/
+import "C"
+
+import (
+	"bytes"
+	"fmt"
+	"strings"
+	"sync"
+	"unsafe"
+
+	"github.com/murmur-go/murmur/internal/diag"
+)
+
+// Component is a compiled component. It is immutable and safe for concurrent
+// use: every run makes its own Instance from it. Close it when no instance
+// is left.
+type Component struct {
+	eng       *Engine
+	c         *C.wasmtime_component_t
+	FromCache bool // loaded from the on-disk cache rather than compiled
+
+	imports, exports []Item
+
+	linkOnce sync.Once
+	linker   *C.wasmtime_component_linker_t
+	linkErr  error
+	slots    []*importSlot
+
+	mu      sync.Mutex
+	closed  bool
+	funcIdx map[string]*exportFunc
+}
+
+// ItemKind is the kind of an import or export.
+type ItemKind string
+
+// Item kinds.
+const (
+	ItemInstance  ItemKind = "instance"
+	ItemFunc      ItemKind = "func"
+	ItemResource  ItemKind = "resource"
+	ItemType      ItemKind = "type"
+	ItemModule    ItemKind = "module"
+	ItemComponent ItemKind = "component"
+	ItemCoreFunc  ItemKind = "core-func"
+)
+
+// Item is one import or export of a component (or one export of an
+// instance), with its WIT type.
+type Item struct {
+	Name    string
+	Kind    ItemKind
+	Func    *FuncType // ItemFunc
+	Type    *Type     // ItemType
+	Exports []Item    // ItemInstance
+	// Alias marks a resource export that is an earlier resource re-exported
+	// (WIT `use`), not a resource of its own.
+	Alias bool
+}
+
+// String prints the item WIT-like, one line per member for instances.
+func (it Item) String() string {
+	var b strings.Builder
+	it.write(&b, "")
+	return strings.TrimRight(b.String(), "\n")
+}
+
+func (it Item) write(b *strings.Builder, indent string) {
+	switch it.Kind {
+	case ItemInstance:
+		fmt.Fprintf(b, "%s%s: instance {\n", indent, it.Name)
+		for _, e := range it.Exports {
+			e.write(b, indent+"  ")
+		}
+		fmt.Fprintf(b, "%s}\n", indent)
+	case ItemFunc:
+		fmt.Fprintf(b, "%s%s: %s\n", indent, it.Name, it.Func)
+	case ItemType:
+		fmt.Fprintf(b, "%stype %s = %s\n", indent, it.Name, it.Type)
+	case ItemResource:
+		if it.Alias {
+			fmt.Fprintf(b, "%sresource %s (re-exported)\n", indent, it.Name)
+		} else {
+			fmt.Fprintf(b, "%sresource %s\n", indent, it.Name)
+		}
+	default:
+		fmt.Fprintf(b, "%s%s: %s\n", indent, it.Name, it.Kind)
+	}
+}
+
+// Imports lists what the component imports, in order.
+func (c *Component) Imports() []Item { return c.imports }
+
+// Exports lists what the component exports, in order.
+func (c *Component) Exports() []Item { return c.exports }
+
+// Compile compiles a component (binary, or WAT text) or loads it from the
+// on-disk cache. Hostile input — truncated, random, a core module — is an
+// error, never an abort.
+func (e *Engine) Compile(wasm []byte) (*Component, error) {
+	if len(wasm) == 0 {
+		return nil, diag.New("E-RUN-100", "cannot compile component: it is empty").
+			WithHint("rebuild the component; a WebAssembly component starts with \\0asm")
+	}
+	if e.isClosed() {
+		return nil, ErrClosed
+	}
+	if bytes.HasPrefix(wasm, []byte("\x00asm")) && len(wasm) >= 8 && wasm[4] == 1 && wasm[5] == 0 {
+		// Core module version 1 (a component has version 0x0d, layer 1).
+		return nil, diag.New("E-RUN-100", "cannot compile component: this is a core WebAssembly module, not a component").
+			WithHint("wrap it into a component (e.g. `jco new module.wasm --wasi-reactor -o component.wasm`)")
+	}
+	var name string
+	if e.cacheDir != "" {
+		name = cacheName(wasm)
+		if payload := e.cacheLoad(name); payload != nil {
+			var out *C.wasmtime_component_t
+			err := C.wasmtime_component_deserialize(e.e, (*C.uint8_t)(unsafe.Pointer(&payload[0])), C.size_t(len(payload)), &out)
+			if err == nil {
+				return e.newComponent(out, true)
+			}
+			e.log.Warn("wasmhost: cached component rejected by wasmtime; rebuilding", "entry", name, "error", errorText(err))
+		}
+	}
+	var out *C.wasmtime_component_t
+	if err := C.wasmtime_component_new(e.e, (*C.uint8_t)(unsafe.Pointer(&wasm[0])), C.size_t(len(wasm)), &out); err != nil {
+		return nil, diag.New("E-RUN-100", "cannot compile component: %s", firstLine(errorText(err))).
+			WithHint("check that the file is a WebAssembly component (not a core module) built for WASI 0.2")
+	}
+	if name != "" {
+		var ser C.wasm_byte_vec_t
+		if err := C.wasmtime_component_serialize(out, &ser); err != nil {
+			e.log.Warn("wasmhost: cannot serialize component for the cache", "error", errorText(err))
+		} else {
+			payload := C.GoBytes(unsafe.Pointer(ser.data), C.int(ser.size))
+			C.wasm_byte_vec_delete(&ser)
+			if err := e.cacheStore(name, payload); err != nil {
+				e.log.Warn("wasmhost: cannot write the compiled cache", "dir", e.cacheDir, "error", err)
+			}
+		}
+	}
+	return e.newComponent(out, false)
+}
+
+func (e *Engine) isClosed() bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.closed
+}
+
+func firstLine(s string) string {
+	s = strings.TrimSpace(s)
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i]
+	}
+	return s
+}
+
+func (e *Engine) newComponent(cc *C.wasmtime_component_t, cached bool) (*Component, error) {
+	c := &Component{eng: e, c: cc, FromCache: cached, funcIdx: map[string]*exportFunc{}}
+	w := &typeWalker{eng: e}
+	defer w.free()
+	ct := C.wasmtime_component_type(cc)
+	defer C.wasmtime_component_type_delete(ct)
+	n := C.wasmtime_component_type_import_count(ct, e.e)
+	for i := C.size_t(0); i < n; i++ {
+		var name *C.char
+		var nlen C.size_t
+		var item C.wasmtime_component_item_t
+		if !C.wasmtime_component_type_import_nth(ct, e.e, i, &name, &nlen, &item) {
+			continue
+		}
+		c.imports = append(c.imports, w.item(C.GoStringN(name, C.int(nlen)), &item))
+		C.wasmtime_component_item_delete(&item)
+	}
+	n = C.wasmtime_component_type_export_count(ct, e.e)
+	for i := C.size_t(0); i < n; i++ {
+		var name *C.char
+		var nlen C.size_t
+		var item C.wasmtime_component_item_t
+		if !C.wasmtime_component_type_export_nth(ct, e.e, i, &name, &nlen, &item) {
+			continue
+		}
+		c.exports = append(c.exports, w.item(C.GoStringN(name, C.int(nlen)), &item))
+		C.wasmtime_component_item_delete(&item)
+	}
+	return c, nil
+}
+
+// Close frees the component. Instances made from it must be closed first.
+func (c *Component) Close() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return nil
+	}
+	c.closed = true
+	for _, f := range c.funcIdx {
+		C.wasmtime_component_export_index_delete(f.idx)
+	}
+	if c.linker != nil {
+		C.wasmtime_component_linker_delete(c.linker)
+	}
+	for _, s := range c.slots {
+		s.handle.Delete()
+	}
+	C.wasmtime_component_delete(c.c)
+	return nil
+}
+
+// typeWalker turns wasmtime type objects into Items and Types, naming
+// resources by the import/export they were introduced under.
+type typeWalker struct {
+	eng       *Engine
+	resources []resEntry
+}
+
+type resEntry struct {
+	name string
+	t    *C.wasmtime_component_resource_type_t
+}
+
+func (w *typeWalker) free() {
+	for _, r := range w.resources {
+		C.wasmtime_component_resource_type_delete(r.t)
+	}
+}
+
+func (w *typeWalker) resourceName(t *C.wasmtime_component_resource_type_t) (string, bool) {
+	for _, r := range w.resources {
+		if C.wasmtime_component_resource_type_equal(r.t, t) {
+			return r.name, true
+		}
+	}
+	return "", false
+}
+
+func (w *typeWalker) item(name string, it *C.wasmtime_component_item_t) Item {
+	p := unsafe.Pointer(&it.of)
+	switch it.kind {
+	case C.WASMTIME_COMPONENT_ITEM_COMPONENT_INSTANCE:
+		ity := *(**C.wasmtime_component_instance_type_t)(p)
+		out := Item{Name: name, Kind: ItemInstance}
+		n := C.wasmtime_component_instance_type_export_count(ity, w.eng.e)
+		for i := C.size_t(0); i < n; i++ {
+			var en *C.char
+			var enl C.size_t
+			var sub C.wasmtime_component_item_t
+			if !C.wasmtime_component_instance_type_export_nth(ity, w.eng.e, i, &en, &enl, &sub) {
+				continue
+			}
+			out.Exports = append(out.Exports, w.item(C.GoStringN(en, C.int(enl)), &sub))
+			C.wasmtime_component_item_delete(&sub)
+		}
+		return out
+	case C.WASMTIME_COMPONENT_ITEM_COMPONENT_FUNC:
+		ft := *(**C.wasmtime_component_func_type_t)(p)
+		return Item{Name: name, Kind: ItemFunc, Func: w.funcType(ft)}
+	case C.WASMTIME_COMPONENT_ITEM_RESOURCE:
+		rt := *(**C.wasmtime_component_resource_type_t)(p)
+		if _, seen := w.resourceName(rt); seen {
+			return Item{Name: name, Kind: ItemResource, Alias: true}
+		}
+		w.resources = append(w.resources, resEntry{name: name, t: C.wasmtime_component_resource_type_clone(rt)})
+		return Item{Name: name, Kind: ItemResource}
+	case C.WASMTIME_COMPONENT_ITEM_TYPE:
+		vt := (*C.wasmtime_component_valtype_t)(p)
+		return Item{Name: name, Kind: ItemType, Type: w.valType(vt, 0)}
+	case C.WASMTIME_COMPONENT_ITEM_MODULE:
+		return Item{Name: name, Kind: ItemModule}
+	case C.WASMTIME_COMPONENT_ITEM_COMPONENT:
+		return Item{Name: name, Kind: ItemComponent}
+	default:
+		return Item{Name: name, Kind: ItemCoreFunc}
+	}
+}
+
+func (w *typeWalker) funcType(ft *C.wasmtime_component_func_type_t) *FuncType {
+	out := &FuncType{}
+	n := C.wasmtime_component_func_type_param_count(ft)
+	for i := C.size_t(0); i < n; i++ {
+		var pn *C.char
+		var pnl C.size_t
+		var vt C.wasmtime_component_valtype_t
+		if !C.wasmtime_component_func_type_param_nth(ft, i, &pn, &pnl, &vt) {
+			continue
+		}
+		out.Params = append(out.Params, Param{Name: C.GoStringN(pn, C.int(pnl)), Type: w.valType(&vt, 0)})
+		C.wasmtime_component_valtype_delete(&vt)
+	}
+	var rt C.wasmtime_component_valtype_t
+	if C.wasmtime_component_func_type_result(ft, &rt) {
+		out.Result = w.valType(&rt, 0)
+		C.wasmtime_component_valtype_delete(&rt)
+	}
+	return out
+}
+
+func (w *typeWalker) valType(vt *C.wasmtime_component_valtype_t, depth int) *Type {
+	k := Kind(vt.kind)
+	t := &Type{Kind: k}
+	if depth > maxDepth {
+		return t
+	}
+	p := unsafe.Pointer(&vt.of)
+	sub := func(f func(*C.wasmtime_component_valtype_t)) *Type {
+		var x C.wasmtime_component_valtype_t
+		f(&x)
+		defer C.wasmtime_component_valtype_delete(&x)
+		return w.valType(&x, depth+1)
+	}
+	switch k {
+	case KindList:
+		lt := *(**C.wasmtime_component_list_type_t)(p)
+		t.Elem = sub(func(x *C.wasmtime_component_valtype_t) { C.wasmtime_component_list_type_element(lt, x) })
+	case KindOption:
+		ot := *(**C.wasmtime_component_option_type_t)(p)
+		t.Elem = sub(func(x *C.wasmtime_component_valtype_t) { C.wasmtime_component_option_type_ty(ot, x) })
+	case KindRecord:
+		rt := *(**C.wasmtime_component_record_type_t)(p)
+		n := C.wasmtime_component_record_type_field_count(rt)
+		for i := C.size_t(0); i < n; i++ {
+			var fn *C.char
+			var fnl C.size_t
+			var x C.wasmtime_component_valtype_t
+			if C.wasmtime_component_record_type_field_nth(rt, i, &fn, &fnl, &x) {
+				t.Fields = append(t.Fields, Field{Name: C.GoStringN(fn, C.int(fnl)), Type: w.valType(&x, depth+1)})
+				C.wasmtime_component_valtype_delete(&x)
+			}
+		}
+	case KindTuple:
+		tt := *(**C.wasmtime_component_tuple_type_t)(p)
+		n := C.wasmtime_component_tuple_type_types_count(tt)
+		for i := C.size_t(0); i < n; i++ {
+			var x C.wasmtime_component_valtype_t
+			if C.wasmtime_component_tuple_type_types_nth(tt, i, &x) {
+				t.Tuple = append(t.Tuple, w.valType(&x, depth+1))
+				C.wasmtime_component_valtype_delete(&x)
+			}
+		}
+	case KindVariant:
+		vv := *(**C.wasmtime_component_variant_type_t)(p)
+		n := C.wasmtime_component_variant_type_case_count(vv)
+		for i := C.size_t(0); i < n; i++ {
+			var cn *C.char
+			var cnl C.size_t
+			var has C.bool
+			var x C.wasmtime_component_valtype_t
+			if C.wasmtime_component_variant_type_case_nth(vv, i, &cn, &cnl, &has, &x) {
+				c := Case{Name: C.GoStringN(cn, C.int(cnl))}
+				if has {
+					c.Type = w.valType(&x, depth+1)
+					C.wasmtime_component_valtype_delete(&x)
+				}
+				t.Cases = append(t.Cases, c)
+			}
+		}
+	case KindEnum:
+		et := *(**C.wasmtime_component_enum_type_t)(p)
+		n := C.wasmtime_component_enum_type_names_count(et)
+		for i := C.size_t(0); i < n; i++ {
+			var cn *C.char
+			var cnl C.size_t
+			if C.wasmtime_component_enum_type_names_nth(et, i, &cn, &cnl) {
+				t.Names = append(t.Names, C.GoStringN(cn, C.int(cnl)))
+			}
+		}
+	case KindFlags:
+		ft := *(**C.wasmtime_component_flags_type_t)(p)
+		n := C.wasmtime_component_flags_type_names_count(ft)
+		for i := C.size_t(0); i < n; i++ {
+			var cn *C.char
+			var cnl C.size_t
+			if C.wasmtime_component_flags_type_names_nth(ft, i, &cn, &cnl) {
+				t.Names = append(t.Names, C.GoStringN(cn, C.int(cnl)))
+			}
+		}
+	case KindResult:
+		rt := *(**C.wasmtime_component_result_type_t)(p)
+		var x C.wasmtime_component_valtype_t
+		if C.wasmtime_component_result_type_ok(rt, &x) {
+			t.Ok = w.valType(&x, depth+1)
+			C.wasmtime_component_valtype_delete(&x)
+		}
+		if C.wasmtime_component_result_type_err(rt, &x) {
+			t.Err = w.valType(&x, depth+1)
+			C.wasmtime_component_valtype_delete(&x)
+		}
+	case KindOwn, KindBorrow:
+		rt := *(**C.wasmtime_component_resource_type_t)(p)
+		if name, ok := w.resourceName(rt); ok {
+			t.Resource = name
+		}
+	case KindFuture, KindStream:
+		// Payload types are not needed: such values are refused by Check.
+	}
+	return t
+}
+
+// exportFunc is a resolved exported function, cached per component.
+type exportFunc struct {
+	idx  *C.wasmtime_component_export_index_t
+	typ  *FuncType
+	name string
+}
+
+// exportFunc resolves "iface#fn" (iface "" for a top-level function).
+func (c *Component) exportFunc(iface, fn string) (*exportFunc, error) {
+	key := iface + "#" + fn
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return nil, ErrClosed
+	}
+	if f := c.funcIdx[key]; f != nil {
+		return f, nil
+	}
+	var typ *FuncType
+	for _, e := range c.exports {
+		if iface == "" && e.Kind == ItemFunc && e.Name == fn {
+			typ = e.Func
+		}
+		if iface != "" && e.Kind == ItemInstance && e.Name == iface {
+			for _, x := range e.Exports {
+				if x.Kind == ItemFunc && x.Name == fn {
+					typ = x.Func
+				}
+			}
+		}
+	}
+	if typ == nil {
+		return nil, diag.New("E-RUN-103", "component does not export %s", key).
+			WithHint("check the component's world: it must export the interface and function the runtime calls")
+	}
+	var parent *C.wasmtime_component_export_index_t
+	if iface != "" {
+		cs := C.CString(iface)
+		parent = C.wasmtime_component_get_export_index(c.c, nil, cs, C.size_t(len(iface)))
+		C.free(unsafe.Pointer(cs))
+		if parent == nil {
+			return nil, diag.New("E-RUN-103", "component does not export %s", iface)
+		}
+		defer C.wasmtime_component_export_index_delete(parent)
+	}
+	cs := C.CString(fn)
+	idx := C.wasmtime_component_get_export_index(c.c, parent, cs, C.size_t(len(fn)))
+	C.free(unsafe.Pointer(cs))
+	if idx == nil {
+		return nil, diag.New("E-RUN-103", "component does not export %s", key)
+	}
+	f := &exportFunc{idx: idx, typ: typ, name: key}
+	c.funcIdx[key] = f
+	return f, nil
+}

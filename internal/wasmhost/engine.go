@@ -1,0 +1,200 @@
+package wasmhost
+
+/*
+#cgo CFLAGS: -I${SRCDIR}/include -O2
+#include <stdlib.h>
+#include "shim.h"
+*/
+import "C"
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sync"
+	"time"
+	"unsafe"
+
+	// Links libwasmtime.a: its cgo LDFLAGS carry the library path and
+	// -lwasmtime. We call the C API ourselves, with the headers vendored
+	// under include/ (pinned to the same module version, see headers_test.go).
+	_ "github.com/bytecodealliance/wasmtime-go/v39"
+
+	"github.com/murmur-go/murmur/internal/diag"
+)
+
+// WasmtimeVersion is the wasmtime release whose C API and static library this
+// package is built against (github.com/bytecodealliance/wasmtime-go/v39@v39.0.1).
+const WasmtimeVersion = "39.0.1"
+
+// engineSettings names every engine option that changes compiled code. It is
+// part of the compile cache key: a cache written under other settings is
+// never loaded.
+const engineSettings = "cranelift;opt=speed;component-model;epoch-interruption;memory-creator=murmur-v1;cow=off"
+
+// DefaultTick is how often the engine's epoch advances: the granularity of
+// deadlines for guests running their own code.
+const DefaultTick = 10 * time.Millisecond
+
+// Config configures an Engine.
+type Config struct {
+	// CacheDir holds compiled components. "" means ~/.murmur/compiled.
+	CacheDir string
+	// NoCache disables the on-disk cache (every Compile compiles).
+	NoCache bool
+	// Tick overrides DefaultTick.
+	Tick time.Duration
+	// Logger receives the engine's log lines (cache rebuilds, denied
+	// requests). nil means slog.Default().
+	Logger *slog.Logger
+}
+
+// Engine is wasmtime's compilation environment: one per process, shared by
+// every component and instance (it is safe for concurrent use). A goroutine
+// advances the epoch every tick for deadlines.
+type Engine struct {
+	e        *C.wasm_engine_t
+	cacheDir string
+	cacheKey []byte // HMAC key for cache files
+	log      *slog.Logger
+	stop     chan struct{}
+	done     chan struct{}
+
+	mu     sync.Mutex
+	closed bool
+
+	helperOnce sync.Once
+	helper     *Component // §6.3 clock helper, compiled on first need
+	helperErr  error
+	wasiOnce   sync.Once
+	wasiLinker *C.wasmtime_component_linker_t // plain wasip2 linker (for the helper)
+}
+
+var backtraceOnce sync.Once
+
+// NewEngine creates the engine (Cranelift, component model, epoch
+// interruption, the murmur memory creator) and starts its epoch ticker.
+func NewEngine(cfg Config) (*Engine, error) {
+	backtraceOnce.Do(func() {
+		// With RUST_BACKTRACE set, wasmtime captures a native backtrace for
+		// every error and trap: slow and noisy.
+		os.Setenv("RUST_LIB_BACKTRACE", "0")
+	})
+	eng := &Engine{log: cfg.Logger}
+	if eng.log == nil {
+		eng.log = slog.Default()
+	}
+	if !cfg.NoCache {
+		dir := cfg.CacheDir
+		if dir == "" {
+			home, err := os.UserHomeDir()
+			if err != nil {
+				return nil, diag.Wrap(err, "E-RUN-102", "cannot locate the compiled-component cache").
+					WithHint("set HOME, or configure a cache directory")
+			}
+			dir = filepath.Join(home, ".murmur", "compiled")
+		}
+		key, err := openCache(dir)
+		if err != nil {
+			return nil, diag.Wrap(err, "E-RUN-102", "cannot use the compiled-component cache %s", dir).
+				WithHint("make the directory writable by you (mode 0700), or remove it")
+		}
+		eng.cacheDir, eng.cacheKey = dir, key
+	}
+
+	cfgC := C.wasm_config_new()
+	C.wasmtime_config_wasm_component_model_set(cfgC, true)
+	C.wasmtime_config_epoch_interruption_set(cfgC, true)
+	C.wasmtime_config_strategy_set(cfgC, C.WASMTIME_STRATEGY_CRANELIFT)
+	C.wasmtime_config_cranelift_opt_level_set(cfgC, C.WASMTIME_OPT_LEVEL_SPEED)
+	C.wh_config_memory(cfgC)
+	eng.e = C.wasm_engine_new_with_config(cfgC) // takes ownership of cfgC
+	if eng.e == nil {
+		return nil, errors.New("wasmhost: wasmtime could not create an engine")
+	}
+
+	tick := cfg.Tick
+	if tick <= 0 {
+		tick = DefaultTick
+	}
+	eng.stop, eng.done = make(chan struct{}), make(chan struct{})
+	go eng.ticker(tick)
+	return eng, nil
+}
+
+func (e *Engine) ticker(d time.Duration) {
+	defer close(e.done)
+	t := time.NewTicker(d)
+	defer t.Stop()
+	for {
+		select {
+		case <-e.stop:
+			return
+		case <-t.C:
+			C.wasmtime_engine_increment_epoch(e.e)
+		}
+	}
+}
+
+// Close stops the ticker and frees the engine. Every component and instance
+// made from it must be closed first.
+func (e *Engine) Close() error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.closed {
+		return nil
+	}
+	e.closed = true
+	close(e.stop)
+	<-e.done
+	if e.helper != nil {
+		e.helper.Close()
+	}
+	if e.wasiLinker != nil {
+		C.wasmtime_component_linker_delete(e.wasiLinker)
+	}
+	C.wasm_engine_delete(e.e)
+	return nil
+}
+
+// CacheDir is the directory of the compiled-component cache ("" when disabled).
+func (e *Engine) CacheDir() string { return e.cacheDir }
+
+// errorText returns and frees a wasmtime error's message.
+func errorText(err *C.wasmtime_error_t) string {
+	var msg C.wasm_name_t
+	C.wasmtime_error_message(err, &msg)
+	s := goName(&msg)
+	C.wasm_byte_vec_delete(&msg)
+	C.wasmtime_error_delete(err)
+	return s
+}
+
+// cError makes a wasmtime error carrying msg (wasmtime frees it).
+func cError(msg string) *C.wasmtime_error_t {
+	cs := C.CString(msg)
+	defer C.free(unsafe.Pointer(cs))
+	return C.wasmtime_error_new(cs)
+}
+
+// plainWasiLinker is a linker with nothing but wasip2, used to instantiate
+// the clock helper in a run's store.
+func (e *Engine) plainWasiLinker() *C.wasmtime_component_linker_t {
+	e.wasiOnce.Do(func() {
+		l := C.wasmtime_component_linker_new(e.e)
+		if err := C.wasmtime_component_linker_add_wasip2(l); err != nil {
+			panic("wasmhost: add_wasip2: " + errorText(err))
+		}
+		e.wasiLinker = l
+	})
+	return e.wasiLinker
+}
+
+func goErr(prefix string, err *C.wasmtime_error_t) error {
+	return fmt.Errorf("%s: %s", prefix, errorText(err))
+}
+
+var _ = runtime.KeepAlive

@@ -1,0 +1,465 @@
+package wasmhost
+
+/*
+#include <stdlib.h>
+#include "shim.h"
+*/
+import "C"
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime/cgo"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+	"unsafe"
+
+	"github.com/murmur-go/murmur/internal/diag"
+)
+
+// Default limits (spec "Execution limits": generous, never unlimited).
+const (
+	DefaultMemoryBytes   = 512 << 20
+	DefaultTableElements = 100_000
+	DefaultInstances     = 1_000
+	DefaultMemories      = 100
+	DefaultTables        = 1_000
+	DefaultDeadline      = 600 * time.Second
+	// Grace is how long past the deadline a call waiting on the runtime is
+	// allowed before it is stopped.
+	Grace = 2 * time.Second
+)
+
+// lateStop: an epoch stop this long after the deadline means the guest was
+// blocked in the runtime when the deadline passed (while running its own code
+// it is stopped within one tick).
+const lateStop = 500 * time.Millisecond
+
+// Limits bound one run. Zero fields take the defaults.
+type Limits struct {
+	// MemoryBytes bounds the total of all linear memories of the run.
+	MemoryBytes int64
+	// TableElements bounds each table.
+	TableElements int64
+	// Instances bounds the core and component instances of the run.
+	Instances int64
+	// Memories and Tables bound how many of each the run may create.
+	Memories int64
+	Tables   int64
+	// Deadline bounds each call (instantiation included) in wall-clock time.
+	Deadline time.Duration
+	// Grace overrides the 2-second grace for calls waiting on the runtime.
+	Grace time.Duration
+}
+
+func (l Limits) withDefaults() Limits {
+	def := func(v *int64, d int64) {
+		if *v <= 0 {
+			*v = d
+		}
+	}
+	def(&l.MemoryBytes, DefaultMemoryBytes)
+	def(&l.TableElements, DefaultTableElements)
+	def(&l.Instances, DefaultInstances)
+	def(&l.Memories, DefaultMemories)
+	def(&l.Tables, DefaultTables)
+	if l.Deadline <= 0 {
+		l.Deadline = DefaultDeadline
+	}
+	if l.Grace <= 0 {
+		l.Grace = Grace
+	}
+	return l
+}
+
+// Preopen maps a host directory into the guest's filesystem.
+type Preopen struct {
+	HostDir   string
+	GuestPath string
+	ReadOnly  bool
+}
+
+// WASI configures a run's WASI 0.2 context. It is always set up (a component
+// touching WASI without one would abort the process); nothing is inherited
+// from the host process: no environment, no arguments, no stdio.
+type WASI struct {
+	Args       []string
+	Env        map[string]string
+	Stdin      []byte
+	StdoutPath string // "" = discard
+	StderrPath string // "" = discard
+	Preopens   []Preopen
+}
+
+// RunConfig configures one run (one store, one instance).
+type RunConfig struct {
+	Limits Limits
+	WASI   WASI
+	Host   *Host
+}
+
+// Instance is one instantiated component in its own store. Calls are
+// serialized. After a call ends with an error the instance is dead (wasmtime
+// poisons it); Close it and make a new one.
+type Instance struct {
+	eng  *Engine
+	comp *Component
+	run  *run
+
+	mu     sync.Mutex
+	store  *C.wasmtime_store_t
+	cctx   *C.wasmtime_context_t
+	inst   C.wasmtime_component_instance_t
+	dead   error
+	closed bool
+}
+
+// run is the Go side of a store: what host callbacks need, and what the
+// ending classification reads.
+type run struct {
+	c      *C.wh_run
+	h      cgo.Handle
+	eng    *Engine
+	cctx   *C.wasmtime_context_t
+	host   *Host
+	limits Limits
+
+	// per call
+	callCtx      context.Context
+	deadline     time.Time
+	inHost       string
+	waitedCall   string // a call the guest waited on past the deadline
+	deadlineStop bool   // a host call ended past the deadline
+	hostErr      error
+
+	resources []*Resource
+	helper    *helperInst
+}
+
+// Resource is a handle to a component resource (own or borrow) that came from
+// a guest or from the runtime. It is valid until its Instance is closed.
+type Resource struct {
+	p *C.wasmtime_component_resource_any_t
+}
+
+func (r *Resource) closed() bool { return r == nil || r.p == nil }
+
+func (r *run) adoptResource(p *C.wasmtime_component_resource_any_t) *Resource {
+	res := &Resource{p: p}
+	r.resources = append(r.resources, res)
+	return res
+}
+
+// Instantiate creates a store with the run's limits and WASI context, links
+// the component (host functions from rc.Host; anything else it imports is
+// linked to a "capability not granted" error) and instantiates it, bounded by
+// the deadline.
+func (e *Engine) Instantiate(ctx context.Context, c *Component, rc RunConfig) (*Instance, error) {
+	if e.isClosed() {
+		return nil, ErrClosed
+	}
+	l, err := c.linkerFor()
+	if err != nil {
+		return nil, diag.Wrap(err, "E-RUN-101", "cannot link component").
+			WithHint("the component imports something this runtime cannot provide; check its imports")
+	}
+	lim := rc.Limits.withDefaults()
+	r := &run{eng: e, host: rc.Host, limits: lim}
+	r.c = C.wh_run_new()
+	r.c.mem_limit = C.int64_t(lim.MemoryBytes)
+	r.c.late_ns = C.int64_t(lateStop)
+	r.h = cgo.NewHandle(r)
+	r.c.gohandle = C.uintptr_t(r.h)
+
+	i := &Instance{eng: e, comp: c, run: r}
+	i.store = C.wasmtime_store_new(e.e, unsafe.Pointer(r.c), nil)
+	C.wasmtime_store_limiter(i.store, -1, C.int64_t(lim.TableElements), C.int64_t(lim.Instances),
+		C.int64_t(lim.Tables), C.int64_t(lim.Memories))
+	C.wh_store_setup(i.store, r.c)
+	i.cctx = C.wasmtime_store_context(i.store)
+	r.cctx = i.cctx
+
+	if err := setWASI(i.cctx, rc.WASI); err != nil {
+		i.Close()
+		return nil, err
+	}
+
+	done := r.beginCall(ctx)
+	C.wasmtime_context_set_epoch_deadline(i.cctx, 1)
+	cerr := C.wh_instantiate(l, i.cctx, c.c, &i.inst, r.c)
+	done()
+	if cerr != nil {
+		end := r.ending(ctx, cerr, true)
+		i.Close()
+		return nil, end
+	}
+	return i, nil
+}
+
+func setWASI(cctx *C.wasmtime_context_t, w WASI) error {
+	wc := C.wasi_config_new()
+	var frees []unsafe.Pointer
+	defer func() {
+		for _, p := range frees {
+			C.free(p)
+		}
+	}()
+	cstr := func(s string) *C.char {
+		p := C.CString(s)
+		frees = append(frees, unsafe.Pointer(p))
+		return p
+	}
+	cArray := func(n int) **C.char {
+		if n == 0 {
+			return nil
+		}
+		p := C.malloc(C.size_t(n) * C.size_t(unsafe.Sizeof(uintptr(0))))
+		frees = append(frees, p)
+		return (**C.char)(p)
+	}
+	fail := func(d *diag.Diagnostic) error {
+		C.wasi_config_delete(wc)
+		return d
+	}
+	for _, a := range w.Args {
+		if strings.IndexByte(a, 0) >= 0 {
+			return fail(diag.New("E-RUN-104", "WASI argument contains a NUL byte"))
+		}
+	}
+	argv := cArray(len(w.Args))
+	for j, a := range w.Args {
+		unsafe.Slice(argv, len(w.Args))[j] = cstr(a)
+	}
+	if !C.wh_set_argv(wc, C.size_t(len(w.Args)), argv) {
+		return fail(diag.New("E-RUN-104", "cannot set the guest's arguments"))
+	}
+	keys := make([]string, 0, len(w.Env))
+	for k, v := range w.Env {
+		if k == "" || strings.ContainsAny(k, "=\x00") || strings.IndexByte(v, 0) >= 0 {
+			return fail(diag.New("E-RUN-104", "invalid environment variable %q for the guest", k).
+				WithHint("names must be non-empty without '=' or NUL; values without NUL"))
+		}
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	names, values := cArray(len(keys)), cArray(len(keys))
+	for j, k := range keys {
+		unsafe.Slice(names, len(keys))[j] = cstr(k)
+		unsafe.Slice(values, len(keys))[j] = cstr(w.Env[k])
+	}
+	if !C.wh_set_env(wc, C.size_t(len(keys)), names, values) {
+		return fail(diag.New("E-RUN-104", "cannot set the guest's environment"))
+	}
+	var stdin *C.uint8_t
+	if len(w.Stdin) > 0 {
+		stdin = (*C.uint8_t)(unsafe.Pointer(&w.Stdin[0]))
+	}
+	C.wh_set_stdin(wc, stdin, C.size_t(len(w.Stdin)))
+	if w.StdoutPath != "" && !C.wasi_config_set_stdout_file(wc, cstr(w.StdoutPath)) {
+		return fail(diag.New("E-RUN-104", "cannot open %s for the guest's stdout", w.StdoutPath).
+			WithHint("check that its directory exists and is writable"))
+	}
+	if w.StderrPath != "" && !C.wasi_config_set_stderr_file(wc, cstr(w.StderrPath)) {
+		return fail(diag.New("E-RUN-104", "cannot open %s for the guest's stderr", w.StderrPath).
+			WithHint("check that its directory exists and is writable"))
+	}
+	for _, p := range w.Preopens {
+		perms := C.wasi_dir_perms(C.WASMTIME_WASI_DIR_PERMS_READ | C.WASMTIME_WASI_DIR_PERMS_WRITE)
+		fperms := C.wasi_file_perms(C.WASMTIME_WASI_FILE_PERMS_READ | C.WASMTIME_WASI_FILE_PERMS_WRITE)
+		if p.ReadOnly {
+			perms = C.WASMTIME_WASI_DIR_PERMS_READ
+			fperms = C.WASMTIME_WASI_FILE_PERMS_READ
+		}
+		if !C.wasi_config_preopen_dir(wc, cstr(p.HostDir), cstr(p.GuestPath), perms, fperms) {
+			return fail(diag.New("E-RUN-104", "cannot preopen %s as %q for the guest", p.HostDir, p.GuestPath).
+				WithHint("check that the directory exists and is readable"))
+		}
+	}
+	if err := C.wasmtime_context_set_wasi(cctx, wc); err != nil { // takes wc
+		return diag.New("E-RUN-104", "cannot configure WASI: %s", errorText(err))
+	}
+	return nil
+}
+
+// beginCall arms the deadline and the caller's cancellation for one call;
+// the returned func disarms them.
+func (r *run) beginCall(ctx context.Context) func() {
+	now := time.Now()
+	r.deadline = now.Add(r.limits.Deadline)
+	r.waitedCall, r.deadlineStop, r.hostErr, r.inHost = "", false, nil, ""
+	C.wh_run_arm(r.c, C.wh_now()+C.int64_t(r.limits.Deadline))
+	cctx, cancel := context.WithDeadline(ctx, r.deadline.Add(r.limits.Grace))
+	r.callCtx = cctx
+	stop := context.AfterFunc(ctx, func() { C.wh_run_cancel(r.c) })
+	return func() {
+		stop()
+		cancel()
+		r.c.deadline_ns = 0
+	}
+}
+
+// ending classifies a failed call or instantiation (and frees err).
+func (r *run) ending(ctx context.Context, err *C.wasmtime_error_t, instantiating bool) error {
+	var status C.int
+	isExit := bool(C.wasmtime_error_exit_status(err, &status))
+	msg := errorText(err)
+	switch {
+	case r.c.refused > 0 || r.c.stop == C.WH_STOP_MEMORY:
+		return &ResourceLimitError{Which: "memory", Detail: fmt.Sprintf("limit %d bytes", r.limits.MemoryBytes)}
+	case r.deadlineStop:
+		return &DeadlineError{Waiting: true, Call: r.waitedCall}
+	case r.c.stop == C.WH_STOP_DEADLINE:
+		call := r.waitedCall
+		return &DeadlineError{Waiting: call != "" || r.c.late != 0, Call: call}
+	case r.c.stop == C.WH_STOP_CANCEL:
+		return &CancelledError{Err: context.Cause(ctx)}
+	case isExit:
+		return &ExitError{Code: int(status)}
+	}
+	if instantiating {
+		if which := limitFromMessage(msg); which != "" {
+			return &ResourceLimitError{Which: which, Detail: firstLine(rootCause(msg))}
+		}
+	}
+	if r.hostErr != nil {
+		return &TrapError{Message: r.hostErr.Error(), Err: r.hostErr}
+	}
+	if instantiating && !strings.Contains(msg, "wasm trap") && !strings.Contains(msg, "murmur:") {
+		return diag.New("E-RUN-101", "cannot instantiate component: %s", rootCause(msg)).
+			WithHint("check the component's imports against what the runtime provides")
+	}
+	return &TrapError{Message: rootCause(msg)}
+}
+
+// limitFromMessage recognises wasmtime's instantiation-time limit errors
+// (pinned by TestLimitMessages).
+func limitFromMessage(msg string) string {
+	m := strings.ToLower(msg)
+	switch {
+	case strings.Contains(m, "resource limit exceeded: instance count too high"),
+		strings.Contains(m, "instance count too high"):
+		return "instances"
+	case strings.Contains(m, "memory count too high"), strings.Contains(m, "memory limit reached"):
+		return "memory"
+	case strings.Contains(m, "table count too high"), strings.Contains(m, "exceeds table limits"),
+		strings.Contains(m, "table") && strings.Contains(m, "limit"):
+		return "table"
+	}
+	return ""
+}
+
+// rootCause extracts the innermost cause from wasmtime's "error ... Caused
+// by: ..." text: for a trap, the guest's message.
+func rootCause(msg string) string {
+	msg = strings.TrimSpace(msg)
+	if i := strings.LastIndex(msg, "Caused by:"); i >= 0 {
+		rest := strings.TrimSpace(msg[i+len("Caused by:"):])
+		lines := strings.Split(rest, "\n")
+		last := strings.TrimSpace(lines[len(lines)-1])
+		// Numbered chains ("0: a\n 1: b"): the last entry is the root.
+		if j := strings.Index(last, ": "); j > 0 && j <= 3 && strings.Trim(last[:j], "0123456789") == "" {
+			last = last[j+2:]
+		}
+		return last
+	}
+	return firstLine(msg)
+}
+
+// Call calls an exported function: iface is the exported interface
+// ("murmur:tool/run@0.1.0"), "" for a top-level function. Arguments are
+// checked against the function's WIT parameter types first.
+func (i *Instance) Call(ctx context.Context, iface, fn string, args ...Value) (Value, error) {
+	i.mu.Lock()
+	defer i.mu.Unlock()
+	if i.closed {
+		return nil, ErrClosed
+	}
+	if i.dead != nil {
+		return nil, fmt.Errorf("%w (it ended: %v)", ErrInstanceDead, i.dead)
+	}
+	f, err := i.comp.exportFunc(iface, fn)
+	if err != nil {
+		return nil, err
+	}
+	if len(args) != len(f.typ.Params) {
+		return nil, fmt.Errorf("wasmhost: %s takes %d arguments, got %d", f.name, len(f.typ.Params), len(args))
+	}
+	for j, a := range args {
+		if err := Check(a, f.typ.Params[j].Type); err != nil {
+			return nil, fmt.Errorf("wasmhost: %s argument %s: %w", f.name, f.typ.Params[j].Name, err)
+		}
+	}
+	var cf C.wasmtime_component_func_t
+	if !C.wasmtime_component_instance_get_func(&i.inst, i.cctx, f.idx, &cf) {
+		return nil, fmt.Errorf("wasmhost: %s is not a function of this instance", f.name)
+	}
+	var stack [4]cval
+	cargs := stack[:0]
+	if len(args) > len(stack) {
+		cargs = make([]cval, 0, len(args))
+	}
+	cargs = cargs[:len(args)]
+	for j, a := range args {
+		lower(a, f.typ.Params[j].Type, &cargs[j])
+	}
+	var res [1]cval
+	nres := 0
+	if f.typ.Result != nil {
+		nres = 1
+	}
+	var argp *cval
+	if len(cargs) > 0 {
+		argp = &cargs[0]
+	}
+	r := i.run
+	done := r.beginCall(ctx)
+	C.wasmtime_context_set_epoch_deadline(i.cctx, 1)
+	cerr := C.wasmtime_component_func_call(&cf, i.cctx, argp, C.size_t(len(cargs)), &res[0], C.size_t(nres))
+	deleteVals(cargs)
+	if cerr != nil {
+		done()
+		i.dead = r.ending(ctx, cerr, false)
+		return nil, i.dead
+	}
+	var out Value
+	if nres == 1 {
+		out = lift(&res[0], r)
+		deleteVals(res[:])
+	}
+	cerr = C.wasmtime_component_func_post_return(&cf, i.cctx)
+	done()
+	if cerr != nil {
+		i.dead = r.ending(ctx, cerr, false)
+		return nil, i.dead
+	}
+	return out, nil
+}
+
+// MemoryPeak is the highest total linear memory of the run so far, in bytes.
+func (i *Instance) MemoryPeak() int64 { return int64(i.run.c.mem_peak) }
+
+// Close frees the store and everything in it. It is safe to call twice.
+func (i *Instance) Close() error {
+	i.mu.Lock()
+	defer i.mu.Unlock()
+	if i.closed {
+		return nil
+	}
+	i.closed = true
+	r := i.run
+	for _, res := range r.resources {
+		C.wasmtime_component_resource_any_delete(res.p)
+		res.p = nil
+	}
+	r.resources = nil
+	C.wasmtime_store_delete(i.store)
+	C.wh_run_free(r.c)
+	r.c = nil
+	r.h.Delete()
+	return nil
+}
+
+var errNoHelper = errors.New("wasmhost: clock helper unavailable")

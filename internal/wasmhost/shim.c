@@ -1,0 +1,252 @@
+// See shim.h. Nothing here calls Go except the two trampolines at the end.
+#include "shim.h"
+#include "_cgo_export.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+int64_t wh_now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+wh_run *wh_run_new(void) { return calloc(1, sizeof(wh_run)); }
+void wh_run_free(wh_run *r) { free(r); }
+
+void wh_run_cancel(wh_run *r) { __atomic_store_n(&r->cancel, 1, __ATOMIC_SEQ_CST); }
+
+void wh_run_arm(wh_run *r, int64_t deadline_ns) {
+  r->deadline_ns = deadline_ns;
+  r->stop = WH_STOP_NONE;
+  r->late = 0;
+}
+
+// ---- epoch callback ------------------------------------------------------
+//
+// The engine's epoch advances every tick (Go ticker). Each store keeps its
+// epoch deadline one tick ahead, so this runs once per tick while the guest
+// executes its own code; it decides in C (no Go call) whether to stop.
+static wasmtime_error_t *wh_epoch_cb(wasmtime_context_t *ctx, void *data,
+                                     uint64_t *delta,
+                                     wasmtime_update_deadline_kind_t *kind) {
+  (void)ctx;
+  wh_run *r = data;
+  *kind = WASMTIME_UPDATE_DEADLINE_CONTINUE;
+  if (r->refused > 0) {
+    r->stop = WH_STOP_MEMORY;
+    return wasmtime_error_new("murmur: memory limit reached");
+  }
+  if (__atomic_load_n(&r->cancel, __ATOMIC_SEQ_CST)) {
+    r->stop = WH_STOP_CANCEL;
+    return wasmtime_error_new("murmur: run cancelled");
+  }
+  if (r->deadline_ns > 0) {
+    int64_t now = wh_now();
+    if (now >= r->deadline_ns) {
+      r->stop = WH_STOP_DEADLINE;
+      if (now - r->deadline_ns > r->late_ns) r->late = 1;
+      return wasmtime_error_new("murmur: deadline exceeded");
+    }
+  }
+  *delta = 1;
+  return NULL;
+}
+
+void wh_store_setup(wasmtime_store_t *store, wh_run *r) {
+  wasmtime_store_epoch_deadline_callback(store, wh_epoch_cb, r, NULL);
+}
+
+// ---- linear memory -------------------------------------------------------
+//
+// wasmtime's store limiter only makes a refused memory.grow return -1; the
+// guest then fails in its own way and the host cannot tell why. Owning the
+// linear memory lets us charge every growth to the run's budget and record a
+// refusal, so the ending can be classified as a resource limit.
+
+static __thread wh_run *wh_cur_run;
+
+typedef struct wh_mem {
+  wh_run *run;
+  uint8_t *map;      // start of the whole mapping (pre-guard included)
+  size_t map_len;
+  uint8_t *base;     // start of the linear memory
+  size_t size;       // accessible bytes
+  size_t cap;        // bytes the memory may grow to in place
+} wh_mem;
+
+static size_t wh_page(void) {
+  static size_t p;
+  if (!p) p = (size_t)sysconf(_SC_PAGESIZE);
+  return p;
+}
+
+static size_t round_up(size_t n, size_t to) { return (n + to - 1) / to * to; }
+
+static uint8_t *wh_mem_get(void *env, size_t *byte_size, size_t *byte_capacity) {
+  wh_mem *m = env;
+  *byte_size = m->size;
+  *byte_capacity = m->cap;
+  return m->base;
+}
+
+static wasmtime_error_t *wh_mem_grow(void *env, size_t new_size) {
+  wh_mem *m = env;
+  if (new_size <= m->size) return NULL;
+  size_t add = new_size - m->size;
+  if (new_size > m->cap || m->run->mem_used + (int64_t)add > m->run->mem_limit) {
+    m->run->refused++;
+    return wasmtime_error_new("murmur: memory limit reached");
+  }
+  if (mprotect(m->base, round_up(new_size, wh_page()), PROT_READ | PROT_WRITE) != 0) {
+    return wasmtime_error_new("murmur: mprotect failed while growing memory");
+  }
+  m->size = new_size;
+  m->run->mem_used += (int64_t)add;
+  if (m->run->mem_used > m->run->mem_peak) m->run->mem_peak = m->run->mem_used;
+  return NULL;
+}
+
+static void wh_mem_free(void *env) {
+  wh_mem *m = env;
+  m->run->mem_used -= (int64_t)m->size;
+  m->run->memories--;
+  munmap(m->map, m->map_len);
+  free(m);
+}
+
+static wasmtime_error_t *wh_mem_new(void *env, const wasm_memorytype_t *ty,
+                                    size_t minimum, size_t maximum,
+                                    size_t reserved, size_t guard,
+                                    wasmtime_linear_memory_t *ret) {
+  (void)env;
+  (void)ty;
+  wh_run *r = wh_cur_run;
+  if (r == NULL) {
+    // Every instantiation goes through wh_instantiate; a memory created
+    // elsewhere would escape the budget, so refuse it.
+    return wasmtime_error_new("murmur: linear memory created outside a run");
+  }
+  if ((int64_t)minimum > r->mem_limit - r->mem_used) {
+    r->refused++;
+    return wasmtime_error_new("murmur: memory limit reached");
+  }
+  size_t page = wh_page();
+  size_t cap;
+  if (reserved != 0) {
+    // Compiled code elides bounds checks against this reservation: honour it.
+    cap = reserved;
+  } else {
+    cap = round_up((size_t)r->mem_limit, 65536);
+    if (maximum < cap) cap = maximum;
+    if (cap < minimum) cap = minimum;
+  }
+  cap = round_up(cap, page);
+  guard = round_up(guard, page);
+  size_t len = guard + cap + guard;
+  void *map = mmap(NULL, len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (map == MAP_FAILED) {
+    return wasmtime_error_new("murmur: cannot reserve address space for a linear memory");
+  }
+  uint8_t *base = (uint8_t *)map + guard;
+  if (minimum > 0 && mprotect(base, round_up(minimum, page), PROT_READ | PROT_WRITE) != 0) {
+    munmap(map, len);
+    return wasmtime_error_new("murmur: mprotect failed for a new linear memory");
+  }
+  wh_mem *m = calloc(1, sizeof(wh_mem));
+  m->run = r;
+  m->map = map;
+  m->map_len = len;
+  m->base = base;
+  m->size = minimum;
+  m->cap = cap;
+  r->mem_used += (int64_t)minimum;
+  if (r->mem_used > r->mem_peak) r->mem_peak = r->mem_used;
+  r->memories++;
+  ret->env = m;
+  ret->get_memory = wh_mem_get;
+  ret->grow_memory = wh_mem_grow;
+  ret->finalizer = wh_mem_free;
+  return NULL;
+}
+
+void wh_config_memory(wasm_config_t *cfg) {
+  wasmtime_memory_creator_t mc;
+  memset(&mc, 0, sizeof mc);
+  mc.new_memory = wh_mem_new;
+  wasmtime_config_host_memory_creator_set(cfg, &mc);
+  // Required with a custom creator: copy-on-write images would abort.
+  wasmtime_config_memory_init_cow_set(cfg, false);
+}
+
+wasmtime_error_t *wh_instantiate(const wasmtime_component_linker_t *linker,
+                                 wasmtime_context_t *ctx,
+                                 const wasmtime_component_t *comp,
+                                 wasmtime_component_instance_t *out,
+                                 wh_run *r) {
+  // Memories get no store pointer at creation: bind them to this run through a
+  // thread-local, restoring the outer value for nested instantiations.
+  wh_run *prev = wh_cur_run;
+  wh_cur_run = r;
+  wasmtime_error_t *err = wasmtime_component_linker_instantiate(linker, ctx, comp, out);
+  wh_cur_run = prev;
+  return err;
+}
+
+// ---- trampolines into Go -------------------------------------------------
+
+static wasmtime_error_t *wh_host_tramp(void *env, wasmtime_context_t *ctx,
+                                       const wasmtime_component_func_type_t *ty,
+                                       wasmtime_component_val_t *args, size_t nargs,
+                                       wasmtime_component_val_t *results, size_t nresults) {
+  (void)ty;
+  return whHostCall((uintptr_t)env, ctx, args, nargs, results, nresults);
+}
+
+wasmtime_error_t *wh_add_func(wasmtime_component_linker_instance_t *li,
+                              const char *name, size_t len, uintptr_t slot) {
+  return wasmtime_component_linker_instance_add_func(li, name, len, wh_host_tramp,
+                                                     (void *)slot, NULL);
+}
+
+static wasmtime_error_t *wh_resource_dtor(void *env, wasmtime_context_t *ctx, uint32_t rep) {
+  return whResourceDrop((uintptr_t)env, ctx, rep);
+}
+
+wasmtime_error_t *wh_add_resource(wasmtime_component_linker_instance_t *li,
+                                  const char *name, size_t len,
+                                  const wasmtime_component_resource_type_t *ty,
+                                  uintptr_t slot) {
+  return wasmtime_component_linker_instance_add_resource(li, name, len, ty, wh_resource_dtor,
+                                                         (void *)slot, NULL);
+}
+
+// ---- small helpers --------------------------------------------------------
+
+wasmtime_component_val_t *wh_val_box(wasmtime_component_val_t *v) {
+  return wasmtime_component_val_new(v);
+}
+
+static const char *wh_empty[1] = {""};
+
+bool wh_set_argv(wasi_config_t *cfg, size_t n, char **argv) {
+  // A NULL array with n == 0 is undefined behaviour on the Rust side.
+  return wasi_config_set_argv(cfg, n, n ? (const char **)argv : wh_empty);
+}
+
+bool wh_set_env(wasi_config_t *cfg, size_t n, char **names, char **values) {
+  return wasi_config_set_env(cfg, n, n ? (const char **)names : wh_empty,
+                             n ? (const char **)values : wh_empty);
+}
+
+void wh_set_stdin(wasi_config_t *cfg, const uint8_t *p, size_t n) {
+  wasm_byte_vec_t v;
+  if (n == 0) wasm_byte_vec_new_empty(&v);
+  else wasm_byte_vec_new(&v, n, (const wasm_byte_t *)p);
+  wasi_config_set_stdin_bytes(cfg, &v);
+}

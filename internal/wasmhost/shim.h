@@ -1,0 +1,63 @@
+// C side of internal/wasmhost: the parts that must not call into Go on hot or
+// fragile paths (the epoch callback, linear memory), and the trampolines that
+// turn wasmtime callbacks into calls of exported Go functions.
+#ifndef MURMUR_WASMHOST_SHIM_H
+#define MURMUR_WASMHOST_SHIM_H
+
+#include <stdint.h>
+#include <stddef.h>
+#include <wasi.h>
+#include <wasmtime.h>
+
+// Why a run was stopped by the epoch callback.
+#define WH_STOP_NONE 0
+#define WH_STOP_DEADLINE 1
+#define WH_STOP_MEMORY 2
+#define WH_STOP_CANCEL 3
+
+// wh_run is the per-store state shared by C callbacks and Go. It lives in C
+// memory (it is reachable from wasmtime callbacks on any thread) and is freed
+// by Go after the store is deleted.
+typedef struct wh_run {
+  uintptr_t gohandle;    // runtime/cgo.Handle of the Go *run
+  int64_t mem_limit;     // bytes, total over every linear memory of the store
+  int64_t mem_used;      // bytes currently accessible
+  int64_t mem_peak;      // high-water mark of mem_used
+  int64_t refused;       // memory creations/growths refused for the limit
+  int64_t deadline_ns;   // CLOCK_MONOTONIC deadline of the current call, 0 = none
+  int64_t late_ns;       // a stop later than deadline+late_ns counts as "late"
+  int32_t stop;          // WH_STOP_* set by the epoch callback
+  int32_t late;          // the deadline stop came late (the guest was blocked)
+  int32_t cancel;        // set (atomically) when the caller's context ends
+  int32_t memories;      // live memories bound to this run
+} wh_run;
+
+int64_t wh_now(void);
+wh_run *wh_run_new(void);
+void wh_run_free(wh_run *r);
+void wh_run_cancel(wh_run *r);
+void wh_run_arm(wh_run *r, int64_t deadline_ns);
+
+void wh_config_memory(wasm_config_t *cfg);
+void wh_store_setup(wasmtime_store_t *store, wh_run *r);
+
+wasmtime_error_t *wh_instantiate(const wasmtime_component_linker_t *linker,
+                                 wasmtime_context_t *ctx,
+                                 const wasmtime_component_t *comp,
+                                 wasmtime_component_instance_t *out,
+                                 wh_run *r);
+
+wasmtime_error_t *wh_add_func(wasmtime_component_linker_instance_t *li,
+                              const char *name, size_t len, uintptr_t slot);
+wasmtime_error_t *wh_add_resource(wasmtime_component_linker_instance_t *li,
+                                  const char *name, size_t len,
+                                  const wasmtime_component_resource_type_t *ty,
+                                  uintptr_t slot);
+
+// Value helpers: Go cannot take the address of C unions portably.
+wasmtime_component_val_t *wh_val_box(wasmtime_component_val_t *v);
+bool wh_set_argv(wasi_config_t *cfg, size_t n, char **argv);
+bool wh_set_env(wasi_config_t *cfg, size_t n, char **names, char **values);
+void wh_set_stdin(wasi_config_t *cfg, const uint8_t *p, size_t n);
+
+#endif

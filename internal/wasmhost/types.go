@@ -1,0 +1,246 @@
+package wasmhost
+
+import (
+	"strconv"
+	"strings"
+)
+
+// Kind is the kind of a WIT value type. The numbering follows wasmtime's
+// WASMTIME_COMPONENT_VALTYPE_* constants.
+type Kind uint8
+
+// Value type kinds.
+const (
+	KindBool Kind = iota
+	KindS8
+	KindS16
+	KindS32
+	KindS64
+	KindU8
+	KindU16
+	KindU32
+	KindU64
+	KindF32
+	KindF64
+	KindChar
+	KindString
+	KindList
+	KindRecord
+	KindTuple
+	KindVariant
+	KindEnum
+	KindOption
+	KindResult
+	KindFlags
+	KindOwn
+	KindBorrow
+	KindFuture
+	KindStream
+	KindErrorContext
+)
+
+var kindNames = [...]string{"bool", "s8", "s16", "s32", "s64", "u8", "u16", "u32", "u64",
+	"f32", "f64", "char", "string", "list", "record", "tuple", "variant", "enum", "option",
+	"result", "flags", "own", "borrow", "future", "stream", "error-context"}
+
+func (k Kind) String() string {
+	if int(k) < len(kindNames) {
+		return kindNames[k]
+	}
+	return "kind(" + strconv.Itoa(int(k)) + ")"
+}
+
+// Type is a WIT value type as the host sees it: built from a component's type
+// information (introspection, host import signatures) or by hand (tests, the
+// murmur helpers). It drives validation of Go values before they cross into
+// wasmtime, so a mistyped or invalid value is a Go error, never an abort.
+type Type struct {
+	Kind     Kind
+	Elem     *Type   // list, option, future, stream
+	Fields   []Field // record
+	Cases    []Case  // variant
+	Names    []string
+	Tuple    []*Type // tuple
+	Ok, Err  *Type   // result (nil = no payload)
+	Resource string  // own/borrow: the resource's name when known
+}
+
+// Field is a named record field.
+type Field struct {
+	Name string
+	Type *Type
+}
+
+// Case is a variant case; Type is nil for a case without payload.
+type Case struct {
+	Name string
+	Type *Type
+}
+
+// Param is a named function parameter.
+type Param struct {
+	Name string
+	Type *Type
+}
+
+// FuncType is a component function's signature. Result is nil for a function
+// without result (wasmtime 39 components have at most one).
+type FuncType struct {
+	Params []Param
+	Result *Type
+}
+
+// String prints the type in WIT syntax (anonymous records, variants and enums
+// are printed structurally: `record { a: u32 }`).
+func (t *Type) String() string {
+	var b strings.Builder
+	t.write(&b)
+	return b.String()
+}
+
+func (t *Type) write(b *strings.Builder) {
+	if t == nil {
+		b.WriteString("_")
+		return
+	}
+	switch t.Kind {
+	case KindList:
+		b.WriteString("list<")
+		t.Elem.write(b)
+		b.WriteString(">")
+	case KindOption:
+		b.WriteString("option<")
+		t.Elem.write(b)
+		b.WriteString(">")
+	case KindFuture, KindStream:
+		b.WriteString(t.Kind.String())
+		if t.Elem != nil {
+			b.WriteString("<")
+			t.Elem.write(b)
+			b.WriteString(">")
+		}
+	case KindRecord:
+		b.WriteString("record { ")
+		for i, f := range t.Fields {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			b.WriteString(f.Name)
+			b.WriteString(": ")
+			f.Type.write(b)
+		}
+		b.WriteString(" }")
+	case KindTuple:
+		b.WriteString("tuple<")
+		for i, e := range t.Tuple {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			e.write(b)
+		}
+		b.WriteString(">")
+	case KindVariant:
+		b.WriteString("variant { ")
+		for i, c := range t.Cases {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			b.WriteString(c.Name)
+			if c.Type != nil {
+				b.WriteString("(")
+				c.Type.write(b)
+				b.WriteString(")")
+			}
+		}
+		b.WriteString(" }")
+	case KindEnum, KindFlags:
+		b.WriteString(t.Kind.String())
+		b.WriteString(" { ")
+		b.WriteString(strings.Join(t.Names, ", "))
+		b.WriteString(" }")
+	case KindResult:
+		b.WriteString("result")
+		if t.Ok != nil || t.Err != nil {
+			b.WriteString("<")
+			if t.Ok != nil {
+				t.Ok.write(b)
+			} else {
+				b.WriteString("_")
+			}
+			if t.Err != nil {
+				b.WriteString(", ")
+				t.Err.write(b)
+			}
+			b.WriteString(">")
+		}
+	case KindOwn, KindBorrow:
+		name := t.Resource
+		if name == "" {
+			name = "resource"
+		}
+		if t.Kind == KindOwn {
+			b.WriteString(name)
+		} else {
+			b.WriteString("borrow<" + name + ">")
+		}
+	default:
+		b.WriteString(t.Kind.String())
+	}
+}
+
+// String prints the signature in WIT syntax: `func(name: string) -> string`.
+func (f *FuncType) String() string {
+	var b strings.Builder
+	b.WriteString("func(")
+	for i, p := range f.Params {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(p.Name)
+		b.WriteString(": ")
+		p.Type.write(&b)
+	}
+	b.WriteString(")")
+	if f.Result != nil {
+		b.WriteString(" -> ")
+		f.Result.write(&b)
+	}
+	return b.String()
+}
+
+// Convenience constructors for hand-built types.
+var (
+	TBool   = &Type{Kind: KindBool}
+	TU8     = &Type{Kind: KindU8}
+	TU32    = &Type{Kind: KindU32}
+	TU64    = &Type{Kind: KindU64}
+	TS32    = &Type{Kind: KindS32}
+	TS64    = &Type{Kind: KindS64}
+	TF64    = &Type{Kind: KindF64}
+	TChar   = &Type{Kind: KindChar}
+	TString = &Type{Kind: KindString}
+)
+
+// TList returns list<elem>.
+func TList(elem *Type) *Type { return &Type{Kind: KindList, Elem: elem} }
+
+// TOption returns option<elem>.
+func TOption(elem *Type) *Type { return &Type{Kind: KindOption, Elem: elem} }
+
+// TResult returns result<ok, err>; either may be nil.
+func TResult(ok, err *Type) *Type { return &Type{Kind: KindResult, Ok: ok, Err: err} }
+
+// TTuple returns tuple<elems...>.
+func TTuple(elems ...*Type) *Type { return &Type{Kind: KindTuple, Tuple: elems} }
+
+// TRecord returns a record with the given fields.
+func TRecord(fields ...Field) *Type { return &Type{Kind: KindRecord, Fields: fields} }
+
+// TEnum returns an enum with the given case names.
+func TEnum(names ...string) *Type { return &Type{Kind: KindEnum, Names: names} }
+
+// TFlags returns flags with the given names.
+func TFlags(names ...string) *Type { return &Type{Kind: KindFlags, Names: names} }
+
+// TVariant returns a variant with the given cases.
+func TVariant(cases ...Case) *Type { return &Type{Kind: KindVariant, Cases: cases} }
