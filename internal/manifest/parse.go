@@ -181,25 +181,6 @@ func (p *parser) spend(n *yaml.Node) bool {
 	return true
 }
 
-// spendTree charges every node under n (aliases expanded) to the budget, so
-// that decoding a config: map costs no more than the budget allows.
-func (p *parser) spendTree(n *yaml.Node, depth int) bool {
-	if depth > 100 {
-		p.fail(n, "E-MAN-025", "the manifest nests more than 100 levels deep")
-		return false
-	}
-	n = deref(n)
-	if !p.spend(n) {
-		return false
-	}
-	for _, c := range n.Content {
-		if !p.spendTree(c, depth+1) {
-			return false
-		}
-	}
-	return true
-}
-
 // tooLong refuses a list longer than MaxListEntries.
 func (p *parser) tooLong(n *yaml.Node, path string) bool {
 	if len(n.Content) > MaxListEntries {
@@ -710,6 +691,10 @@ func (p *parser) artifact(n *yaml.Node, path string, a *Artifact) {
 	}
 }
 
+// config reads an artifact's config: block, which is free-form (never
+// warned about) but is handed to the artifact as JSON: keys become strings,
+// and a value JSON cannot carry (a non-finite number, a mapping used as a
+// key) is refused here rather than when the artifact starts.
 func (p *parser) config(v *yaml.Node, kp string) map[string]any {
 	v = deref(v)
 	if isNull(v) {
@@ -719,18 +704,82 @@ func (p *parser) config(v *yaml.Node, kp string) map[string]any {
 		p.typeErr(v, kp, "a mapping")
 		return nil
 	}
-	if !p.spendTree(v, 0) {
-		return nil
-	}
-	var out map[string]any
-	if err := v.Decode(&out); err != nil {
-		p.fail(v, "E-MAN-004", "%s: %s", kp, oneLine(strings.TrimPrefix(err.Error(), "yaml: ")))
-		return nil
-	}
-	if out == nil {
-		out = map[string]any{}
-	}
+	out, _ := p.configValue(v, kp, 0).(map[string]any)
 	return out
+}
+
+func (p *parser) configValue(n *yaml.Node, path string, depth int) any {
+	n = deref(n)
+	if depth > 100 {
+		p.fail(n, "E-MAN-025", "%s: nests more than 100 levels deep", path)
+		return nil
+	}
+	if !p.spend(n) {
+		return nil
+	}
+	switch n.Kind {
+	case yaml.MappingNode:
+		out := make(map[string]any, len(n.Content)/2)
+		seen := map[string]Pos{}
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			kn := deref(n.Content[i])
+			if kn.Kind != yaml.ScalarNode {
+				p.fail(kn, "E-MAN-004", "%s: expected a plain key, found %s", path, kindName(kn))
+				return nil
+			}
+			kp := join(path, kn.Value)
+			if first, dup := seen[kn.Value]; dup {
+				p.fail(kn, "E-MAN-010", "%s: the key appears twice (first at line %d, column %d)", kp, first.Line, first.Column)
+				return nil
+			}
+			seen[kn.Value] = posOf(kn)
+			out[kn.Value] = p.configValue(n.Content[i+1], kp, depth+1)
+			if p.err != nil {
+				return nil
+			}
+		}
+		return out
+	case yaml.SequenceNode:
+		out := make([]any, 0, len(n.Content))
+		for i, it := range n.Content {
+			out = append(out, p.configValue(it, fmt.Sprintf("%s[%d]", path, i), depth+1))
+			if p.err != nil {
+				return nil
+			}
+		}
+		return out
+	case yaml.ScalarNode:
+		switch n.Tag {
+		case "!!null":
+			return nil
+		case "!!bool":
+			var b bool
+			if n.Decode(&b) == nil {
+				return b
+			}
+		case "!!int":
+			var i int
+			if n.Decode(&i) == nil {
+				return i
+			}
+			var f float64
+			if n.Decode(&f) == nil {
+				return f
+			}
+		case "!!float":
+			var f float64
+			if n.Decode(&f) == nil {
+				if math.IsInf(f, 0) || math.IsNaN(f) {
+					p.fail(n, "E-MAN-004", "%s: %s is not a finite number, which the JSON an artifact's config is handed over as cannot carry", path, describe(n))
+					return nil
+				}
+				return f
+			}
+		}
+		return n.Value
+	}
+	p.fail(n, "E-MAN-004", "%s: unexpected %s", path, kindName(n))
+	return nil
 }
 
 func (p *parser) gateway(n *yaml.Node, path string, g *Gateway) {

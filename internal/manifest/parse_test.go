@@ -83,6 +83,9 @@ var errorCases = func() []errorCase {
 			"artifacts[0].gateway.api_key references ${ANTHROPIC_API_KEY}, which is not set"},
 		{"api_key partial ref", head + "artifacts:\n  - name: a/b\n    version: \"1\"\n    gateway:\n      api_key: sk-${KEY\n", "E-MAN-021", "7:16", "must be the whole value"},
 		{"config a list", head + "artifacts:\n  - name: a/b\n    version: \"1\"\n    config: [1]\n", "E-MAN-004", "6:13", "expected a mapping"},
+		{"config infinite", head + "artifacts:\n  - name: a/b\n    version: \"1\"\n    config:\n      x: [1, .inf]\n", "E-MAN-004", "7:14", "artifacts[0].config.x[1]: \".inf\" is not a finite number"},
+		{"config complex key", head + "artifacts:\n  - name: a/b\n    version: \"1\"\n    config:\n      a: {? [k] : v}\n", "E-MAN-004", "7:13", "artifacts[0].config.a: expected a plain key"},
+		{"config duplicate key", head + "artifacts:\n  - name: a/b\n    version: \"1\"\n    config:\n      a: 1\n      a: 2\n", "E-MAN-010", "8:7", "artifacts[0].config.a: the key appears twice"},
 		{"hook deadline zero", head + "artifacts:\n  - name: a/b\n    version: \"1\"\n    runtime: hook\n    deadline_seconds: 0\n", "E-MAN-008", "7:23", "not a whole number from 1"},
 		{"capabilities a list", head + "capabilities: []\n", "E-MAN-004", "3:15", "capabilities: expected a mapping, found a list"},
 		{"containment enum", head + "capabilities:\n  containment: strict\n", "E-MAN-007", "4:16", `"strict" is not one of advisory, scoped, sealed`},
@@ -541,5 +544,24 @@ func TestSecrets(t *testing.T) {
 	_, err = Parse([]byte(src), "", Options{LookupEnv: env(nil)})
 	if !errors.As(err, &d) || d.Hint != "export OPENAI_API_KEY in the environment of the process that runs the capsule" {
 		t.Errorf("unset variable: %v (hint %q)", err, d.Hint)
+	}
+}
+
+func TestConfigIsJSONable(t *testing.T) {
+	m := mustParse(t, head+`artifacts:
+  - name: a/b
+    version: "1"
+    config:
+      1: one
+      nested: {2: two, list: [~, true, 1.5, 2001-12-14, 99999999999999999999, "s"]}
+      empty:
+`)
+	got := mustJSON(t, m.Artifacts[0].Config)
+	want := `{"1":"one","empty":null,"nested":{"2":"two","list":[null,true,1.5,"2001-12-14",100000000000000000000,"s"]}}`
+	if got != want {
+		t.Errorf("config JSON\n got %s\nwant %s", got, want)
+	}
+	if m.Declared("artifacts[0].config.nested") {
+		t.Error("keys inside config are not manifest keys")
 	}
 }
