@@ -42,6 +42,9 @@ type Server struct {
 	reg                              Registry
 	cred, appr                       *minter
 
+	// now is the clock approvals expire by; tests move it forward.
+	now func() time.Time
+
 	mu sync.Mutex
 	st *state
 }
@@ -78,6 +81,7 @@ func New(opts Options) (*Server, StartupCount, error) {
 		cred:          cred,
 		appr:          appr,
 		st:            newState(set),
+		now:           time.Now,
 	}
 	for _, n := range opts.SpawnAllow {
 		s.spawnAllow[n] = struct{}{}
@@ -162,7 +166,7 @@ func (s *Server) spawn(w http.ResponseWriter, r *http.Request) {
 	}
 
 	s.mu.Lock()
-	s.st.sweep(time.Now())
+	s.st.sweep(s.now())
 	parent := s.st.sessions[sid]
 	if parent == nil || parent.status != statusRunning {
 		s.mu.Unlock()
@@ -198,7 +202,7 @@ func (s *Server) spawn(w http.ResponseWriter, r *http.Request) {
 	// one critical section, because other requests ran while the registry
 	// was read. Without this two concurrent spawns could both pass the first
 	// check and together exceed --max-concurrent or the ceiling.
-	now := time.Now()
+	now := s.now()
 	s.mu.Lock()
 	s.st.sweep(now)
 	if parent.status != statusRunning {
@@ -294,7 +298,7 @@ func (s *Server) register(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		s.mu.Lock()
-		s.st.sweep(time.Now())
+		s.st.sweep(s.now())
 		if _, taken := s.st.sessions[req.SessionID]; taken {
 			s.mu.Unlock()
 			writeError(w, http.StatusForbidden, msgIdentity)
@@ -319,7 +323,7 @@ func (s *Server) register(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 
-	now := time.Now()
+	now := s.now()
 	s.mu.Lock()
 	s.st.sweep(now)
 	parent := s.st.sessions[p.S]
@@ -433,7 +437,7 @@ func (s *Server) deregister(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.mu.Lock()
-	s.st.sweep(time.Now())
+	s.st.sweep(s.now())
 	sess := s.st.sessions[sid]
 	if sess == nil || sess.status != statusRunning {
 		s.mu.Unlock()
@@ -465,7 +469,7 @@ type statusResponse struct {
 
 func (s *Server) status(w http.ResponseWriter, r *http.Request, id string) {
 	s.mu.Lock()
-	s.st.sweep(time.Now())
+	s.st.sweep(s.now())
 	sess := s.st.sessions[id]
 	if sess == nil {
 		s.mu.Unlock()
@@ -491,7 +495,7 @@ type Snapshot struct {
 func (s *Server) Snapshot() Snapshot {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.st.sweep(time.Now())
+	s.st.sweep(s.now())
 	st := s.st.startup.count()
 	return Snapshot{Running: s.st.running, Pending: s.st.pending, Startup: st, Census: s.st.running + s.st.pending + st}
 }

@@ -1,0 +1,208 @@
+package roost
+
+import (
+	"encoding/base64"
+	"strings"
+	"testing"
+	"time"
+)
+
+// fixture publishes the capsules most tests use into a fresh registry.
+type fixture struct {
+	reg       string
+	workerSHA string
+}
+
+func newFixture(t testing.TB) fixture {
+	t.Helper()
+	reg := t.TempDir()
+	publish(t, reg, "local/orchestrator", "0.1.0", "spawn:\n  allow: [local/worker-a, local/worker-b, local/wide, local/self]\nnetwork:\n  allow: [example.com]\n")
+	sha := publish(t, reg, "local/worker-a", "0.1.0", "network:\n  allow: [https://example.com]\n")
+	publish(t, reg, "local/worker-a", "0.2.0", "")
+	publish(t, reg, "local/worker-b", "0.1.0", "")
+	publish(t, reg, "local/wide", "0.1.0", "network:\n  allow: [api.example.com]\n")
+	publish(t, reg, "local/self", "0.1.0", "spawn:\n  allow: [local/self]\n")
+	return fixture{reg: reg, workerSHA: sha}
+}
+
+func TestEndpointsWalk(t *testing.T) {
+	t.Parallel()
+	fx := newFixture(t)
+	d := startDaemon(t, t.TempDir(), "--registry-path", fx.reg,
+		"--spawn-allow", "local/orchestrator", "--spawn-allow=local/self", "--spawn-allow", "local/missing")
+
+	// GET /health.
+	if r := d.do("GET", "/health", nil, nil); r.code != 200 || r.raw != "{}" {
+		t.Fatalf("health: %d %q", r.code, r.raw)
+	}
+
+	// POST /register, top-level path.
+	expect(t, "register not in --spawn-allow", d.register("ses_1", "local/worker-a", "0.1.0", ""), 403, msgNotInSpawnAllow("local/worker-a"))
+	expect(t, "register unpublished, not in --spawn-allow", d.register("ses_1", "local/nowhere", "0.1.0", ""), 403, msgNotInSpawnAllow("local/nowhere"))
+	if r := d.register("ses_1", "local/missing", "0.1.0", ""); r.code != 500 || r.errMsg() == "" {
+		t.Fatalf("register allowed but unpublished: %d %s", r.code, r.raw)
+	}
+	for _, tc := range []struct{ what, body string }{
+		{"not JSON", "{"},
+		{"not an object", `["session_id"]`},
+		{"empty body", ""},
+		{"empty session_id", `{"session_id": "", "name": "local/orchestrator", "version": "0.1.0"}`},
+		{"missing session_id", `{"name": "local/orchestrator", "version": "0.1.0"}`},
+		{"bare name", `{"session_id": "ses_x", "name": "orchestrator", "version": "0.1.0"}`},
+		{"upper-case name", `{"session_id": "ses_x", "name": "Local/orchestrator", "version": "0.1.0"}`},
+		{"name not a string", `{"session_id": "ses_x", "name": 7, "version": "0.1.0"}`},
+		{"missing version", `{"session_id": "ses_x", "name": "local/orchestrator"}`},
+	} {
+		if r := d.do("POST", "/register", nil, tc.body); r.code != 400 || r.errMsg() == "" {
+			t.Errorf("register %s: %d %s", tc.what, r.code, r.raw)
+		}
+	}
+	// Extra keys are ignored, a capabilities block included; keys match exactly.
+	r := d.do("POST", "/register", nil, `{"session_id": "ses_top", "name": "local/orchestrator", "version": "0.1.0",
+		"capabilities": {"network": {"allow": ["*"]}}, "envelope": {}, "NAME": "local/worker-a", "depth": 99}`)
+	if r.code != 200 || !strings.HasPrefix(r.str("credential"), "msc1.eyJ2IjoxLCJz") || len(r.body) != 1 {
+		t.Fatalf("register top-level: %d %s", r.code, r.raw)
+	}
+	cred := r.str("credential")
+	expectFigures(t, d.client, "ses_top", "running", 3, 0, 1)
+	// session_id already registered: the identity refusal.
+	expect(t, "register taken session_id", d.register("ses_top", "local/orchestrator", "0.1.0", ""), 403, msgIdentity)
+
+	// POST /spawn.
+	for _, tc := range []struct{ what, body string }{
+		{"not JSON", "nope"},
+		{"missing name", `{"version": "0.1.0"}`},
+		{"missing version", `{"name": "local/worker-a"}`},
+		{"not a full name", `{"name": "worker-a", "version": "0.1.0"}`},
+		{"null name", `{"name": null, "version": "0.1.0"}`},
+	} {
+		// The body is checked before the credential.
+		if r := d.do("POST", "/spawn", nil, tc.body); r.code != 400 || r.errMsg() == "" {
+			t.Errorf("spawn %s: %d %s", tc.what, r.code, r.raw)
+		}
+	}
+	expect(t, "spawn without credential", d.do("POST", "/spawn", nil, map[string]string{"name": "local/worker-a", "version": "0.1.0"}), 403, msgIdentity)
+	for _, bad := range []string{"", "msc1.", "msc1.e30.AAAA", "garbage", cred + "x", "x" + cred, strings.Replace(cred, "msc1.", "msa1.", 1), tamper(cred)} {
+		expect(t, "spawn with credential "+bad, d.spawn(bad, "local/worker-a", "0.1.0"), 403, msgIdentity)
+	}
+	expect(t, "spawn for a name outside spawn.allow", d.spawn(cred, "local/orchestrator", "0.1.0"), 403, msgNotInParentAllow("local/orchestrator"))
+	if r := d.spawn(cred, "local/worker-a", "9.9.9"); r.code != 500 {
+		t.Fatalf("spawn unpublished version: %d %s", r.code, r.raw)
+	}
+	expect(t, "spawn beyond the envelope", d.spawn(cred, "local/wide", "0.1.0"), 403,
+		"capabilities.network.allow: the child declares 'api.example.com', which its parent does not hold — a spawned capsule can never hold more capability than the capsule that spawned it")
+	expectFigures(t, d.client, "ses_top", "running", 3, 0, 1) // refusals leave no trace
+
+	t0 := time.Now().UnixMilli()
+	g := d.mustSpawn(cred, "local/worker-a", "0.1.0")
+	t1 := time.Now().UnixMilli()
+	if g.str("name") != "local/worker-a" || g.str("version") != "0.1.0" || g.str("sha256") != fx.workerSHA ||
+		!strings.HasPrefix(g.str("approval"), "msa1.eyJ2IjoxLCJz") || len(g.body) != 5 {
+		t.Fatalf("spawn grant: %s", g.raw)
+	}
+	if exp := int64(g.body["expires_at_ms"].(float64)); exp < t0+60000 || exp > t1+60000 {
+		t.Fatalf("expires_at_ms %d not 60 s after [%d, %d]", exp, t0, t1)
+	}
+	expectFigures(t, d.client, "ses_top", "running", 3, 1, 2)
+
+	// The approval is not a credential, nor the credential an approval.
+	expect(t, "approval as credential", d.spawn(g.str("approval"), "local/worker-a", "0.1.0"), 403, msgIdentity)
+	expect(t, "credential as approval", d.register("ses_c", "local/worker-a", "0.1.0", cred), 403, msgIdentity)
+	expect(t, "tampered approval", d.register("ses_c", "local/worker-a", "0.1.0", tamper(g.str("approval"))), 403, msgIdentity)
+	// An approval that does not verify is refused, never judged by --spawn-allow.
+	expect(t, "bad approval for an allowed name", d.register("ses_c", "local/orchestrator", "0.1.0", "msa1.nope"), 403, msgIdentity)
+	// With an approval the registry is read first: an unresolvable name is a
+	// 500 and the approval is untouched.
+	if r := d.register("ses_c", "local/worker-a", "7.7.7", g.str("approval")); r.code != 500 {
+		t.Fatalf("register with approval, unresolvable: %d %s", r.code, r.raw)
+	}
+
+	// Redeem.
+	childCred := d.mustRegister("ses_child", "local/worker-a", "0.1.0", g.str("approval"))
+	expectFigures(t, d.client, "ses_top", "running", 3, 1, 2)
+	expectFigures(t, d.client, "ses_child", "running", 2, 0, 2)
+	expect(t, "replay", d.register("ses_child2", "local/worker-a", "0.1.0", g.str("approval")), 403, msgApprovalReplayed)
+
+	// Different coordinates: presenting it consumes it.
+	g2 := d.mustSpawn(cred, "local/worker-a", "0.1.0")
+	expect(t, "other version", d.register("ses_c2", "local/worker-a", "0.2.0", g2.str("approval")), 403,
+		"this spawn approval was granted for 'local/worker-a@0.1.0', not 'local/worker-a@0.2.0'")
+	expect(t, "other name", d.register("ses_c2", "local/worker-b", "0.1.0", g2.str("approval")), 403, msgApprovalReplayed)
+	expect(t, "right artifact after consumption", d.register("ses_c2", "local/worker-a", "0.1.0", g2.str("approval")), 403, msgApprovalReplayed)
+	expectFigures(t, d.client, "ses_top", "running", 3, 1, 2) // the consumed approval's slot is back
+
+	// Different bytes: the same coordinates republished between grant and launch.
+	g3 := d.mustSpawn(cred, "local/worker-a", "0.1.0")
+	newSHA := publish(t, fx.reg, "local/worker-a", "0.1.0", "network:\n  allow: [https://example.com]\n", 1, 2, 3)
+	expect(t, "other bytes", d.register("ses_c3", "local/worker-a", "0.1.0", g3.str("approval")), 403,
+		"'local/worker-a@0.1.0' now resolves to a different artifact than the one this spawn approval was granted for (approved sha256 "+fx.workerSHA+", resolved sha256 "+newSHA+")")
+
+	// A taken session_id with a valid approval: identity refusal.
+	g4 := d.mustSpawn(cred, "local/worker-b", "0.1.0")
+	expect(t, "approval with a taken session_id", d.register("ses_child", "local/worker-b", "0.1.0", g4.str("approval")), 403, msgIdentity)
+
+	// POST /deregister.
+	for _, body := range []string{"{", `{}`, `{"outcome": "done"}`, `{"outcome": "COMPLETE"}`, `{"outcome": 1}`} {
+		if r := d.do("POST", "/deregister", map[string]string{HeaderCredential: childCred}, body); r.code != 400 {
+			t.Errorf("deregister %s: %d %s", body, r.code, r.raw)
+		}
+	}
+	expect(t, "deregister without credential", d.do("POST", "/deregister", nil, `{"outcome": "complete"}`), 403, msgIdentity)
+	if r := d.deregister(childCred, "failed"); r.code != 200 || r.raw != "{}" {
+		t.Fatalf("deregister: %d %q", r.code, r.raw)
+	}
+	expectFigures(t, d.client, "ses_child", "failed", 2, 0, 1)
+	expectFigures(t, d.client, "ses_top", "running", 3, 0, 1)
+	expect(t, "deregister twice", d.deregister(childCred, "complete"), 403, msgIdentity)
+	expect(t, "spawn after deregister", d.spawn(childCred, "local/worker-a", "0.1.0"), 403, msgIdentity)
+
+	// A parent's deregister releases its reservations, and its approvals can
+	// no longer be redeemed (identity refusal: the granting session ended).
+	g5 := d.mustSpawn(cred, "local/worker-b", "0.1.0")
+	expectFigures(t, d.client, "ses_top", "running", 3, 1, 2)
+	if r := d.deregister(cred, "complete"); r.code != 200 {
+		t.Fatalf("deregister top: %d %s", r.code, r.raw)
+	}
+	expectFigures(t, d.client, "ses_top", "complete", 3, 0, 0)
+	expect(t, "approval of an ended parent", d.register("ses_c5", "local/worker-b", "0.1.0", g5.str("approval")), 403, msgIdentity)
+
+	// GET /status of an unknown session.
+	for _, id := range []string{"ses_nobody", "", "a/b"} {
+		r := d.status(id)
+		if r.code != 404 || r.raw != `{"error": "session not found"}` {
+			t.Errorf("status %q: %d %q", id, r.code, r.raw)
+		}
+	}
+	// Wrong methods and paths.
+	if r := d.do("GET", "/spawn", nil, nil); r.code != 405 {
+		t.Errorf("GET /spawn: %d", r.code)
+	}
+	if r := d.do("POST", "/health", nil, "{}"); r.code != 405 {
+		t.Errorf("POST /health: %d", r.code)
+	}
+	if r := d.do("GET", "/nowhere", nil, nil); r.code != 404 {
+		t.Errorf("GET /nowhere: %d", r.code)
+	}
+	// A body over 64 KiB is a 400.
+	big := `{"name": "local/worker-a", "version": "0.1.0", "pad": "` + strings.Repeat("x", 70<<10) + `"}`
+	if r := d.do("POST", "/spawn", map[string]string{HeaderCredential: cred}, big); r.code != 400 {
+		t.Errorf("oversized body: %d %s", r.code, r.raw)
+	}
+	if strings.Contains(d.stderr.String(), "msc1.") || strings.Contains(d.stderr.String(), "msa1.") {
+		t.Fatalf("a token reached the daemon's stderr: %s", d.stderr.String())
+	}
+}
+
+// tamper flips one character of a token's payload, keeping its form.
+func tamper(tok string) string {
+	parts := strings.Split(tok, ".")
+	if len(parts) != 3 {
+		return tok + "A"
+	}
+	body, err := base64.RawURLEncoding.DecodeString(parts[1])
+	if err != nil {
+		return tok + "A"
+	}
+	body = []byte(strings.Replace(string(body), `"v":1`, `"v":1,"d":9`, 1))
+	return parts[0] + "." + base64.RawURLEncoding.EncodeToString(body) + "." + parts[2]
+}
