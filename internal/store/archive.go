@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"io"
 	"io/fs"
 	"os"
@@ -112,6 +113,22 @@ func OpenArchiveLimit(data []byte, max int64) (*Archive, error) {
 			return nil, diag.New("E-REG-010", "entry %q uses unsupported compression method %d", p.name, p.f.Method).
 				WithHint("rebuild it with 'mur build' (stored or deflate entries only)")
 		}
+		if p.f.Method == zip.Store {
+			// A stored entry is verified in place: no copy, just its bounds,
+			// sizes and CRC against the bytes that were hashed.
+			data, err := storedData(p.f, data)
+			if err != nil {
+				return nil, diag.Wrap(err, "E-REG-010", "entry %q is corrupt", p.name).
+					WithHint("the zip is corrupt or truncated: rebuild it with 'mur build'")
+			}
+			total += int64(len(data))
+			if total > max {
+				return nil, bomb(max)
+			}
+			a.files[p.name] = data
+			a.names = append(a.names, p.name)
+			continue
+		}
 		rc, err := p.f.Open()
 		if err != nil {
 			return nil, diag.Wrap(err, "E-REG-010", "entry %q cannot be read", p.name).
@@ -138,6 +155,27 @@ func OpenArchiveLimit(data []byte, max int64) (*Archive, error) {
 	}
 	sort.Strings(a.names)
 	return a, nil
+}
+
+// storedData returns the bytes of a stored (uncompressed) entry as a slice of
+// raw, after checking they lie inside raw and match the entry's CRC-32.
+func storedData(f *zip.File, raw []byte) ([]byte, error) {
+	if f.CompressedSize64 != f.UncompressedSize64 {
+		return nil, errors.New("stored entry with differing sizes")
+	}
+	off, err := f.DataOffset()
+	if err != nil {
+		return nil, err
+	}
+	end := uint64(off) + f.CompressedSize64
+	if off < 0 || end < uint64(off) || end > uint64(len(raw)) {
+		return nil, errors.New("stored entry lies outside the file")
+	}
+	b := raw[off:end:end]
+	if crc32.ChecksumIEEE(b) != f.CRC32 {
+		return nil, zip.ErrChecksum
+	}
+	return b, nil
 }
 
 func bomb(max int64) *diag.Diagnostic {

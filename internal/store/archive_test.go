@@ -261,3 +261,29 @@ func FuzzOpenArchive(f *testing.F) {
 		a.Payload()
 	})
 }
+
+func TestOpenArchiveStoredEntries(t *testing.T) {
+	body := append(append([]byte{}, wasmComponentHeader...), bytes.Repeat([]byte("stored!"), 1000)...)
+	var buf bytes.Buffer
+	zw := zip.NewWriter(&buf)
+	w, _ := zw.CreateHeader(&zip.FileHeader{Name: "capsule.wasm", Method: zip.Store})
+	w.Write(body)
+	zw.Close()
+	z := buf.Bytes()
+	a, err := OpenArchiveLimit(z, 1<<20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := a.ReadFile("capsule.wasm"); !bytes.Equal(got, body) {
+		t.Fatal("stored entry read back other bytes")
+	}
+	if _, err := OpenArchiveLimit(z, 1000); diag.Code(err) != "E-REG-011" {
+		t.Fatalf("stored entry past the ceiling: %v", err)
+	}
+	i := bytes.Index(z, []byte("stored!"))
+	bad := append([]byte(nil), z...)
+	bad[i] ^= 1
+	if _, err := OpenArchiveLimit(bad, 1<<20); diag.Code(err) != "E-REG-010" {
+		t.Fatalf("flipped bit in a stored entry: %v", err)
+	}
+}

@@ -109,7 +109,15 @@ func Pack(dir string) (*Built, error) {
 			return nil, diag.New("E-BLD-009", "the artifact would decompress to more than %d bytes, which no reader accepts", max).
 				WithHint("drop large files from requires_files, or raise %s everywhere it is read", MaxDecompressedEnv)
 		}
-		h := &zip.FileHeader{Name: n, Method: zip.Deflate, Modified: zipEpoch}
+		// Components are stored, not deflated: they are most of the bytes,
+		// compress poorly for the time it costs, and a stored entry is
+		// verified in place on every resolve (no inflate), which is what keeps
+		// resolve at hash speed. Text files are deflated.
+		method := zip.Deflate
+		if strings.HasSuffix(n, ".wasm") {
+			method = zip.Store
+		}
+		h := &zip.FileHeader{Name: n, Method: method, Modified: zipEpoch}
 		h.SetMode(0o644)
 		w, err := zw.CreateHeader(h)
 		if err != nil {
