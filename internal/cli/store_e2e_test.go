@@ -368,3 +368,26 @@ func TestStorePublishUnwritable(t *testing.T) {
 	}
 	expectFail(t, runMur(t, home2, base, nil, "publish", zip), "E-IO-002", 1)
 }
+
+// BenchmarkMurBuild5MB is the wall time of one real `mur build` process on a
+// capsule with a 5 MB component (process start included).
+func BenchmarkMurBuild5MB(b *testing.B) {
+	base := b.TempDir()
+	body := make([]byte, 5<<20)
+	rand.New(rand.NewSource(5)).Read(body[:len(body)/2]) // half noise, half zeros
+	dir := filepath.Join(base, "cap")
+	writeFiles(b, dir, map[string]string{
+		"murmur.yaml":  "name: big\nversion: 1.0.0\n",
+		"capsule.wasm": string(componentHeader) + string(body[8:]),
+	})
+	bin := murBin(b)
+	out := filepath.Join(base, "big.mur.zip")
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		cmd := exec.Command(bin, "build", dir, "-o", out)
+		cmd.Env = []string{"HOME=" + base}
+		if o, err := cmd.CombinedOutput(); err != nil {
+			b.Fatalf("mur build: %v\n%s", err, o)
+		}
+	}
+}
