@@ -118,6 +118,10 @@ func list(s []string) []string {
 	return out
 }
 
+// LiteralKey reports whether api_key was written as a literal secret rather
+// than a ${NAME} reference (mur build refuses such a manifest).
+func (g *Gateway) LiteralKey() bool { return g != nil && g.APIKeyRef == "" && g.APIKey != "" }
+
 // RuntimeKind is the top-level runtime with its default ("capsule").
 func (m *Manifest) RuntimeKind() string { return m.Runtime.Or(RuntimeCapsule) }
 
@@ -167,11 +171,11 @@ func (m *Manifest) StateStores() []string {
 	return out
 }
 
-// grantAxes are the keys of a capabilities block that grant something; an
-// artifact block holding none of them (only state:) inherits the capsule's
-// grant like one that declares no block.
-var grantAxes = []string{"network", "peer_fetch", "shell", "spawn", "env", "filesystem",
-	"install", "containment", "limits", "resources"}
+// grantAxes are the keys of a capabilities block that grant access. An
+// artifact block holding none of them (only state:, limits:, resources: or
+// containment:, which bound or require rather than grant) inherits the
+// capsule's access grants as if it declared no block; its bounds still apply.
+var grantAxes = []string{"network", "peer_fetch", "shell", "spawn", "env", "filesystem", "install"}
 
 // declaresGrants reports whether artifact i's capabilities block declares any
 // grant axis.
@@ -192,11 +196,15 @@ func (m *Manifest) declaresGrants(i int) bool {
 }
 
 // EffectiveGrants computes the capsule's grant set, each artifact's grant
-// narrowed to it, and the state stores. An artifact that declares no grant
-// inherits the capsule's; one that declares a block gets its declaration ∩
-// the capsule's, and each entry the capsule does not cover is dropped with a
-// W-SEC-007 warning naming the artifact, the key and the entry. Coverage is
-// the spawn envelope's (contracts §7). A hook's own deadline_seconds sets its
+// narrowed to it, and the state stores. An artifact that declares no access
+// axis (network, peer_fetch, shell, spawn, env, filesystem, install) inherits
+// the capsule's access; one that declares any gets its declaration ∩ the
+// capsule's on every access axis (an axis it leaves out is empty), and each
+// entry the capsule does not cover is dropped with a W-SEC-007 warning naming
+// the artifact, the key and the entry. Coverage is the spawn envelope's
+// (contracts §7). Limits an artifact declares apply when no higher than the
+// capsule's (a higher one is dropped and warned the same way); containment
+// takes the higher of the two floors. A hook's own deadline_seconds sets its
 // hook deadline ahead of the capsule-wide value.
 //
 // No secret appears in the result: gateways are not part of it.
@@ -213,9 +221,9 @@ func (m *Manifest) EffectiveGrants() (Grants, []Warning) {
 		if s, ok := a.StateStoreName(bare); ok {
 			ag.StateStore = s
 		}
-		if m.declaresGrants(i) {
+		if a.Capabilities != nil {
 			n := narrower{m: m, idx: i, art: a.Name}
-			ag.Grants = n.narrow(m.Capabilities, *a.Capabilities)
+			ag.Grants = n.narrow(m.Capabilities, *a.Capabilities, m.declaresGrants(i))
 			ag.Dropped = n.dropped
 			warns = append(warns, n.warns...)
 		} else {
@@ -286,7 +294,40 @@ func narrowLimit[T int | int64](n *narrower, key string, art Opt[T], capEff T) T
 	return art.V
 }
 
-func (n *narrower) narrow(c, a Capabilities) GrantSet {
+func (n *narrower) narrow(c, a Capabilities, access bool) GrantSet {
+	var g GrantSet
+	if access {
+		g = n.narrowAccess(c, a)
+	} else {
+		g = c.GrantSet()
+	}
+	// Containment is a floor, not a grant: it may only rise, so the artifact
+	// gets the higher of the two declared classes.
+	g.Containment = c.Containment.Or("")
+	if a.Containment.Set && (g.Containment == "" || ContainmentRank(a.Containment.V) > ContainmentRank(g.Containment)) {
+		g.Containment = a.Containment.V
+	}
+	ce := c.EffLimits()
+	// A declared deadline replaces both defaults, for the artifact as for the
+	// capsule; it may not exceed the capsule's call deadline.
+	dl := narrowLimit(n, "capabilities.limits.deadline_seconds", a.Limits.DeadlineSeconds, ce.DeadlineSeconds)
+	hdl := ce.HookDeadlineSeconds
+	if a.Limits.DeadlineSeconds.Set {
+		hdl = dl
+	}
+	g.Limits = EffLimits{
+		DeadlineSeconds:     dl,
+		HookDeadlineSeconds: hdl,
+		MemoryBytes:         narrowLimit(n, "capabilities.limits.memory_bytes", a.Limits.MemoryBytes, ce.MemoryBytes),
+		TableElements:       narrowLimit(n, "capabilities.limits.table_elements", a.Limits.TableElements, ce.TableElements),
+		Instances:           narrowLimit(n, "capabilities.limits.instances", a.Limits.Instances, ce.Instances),
+		WorkdirMaxBytes:     narrowLimit(n, "capabilities.resources.workdir_max_bytes", a.Resources.WorkdirMaxBytes, ce.WorkdirMaxBytes),
+	}
+	return g
+}
+
+// narrowAccess intersects the access axes (lists, flags, scope).
+func (n *narrower) narrowAccess(c, a Capabilities) GrantSet {
 	in := func(l []string) func(string) bool {
 		set := make(map[string]bool, len(l))
 		for _, e := range l {
@@ -367,28 +408,6 @@ func (n *narrower) narrow(c, a Capabilities) GrantSet {
 	default:
 		n.drop("capabilities.filesystem.scope", *artScope, "capabilities.filesystem.scope")
 		g.FilesystemScope = capScope
-	}
-	// Containment is a floor, not a grant: it may only rise, so the artifact
-	// gets the higher of the two declared classes.
-	g.Containment = c.Containment.Or("")
-	if a.Containment.Set && (g.Containment == "" || ContainmentRank(a.Containment.V) > ContainmentRank(g.Containment)) {
-		g.Containment = a.Containment.V
-	}
-	ce := c.EffLimits()
-	// A declared deadline replaces both defaults, for the artifact as for the
-	// capsule; it may not exceed the capsule's call deadline.
-	dl := narrowLimit(n, "capabilities.limits.deadline_seconds", a.Limits.DeadlineSeconds, ce.DeadlineSeconds)
-	hdl := ce.HookDeadlineSeconds
-	if a.Limits.DeadlineSeconds.Set {
-		hdl = dl
-	}
-	g.Limits = EffLimits{
-		DeadlineSeconds:     dl,
-		HookDeadlineSeconds: hdl,
-		MemoryBytes:         narrowLimit(n, "capabilities.limits.memory_bytes", a.Limits.MemoryBytes, ce.MemoryBytes),
-		TableElements:       narrowLimit(n, "capabilities.limits.table_elements", a.Limits.TableElements, ce.TableElements),
-		Instances:           narrowLimit(n, "capabilities.limits.instances", a.Limits.Instances, ce.Instances),
-		WorkdirMaxBytes:     narrowLimit(n, "capabilities.resources.workdir_max_bytes", a.Resources.WorkdirMaxBytes, ce.WorkdirMaxBytes),
 	}
 	return g
 }

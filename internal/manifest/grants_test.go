@@ -125,6 +125,10 @@ artifacts:
 		}, []string{"capabilities.install.skill: other", "capabilities.install.tool: murmur/*"}},
 		{"containment only rises", "      containment: advisory\n", func(g GrantSet) bool { return g.Containment == "scoped" }, nil},
 		{"containment raised", "      containment: sealed\n", func(g GrantSet) bool { return g.Containment == "sealed" }, nil},
+		{"bounds-only block inherits access", "      limits: {instances: 5}\n      containment: sealed\n      state: {}\n", func(g GrantSet) bool {
+			return reflect.DeepEqual(g.ShellAllow, []string{"bash", "git"}) && len(g.NetworkAllow) == 3 && g.UnixSockets &&
+				*g.FilesystemScope == "src" && g.Limits.Instances == 5 && g.Containment == "sealed" && g.Limits.DeadlineSeconds == 100
+		}, nil},
 		{"limits lower kept, higher dropped", "      limits: {deadline_seconds: 50, memory_bytes: 5000, instances: 10}\n", func(g GrantSet) bool {
 			return g.Limits.DeadlineSeconds == 50 && g.Limits.HookDeadlineSeconds == 50 && g.Limits.MemoryBytes == 1000 && g.Limits.Instances == 10 && g.Limits.TableElements == 100000
 		}, []string{"capabilities.limits.memory_bytes: 5000"}},

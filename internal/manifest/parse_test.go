@@ -497,7 +497,10 @@ func TestSecrets(t *testing.T) {
 	if g := m.Artifacts[0].Gateway; g.APIKey != secret || g.APIKeyRef != "${OPENAI_API_KEY}" {
 		t.Errorf("resolved gateway %+v", g)
 	}
-	if g := m.Artifacts[1].Gateway; g.APIKey != "plain-literal" || g.APIKeyRef != "" {
+	if m.Artifacts[0].Gateway.LiteralKey() || (*Gateway)(nil).LiteralKey() {
+		t.Error("LiteralKey true for a reference or no gateway")
+	}
+	if g := m.Artifacts[1].Gateway; g.APIKey != "plain-literal" || g.APIKeyRef != "" || !g.LiteralKey() {
 		t.Errorf("literal gateway %+v", g)
 	}
 	eg, ws := m.EffectiveGrants()

@@ -143,6 +143,9 @@ type Artifact struct {
 type Gateway struct {
 	Endpoint string
 	// APIKey is the resolved key; APIKeyRef the text as written ("${NAME}").
+	// A literal key (no ${...}) is kept in APIKey with APIKeyRef empty, even
+	// with Options.SkipSecrets (nothing is resolved for it); see LiteralKey.
+	// With SkipSecrets a reference is left unresolved: APIKey stays "".
 	APIKey    string
 	APIKeyRef string
 }
