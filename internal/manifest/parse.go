@@ -234,32 +234,90 @@ func (p *parser) mapping(n *yaml.Node, path string, handle func(key string, v *y
 		p.typeErr(n, path, "a mapping")
 		return
 	}
-	seen := map[string]Pos{}
-	for i := 0; i+1 < len(n.Content); i += 2 {
-		kn, v := deref(n.Content[i]), n.Content[i+1]
-		if kn.Kind != yaml.ScalarNode {
-			p.fail(kn, "E-MAN-004", "%s: expected a plain key, found %s", orTop(path), kindName(kn))
-			return
-		}
-		if !p.spend(kn) {
-			return
-		}
+	pairs := p.pairs(n, path, 0)
+	for _, pr := range pairs {
+		kn, v := pr[0], pr[1]
 		key := kn.Value
 		kp := join(path, key)
-		if first, dup := seen[key]; dup {
-			p.fail(kn, "E-MAN-010", "%s: the key appears twice (first at line %d, column %d)", kp, first.Line, first.Column).
-				WithHint("keep one of the two")
-			return
-		}
-		seen[key] = posOf(kn)
 		p.m.declared[kp] = posOf(kn)
-		if !handle(key, v, kp) {
+		// Top-level keys beginning with "x-" are extensions (a place to keep
+		// YAML anchors), as in other YAML formats: ignored without a warning.
+		if !handle(key, v, kp) && !(path == "" && strings.HasPrefix(key, "x-")) {
 			p.warn(kn, "W-MAN-001", "unknown key '%s' is ignored", kp)
 		}
 		if p.err != nil {
 			return
 		}
 	}
+}
+
+// pairs lists a mapping's key/value nodes in order, refusing a key written
+// twice, and appends the pairs YAML merge keys (`<<: *defaults`) bring in for
+// keys not written explicitly (an earlier merge source wins over a later one).
+func (p *parser) pairs(n *yaml.Node, path string, depth int) [][2]*yaml.Node {
+	var out [][2]*yaml.Node
+	var merged [][2]*yaml.Node
+	seen := map[string]Pos{}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		kn, v := deref(n.Content[i]), n.Content[i+1]
+		if kn.Kind != yaml.ScalarNode {
+			p.fail(kn, "E-MAN-004", "%s: expected a plain key, found %s", orTop(path), kindName(kn))
+			return nil
+		}
+		if !p.spend(kn) {
+			return nil
+		}
+		if kn.Tag == "!!merge" {
+			merged = append(merged, p.mergeSources(v, path, depth)...)
+			if p.err != nil {
+				return nil
+			}
+			continue
+		}
+		if first, dup := seen[kn.Value]; dup {
+			p.fail(kn, "E-MAN-010", "%s: the key appears twice (first at line %d, column %d)", join(path, kn.Value), first.Line, first.Column).
+				WithHint("keep one of the two")
+			return nil
+		}
+		seen[kn.Value] = posOf(kn)
+		out = append(out, [2]*yaml.Node{kn, v})
+	}
+	for _, pr := range merged {
+		if _, ok := seen[pr[0].Value]; !ok {
+			seen[pr[0].Value] = posOf(pr[0])
+			out = append(out, pr)
+		}
+	}
+	return out
+}
+
+// mergeSources reads the value of a `<<` key: a mapping, or a list of them.
+func (p *parser) mergeSources(v *yaml.Node, path string, depth int) [][2]*yaml.Node {
+	v = deref(v)
+	if depth > 32 {
+		p.fail(v, "E-MAN-025", "%s: merge keys nest more than 32 levels deep", orTop(path))
+		return nil
+	}
+	switch v.Kind {
+	case yaml.MappingNode:
+		return p.pairs(v, path, depth+1)
+	case yaml.SequenceNode:
+		var out [][2]*yaml.Node
+		for _, it := range v.Content {
+			it = deref(it)
+			if it.Kind != yaml.MappingNode {
+				p.typeErr(it, join(path, "<<"), "a mapping")
+				return nil
+			}
+			out = append(out, p.pairs(it, path, depth+1)...)
+			if p.err != nil {
+				return nil
+			}
+		}
+		return out
+	}
+	p.typeErr(v, join(path, "<<"), "a mapping or a list of mappings")
+	return nil
 }
 
 func orTop(path string) string {

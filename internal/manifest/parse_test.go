@@ -568,3 +568,37 @@ func TestConfigIsJSONable(t *testing.T) {
 		t.Error("keys inside config are not manifest keys")
 	}
 }
+
+func TestMergeKeys(t *testing.T) {
+	m := mustParse(t, head+`x-defaults: &gw
+  version: "9"
+  gateway: {endpoint: "https://llm.example.com"}
+x-extra: &extra
+  runtime: driver
+  version: "8"
+artifacts:
+  - <<: [*gw, *extra]
+    name: a/one
+  - <<: *gw
+    name: a/two
+    version: "2"
+`)
+	a, b := m.Artifacts[0], m.Artifacts[1]
+	if a.Version != "9" || a.RuntimeKind() != RuntimeDriver || a.Gateway.Endpoint != "https://llm.example.com" {
+		t.Errorf("merged artifact %+v", a)
+	}
+	if b.Version != "2" || b.RuntimeKind() != RuntimeTool || b.Gateway == nil {
+		t.Errorf("explicit keys must win over merged ones: %+v", b)
+	}
+	if len(m.Warnings) != 0 {
+		t.Errorf("x- keys must not be warned about: %v", m.Warnings)
+	}
+	if m.PosOf("artifacts[0].version") != (Pos{4, 3}) {
+		t.Errorf("a merged key is declared where the anchor wrote it: %v", m.PosOf("artifacts[0].version"))
+	}
+	for _, src := range []string{head + "capabilities:\n  <<: 5\n", head + "capabilities:\n  <<: [5]\n"} {
+		if _, err := Parse([]byte(src), "", Options{}); diag.Code(err) != "E-MAN-004" {
+			t.Errorf("bad merge value: %v", err)
+		}
+	}
+}
