@@ -104,8 +104,8 @@ type reply struct {
 }
 
 func (r reply) str(k string) string { s, _ := r.body[k].(string); return s }
-func (r reply) num(k string) int   { f, _ := r.body[k].(float64); return int(f) }
-func (r reply) errMsg() string     { return r.str("error") }
+func (r reply) num(k string) int    { f, _ := r.body[k].(float64); return int(f) }
+func (r reply) errMsg() string      { return r.str("error") }
 
 func (c *client) do(method, path string, hdr map[string]string, body any) reply {
 	c.t.Helper()

@@ -339,4 +339,3 @@ func TestStartupCensusUnlistable(t *testing.T) {
 		t.Fatalf("exit %d stderr %q, want 1 %q", code, errOut, want)
 	}
 }
-
