@@ -35,6 +35,10 @@ func ChainFor(projectDir, home string) (Chain, error) {
 // bytes must hash to the pinned sha256, else the resolve is refused (E-REG-005).
 // An artifact found in the project store that fails verification is refused
 // there: it never falls through to the global store.
+//
+// The lock applies to every name resolved through a chain that holds one: use
+// it for the project's declared artifacts, and a chain with Lock nil for
+// anything else (a --capsule run, a child capsule).
 func (c Chain) Resolve(name, version string, opts manifest.Options) (*Resolved, error) {
 	full, err := NormalizeRef(name, version)
 	if err != nil {

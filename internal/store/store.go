@@ -23,6 +23,7 @@ import (
 	"sort"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/murmur-go/murmur/internal/diag"
 	"github.com/murmur-go/murmur/internal/manifest"
@@ -256,13 +257,15 @@ func withContext(err error, where string) error {
 	return err
 }
 
-func parseManifest(a *Archive, zipPath string, opts manifest.Options) (*manifest.Manifest, error) {
+// parseManifest parses the archive's root murmur.yaml; where names the zip in
+// messages (a manifest diagnostic's file is "<where>!/murmur.yaml").
+func parseManifest(a *Archive, where string, opts manifest.Options) (*manifest.Manifest, error) {
 	y, err := a.ReadFile(ManifestEntry)
 	if err != nil {
-		return nil, diag.New("E-REG-012", "%s has no murmur.yaml at its root", zipPath).
+		return nil, diag.New("E-REG-012", "%s has no murmur.yaml at its root", where).
 			WithHint("build artifacts with 'mur build', which packs murmur.yaml")
 	}
-	return manifest.Parse(y, zipPath+"!/"+ManifestEntry, opts)
+	return manifest.Parse(y, where+"!/"+ManifestEntry, opts)
 }
 
 func short(h string) string {
@@ -287,7 +290,7 @@ func (s *Store) Publish(zipBytes []byte, force bool) (*Resolved, error) {
 	if err != nil {
 		return nil, err
 	}
-	m, err := parseManifest(arch, "the artifact", manifest.Options{SkipSecrets: true})
+	m, err := parseManifest(arch, "the .mur.zip", manifest.Options{SkipSecrets: true})
 	if err != nil {
 		return nil, err
 	}
@@ -333,6 +336,7 @@ func (s *Store) write(full, version string, zipBytes []byte, meta Meta, force bo
 	if err != nil {
 		return ioErr(err, "creating "+parent)
 	}
+	removeStaleStaging(parent)
 	stage, err := os.MkdirTemp(parent, ".staging-"+version+"-")
 	if err != nil {
 		removeDirs(created)
@@ -397,6 +401,27 @@ func (s *Store) write(full, version string, zipBytes []byte, meta Meta, force bo
 		return ioErr(err, "syncing")
 	}
 	return nil
+}
+
+// staleStaging is how old a staging directory must be before a later publish
+// treats it as left by a crashed one and removes it.
+const staleStaging = time.Hour
+
+// removeStaleStaging removes staging directories a crashed publish left in dir.
+// They are invisible to readers (hidden names), so this is housekeeping only.
+func removeStaleStaging(dir string) {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	for _, e := range ents {
+		if !strings.HasPrefix(e.Name(), ".staging-") {
+			continue
+		}
+		if fi, err := e.Info(); err == nil && time.Since(fi.ModTime()) > staleStaging {
+			os.RemoveAll(filepath.Join(dir, e.Name()))
+		}
+	}
 }
 
 func exists(p string) bool { _, err := os.Lstat(p); return err == nil }

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/murmur-go/murmur/internal/diag"
 	"github.com/murmur-go/murmur/internal/manifest"
@@ -343,5 +344,25 @@ func TestStoreRoots(t *testing.T) {
 	t.Setenv("HOME", "relative")
 	if _, err := Home(); diag.Code(err) != "E-IO-003" {
 		t.Fatal(err)
+	}
+}
+
+func TestStaleStagingRemoved(t *testing.T) {
+	s := At(t.TempDir())
+	parent := filepath.Join(s.Root, "acme", "lint")
+	old := filepath.Join(parent, ".staging-1.0.0-crashed")
+	fresh := filepath.Join(parent, ".staging-1.0.0-inflight")
+	os.MkdirAll(old, 0o755)
+	os.MkdirAll(fresh, 0o755)
+	long := time.Now().Add(-2 * staleStaging)
+	os.Chtimes(old, long, long)
+	if _, err := s.Publish(artifactZip(t, "acme/lint", "1.0.0", ""), false); err != nil {
+		t.Fatal(err)
+	}
+	if exists(old) {
+		t.Error("a stale staging dir survived")
+	}
+	if !exists(fresh) {
+		t.Error("an in-flight staging dir was removed")
 	}
 }
