@@ -51,7 +51,11 @@ func Load(path string, opts Options) (*Manifest, error) {
 
 // Parse parses and validates manifest bytes. file names the source in
 // messages ("murmur.yaml" when ""). Every error is a *diag.Diagnostic whose
-// message starts with "<file>:<line>:<col>: ".
+// message starts with "<file>:<line>:<col>: "; validation stops at the first
+// error in document order, then the rules that relate keys to one another.
+// On success Manifest.Warnings holds, in order, the unknown-key and other
+// W-MAN warnings and then the W-SEC-007 narrowing warnings EffectiveGrants
+// reports, each positioned and prefixed the same way.
 func Parse(data []byte, file string, opts Options) (*Manifest, error) {
 	name := file
 	if name == "" {
