@@ -73,8 +73,8 @@ func TestStress(t *testing.T) {
 
 	var (
 		granted, redeemed, replays, consumed, refusedCeiling, refusedConc, deregs atomic.Int64
-		seq                                                                      atomic.Int64
-		failures                                                                 atomic.Int64
+		seq                                                                       atomic.Int64
+		failures                                                                  atomic.Int64
 	)
 	fail := func(format string, args ...any) {
 		if failures.Add(1) <= 10 {
