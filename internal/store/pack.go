@@ -153,7 +153,10 @@ func pickPayload(dir string, m *manifest.Manifest) (string, error) {
 	}
 	var wasm []string
 	for _, e := range ents {
-		if strings.HasSuffix(e.Name(), ".wasm") && e.Type().IsRegular() {
+		if !strings.HasSuffix(e.Name(), ".wasm") {
+			continue
+		}
+		if fi, err := os.Stat(filepath.Join(dir, e.Name())); err == nil && fi.Mode().IsRegular() {
 			wasm = append(wasm, e.Name())
 		}
 	}
@@ -178,6 +181,11 @@ func pickPayload(dir string, m *manifest.Manifest) (string, error) {
 			return "", diag.New("E-BLD-008", "%s: several root .wasm files (%s) and none is capsule.wasm", dir, strings.Join(wasm, ", ")).
 				WithHint("name the payload capsule.wasm, or keep only one .wasm beside murmur.yaml")
 		}
+	}
+	// A symlinked payload is packed as the file it names, which must lie
+	// inside dir like any requires_files path.
+	if _, _, err := requiredFile(dir, pick); err != nil {
+		return "", err
 	}
 	if err := CheckComponentHeader(filepath.Join(dir, pick)); err != nil {
 		return "", err

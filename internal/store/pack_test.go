@@ -164,3 +164,22 @@ func TestPackCeiling(t *testing.T) {
 		t.Fatalf("Pack past the ceiling: %v", err)
 	}
 }
+
+func TestPackSymlinkedPayload(t *testing.T) {
+	outside := writeTree(t, map[string]string{"c.wasm": string(wasmComponentHeader) + "outside"})
+	dir := writeTree(t, map[string]string{"murmur.yaml": "name: s\nversion: 1.0.0\n", "build/out.wasm": string(wasmComponentHeader) + "inside"})
+	os.Symlink("build/out.wasm", filepath.Join(dir, "capsule.wasm"))
+	b, err := Pack(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, _ := OpenArchive(b.Zip)
+	if got, _ := a.ReadFile("capsule.wasm"); !bytes.HasSuffix(got, []byte("inside")) {
+		t.Fatalf("capsule.wasm = %q", got)
+	}
+	os.Remove(filepath.Join(dir, "capsule.wasm"))
+	os.Symlink(filepath.Join(outside, "c.wasm"), filepath.Join(dir, "capsule.wasm"))
+	if _, err := Pack(dir); diag.Code(err) != "E-BLD-007" {
+		t.Fatalf("payload symlinked out of the directory: %v", err)
+	}
+}

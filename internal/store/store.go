@@ -184,6 +184,25 @@ func (s *Store) Resolve(name, version string, opts manifest.Options) (*Resolved,
 	if err != nil {
 		return nil, err
 	}
+	// A forced republish swaps the version directory while a reader may be
+	// between reading the zip and its sidecars. Such a read is refused like any
+	// mismatch, but when the directory changed identity during the attempt the
+	// refusal is about a moment, not the store: read again (up to five times).
+	dir := s.Dir(full, version)
+	for attempt := 1; ; attempt++ {
+		before, _ := os.Stat(dir)
+		r, err := s.resolveOnce(full, version, opts)
+		if err == nil || attempt == 5 {
+			return r, err
+		}
+		after, _ := os.Stat(dir)
+		if before == nil && after == nil || before != nil && after != nil && os.SameFile(before, after) {
+			return nil, err
+		}
+	}
+}
+
+func (s *Store) resolveOnce(full, version string, opts manifest.Options) (*Resolved, error) {
 	zipPath, shaPath, metaPath := s.Paths(full, version)
 	data, err := os.ReadFile(zipPath)
 	if errors.Is(err, os.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {

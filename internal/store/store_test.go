@@ -366,3 +366,47 @@ func TestStaleStagingRemoved(t *testing.T) {
 		t.Error("an in-flight staging dir was removed")
 	}
 }
+
+// TestResolveDuringForcedRepublish: readers racing forced republishes of one
+// version always get one whole artifact, never a refusal or a mix.
+func TestResolveDuringForcedRepublish(t *testing.T) {
+	s := At(t.TempDir())
+	zips := [][]byte{artifactZip(t, "acme/flip", "1.0.0", "one"), artifactZip(t, "acme/flip", "1.0.0", "two")}
+	ok := map[string]bool{HashHex(zips[0]): true, HashHex(zips[1]): true}
+	if _, err := s.Publish(zips[0], false); err != nil {
+		t.Fatal(err)
+	}
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			if _, err := s.Publish(zips[i%2], true); err != nil {
+				t.Errorf("forced publish: %v", err)
+				return
+			}
+		}
+	}()
+	for i := 0; i < 300; i++ {
+		r, err := s.Resolve("acme/flip", "1.0.0", noSecrets)
+		if err != nil {
+			t.Errorf("resolve %d during republish: %v", i, err)
+			break
+		}
+		if !ok[r.SHA256] || HashHex(r.Archive.Bytes()) != r.SHA256 {
+			t.Errorf("resolve %d: bytes %s are neither artifact", i, r.SHA256)
+			break
+		}
+	}
+	close(stop)
+	wg.Wait()
+	if ents, _ := os.ReadDir(filepath.Dir(s.Dir("acme/flip", "1.0.0"))); len(ents) != 1 {
+		t.Errorf("leftovers: %v", ents)
+	}
+}
