@@ -280,6 +280,7 @@ func TestParseNetEntry(t *testing.T) {
 		"[::1]":                     {Host: "::1"},
 		"https://[2001:db8::1]:443": {Scheme: "https", Host: "2001:db8::1", Port: 443},
 		"localhost":                 {Host: "localhost"},
+		"Example.COM.:8080":         {Host: "example.com", Port: 8080},
 	}
 	for s, want := range good {
 		got, err := ParseNetEntry(s)
@@ -292,7 +293,7 @@ func TestParseNetEntry(t *testing.T) {
 		}
 	}
 	bad := []string{"", "https://", "https://x.com/", "x.com/a", "x.com?a", "x.com#a", "u@x.com", "ftp://x.com",
-		"x.com:", "x.com:0", "x.com:65536", "x.com:-1", "x.com:+1", "x.com:http", "*.x.com", "x..com", ".x.com",
+		"x.com:", "x.com:0", "x.com:65536", "x.com:-1", "x.com:+1", "x.com:http", "*.x.com", "x..com", ".x.com", ".", "x.com..",
 		"[::1", "[::1]x", "[zz::1]", "[::1]:", "x com", "https://x.com:8080/", "a:b:c", "https://https://x"}
 	for _, s := range bad {
 		if e, err := ParseNetEntry(s); err == nil {

@@ -110,7 +110,9 @@ func ParseNetEntry(s string) (NetEntry, error) {
 		}
 		e.Port = p
 	}
-	e.Host = strings.ToLower(host)
+	// DNS names compare case-insensitively, and "example.com." is the same
+	// host as "example.com": normalise both so coverage compares like with like.
+	e.Host = strings.TrimSuffix(strings.ToLower(host), ".")
 	return e, nil
 }
 
