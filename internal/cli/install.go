@@ -92,7 +92,11 @@ func runInstallRef(ref string, global, force bool, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "installed %s@%s (%s) sha256 %s into the %s store\n  -> %s\n", r.Name, r.Version, r.Runtime, r.SHA256, target.Kind, filepath.Dir(r.ZipPath))
+	verb := "installed"
+	if r.Unchanged {
+		verb = "already installed (same bytes)"
+	}
+	fmt.Fprintf(stdout, "%s %s@%s (%s) sha256 %s in the %s store\n  -> %s\n", verb, r.Name, r.Version, r.Runtime, r.SHA256, target.Kind, filepath.Dir(r.ZipPath))
 	return nil
 }
 

@@ -57,7 +57,11 @@ func runPublish(zipPath string, force bool, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "published %s@%s (%s) sha256 %s\n  -> %s\n", r.Name, r.Version, r.Runtime, r.SHA256, filepath.Dir(r.ZipPath))
+	verb := "published"
+	if r.Unchanged {
+		verb = "already published (same bytes)"
+	}
+	fmt.Fprintf(stdout, "%s %s@%s (%s) sha256 %s\n  -> %s\n", verb, r.Name, r.Version, r.Runtime, r.SHA256, filepath.Dir(r.ZipPath))
 	return nil
 }
 

@@ -91,6 +91,10 @@ func TestStoreBuildPublishInstallListDoctor(t *testing.T) {
 		t.Fatalf("build did not write hello-agent-0.1.0.mur.zip in the cwd: %v\n%s", err, r.Stdout)
 	}
 	expectOK(t, runMur(t, home, work, nil, "publish", "hello-agent-0.1.0.mur.zip"))
+	// Publishing the same bytes again (the README's demo run twice) is a success.
+	if r := runMur(t, home, work, nil, "publish", "hello-agent-0.1.0.mur.zip"); r.Code != 0 || !strings.Contains(r.Stdout, "already published (same bytes)") {
+		t.Fatalf("second publish: exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
+	}
 	lint := toolDir(t, filepath.Join(base, "lint"), "acme/lint", "1.0.0", "lint v1")
 	expectOK(t, runMur(t, home, work, nil, "build", lint, "-o", filepath.Join(base, "lint.mur.zip")))
 	// publish with no ZIP takes the zip mur build would write in the cwd.

@@ -105,6 +105,9 @@ type Resolved struct {
 	Manifest *manifest.Manifest
 	// Archive is the verified zip, in memory: the very bytes that were hashed.
 	Archive *Archive
+	// Unchanged is set by Publish when the store already held these exact
+	// bytes (an idempotent publish or install wrote nothing).
+	Unchanged bool
 }
 
 // Ref renders name@version.
@@ -321,6 +324,7 @@ func (s *Store) Publish(zipBytes []byte, force bool) (*Resolved, error) {
 	sum := HashHex(zipBytes)
 	if cur, err := s.Resolve(full, m.Version, opts); err == nil {
 		if cur.SHA256 == sum {
+			cur.Unchanged = true
 			return cur, nil
 		}
 		if !force {
@@ -332,10 +336,15 @@ func (s *Store) Publish(zipBytes []byte, force bool) (*Resolved, error) {
 	if meta.Tags == nil {
 		meta.Tags = []string{}
 	}
-	if err := s.write(full, m.Version, zipBytes, meta, force); err != nil {
+	lost, err := s.write(full, m.Version, zipBytes, meta, force)
+	if err != nil {
 		return nil, err
 	}
-	return s.Resolve(full, m.Version, opts)
+	r, err := s.Resolve(full, m.Version, opts)
+	if r != nil {
+		r.Unchanged = lost
+	}
+	return r, err
 }
 
 func alreadyPublished(s *Store, full, version, have, want string) error {
@@ -344,7 +353,9 @@ func alreadyPublished(s *Store, full, version, have, want string) error {
 		WithHint("bump the version in murmur.yaml, or pass --force to replace it")
 }
 
-func (s *Store) write(full, version string, zipBytes []byte, meta Meta, force bool) error {
+// write stages and renames the version directory in. identical reports that
+// a concurrent publisher had already stored the same bytes.
+func (s *Store) write(full, version string, zipBytes []byte, meta Meta, force bool) (identical bool, err error) {
 	final := s.Dir(full, version)
 	parent := filepath.Dir(final)
 	ioErr := func(err error, what string) error {
@@ -353,13 +364,13 @@ func (s *Store) write(full, version string, zipBytes []byte, meta Meta, force bo
 	}
 	created, err := mkdirsTracked(parent)
 	if err != nil {
-		return ioErr(err, "creating "+parent)
+		return false, ioErr(err, "creating "+parent)
 	}
 	removeStaleStaging(parent)
 	stage, err := os.MkdirTemp(parent, ".staging-"+version+"-")
 	if err != nil {
 		removeDirs(created)
-		return ioErr(err, "creating a staging directory")
+		return false, ioErr(err, "creating a staging directory")
 	}
 	done := false
 	defer func() {
@@ -369,7 +380,7 @@ func (s *Store) write(full, version string, zipBytes []byte, meta Meta, force bo
 		}
 	}()
 	if err := os.Chmod(stage, 0o755); err != nil {
-		return ioErr(err, "staging")
+		return false, ioErr(err, "staging")
 	}
 	mj, _ := json.MarshalIndent(meta, "", "  ")
 	mj = append(mj, '\n')
@@ -383,20 +394,20 @@ func (s *Store) write(full, version string, zipBytes []byte, meta Meta, force bo
 		{base + ".meta.json", mj},
 	} {
 		if err := writeNewFile(filepath.Join(stage, f.name), f.data, 0o644); err != nil {
-			return ioErr(err, "writing "+f.name)
+			return false, ioErr(err, "writing "+f.name)
 		}
 	}
 	if err := syncDir(stage); err != nil {
-		return ioErr(err, "syncing")
+		return false, ioErr(err, "syncing")
 	}
 	if err := os.Rename(stage, final); err == nil {
 		done = true
 		if err := syncDir(parent); err != nil {
-			return ioErr(err, "syncing")
+			return false, ioErr(err, "syncing")
 		}
-		return nil
+		return false, nil
 	} else if !exists(final) {
-		return ioErr(err, "renaming into place")
+		return false, ioErr(err, "renaming into place")
 	}
 	// Someone holds this version: a concurrent publisher won the race, or it
 	// was there before. Identical bytes are a success; other bytes need force,
@@ -404,22 +415,22 @@ func (s *Store) write(full, version string, zipBytes []byte, meta Meta, force bo
 	// deferred cleanup removes what is left in stage.
 	cur, rerr := s.Resolve(full, version, manifest.Options{SkipSecrets: true})
 	if rerr == nil && cur.SHA256 == meta.SHA256 {
-		return nil
+		return true, nil
 	}
 	if !force {
 		have := ""
 		if rerr == nil {
 			have = cur.SHA256
 		}
-		return alreadyPublished(s, full, version, have, meta.SHA256)
+		return false, alreadyPublished(s, full, version, have, meta.SHA256)
 	}
 	if err := exchange(stage, final); err != nil {
-		return ioErr(err, "replacing the old version")
+		return false, ioErr(err, "replacing the old version")
 	}
 	if err := syncDir(parent); err != nil {
-		return ioErr(err, "syncing")
+		return false, ioErr(err, "syncing")
 	}
-	return nil
+	return false, nil
 }
 
 // staleStaging is how old a staging directory must be before a later publish

@@ -74,8 +74,11 @@ func TestPublishResolveRoundTrip(t *testing.T) {
 		t.Fatalf("payload %q", n)
 	}
 	// Same bytes again: idempotent. Other bytes: refused, store unchanged.
-	if _, err := s.Publish(z, false); err != nil {
-		t.Fatalf("republish same bytes: %v", err)
+	if r.Unchanged {
+		t.Error("first publish reported Unchanged")
+	}
+	if again, err := s.Publish(z, false); err != nil || !again.Unchanged {
+		t.Fatalf("republish same bytes: %v (unchanged=%v)", err, again != nil && again.Unchanged)
 	}
 	before := snapshot(t, s.Root)
 	z2 := artifactZip(t, "acme/lint", "1.2.0", "v2")
