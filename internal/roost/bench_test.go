@@ -1,0 +1,158 @@
+package roost
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"net/http/httptest"
+	"os"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/murmur-go/murmur/internal/running"
+)
+
+// benchDaemon is an in-process daemon holding 1,000 tracked sessions and 256
+// live start-up records (all naming this process, so all stay live).
+func benchDaemon(b *testing.B, padBytes int) (*Server, string) {
+	b.Helper()
+	fx := newFixture(b)
+	childName := "local/worker-a"
+	if padBytes > 0 {
+		pad := make([]byte, padBytes)
+		r := rand.New(rand.NewPCG(1, 2))
+		for i := range pad {
+			pad[i] = byte(r.Uint32())
+		}
+		publish(b, fx.reg, "local/worker-b", "0.1.0", "", pad...)
+		childName = "local/worker-b"
+	}
+	home := b.TempDir()
+	dir := running.Dir(home)
+	os.MkdirAll(dir, 0o700)
+	pid, start, err := running.Self()
+	if err != nil {
+		b.Fatal(err)
+	}
+	for i := 0; i < 256; i++ {
+		writeRecord(b, dir, record(fmt.Sprintf("ses_startup_%03d", i), pid, start))
+	}
+	srv, cnt, err := New(Options{MaxDepth: 3, MaxConcurrent: 1 << 30, MaxLiveCapsules: 1 << 30,
+		SpawnAllow: []string{"local/orchestrator"}, Registry: StoreRegistry(fx.reg), RunningDir: dir})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(srv.Close)
+	if cnt.Live != 256 {
+		b.Fatalf("start-up census counted %d", cnt.Live)
+	}
+	ft := &fuzzTarget{srv: srv}
+	var cred string
+	for i := 0; i < 1000; i++ {
+		r := ft.serve(b, "POST", "/register", nil, fmt.Sprintf(`{"session_id": "ses_%04d", "name": "local/orchestrator", "version": "0.1.0"}`, i))
+		cred = r.str("credential")
+	}
+	if s := srv.Snapshot(); s.Census != 1256 {
+		b.Fatalf("census %d, want 1256", s.Census)
+	}
+	return srv, cred + "\x00" + childName
+}
+
+// benchSpawn measures one POST /spawn decision through the real handler:
+// body, credential, allow list, the three bounds with the census re-checking
+// 256 start-up records, the registry resolve (read, hash, sidecars, parse),
+// the envelope, the reservation and the approval.
+func benchSpawn(b *testing.B, padBytes int) {
+	srv, both := benchDaemon(b, padBytes)
+	cred, child, _ := strings.Cut(both, "\x00")
+	body := fmt.Sprintf(`{"name": %q, "version": "0.1.0"}`, child)
+	lat := make([]time.Duration, 0, b.N)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		req := httptest.NewRequest("POST", "/spawn", strings.NewReader(body))
+		req.Header[HeaderCredential] = []string{cred}
+		rec := httptest.NewRecorder()
+		t0 := time.Now()
+		srv.ServeHTTP(rec, req)
+		lat = append(lat, time.Since(t0))
+		if rec.Code != 200 {
+			b.Fatalf("spawn: %d %s", rec.Code, rec.Body.String())
+		}
+	}
+	b.StopTimer()
+	reportPercentiles(b, lat)
+}
+
+func reportPercentiles(b *testing.B, lat []time.Duration) {
+	if len(lat) == 0 {
+		return
+	}
+	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
+	pct := func(p float64) float64 { return float64(lat[int(p*float64(len(lat)-1))].Microseconds()) }
+	b.ReportMetric(pct(0.50), "p50-µs")
+	b.ReportMetric(pct(0.99), "p99-µs")
+}
+
+func BenchmarkSpawnDecision(b *testing.B)             { benchSpawn(b, 0) }
+func BenchmarkSpawnDecision5MBComponent(b *testing.B) { benchSpawn(b, 5<<20) }
+
+// BenchmarkCensusRead256 is one census read with 256 live start-up records:
+// the re-check of every one of them (poll over their pidfds) plus the counts.
+func BenchmarkCensusRead256(b *testing.B) {
+	srv, _ := benchDaemon(b, 0)
+	lat := make([]time.Duration, 0, b.N)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		t0 := time.Now()
+		s := srv.Snapshot()
+		lat = append(lat, time.Since(t0))
+		if s.Startup != 256 {
+			b.Fatalf("startup %d", s.Startup)
+		}
+	}
+	b.StopTimer()
+	reportPercentiles(b, lat)
+}
+
+// BenchmarkStartupScan256 is the start-up census itself: reading and
+// classifying 256 records in ~/.murmur/running and opening their pidfds.
+func BenchmarkStartupScan256(b *testing.B) {
+	dir := running.Dir(b.TempDir())
+	os.MkdirAll(dir, 0o700)
+	pid, start, _ := running.Self()
+	for i := 0; i < 256; i++ {
+		writeRecord(b, dir, record(fmt.Sprintf("ses_startup_%03d", i), pid, start))
+	}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		set, cnt, err := scanStartup(dir)
+		if err != nil || cnt.Live != 256 {
+			b.Fatal(err, cnt)
+		}
+		set.close()
+	}
+}
+
+// BenchmarkCensusReadSlowPath256 re-checks 256 records the way a daemon
+// without pidfds would (kill(0) + /proc/<pid>/stat each), for comparison.
+func BenchmarkCensusReadSlowPath256(b *testing.B) {
+	pid, start, _ := running.Self()
+	recs := make([]running.Record, 256)
+	for i := range recs {
+		recs[i] = record(fmt.Sprintf("ses_%d", i), pid, start)
+	}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		n := 0
+		for _, r := range recs {
+			if r.Alive() {
+				n++
+			}
+		}
+		if n != 256 {
+			b.Fatal(n)
+		}
+	}
+}
