@@ -1,10 +1,16 @@
 package roost
 
 import (
+	"bufio"
 	"encoding/base64"
+	"net"
+	"net/http"
+	"os/exec"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/murmur-go/murmur/internal/store"
 )
 
 // fixture publishes the capsules most tests use into a fresh registry.
@@ -205,4 +211,78 @@ func tamper(tok string) string {
 	}
 	body = []byte(strings.Replace(string(body), `"v":1`, `"v":1,"d":9`, 1))
 	return parts[0] + "." + base64.RawURLEncoding.EncodeToString(body) + "." + parts[2]
+}
+
+// TestNoProviderCredential: a registry of capsules whose gateway keys name
+// ${ANTHROPIC_API_KEY} resolves, registers and spawns in a daemon started
+// with HOME alone in its environment.
+func TestNoProviderCredential(t *testing.T) {
+	t.Parallel()
+	reg := t.TempDir()
+	gw := "artifacts:\n  - name: murmur/driver-anthropic\n    version: \"0.19.0\"\n    runtime: driver\n    gateway:\n      endpoint: https://api.anthropic.com\n      api_key: ${ANTHROPIC_API_KEY}\n"
+	for _, c := range []struct{ name, caps string }{
+		{"local/keyed-parent", "spawn:\n  allow: [local/keyed-child]\n"},
+		{"local/keyed-child", ""},
+	} {
+		y := capsuleYAML(c.name, "0.1.0", c.caps, gw)
+		if _, err := store.At(reg).Publish(zipOf(t, map[string][]byte{"murmur.yaml": []byte(y)}), false); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cmd := exec.Command(roostBin, "--port", "0", "--registry-path", reg, "--spawn-allow", "local/keyed-parent")
+	home := t.TempDir()
+	cmd.Env = []string{"HOME=" + home}
+	out, _ := cmd.StdoutPipe()
+	var se syncBuffer
+	cmd.Stderr = &se
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { cmd.Process.Kill(); cmd.Wait() }()
+	sc := bufio.NewScanner(out)
+	var addr string
+	for i := 0; i < 3 && sc.Scan(); i++ {
+		if m := listenRE.FindStringSubmatch(sc.Text()); m != nil {
+			addr = m[1]
+		}
+	}
+	if addr == "" {
+		t.Fatalf("no listening line; stderr %s", se.String())
+	}
+	c := &client{t: t, base: "http://" + addr, hc: &http.Client{Timeout: 10 * time.Second}}
+	cred := c.mustRegister("ses_k", "local/keyed-parent", "0.1.0", "")
+	g := c.mustSpawn(cred, "local/keyed-child", "0.1.0")
+	c.mustRegister("ses_kc", "local/keyed-child", "0.1.0", g.str("approval"))
+}
+
+// TestSlowClient: a client that never finishes its request header is cut
+// off by the header timeout, and others are answered meanwhile.
+func TestSlowClient(t *testing.T) {
+	t.Parallel()
+	d := startDaemon(t, t.TempDir())
+	conn, err := net.Dial("tcp", d.addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	conn.Write([]byte("POST /spawn HTTP/1.1\r\nHost: x\r\n"))
+	for i := 0; i < 5; i++ {
+		t0 := time.Now()
+		if r := d.do("GET", "/health", nil, nil); r.code != 200 {
+			t.Fatalf("health while a client stalls: %d", r.code)
+		}
+		if time.Since(t0) > 2*time.Second {
+			t.Fatalf("a stalled client held up another for %v", time.Since(t0))
+		}
+	}
+	conn.SetReadDeadline(time.Now().Add(20 * time.Second))
+	t0 := time.Now()
+	buf := make([]byte, 512)
+	n, err := conn.Read(buf)
+	for err == nil && n > 0 { // the server may answer 408 before closing
+		n, err = conn.Read(buf)
+	}
+	if ne, ok := err.(net.Error); ok && ne.Timeout() {
+		t.Fatalf("the stalled connection was still open after %v", time.Since(t0))
+	}
 }
