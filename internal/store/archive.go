@@ -136,9 +136,11 @@ func OpenArchiveLimit(data []byte, max int64) (*Archive, error) {
 		}
 		// Read at most what is left under the ceiling plus one byte, so an entry
 		// whose header understates its size is still stopped at the ceiling.
+		// Pre-size from the header, but never trust it for more than a modest
+		// allocation: a tiny hostile zip may declare hundreds of megabytes.
 		var buf bytes.Buffer
-		if p.f.UncompressedSize64 < uint64(max-total) {
-			buf.Grow(int(p.f.UncompressedSize64))
+		if hint := p.f.UncompressedSize64; hint < uint64(max-total) {
+			buf.Grow(int(min(hint, preallocCap)))
 		}
 		n, err := io.Copy(&buf, io.LimitReader(rc, max-total+1))
 		rc.Close()
@@ -177,6 +179,9 @@ func storedData(f *zip.File, raw []byte) ([]byte, error) {
 	}
 	return b, nil
 }
+
+// preallocCap bounds the buffer pre-sized from an entry's declared size.
+const preallocCap = 16 << 20
 
 func bomb(max int64) *diag.Diagnostic {
 	return diag.New("E-REG-011", "the artifact decompresses to more than %d bytes (a zip bomb?)", max).
