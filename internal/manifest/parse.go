@@ -92,7 +92,7 @@ func Parse(data []byte, file string, opts Options) (*Manifest, error) {
 			name, top.Line, top.Column, kindName(top)).
 			WithHint("start the file with name: and version: lines")
 	}
-	p := &parser{file: name, opts: opts, m: &Manifest{File: file, declared: map[string]Pos{}}}
+	p := &parser{file: name, opts: opts, m: &Manifest{File: file, declared: make(map[string]Pos, 64)}}
 	if p.opts.LookupEnv == nil {
 		p.opts.LookupEnv = os.LookupEnv
 	}
@@ -348,6 +348,12 @@ func (p *parser) str(n *yaml.Node, path string) string {
 func (p *parser) boolean(n *yaml.Node, path string) Opt[bool] {
 	n = deref(n)
 	if n.Kind == yaml.ScalarNode && n.Tag == "!!bool" {
+		switch n.Value { // the common spellings, without building a decoder
+		case "true":
+			return Some(true)
+		case "false":
+			return Some(false)
+		}
 		var b bool
 		if err := n.Decode(&b); err == nil {
 			return Some(b)
@@ -375,8 +381,13 @@ func (p *parser) posInt(n *yaml.Node, path string, max int64) (int64, bool) {
 		p.fail(n, "E-MAN-008", "%s: expected a positive whole number, found %s", path, describe(n))
 		return 0, false
 	}
-	var v int64
-	if err := n.Decode(&v); err != nil || v < 1 || v > max {
+	// Plain decimal is the common case; other YAML integer spellings (0x1F,
+	// 1_000) go through the decoder.
+	v, err := strconv.ParseInt(n.Value, 10, 64)
+	if err != nil {
+		err = n.Decode(&v)
+	}
+	if err != nil || v < 1 || v > max {
 		p.fail(n, "E-MAN-008", "%s: %s is not a whole number from 1 to %d", path, describe(n), max)
 		return 0, false
 	}
