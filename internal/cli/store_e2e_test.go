@@ -1,6 +1,7 @@
 package cli_test
 
 import (
+	"archive/zip"
 	"bytes"
 	"fmt"
 	"math/rand"
@@ -394,4 +395,47 @@ func BenchmarkMurBuild5MB(b *testing.B) {
 			b.Fatalf("mur build: %v\n%s", err, o)
 		}
 	}
+}
+
+// TestStoreInstallHostileZip: a zip bomb, a truncated zip and a zip with
+// escaping entries are handled at install, and a refusal writes nothing.
+func TestStoreInstallHostileZip(t *testing.T) {
+	base := t.TempDir()
+	home := filepath.Join(base, "home")
+	proj := filepath.Join(base, "proj")
+	writeFiles(t, proj, map[string]string{"murmur.yaml": "name: app\nversion: 0.1.0\n", "capsule.wasm": string(componentHeader)})
+	mk := func(name string, ents map[string][]byte) string {
+		var buf bytes.Buffer
+		zw := zip.NewWriter(&buf)
+		for n, d := range ents {
+			w, _ := zw.Create(n)
+			w.Write(d)
+		}
+		zw.Close()
+		p := filepath.Join(base, name)
+		os.WriteFile(p, buf.Bytes(), 0o644)
+		return p
+	}
+	yaml := []byte("name: acme/t\nversion: 1.0.0\nruntime: tool\n")
+	bomb := mk("bomb.mur.zip", map[string][]byte{"murmur.yaml": yaml, "tool.wasm": append(append([]byte{}, componentHeader...), make([]byte, 8<<20)...)})
+	good := mk("good.mur.zip", map[string][]byte{"murmur.yaml": yaml, "tool.wasm": componentHeader})
+	gb, _ := os.ReadFile(good)
+	trunc := filepath.Join(base, "trunc.mur.zip")
+	os.WriteFile(trunc, gb[:len(gb)-10], 0o644)
+	escape := mk("escape.mur.zip", map[string][]byte{"murmur.yaml": yaml, "tool.wasm": componentHeader, "../../evil": []byte("x")})
+
+	ceiling := []string{"MURMUR_MAX_ARTIFACT_DECOMPRESSED_BYTES=1048576"}
+	expectFail(t, runMur(t, home, proj, ceiling, "install", bomb), "E-REG-011", 1)
+	expectFail(t, runMur(t, home, proj, nil, "install", trunc), "E-REG-010", 1)
+	if _, err := os.Stat(filepath.Join(proj, ".murmur")); !os.IsNotExist(err) {
+		t.Fatalf("a refused install wrote into the project (%v)", err)
+	}
+	// The bomb is fine under the default 500 MB ceiling.
+	expectOK(t, runMur(t, home, proj, nil, "install", bomb))
+	// The escaping entry is ignored by every reader; nothing lands outside.
+	expectOK(t, runMur(t, home, proj, nil, "install", "--force", escape))
+	if _, err := os.Stat(filepath.Join(base, "evil")); !os.IsNotExist(err) {
+		t.Fatal("an escaping entry was written")
+	}
+	expectOK(t, runMur(t, home, proj, nil, "doctor"))
 }
