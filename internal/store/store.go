@@ -418,11 +418,11 @@ func (s *Store) write(full, version string, zipBytes []byte, meta Meta, force bo
 		return true, nil
 	}
 	if !force {
-		have := ""
-		if rerr == nil {
-			have = cur.SHA256
+		if rerr != nil {
+			return false, diag.Wrap(rerr, "E-REG-003", "%s@%s is already in the %s but does not verify", full, version, s.label()).
+				WithHint("pass --force to replace it with this zip")
 		}
-		return false, alreadyPublished(s, full, version, have, meta.SHA256)
+		return false, alreadyPublished(s, full, version, cur.SHA256, meta.SHA256)
 	}
 	if err := exchange(stage, final); err != nil {
 		return false, ioErr(err, "replacing the old version")

@@ -413,3 +413,23 @@ func TestResolveDuringForcedRepublish(t *testing.T) {
 		t.Errorf("leftovers: %v", ents)
 	}
 }
+
+func TestPublishOverCorruptVersion(t *testing.T) {
+	s := At(t.TempDir())
+	z := artifactZip(t, "acme/lint", "1.0.0", "")
+	if _, err := s.Publish(z, false); err != nil {
+		t.Fatal(err)
+	}
+	_, sp, _ := s.Paths("acme/lint", "1.0.0")
+	os.WriteFile(sp, []byte("garbage\n"), 0o644)
+	_, err := s.Publish(z, false)
+	if diag.Code(err) != "E-REG-003" || !strings.Contains(err.Error(), "does not verify") {
+		t.Fatalf("publish over a corrupt copy: %v", err)
+	}
+	if r, err := s.Publish(z, true); err != nil || r.SHA256 != HashHex(z) {
+		t.Fatalf("forced repair: %v", err)
+	}
+	if _, err := s.Resolve("acme/lint", "1.0.0", noSecrets); err != nil {
+		t.Fatalf("after repair: %v", err)
+	}
+}
