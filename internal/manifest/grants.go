@@ -122,6 +122,15 @@ func list(s []string) []string {
 // than a ${NAME} reference (mur build refuses such a manifest).
 func (g *Gateway) LiteralKey() bool { return g != nil && g.APIKeyRef == "" && g.APIKey != "" }
 
+// TransportKind is inference.transport with its default ("http").
+func (in *Inference) TransportKind() string { return in.Transport.Or("http") }
+
+// Acceptance is lifecycle.task_acceptance with its default ("single").
+func (l Lifecycle) Acceptance() string { return l.TaskAcceptance.Or("single") }
+
+// AfterTaskMode is lifecycle.after_task with its default ("exit").
+func (l Lifecycle) AfterTaskMode() string { return l.AfterTask.Or("exit") }
+
 // RuntimeKind is the top-level runtime with its default ("capsule").
 func (m *Manifest) RuntimeKind() string { return m.Runtime.Or(RuntimeCapsule) }
 

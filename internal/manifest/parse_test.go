@@ -357,6 +357,9 @@ func TestParseAgent(t *testing.T) {
 	check("inference", *in, Inference{Transport: Some("http"), Model: "claude-sonnet-5", DriverArtifact: "murmur/driver-anthropic",
 		MaxTurns: Some(20), SystemPromptFile: "prompts/system.md"})
 	check("max_tokens default", in.MaxTokens.Or(DefaultMaxTokens), 8192)
+	check("transport", in.TransportKind(), "http")
+	check("lifecycle accessors", []string{m.Lifecycle.Acceptance(), m.Lifecycle.AfterTaskMode()}, []string{"queue", "sleep"})
+	check("lifecycle defaults", []string{Lifecycle{}.Acceptance(), Lifecycle{}.AfterTaskMode(), (&Inference{}).TransportKind()}, []string{"single", "exit", "http"})
 	check("lifecycle", m.Lifecycle, Lifecycle{TaskAcceptance: Some("queue"), AfterTask: Some("sleep"), QueueDepth: Some(4), DelegationDeadlineSecs: Some(300)})
 	check("otel", m.Observability.OtelEndpoint, "http://127.0.0.1:4318")
 	age, ok := m.Trace.Retain.MaxAgeDuration()

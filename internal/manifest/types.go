@@ -214,8 +214,11 @@ type Resources struct {
 
 // Inference is the inference: block of an agent capsule.
 type Inference struct {
-	Transport        Opt[string] // http|process [http]
-	Model            string
+	Transport Opt[string] // http|process [http]
+	Model     string
+	// DriverArtifact is the full name of the `runtime: driver` artifact
+	// driver.artifact names (written as a full or a bare name; Parse checks it
+	// is declared and stores the declared artifact's full name).
 	DriverArtifact   string
 	Command          string
 	MaxTurns         Opt[int]
