@@ -196,6 +196,10 @@ func (e *Engine) Instantiate(ctx context.Context, c *Component, rc RunConfig) (*
 		i.Close()
 		return nil, end
 	}
+	if late := r.lateReturn(); late != nil {
+		i.Close()
+		return nil, late
+	}
 	return i, nil
 }
 
@@ -299,6 +303,15 @@ func (r *run) beginCall(ctx context.Context) func() {
 		cancel()
 		r.c.deadline_ns = 0
 	}
+}
+
+// lateReturn is the ending of a call that returned normally after its
+// deadline, or nil.
+func (r *run) lateReturn() error {
+	if time.Now().Before(r.deadline) {
+		return nil
+	}
+	return &DeadlineError{Waiting: r.waitedCall != "", Call: r.waitedCall}
 }
 
 // ending classifies a failed call or instantiation (and frees err).
@@ -434,6 +447,12 @@ func (i *Instance) Call(ctx context.Context, iface, fn string, args ...Value) (V
 	if cerr != nil {
 		i.dead = r.ending(ctx, cerr, false)
 		return nil, i.dead
+	}
+	if late := r.lateReturn(); late != nil {
+		// The guest got back from a wait after the deadline and returned
+		// before its next epoch check: the call still ran over.
+		i.dead = late
+		return nil, late
 	}
 	return out, nil
 }

@@ -1,0 +1,193 @@
+package wasmhost
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+)
+
+var bg = context.Background()
+
+func TestCallOK(t *testing.T) {
+	i := instantiate(t, "basic.wat", RunConfig{})
+	v, err := i.Call(bg, "", "add", uint32(2), uint32(40))
+	if err != nil || v != uint32(42) {
+		t.Fatalf("add = %v, %v", v, err)
+	}
+	if err := i.CallCapsuleRun(bg); err != nil {
+		t.Fatal(err)
+	}
+	// The instance stays usable after successful calls.
+	if v, _ := i.Call(bg, "", "add", 1, 2); v != uint32(3) {
+		t.Fatalf("add(1,2) = %v", v)
+	}
+}
+
+func TestCallArgumentErrors(t *testing.T) {
+	i := instantiate(t, "basic.wat", RunConfig{})
+	cases := []struct {
+		fn   string
+		args []Value
+		want string
+	}{
+		{"add", []Value{uint32(1)}, "takes 2 arguments"},
+		{"add", []Value{"x", uint32(1)}, "want u32"},
+		{"add", []Value{-1, uint32(1)}, "want u32"},
+		{"nope", nil, "does not export"},
+	}
+	for _, c := range cases {
+		_, err := i.Call(bg, "", c.fn, c.args...)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s%v: err %v, want %q", c.fn, c.args, err, c.want)
+		}
+	}
+	// Argument errors are caught before the guest runs: the instance lives.
+	if _, err := i.Call(bg, "", "add", uint32(1), uint32(1)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestTrapWithMessage(t *testing.T) {
+	i := instantiate(t, "basic.wat", RunConfig{})
+	_, err := i.Call(bg, "", "trap")
+	te := asTrap(t, err)
+	if !strings.Contains(te.Message, "unreachable") {
+		t.Fatalf("trap message %q", te.Message)
+	}
+	// After a trap the instance is dead.
+	if _, err := i.Call(bg, "", "add", uint32(1), uint32(1)); !errors.Is(err, ErrInstanceDead) {
+		t.Fatalf("call after trap: %v", err)
+	}
+}
+
+func TestDeadlineWhileRunning(t *testing.T) {
+	i := instantiate(t, "basic.wat", RunConfig{Limits: Limits{Deadline: 150 * time.Millisecond}})
+	start := time.Now()
+	_, err := i.Call(bg, "", "spin")
+	de := asDeadline(t, err)
+	if de.Waiting || de.Call != "" {
+		t.Fatalf("spin loop reported %+v", de)
+	}
+	if el := time.Since(start); el < 150*time.Millisecond {
+		t.Fatalf("stopped after %v, before the deadline", el)
+	}
+}
+
+func TestCancelStopsGuest(t *testing.T) {
+	i := instantiate(t, "basic.wat", RunConfig{})
+	ctx, cancel := context.WithCancel(bg)
+	time.AfterFunc(50*time.Millisecond, cancel)
+	_, err := i.Call(ctx, "", "spin")
+	var ce *CancelledError
+	if !errors.As(err, &ce) || !errors.Is(err, context.Canceled) {
+		t.Fatalf("want CancelledError(context.Canceled), got %T %v", err, err)
+	}
+}
+
+func TestDeadlineWhileSleeping(t *testing.T) {
+	// A 10 s WASI sleep under a 200 ms deadline is stopped at deadline+grace
+	// (grace shortened to 300 ms to keep the suite fast; the default is 2 s)
+	// and reported as waiting on the clock.
+	i := instantiate(t, "sleep.wat", RunConfig{Limits: Limits{Deadline: 200 * time.Millisecond, Grace: 300 * time.Millisecond}})
+	start := time.Now()
+	err := i.CallCapsuleRun(bg)
+	el := time.Since(start)
+	de := asDeadline(t, err)
+	if !de.Waiting || de.Call != "wasi:clocks/monotonic-clock#subscribe-duration" {
+		t.Fatalf("sleep reported %+v", de)
+	}
+	if el < 500*time.Millisecond || el > 3*time.Second {
+		t.Fatalf("stopped after %v, want about 500ms", el)
+	}
+}
+
+func TestDeadlineWhileSleepingDefaultGrace(t *testing.T) {
+	if testing.Short() {
+		t.Skip("takes 2.3 s")
+	}
+	i := instantiate(t, "sleep.wat", RunConfig{Limits: Limits{Deadline: 300 * time.Millisecond}})
+	start := time.Now()
+	err := i.CallCapsuleRun(bg)
+	el := time.Since(start)
+	de := asDeadline(t, err)
+	if !de.Waiting {
+		t.Fatalf("sleep reported %+v", de)
+	}
+	if el < 2300*time.Millisecond || el > 5*time.Second {
+		t.Fatalf("stopped after %v, want deadline + 2 s grace = 2.3 s", el)
+	}
+}
+
+func TestShortSleepCompletes(t *testing.T) {
+	i := instantiate(t, "sleep.wat", RunConfig{Limits: Limits{Deadline: 5 * time.Second}})
+	start := time.Now()
+	if _, err := i.Call(bg, "", "sleep", uint64(30*time.Millisecond)); err != nil {
+		t.Fatal(err)
+	}
+	if el := time.Since(start); el < 30*time.Millisecond {
+		t.Fatalf("slept only %v", el)
+	}
+	// The helper instance is reused by later subscriptions in the same store.
+	if _, err := i.Call(bg, "", "sleep", uint64(time.Millisecond)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestMemoryLimit(t *testing.T) {
+	for _, fn := range []string{"balloon", "balloon-spin"} {
+		t.Run(fn, func(t *testing.T) {
+			i := instantiate(t, "limits.wat", RunConfig{Limits: Limits{MemoryBytes: 8 << 20, Deadline: 10 * time.Second}})
+			_, err := i.Call(bg, "", fn)
+			le := asLimit(t, err)
+			if le.Which != "memory" {
+				t.Fatalf("which = %q", le.Which)
+			}
+			if p := i.MemoryPeak(); p > 8<<20 || p < 7<<20 {
+				t.Fatalf("peak memory %d, want just under 8 MiB", p)
+			}
+		})
+	}
+}
+
+func TestMemoryGrowWithinLimit(t *testing.T) {
+	i := instantiate(t, "limits.wat", RunConfig{Limits: Limits{MemoryBytes: 4 << 20}})
+	v, err := i.Call(bg, "", "grow", uint32(10))
+	if err != nil || v != int32(1) {
+		t.Fatalf("grow(10) = %v, %v (want old size 1)", v, err)
+	}
+}
+
+func TestMemoryMinimumOverLimit(t *testing.T) {
+	_, err := testEngine.Instantiate(bg, fixture(t, "bigmemory.wat"), RunConfig{Limits: Limits{MemoryBytes: 16 << 20}})
+	if le := asLimit(t, err); le.Which != "memory" {
+		t.Fatalf("which = %q", le.Which)
+	}
+	// Under the default limit it instantiates.
+	instantiate(t, "bigmemory.wat", RunConfig{})
+}
+
+func TestTableMinimumOverLimit(t *testing.T) {
+	_, err := testEngine.Instantiate(bg, fixture(t, "bigtable.wat"), RunConfig{})
+	if le := asLimit(t, err); le.Which != "table" {
+		t.Fatalf("which = %q (%v)", le.Which, err)
+	}
+	instantiate(t, "bigtable.wat", RunConfig{Limits: Limits{TableElements: 300_000}})
+}
+
+func TestTableGrowthRefused(t *testing.T) {
+	// wasmtime 39's C API has no hook on table growth: a refused table.grow
+	// returns -1 and the guest's own trap is all the host sees (documented gap).
+	i := instantiate(t, "limits.wat", RunConfig{Limits: Limits{TableElements: 10_000}})
+	_, err := i.Call(bg, "", "table-balloon")
+	asTrap(t, err)
+}
+
+func TestInstanceLimit(t *testing.T) {
+	_, err := testEngine.Instantiate(bg, fixture(t, "instances.wat"), RunConfig{Limits: Limits{Instances: 4}})
+	if le := asLimit(t, err); le.Which != "instances" {
+		t.Fatalf("which = %q (%v)", le.Which, err)
+	}
+	instantiate(t, "instances.wat", RunConfig{})
+}
