@@ -1,8 +1,11 @@
 package manifest
 
 import (
+	"encoding/json"
+	"os"
 	"path/filepath"
 	"reflect"
+	"sync"
 	"testing"
 )
 
@@ -51,5 +54,47 @@ func TestExampleManifests(t *testing.T) {
 	// mur-roost loads the same file with no provider key in its environment.
 	if _, err := Load(filepath.Join("testdata", "typical.yaml"), Options{SkipSecrets: true, LookupEnv: env(nil)}); err != nil {
 		t.Errorf("SkipSecrets load: %v", err)
+	}
+}
+
+// mur-roost parses and reads manifests from many request goroutines at once:
+// Parse shares no state, and EffectiveGrants only reads the manifest.
+func TestConcurrentUse(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("testdata", "typical.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	shared, err := Parse(data, "", Options{SkipSecrets: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := mustJSON(t, func() Grants { g, _ := shared.EffectiveGrants(); return g }())
+	var wg sync.WaitGroup
+	errs := make(chan string, 16)
+	for i := 0; i < 8; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := 0; j < 20; j++ {
+				m, err := Parse(data, "", Options{SkipSecrets: true})
+				if err != nil {
+					errs <- err.Error()
+					return
+				}
+				g1, _ := m.EffectiveGrants()
+				g2, _ := shared.EffectiveGrants()
+				b1, _ := json.Marshal(g1)
+				b2, _ := json.Marshal(g2)
+				if string(b1) != want || string(b2) != want {
+					errs <- "grants differ"
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for e := range errs {
+		t.Error(e)
 	}
 }
