@@ -43,7 +43,7 @@ func FuzzParse(f *testing.F) {
 			if !errors.As(err, &d) {
 				t.Fatalf("not a diagnostic: %T %v", err, err)
 			}
-			if !fuzzCode.MatchString(d.Code) || !fuzzPrefix.MatchString(d.Message) || strings.Contains(d.Message, "\n") {
+			if !fuzzCode.MatchString(d.Code) || !fuzzPrefix.MatchString(d.Message) || strings.ContainsAny(d.Message, "\n\r\x1b") {
 				t.Fatalf("badly formed diagnostic: %s %q", d.Code, d.Message)
 			}
 			if leakCheck && (strings.Contains(d.Message, fuzzSecret) || strings.Contains(d.Hint, fuzzSecret)) {
@@ -63,7 +63,8 @@ func FuzzParse(f *testing.F) {
 			t.Fatalf("secret in the grants: %s", js)
 		}
 		for _, w := range append(ws, m.Warnings...) {
-			if !strings.HasPrefix(w.Code, "W-") || (leakCheck && strings.Contains(w.Message, fuzzSecret)) {
+			if !strings.HasPrefix(w.Code, "W-") || !fuzzPrefix.MatchString(w.Message) || strings.ContainsAny(w.Message, "\n\r\x1b") ||
+				(leakCheck && strings.Contains(w.Message, fuzzSecret)) {
 				t.Fatalf("bad warning %+v", w)
 			}
 		}

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"go.yaml.in/yaml/v3"
 
@@ -204,7 +205,10 @@ func join(path, key string) string {
 // failAt records an error at pos unless an earlier one was recorded. It
 // returns the diagnostic so a hint can be chained (harmless when discarded).
 func (p *parser) failAt(pos Pos, code, format string, args ...any) *diag.Diagnostic {
-	d := diag.New(code, "%s:%d:%d: %s", p.file, pos.Line, pos.Column, fmt.Sprintf(format, args...))
+	if pos.Line < 1 || pos.Column < 1 {
+		pos = Pos{Line: 1, Column: 1}
+	}
+	d := diag.New(code, "%s:%d:%d: %s", p.file, pos.Line, pos.Column, sanitize(fmt.Sprintf(format, args...)))
 	if p.err == nil {
 		p.err = d
 	}
@@ -220,7 +224,33 @@ func posOf(n *yaml.Node) Pos { return Pos{Line: n.Line, Column: n.Column} }
 func (p *parser) warn(n *yaml.Node, code, format string, args ...any) {
 	pos := posOf(n)
 	p.m.Warnings = append(p.m.Warnings, Warning{Code: code, Pos: pos,
-		Message: fmt.Sprintf("%s:%d:%d: %s", p.file, pos.Line, pos.Column, fmt.Sprintf(format, args...))})
+		Message: fmt.Sprintf("%s:%d:%d: %s", p.file, pos.Line, pos.Column, sanitize(fmt.Sprintf(format, args...)))})
+}
+
+// sanitize escapes control characters and invalid UTF-8 in a message: keys
+// and values come from the file, and a message is one line a terminal prints.
+func sanitize(s string) string {
+	clean := utf8.ValidString(s) && !strings.ContainsFunc(s, func(r rune) bool {
+		return r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0)
+	})
+	if clean {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && size <= 1:
+			fmt.Fprintf(&b, "\\x%02x", s[i])
+		case r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0):
+			q := strconv.QuoteRune(r)
+			b.WriteString(q[1 : len(q)-1])
+		default:
+			b.WriteString(s[i : i+size])
+		}
+		i += size
+	}
+	return b.String()
 }
 
 func (p *parser) typeErr(n *yaml.Node, path, want string) {

@@ -605,3 +605,20 @@ artifacts:
 		}
 	}
 }
+
+func TestMessagesAreOneCleanLine(t *testing.T) {
+	m := mustParse(t, head+"\"bad\\nkey\\e[31m\": 1\n\"\\xff\": 2\n")
+	if len(m.Warnings) != 2 {
+		t.Fatalf("warnings %v", m.Warnings)
+	}
+	if w := m.Warnings[0].Message; w != `murmur.yaml:3:1: unknown key 'bad\nkey\x1b[31m' is ignored` {
+		t.Errorf("control characters not escaped: %q", w)
+	}
+	if w := m.Warnings[1].Message; w != `murmur.yaml:4:1: unknown key 'ÿ' is ignored` {
+		t.Errorf("got %q", w)
+	}
+	_, err := Parse([]byte(head+"runtime: \"a\\tb\\u0085\"\n"), "", Options{})
+	if err == nil || err.Error() != `error[E-MAN-007]: murmur.yaml:3:10: runtime: "a\tb\u0085" is not one of capsule, tool, driver, hook, skill` {
+		t.Errorf("got %v", err)
+	}
+}
