@@ -262,7 +262,7 @@ func (n *narrower) drop(key, entry, pathSuffix string) {
 	if pos == (Pos{}) {
 		pos = n.m.PosOf(fmt.Sprintf("artifacts[%d].%s", n.idx, key))
 	}
-	msg := fmt.Sprintf("artifact %s: %s: '%s' is not granted to the capsule; dropped from that artifact", n.art, key, entry)
+	msg := sanitize(fmt.Sprintf("artifact %s: %s: '%s' is not granted to the capsule; dropped from that artifact", n.art, key, entry))
 	if pos != (Pos{}) {
 		msg = fmt.Sprintf("%s:%d:%d: %s", n.m.fileName(), pos.Line, pos.Column, msg)
 	}

@@ -227,6 +227,11 @@ func (p *parser) warn(n *yaml.Node, code, format string, args ...any) {
 		Message: fmt.Sprintf("%s:%d:%d: %s", p.file, pos.Line, pos.Column, sanitize(fmt.Sprintf(format, args...)))})
 }
 
+// hasControl reports whether s holds a control character.
+func hasControl(s string) bool {
+	return strings.ContainsFunc(s, func(r rune) bool { return r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) })
+}
+
 // sanitize escapes control characters and invalid UTF-8 in a message: keys
 // and values come from the file, and a message is one line a terminal prints.
 func sanitize(s string) string {
@@ -1069,7 +1074,7 @@ func (p *parser) netEntry(s string, it *yaml.Node, ip string) string {
 }
 
 func (p *parser) binary(s string, it *yaml.Node, ip string) string {
-	if s == "" || s == "." || s == ".." || strings.ContainsAny(s, "/\\\x00 \t\n") {
+	if s == "" || s == "." || s == ".." || strings.ContainsAny(s, "/\\ ") || hasControl(s) {
 		p.fail(it, "E-MAN-012", "%s: %s is not a bare binary name", ip, strconv.Quote(s)).
 			WithHint("name the binary as found on PATH, such as bash, not a path")
 	}
@@ -1096,7 +1101,7 @@ func (p *parser) fullName(s string, it *yaml.Node, ip string) string {
 
 func (p *parser) installPattern(s string, it *yaml.Node, ip string) string {
 	body := strings.TrimSuffix(s, "*")
-	if s == "" || strings.ContainsAny(body, "* \t\n\x00") {
+	if s == "" || strings.ContainsAny(body, "* ") || hasControl(s) {
 		p.fail(it, "E-MAN-023", "%s: %s is not an install pattern", ip, strconv.Quote(s)).
 			WithHint(`use "*" for everything, "p*" for names beginning with p, or an exact name`)
 	}
