@@ -112,6 +112,7 @@ var errorCases = func() []errorCase {
 		{"artifact snapshot not in allow", head + "capabilities:\n  spawn:\n    allow: [local/a]\n    workdir_snapshot: [local/a]\nartifacts:\n  - name: a/b\n    version: \"1\"\n    capabilities:\n      spawn:\n        workdir_snapshot: [local/a]\n",
 			"E-MAN-011", "12:28", "artifacts[0].capabilities.spawn.workdir_snapshot[0]: local/a is not in artifacts[0].capabilities.spawn.allow"},
 		{"shell path", head + "capabilities:\n  shell:\n    allow: [/bin/bash]\n", "E-MAN-012", "5:13", "not a bare binary name"},
+		{"shell control character", head + "capabilities:\n  shell:\n    allow: [\"ba\\esh\"]\n", "E-MAN-012", "5:13", `"ba\x1bsh" is not a bare binary name`},
 		{"shell empty", head + "capabilities:\n  shell:\n    allow: [\"\"]\n", "E-MAN-012", "5:13", "not a bare binary name"},
 		{"env digit", head + "capabilities:\n  env:\n    allow: [1PATH]\n", "E-MAN-013", "5:13", "not an environment variable name"},
 		{"env dash", head + "capabilities:\n  env:\n    allow: [MY-VAR]\n", "E-MAN-013", "5:13", "not an environment variable name"},
