@@ -1,0 +1,134 @@
+package wasmhost
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync/atomic"
+	"testing"
+)
+
+func echoRegistry(calls *atomic.Int32) *Host {
+	h := NewHost()
+	h.ToolRegistry(func(ctx context.Context, name string, in ToolInput) (ToolResult, error) {
+		calls.Add(1)
+		if name != "echo" {
+			return ToolResult{}, errors.New("tool not allowlisted: " + name)
+		}
+		return ToolResult{Status: StatusPassed, Data: in.Data}, nil
+	})
+	return h
+}
+
+func TestHostImportToolRegistry(t *testing.T) {
+	// capsule.wat has the import shapes of components built by other
+	// toolchains: a types-only murmur:tool/run instance, WASI @0.2.9/@0.2.12.
+	var calls atomic.Int32
+	i := instantiate(t, "capsule.wat", RunConfig{Host: echoRegistry(&calls), WASI: WASI{Args: []string{"capsule"}}})
+	if err := i.CallCapsuleRun(bg); err != nil {
+		t.Fatal(err)
+	}
+	if calls.Load() != 1 {
+		t.Fatalf("invoke called %d times", calls.Load())
+	}
+}
+
+func TestHostImportAnswersWrongly(t *testing.T) {
+	// The guest checks the answer and traps on anything but ok(passed, "hi").
+	h := NewHost()
+	h.ToolRegistry(func(ctx context.Context, name string, in ToolInput) (ToolResult, error) {
+		return ToolResult{}, errors.New("no such tool")
+	})
+	i := instantiate(t, "capsule.wat", RunConfig{Host: h})
+	te := asTrap(t, i.CallCapsuleRun(bg))
+	if !strings.Contains(te.Message, "unreachable") || te.Err != nil {
+		t.Fatalf("trap %+v", te)
+	}
+}
+
+func TestUnknownImportNamesCapability(t *testing.T) {
+	// Nothing granted: the component still instantiates, and its call of the
+	// import fails naming the capability.
+	i := instantiate(t, "capsule.wat", RunConfig{})
+	err := i.CallCapsuleRun(bg)
+	te := asTrap(t, err)
+	want := "capability not granted: murmur:tool-registry/invoke@0.1.0#invoke"
+	if te.Message != want {
+		t.Fatalf("message %q, want %q", te.Message, want)
+	}
+	var ce *CapabilityError
+	if !errors.As(err, &ce) || ce.Name != "murmur:tool-registry/invoke@0.1.0#invoke" {
+		t.Fatalf("cause %#v", te.Err)
+	}
+}
+
+func TestHostImportErrors(t *testing.T) {
+	boom := errors.New("boom")
+	cases := []struct {
+		name string
+		f    HostFunc
+		want string
+	}{
+		{"error", func(ctx context.Context, a []Value) (Value, error) { return nil, boom }, "boom"},
+		{"panic", func(ctx context.Context, a []Value) (Value, error) { panic("kaboom") }, "panicked: kaboom"},
+		{"wrong type", func(ctx context.Context, a []Value) (Value, error) { return "x", nil }, "invalid value"},
+		{"bad utf-8", func(ctx context.Context, a []Value) (Value, error) {
+			return Err("\xff\xfe"), nil
+		}, "not valid UTF-8"},
+		{"fatal typed", nil, "fatal tool error"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			h := NewHost()
+			if c.f != nil {
+				h.Define("murmur:tool-registry/invoke", "invoke", c.f)
+			} else {
+				h.ToolRegistry(func(ctx context.Context, name string, in ToolInput) (ToolResult, error) {
+					return ToolResult{}, Fatal(errors.New("fatal tool error"))
+				})
+			}
+			i := instantiate(t, "capsule.wat", RunConfig{Host: h})
+			err := i.CallCapsuleRun(bg)
+			te := asTrap(t, err)
+			if !strings.Contains(te.Message, c.want) || te.Err == nil {
+				t.Fatalf("trap %+v, want message containing %q", te, c.want)
+			}
+			if c.name == "error" && !errors.Is(err, boom) {
+				t.Fatal("the host error is not in the chain")
+			}
+		})
+	}
+}
+
+func TestHostImport100k(t *testing.T) {
+	var n atomic.Int64
+	h := NewHost()
+	h.Define("murmur:bench/ping", "ping", func(ctx context.Context, a []Value) (Value, error) {
+		n.Add(1)
+		return a[0].(uint32) + 1, nil
+	})
+	i := instantiate(t, "ping.wat", RunConfig{Host: h})
+	v, err := i.Call(bg, "", "loop", uint32(100_000))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v != uint32(100_000) || n.Load() != 100_000 {
+		t.Fatalf("loop = %v after %d host calls", v, n.Load())
+	}
+}
+
+func TestHostFuncWaitingPastDeadline(t *testing.T) {
+	// A Go host function that blocks until its context ends: the call is
+	// stopped at deadline+grace and reported waiting on that import.
+	h := NewHost()
+	h.Define("murmur:bench/ping", "ping", func(ctx context.Context, a []Value) (Value, error) {
+		<-ctx.Done()
+		return nil, ctx.Err()
+	})
+	i := instantiate(t, "ping.wat", RunConfig{Host: h, Limits: Limits{Deadline: 100e6, Grace: 200e6}})
+	_, err := i.Call(bg, "", "loop", uint32(1))
+	de := asDeadline(t, err)
+	if !de.Waiting || de.Call != "murmur:bench/ping#ping" {
+		t.Fatalf("got %+v", de)
+	}
+}

@@ -1,0 +1,130 @@
+package wasmhost
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+func TestWASIEnvIsExactlyWhatWasGiven(t *testing.T) {
+	t.Setenv("WASMHOST_HOST_SECRET", "must-not-leak")
+	env := map[string]string{"MURMUR_SESSION_ID": "ses_1", "ALLOWED": "yes = really"}
+	i := instantiate(t, "wasi.wat", RunConfig{WASI: WASI{Env: env, Args: []string{"prog", "a b"}}})
+	v, err := i.Call(bg, "", "env")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := List{Tuple{"ALLOWED", "yes = really"}, Tuple{"MURMUR_SESSION_ID", "ses_1"}}
+	if !Equal(v, want) {
+		t.Fatalf("guest env %v, want %v", v, want)
+	}
+	v, err = i.Call(bg, "", "args")
+	if err != nil || !Equal(v, List{"prog", "a b"}) {
+		t.Fatalf("guest args %v, %v", v, err)
+	}
+	// Nothing given: nothing seen.
+	j := instantiate(t, "wasi.wat", RunConfig{})
+	if v, err := j.Call(bg, "", "env"); err != nil || len(v.(List)) != 0 {
+		t.Fatalf("empty config: env %v, %v", v, err)
+	}
+}
+
+func TestWASIInvalidEnv(t *testing.T) {
+	for _, env := range []map[string]string{{"A=B": "x"}, {"": "x"}, {"A": "x\x00y"}} {
+		_, err := testEngine.Instantiate(bg, fixture(t, "wasi.wat"), RunConfig{WASI: WASI{Env: env}})
+		if err == nil {
+			t.Errorf("env %q accepted", env)
+		}
+	}
+}
+
+func TestWASIStdio(t *testing.T) {
+	dir := t.TempDir()
+	out, errp := filepath.Join(dir, "stdout.log"), filepath.Join(dir, "stderr.log")
+	i := instantiate(t, "wasi.wat", RunConfig{WASI: WASI{StdoutPath: out, StderrPath: errp, Stdin: []byte("input bytes")}})
+	if _, err := i.Call(bg, "", "say", "to stdout\n", "to stderr ✓\n"); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(out); string(b) != "to stdout\n" {
+		t.Errorf("stdout file %q", b)
+	}
+	if b, _ := os.ReadFile(errp); string(b) != "to stderr ✓\n" {
+		t.Errorf("stderr file %q", b)
+	}
+	v, err := i.Call(bg, "", "stdin-read", uint64(100))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []byte
+	for _, b := range v.(List) {
+		got = append(got, b.(uint8))
+	}
+	if string(got) != "input bytes" {
+		t.Errorf("stdin %q", got)
+	}
+	// Without paths stdio is discarded, not inherited.
+	j := instantiate(t, "wasi.wat", RunConfig{})
+	if _, err := j.Call(bg, "", "say", "lost\n", "lost\n"); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestWASIUnwritableStdout(t *testing.T) {
+	_, err := testEngine.Instantiate(bg, fixture(t, "wasi.wat"), RunConfig{WASI: WASI{StdoutPath: "/nonexistent/dir/out.log"}})
+	if err == nil {
+		t.Fatal("stdout in a missing directory accepted")
+	}
+}
+
+func TestWASIPreopens(t *testing.T) {
+	parent := t.TempDir()
+	rw, ro := filepath.Join(parent, "rw"), filepath.Join(parent, "ro")
+	for _, d := range []string{rw, ro} {
+		if err := os.Mkdir(d, 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(ro, "task.md"), []byte("task"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(parent, filepath.Join(rw, "up")); err != nil {
+		t.Fatal(err)
+	}
+	i := instantiate(t, "wasi.wat", RunConfig{WASI: WASI{Preopens: []Preopen{
+		{HostDir: rw, GuestPath: "."},
+		{HostDir: ro, GuestPath: "murmur-runtime", ReadOnly: true},
+	}}})
+	open := func(dir uint32, path string, create bool) uint32 {
+		t.Helper()
+		v, err := i.Call(bg, "", "open", dir, path, create)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v.(uint32)
+	}
+	if c := open(0, "new.txt", true); c != 0 {
+		t.Errorf("create in the read-write preopen: code %d", c)
+	}
+	if _, err := os.Stat(filepath.Join(rw, "new.txt")); err != nil {
+		t.Errorf("file not created on the host: %v", err)
+	}
+	if c := open(1, "task.md", false); c != 0 {
+		t.Errorf("read in the read-only preopen: code %d", c)
+	}
+	if c := open(1, "evil.txt", true); c == 0 {
+		t.Error("created a file in the read-only preopen")
+	}
+	for _, p := range []string{"../escape.txt", "/escape.txt", "up/escape.txt", "../ro/task.md"} {
+		if c := open(0, p, true); c == 0 {
+			t.Errorf("escape %q succeeded", p)
+		}
+	}
+	for _, p := range []string{"escape.txt", "ro/evil.txt"} {
+		if _, err := os.Stat(filepath.Join(parent, p)); err == nil {
+			t.Errorf("%s appeared outside the preopen", p)
+		}
+	}
+	if _, err := testEngine.Instantiate(bg, fixture(t, "wasi.wat"), RunConfig{WASI: WASI{Preopens: []Preopen{{HostDir: filepath.Join(parent, "missing"), GuestPath: "."}}}}); err == nil {
+		t.Error("a missing preopen directory was accepted")
+	}
+}
