@@ -14,6 +14,8 @@ import (
 //go:wasmexport murmur:capsule/run@0.1.0#run
 func exportCapsuleRun() {
 	callPins.release() // a capsule's run takes no parameters
+	collectorOn()
+	defer collectorOff()
 	if capsuleFn == nil {
 		fatal("guest: no capsule registered: call guest.Capsule(run) from an init function")
 	}
@@ -30,6 +32,8 @@ func exportToolRun(dDisc, dPtr, dLen, lDisc, lPtr, lLen uint32) uint32 {
 	var in ToolInput
 	guard(func() { in = toolInputFromFlat(linear, dDisc, dPtr, dLen, lDisc, lPtr, lLen) })
 	callPins.release() // parameters are copied out
+	collectorOn()
+	defer collectorOff()
 	if toolFn == nil {
 		fatal("guest: no tool registered: call guest.Tool(run) from an init function")
 	}
@@ -40,6 +44,8 @@ func exportToolRun(dDisc, dPtr, dLen, lDisc, lPtr, lLen uint32) uint32 {
 	return p // pinned in callPins until post-return
 }
 
+// postToolRun runs while the host may not be left: it must not allocate.
+//
 //go:wasmexport cabi_post_murmur:tool/run@0.1.0#run
 func postToolRun(uint32) { callPins.release() }
 

@@ -55,11 +55,14 @@ const (
 )
 
 // call runs one import with a fresh return area of size bytes, decodes it with
-// decode, and releases everything the host allocated for the results.
+// decode, and releases everything the host allocated for the results. The
+// collector is off while the host may call cabi_import_realloc (see mem_wasip1.go).
 func call(size uint32, raw func(ret uint32), decode func(ret uint32)) {
 	ret := importMem.alloc(size, 4)
 	defer importPins.release()
+	collectorOff()
 	raw(ret)
+	collectorOn()
 	decode(ret)
 }
 

@@ -2,7 +2,11 @@
 
 package guest
 
-import "unsafe"
+import (
+	"runtime"
+	"runtime/debug"
+	"unsafe"
+)
 
 // Memory handed to the host lives in one of three places:
 //
@@ -22,6 +26,15 @@ import "unsafe"
 // Keeping cabi_realloc and cabi_import_realloc apart is what makes a Go reactor
 // work at all: a single heap-allocating cabi_realloc is entered by the adapter
 // before the heap exists and the runtime aborts.
+//
+// The collector is off whenever the host may call a realloc: between calls (the
+// host lifts the next call's parameters before the export is entered) and during an
+// import call that returns strings or lists. The component model forbids a
+// component to call any import while the host is inside its realloc ("cannot leave
+// component instance"), and a Go allocation that starts a collection would call
+// the clock through WASI. debug.SetGCPercent(-1) also waits for a collection in
+// progress to finish, so none is left running. The collector runs normally while
+// the component's own code runs.
 var (
 	initArena  [128 << 10]byte
 	arenaUsed  uintptr
@@ -30,7 +43,21 @@ var (
 	importPins = pinSet{}
 )
 
-func init() { heapReady = true }
+// gcPercent is the collector setting restored while the component's code runs.
+var gcPercent = 100
+
+func init() {
+	heapReady = true
+	runtime.MemProfileRate = 0 // no heap profiling: keeps allocation free of side trips
+	collectorOff()
+}
+
+// collectorOn restores the collector for the component's own code.
+func collectorOn() { debug.SetGCPercent(gcPercent) }
+
+// collectorOff stops the collector (remembering its setting) before control goes
+// to the host.
+func collectorOff() { gcPercent = debug.SetGCPercent(-1) }
 
 type pinSet map[uint32][]byte
 
@@ -121,8 +148,9 @@ func ptrOf(s string) uint32 {
 func trap() {
 	p := (*uint64)(unsafe.Add(unsafe.Pointer(nil), uintptr(0xFFFF_FFF8)))
 	trapSink = *opaque(p)
-	for {
-	}
+	// Not reached: the load faults. The panic (rather than an endless loop) keeps
+	// the store above observable, so the compiler cannot drop the load.
+	panic("guest: the trapping load did not fault")
 }
 
 // trapSink and opaque keep the faulting load from being optimized away.

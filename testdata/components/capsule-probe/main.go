@@ -6,9 +6,10 @@
 // "key: value" line per observation:
 //
 //	invoke TOOL [DATA...]   murmur:tool-registry/invoke(TOOL, data = DATA joined by spaces)
-//	escape                  tries to write and read outside its preopens (../, absolute
+//	escape                  tries to write and read outside its work folder (../, absolute
 //	                        paths, symlinks out, the read-only runtime dir) and reports
-//	                        each attempt as "blocked" or "ESCAPED"
+//	                        each attempt as "blocked (error)" or "allowed" (with what a
+//	                        read saw); the host checks where anything allowed landed
 //	env                     writes the environment it sees, sorted
 //	sleep DURATION          sleeps (Go duration), then writes "slept: DURATION"
 //	trap                    panics: the host sees a trap
@@ -134,15 +135,18 @@ func invoke(r *report, tool string, data []string) {
 	}
 }
 
-// escape tries each way out of the preopens it knows of. The work folder is "." and
-// the runtime dir "murmur-runtime" (read-only); everything else must be unreachable.
+// escape tries each way out of the work folder it knows of. The guest cannot tell
+// an escape from a write that the runtime mapped into the work folder (an absolute
+// path under a "/" preopen of it), so it only reports; the host test looks at disk.
 func escape(r *report) {
+	var saw string
 	try := func(name string, fn func() error) {
+		saw = ""
 		if err := fn(); err != nil {
 			r.add("escape "+name, "blocked (%v)", err)
 			return
 		}
-		r.add("escape "+name, "ESCAPED")
+		r.add("escape "+name, "allowed%s", saw)
 	}
 	writeFile := func(p string) func() error {
 		return func() error { return os.WriteFile(p, []byte("capsule-probe escaped\n"), 0o644) }
@@ -152,8 +156,20 @@ func escape(r *report) {
 	try("absolute-write", writeFile("/escape-absolute.txt"))
 	try("tmp-write", writeFile("/tmp/capsule-probe-escape.txt"))
 	try("runtime-dir-write", writeFile(filepath.Join("murmur-runtime", "injected.txt")))
-	try("absolute-read", func() error { _, err := os.ReadFile("/etc/passwd"); return err })
-	try("dotdot-read", func() error { _, err := os.ReadDir(".."); return err })
+	try("absolute-read", func() error {
+		b, err := os.ReadFile("/etc/passwd")
+		saw = fmt.Sprintf(" (%d bytes)", len(b))
+		return err
+	})
+	try("dotdot-read", func() error {
+		entries, err := os.ReadDir("..")
+		var names []string
+		for _, e := range entries {
+			names = append(names, e.Name())
+		}
+		saw = " (" + strings.Join(names, ",") + ")"
+		return err
+	})
 	_ = os.MkdirAll("out", 0o755)
 	try("symlink-absolute", func() error {
 		if err := os.Symlink("/tmp", "out/link-absolute"); err != nil {
