@@ -201,9 +201,10 @@ func (s *Server) spawn(w http.ResponseWriter, r *http.Request) {
 	// Grant: the bounds are asked again together with the reservation, in
 	// one critical section, because other requests ran while the registry
 	// was read. Without this two concurrent spawns could both pass the first
-	// check and together exceed --max-concurrent or the ceiling.
-	now := s.now()
+	// check and together exceed --max-concurrent or the ceiling. The clock is
+	// read under the lock, so the queue's grant order is its deadline order.
 	s.mu.Lock()
+	now := s.now()
 	s.st.sweep(now)
 	if parent.status != statusRunning {
 		s.mu.Unlock()
@@ -323,8 +324,8 @@ func (s *Server) register(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 
-	now := s.now()
 	s.mu.Lock()
+	now := s.now()
 	s.st.sweep(now)
 	parent := s.st.sessions[p.S]
 	if parent == nil || parent.status != statusRunning {
@@ -335,6 +336,11 @@ func (s *Server) register(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	a := s.st.approvals[p.Nonce]
+	if a != nil && a.parent != parent {
+		s.mu.Unlock() // cannot happen for a token this daemon MAC'd; refuse rather than guess
+		writeError(w, http.StatusForbidden, msgIdentity)
+		return
+	}
 	switch {
 	case a == nil || a.state == apReleased || !now.Before(a.deadline):
 		// Forgotten by the sweep, or released: with its parent still
