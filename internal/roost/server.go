@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/murmur-go/murmur/internal/envelope"
+	"github.com/murmur-go/murmur/internal/manifest"
 )
 
 // Request headers (roost-and-delegation.txt "Endpoints").
@@ -564,35 +565,12 @@ func checkNameVersion(name, version string) string {
 	switch {
 	case name == "":
 		return "name is required"
-	case !IsFullName(name):
+	case !manifest.IsFullName(name):
 		return fmt.Sprintf("name is not a full name, <scope>/<name>: '%s'", name)
 	case version == "":
 		return "version is required"
 	}
 	return ""
-}
-
-// IsFullName reports whether s is <scope>/<name>, each part matching
-// [a-z0-9][a-z0-9-]{0,62} (contracts §2).
-func IsFullName(s string) bool {
-	scope, name, ok := strings.Cut(s, "/")
-	return ok && namePart(scope) && namePart(name)
-}
-
-func namePart(s string) bool {
-	if len(s) == 0 || len(s) > 63 {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case c >= 'a' && c <= 'z', c >= '0' && c <= '9':
-		case c == '-' && i > 0:
-		default:
-			return false
-		}
-	}
-	return true
 }
 
 func resolveFailure(name, version string, err error) string {
