@@ -2,6 +2,7 @@ package roost
 
 import (
 	"fmt"
+	"path/filepath"
 	"testing"
 )
 
@@ -133,4 +134,20 @@ func TestRestart(t *testing.T) {
 	// The same session id may register again with the new daemon.
 	d2.mustRegister("ses_old", "local/orchestrator", "0.1.0", "")
 	expectFigures(t, d2.client, "ses_old", "running", 3, 0, 1)
+}
+
+// TestDefaultRegistryPath: without --registry-path the daemon resolves from
+// $HOME/.murmur/artifacts.
+func TestDefaultRegistryPath(t *testing.T) {
+	t.Parallel()
+	home := t.TempDir()
+	reg := filepath.Join(home, ".murmur", "artifacts")
+	publish(t, reg, "local/orchestrator", "0.1.0", "spawn:\n  allow: [local/worker-a]\n")
+	publish(t, reg, "local/worker-a", "0.1.0", "")
+	d := startDaemon(t, home, "--spawn-allow", "local/orchestrator")
+	cred := d.mustRegister("ses_def", "local/orchestrator", "0.1.0", "")
+	d.mustSpawn(cred, "local/worker-a", "0.1.0")
+	if r := d.spawn(cred, "local/worker-a", "0.0.9"); r.code != 500 {
+		t.Fatalf("unpublished version: %d %s", r.code, r.raw)
+	}
 }
