@@ -1,0 +1,130 @@
+package hostapi
+
+import (
+	"context"
+	"errors"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/a2aproject/a2a-go/v2/a2a"
+	"github.com/a2aproject/a2a-go/v2/a2aclient"
+
+	"github.com/murmur-go/murmur/internal/diag"
+	"github.com/murmur-go/murmur/internal/manifest"
+	"github.com/murmur-go/murmur/internal/trace"
+	"github.com/murmur-go/murmur/internal/wasmhost"
+)
+
+// newHTTPClient is message/send's client: no proxy (the grant is checked
+// against the host actually dialled) and no redirects (one could lead to a
+// host the grant does not cover). Time is bounded by the call's context.
+func newHTTPClient() *http.Client {
+	return &http.Client{
+		Transport: &http.Transport{
+			Proxy:                 nil,
+			DialContext:           (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+			MaxIdleConns:          16,
+			IdleConnTimeout:       30 * time.Second,
+			TLSHandshakeTimeout:   10 * time.Second,
+			ResponseHeaderTimeout: 0,
+		},
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	}
+}
+
+// PeerEndpoint checks a peer URL the way message/send does and returns the
+// endpoint it posts to and the network entry (scheme://host:port) the grant
+// must cover. A capsule URL as mur records it ("127.0.0.1:41234") has no
+// scheme: it is http.
+func PeerEndpoint(peer string) (endpoint, entry string, err error) {
+	p := strings.TrimSpace(peer)
+	if p == "" {
+		return "", "", errors.New("the peer URL is empty")
+	}
+	if !strings.Contains(p, "://") {
+		p = "http://" + p
+	}
+	u, err := url.Parse(p)
+	if err != nil {
+		return "", "", err
+	}
+	switch u.Scheme {
+	case "http", "https":
+	default:
+		return "", "", errors.New("scheme " + u.Scheme + " is not http or https")
+	}
+	if u.User != nil {
+		return "", "", errors.New("a peer URL carries no user information")
+	}
+	if u.Host == "" || u.Hostname() == "" {
+		return "", "", errors.New("no host")
+	}
+	if u.Fragment != "" {
+		return "", "", errors.New("a peer URL has no fragment")
+	}
+	entry = u.Scheme + "://" + u.Host
+	if _, err := manifest.ParseNetEntry(entry); err != nil {
+		return "", "", err
+	}
+	if u.Path == "" {
+		u.Path = "/"
+	}
+	return u.String(), entry, nil
+}
+
+// Send implements murmur:message/send: an A2A 1.0 SendMessage (JSON-RPC,
+// a2a-go's client) to a peer whose host capabilities.network.allow covers,
+// asking for the peer's immediate answer (returnImmediately): the task id,
+// context id and task state (TASK_STATE_*). A peer that answers with a
+// message instead of a task has finished the exchange: its state is
+// TASK_STATE_COMPLETED and its task id whatever the message names (often
+// ""). Every answered send leaves one a2a_send line; a refused or failed
+// send answers err and leaves none (nothing was exchanged).
+func (s *Session) Send(ctx context.Context, peerURL string, m wasmhost.Message) (wasmhost.TaskResult, error) {
+	endpoint, entry, err := PeerEndpoint(peerURL)
+	if err != nil {
+		return wasmhost.TaskResult{}, diag.New("E-RUN-070", "message/send to %q refused: %v", peerURL, err).
+			WithHint("give the peer's capsule URL: http://host:port or https://host[:port]")
+	}
+	if !manifest.NetListCovers(s.grants.Capsule.NetworkAllow, entry) {
+		return wasmhost.TaskResult{}, diag.New("E-RUN-070", "message/send to %s refused: capabilities.network.allow does not cover %s", peerURL, entry).
+			WithHint("add %s (or its host) to capabilities.network.allow in murmur.yaml", entry)
+	}
+	msgID := m.MessageID
+	if msgID == "" {
+		msgID = a2a.NewMessageID()
+	}
+	msg := &a2a.Message{ID: msgID, Role: a2a.MessageRoleUser, Parts: a2a.ContentParts{a2a.NewTextPart(m.Text)}}
+	if m.ContextID != nil {
+		msg.ContextID = *m.ContextID
+	}
+	client, err := a2aclient.NewFromEndpoints(ctx,
+		[]*a2a.AgentInterface{a2a.NewAgentInterface(endpoint, a2a.TransportProtocolJSONRPC)},
+		a2aclient.WithJSONRPCTransport(s.http))
+	if err != nil {
+		return wasmhost.TaskResult{}, diag.Wrap(err, "E-RUN-071", "message/send to %s failed: %v", endpoint, err)
+	}
+	defer client.Destroy()
+	res, err := client.SendMessage(ctx, &a2a.SendMessageRequest{
+		Message: msg,
+		Config:  &a2a.SendMessageConfig{ReturnImmediately: true},
+	})
+	if err != nil {
+		return wasmhost.TaskResult{}, diag.Wrap(err, "E-RUN-071", "message/send to %s failed: %v", endpoint, err).
+			WithHint("check that the peer capsule is running (mur ps) and serves A2A 1.0 at that URL")
+	}
+	var tr wasmhost.TaskResult
+	switch r := res.(type) {
+	case *a2a.Task:
+		tr = wasmhost.TaskResult{TaskID: string(r.ID), ContextID: r.ContextID, State: r.Status.State.String()}
+	case *a2a.Message:
+		tr = wasmhost.TaskResult{TaskID: string(r.TaskID), ContextID: r.ContextID, State: a2a.TaskStateCompleted.String()}
+	default:
+		return wasmhost.TaskResult{}, diag.New("E-RUN-071", "message/send to %s: the peer answered with %T, neither a task nor a message", endpoint, res)
+	}
+	s.recorder().A2ASend(trace.A2ASend{PeerURL: peerURL, MessageID: msgID, TaskID: tr.TaskID, ContextID: tr.ContextID, State: tr.State})
+	return tr, nil
+}
