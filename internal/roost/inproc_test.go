@@ -1,8 +1,15 @@
 package roost
 
 import (
+	"bufio"
+	"bytes"
+	"context"
+	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -111,4 +118,55 @@ func TestHealthHead(t *testing.T) {
 		t.Fatalf("HEAD /health: %v %v", resp, err)
 	}
 	resp.Body.Close()
+}
+
+// TestRunInProcess runs the daemon's whole start-up and shutdown in this
+// process (so -race sees it): three lines, a request, then a clean exit 0
+// when its context ends.
+func TestRunInProcess(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	pr, pw := io.Pipe()
+	var stderr bytes.Buffer
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan int, 1)
+	go func() {
+		done <- run(ctx, []string{"--port", "0", "--max-live-capsules", "5"}, pw, &stderr)
+		pw.Close()
+	}()
+	sc := bufio.NewScanner(pr)
+	var lines []string
+	for len(lines) < 3 && sc.Scan() {
+		lines = append(lines, sc.Text())
+	}
+	go io.Copy(io.Discard, pr)
+	if len(lines) != 3 || !censusRE.MatchString(lines[0]) || lines[2] != "mur-roost: machine ceiling 5 live capsules (--max-live-capsules)" {
+		t.Fatalf("lines %q, stderr %q", lines, stderr.String())
+	}
+	m := listenRE.FindStringSubmatch(lines[1])
+	if m == nil {
+		t.Fatalf("listening line %q", lines[1])
+	}
+	resp, err := http.Get("http://" + m[1] + "/health")
+	if err != nil || resp.StatusCode != 200 {
+		t.Fatalf("health: %v %v", resp, err)
+	}
+	resp.Body.Close()
+	cancel()
+	select {
+	case code := <-done:
+		if code != 0 {
+			t.Fatalf("exit %d, stderr %q", code, stderr.String())
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("run did not return after its context ended")
+	}
+	// A port already taken: exit 1 after the census line.
+	ln, _ := net.Listen("tcp", "127.0.0.1:0")
+	defer ln.Close()
+	var out, errb bytes.Buffer
+	port := strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)
+	if code := run(context.Background(), []string{"--port", port}, &out, &errb); code != 1 || !strings.HasPrefix(errb.String(), "mur-roost: cannot listen on 127.0.0.1:"+port+": ") {
+		t.Fatalf("taken port: exit %d stderr %q", code, errb.String())
+	}
 }
