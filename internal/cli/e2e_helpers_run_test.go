@@ -2,12 +2,14 @@ package cli_test
 
 import (
 	"bytes"
+	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
 	"sync"
 	"testing"
+	"time"
 )
 
 // The end-to-end tests run the real mur binary, built once per test process.
@@ -53,6 +55,27 @@ func murBin(t testing.TB) string {
 	return murPath
 }
 
+// shareCompileCache points home's compiled-component cache at one directory
+// shared by every test home, so each test does not recompile the same
+// multi-megabyte fixtures (a cached run is what the spec's figures are about).
+func shareCompileCache(t testing.TB, home string) {
+	t.Helper()
+	link := filepath.Join(home, ".murmur", "compiled")
+	if _, err := os.Lstat(link); err == nil {
+		return
+	}
+	shared := filepath.Join(os.TempDir(), "murmur-e2e-run", "compiled")
+	if err := os.MkdirAll(shared, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Dir(link), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(shared, link); err != nil && !os.IsExist(err) {
+		t.Fatal(err)
+	}
+}
+
 type buildError struct {
 	err error
 	out string
@@ -66,16 +89,26 @@ type murResult struct {
 	Code           int
 }
 
+// murTimeout bounds one mur process in a test: a hung run fails the test
+// with what it printed instead of stalling the whole package.
+const murTimeout = 3 * time.Minute
+
 // runMur runs mur with a private HOME in dir and returns what it printed.
 func runMur(t testing.TB, home, dir string, env []string, args ...string) murResult {
 	t.Helper()
-	cmd := exec.Command(murBin(t), args...)
+	shareCompileCache(t, home)
+	ctx, cancel := context.WithTimeout(context.Background(), murTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, murBin(t), args...)
 	cmd.Dir = dir
 	cmd.Env = append([]string{"HOME=" + home, "PATH=" + os.Getenv("PATH")}, env...)
 	var so, se bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &so, &se
 	err := cmd.Run()
 	code := 0
+	if ctx.Err() != nil {
+		t.Errorf("mur %v did not end within %v; stdout %q stderr %q", args, murTimeout, so.String(), se.String())
+	}
 	if ee, ok := err.(*exec.ExitError); ok {
 		code = ee.ExitCode()
 	} else if err != nil {

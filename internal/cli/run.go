@@ -1,0 +1,406 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/murmur-go/murmur/internal/diag"
+	"github.com/murmur-go/murmur/internal/manifest"
+	"github.com/murmur-go/murmur/internal/script"
+	"github.com/murmur-go/murmur/internal/session"
+	"github.com/murmur-go/murmur/internal/store"
+	"github.com/murmur-go/murmur/internal/telemetry"
+	"github.com/murmur-go/murmur/internal/trace"
+	"github.com/murmur-go/murmur/internal/wasmhost"
+)
+
+func init() { register(newRunCmd) }
+
+type runFlags struct {
+	manifest, task, workdir string
+	json, explainScope      bool
+	containment             string
+	capsule, capsuleVersion string
+}
+
+func newRunCmd(stdout, stderr io.Writer) *cobra.Command {
+	var f runFlags
+	cmd := &cobra.Command{
+		Use:   "run",
+		Short: "Run a capsule from its manifest (or an installed one with --capsule)",
+		Long: `Run a capsule. A script capsule (no inference: block) runs its root .wasm
+component's murmur:capsule/run once and ends with ok, trapped,
+deadline_exceeded, resource_limit or failed (exit status 0 for ok, 1 otherwise).
+
+The session's trace, logs and results stay in its records dir under
+~/.murmur/records; read them with 'mur trace show'.`,
+		Args: exactArgs(0),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if (f.capsule == "") != (f.capsuleVersion == "") {
+				return usageError{fmt.Errorf("--capsule and --capsule-version go together")}
+			}
+			if f.capsule != "" && cmd.Flags().Changed("manifest") {
+				return usageError{fmt.Errorf("--manifest and --capsule exclude each other: --capsule runs an installed artifact with no project")}
+			}
+			return runCapsule(f, stdout, stderr)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.manifest, "manifest", "murmur.yaml", "the capsule's manifest")
+	fl.StringVar(&f.task, "task", "", "the task: a file to read, or the text itself")
+	fl.StringVar(&f.workdir, "workdir", "", "the work folder (default <manifest dir>/workdir/<session id>)")
+	fl.BoolVar(&f.json, "json", false, "print one JSON line describing the session once it is ready")
+	fl.BoolVar(&f.explainScope, "explain-scope", false, "explain what the capsule is granted and how it is contained")
+	fl.StringVar(&f.containment, "containment", "", "the containment floor to require (advisory|scoped|sealed)")
+	fl.StringVar(&f.capsule, "capsule", "", "run the installed capsule FULLNAME (needs --capsule-version)")
+	fl.StringVar(&f.capsuleVersion, "capsule-version", "", "the version of --capsule")
+	return cmd
+}
+
+// launch is what a run knows once everything it needs is resolved, before
+// any session file exists.
+type launch struct {
+	m             *manifest.Manifest
+	manifestYAML  []byte
+	manifestDir   string // "" for --capsule
+	componentName string
+	component     []byte
+	tools         []*store.Resolved
+}
+
+// readyLine is the --json line (contracts §10).
+type readyLine struct {
+	URL        *string `json:"url"`
+	PID        int     `json:"pid"`
+	SessionID  string  `json:"session_id"`
+	Name       string  `json:"name"`
+	Version    string  `json:"version"`
+	Workdir    string  `json:"workdir"`
+	RecordsDir string  `json:"records_dir"`
+}
+
+func runCapsule(f runFlags, stdout, stderr io.Writer) error {
+	if f.explainScope {
+		return diag.New("E-RUN-060", "--explain-scope is not supported by this mur yet").
+			WithHint("read the capsule's grants in its manifest, or in MURMUR.md of a running session")
+	}
+	switch f.containment {
+	case "", manifest.ContainmentAdvisory:
+	case manifest.ContainmentScoped, manifest.ContainmentSealed:
+		return diag.New("E-RUN-061", "--containment %s is not supported by this mur yet: only advisory containment (the WASM sandbox) is applied", f.containment).
+			WithHint("run without --containment, or with --containment advisory")
+	default:
+		return usageError{fmt.Errorf("--containment must be advisory, scoped or sealed, not %q", f.containment)}
+	}
+	home, err := session.Home()
+	if err != nil {
+		return err
+	}
+	l, err := prepare(f, home, stderr)
+	if err != nil {
+		return err
+	}
+
+	// Compile (or load from the cache) before any session file exists: a
+	// component that cannot run is refused without leaving a session behind.
+	eng, err := wasmhost.NewEngine(wasmhost.Config{})
+	if err != nil {
+		return err
+	}
+	defer eng.Close()
+	comp, err := compileCapsule(eng, l)
+	if err != nil {
+		return err
+	}
+	defer comp.Close()
+
+	task, err := readTask(f.task)
+	if err != nil {
+		return err
+	}
+	grants, gw := l.m.EffectiveGrants()
+	for _, w := range gw {
+		fmt.Fprintln(stderr, w.String())
+	}
+	grantsJSON, _ := json.Marshal(grants)
+	sess, err := session.New(session.Config{
+		Home: home, ManifestDir: l.manifestDir, Workdir: f.workdir,
+		Name: l.m.Name, Version: l.m.Version, Task: task,
+		ManifestYAML: l.manifestYAML, Grants: grantsJSON,
+	})
+	if err != nil {
+		return err
+	}
+	defer sess.Close()
+
+	if r := retainOf(l.m); r.MaxSessions > 0 || r.MaxAge > 0 {
+		_, ws := session.ApplyRetain(sess.ProjectRecordsDir, sess.ID, r, sess.RunningDir, time.Now())
+		diag.PrintWarnings(stderr, ws)
+	}
+
+	var warnOnce sync.Mutex
+	tw, err := trace.Create(filepath.Join(sess.RecordsDir, trace.FileName), sess.ID, trace.Options{
+		Warn: func(w diag.Warning) { warnOnce.Lock(); fmt.Fprintln(stderr, w.String()); warnOnce.Unlock() },
+	})
+	if err != nil {
+		return err
+	}
+	defer tw.Close()
+
+	var tel *telemetry.Session
+	if ep := l.m.Observability.OtelEndpoint; ep != "" {
+		tel, err = telemetry.Start(ep, telemetry.Identity{SessionID: sess.ID, CapsuleName: sess.Name,
+			CapsuleVersion: sess.Version, Kind: "script"}, filepath.Join(sess.RecordsDir, "logs", "otel.log"),
+			telemetry.Options{}, sess.Started)
+		if err != nil {
+			fmt.Fprintln(stderr, diag.Warn("W-IO-053", "spans will not be exported: %v", err).String())
+			tel = nil
+		}
+	}
+	rec := script.NewRecorder(tw, tel, sess.Started)
+	tools := make([]string, 0, len(l.tools))
+	for _, t := range l.tools {
+		tools = append(tools, t.Name)
+	}
+	tw.Emit(trace.SessionStart{CapsuleName: sess.Name, CapsuleVersion: sess.Version, Kind: "script",
+		ToolsDeclared: tools, EffectiveGrants: grantsJSON})
+
+	if w := sess.WriteRunningRecord(); w != nil {
+		fmt.Fprintln(stderr, w.String())
+	}
+
+	// SIGTERM ends a script capsule at once (contracts §5): session_end
+	// {failed, terminated}, records cleaned, exit 143 — without waiting for
+	// the component, which dies with the process.
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT)
+	defer signal.Stop(sigs)
+	go func() {
+		sig, ok := <-sigs
+		if !ok {
+			return
+		}
+		reason, code := "terminated", 143
+		if sig == syscall.SIGINT {
+			reason, code = "interrupted", 130
+		}
+		if rec.End(trace.EndFailed, reason, false) {
+			tw.Close()
+			sess.Close()
+			fmt.Fprintf(stderr, "%s: failed (%s)\n", sess.ID, reason)
+			os.Exit(code)
+		}
+	}()
+
+	if f.json {
+		line, _ := json.Marshal(readyLine{PID: os.Getpid(), SessionID: sess.ID, Name: sess.Name,
+			Version: sess.Version, Workdir: sess.Workdir, RecordsDir: sess.RecordsDir})
+		fmt.Fprintln(stdout, string(line))
+	}
+
+	res := script.Run(context.Background(), script.Config{
+		Engine: eng, Component: comp, ComponentName: l.componentName,
+		Session: sess, Recorder: rec, Limits: l.m.Capabilities.EffLimits(),
+		EnvAllow: l.m.Capabilities.Env.Allow, Lookup: os.LookupEnv,
+		Imports: runImports(l),
+	})
+	if !rec.End(res.Ending, res.Reason, true) {
+		select {} // a signal is ending the session: its goroutine exits the process
+	}
+	tw.Close()
+	sess.Close()
+
+	out := stdout
+	if f.json {
+		out = stderr // with --json, stdout holds exactly the ready line
+	}
+	fmt.Fprintf(out, "%s: %s\n", sess.ID, res.Ending)
+	if res.Ending == trace.EndOK {
+		return nil
+	}
+	return endingError(sess, res)
+}
+
+// runImports is the hook where the murmur:* host interfaces (internal/hostapi)
+// are granted to a run; until they are, a capsule's calls of them fail with
+// an error naming the capability, and the run goes on.
+var runImports = func(l *launch) script.Imports { return nil }
+
+// endingError is the diagnostic for a run that did not end ok.
+func endingError(sess *session.Session, res script.Result) error {
+	codes := map[string]string{
+		trace.EndTrapped:          "E-RUN-010",
+		trace.EndDeadlineExceeded: "E-RUN-011",
+		trace.EndResourceLimit:    "E-RUN-012",
+		trace.EndFailed:           "E-RUN-013",
+	}
+	reason := res.Reason
+	if reason == "" {
+		reason = "no reason given"
+	}
+	return diag.New(codes[res.Ending], "%s@%s ended %s: %s", sess.Name, sess.Version, res.Ending, reason).
+		WithHint("its stderr is in %s; run 'mur trace show %s'", filepath.Join(sess.RecordsDir, "logs", script.StderrLog), sess.ID)
+}
+
+func retainOf(m *manifest.Manifest) session.Retain {
+	var r session.Retain
+	r.MaxSessions = m.Trace.Retain.MaxSessions.Or(0)
+	if d, ok := m.Trace.Retain.MaxAgeDuration(); ok {
+		r.MaxAge = d
+	}
+	return r
+}
+
+// prepare loads the manifest (or the installed capsule), checks it is a
+// script capsule, finds its component and resolves its tool artifacts.
+func prepare(f runFlags, home string, stderr io.Writer) (*launch, error) {
+	l := &launch{}
+	var chain store.Chain
+	var err error
+	if f.capsule != "" {
+		chain, err = store.ChainFor("", home)
+		if err != nil {
+			return nil, err
+		}
+		r, err := chain.Resolve(f.capsule, f.capsuleVersion, manifest.Options{})
+		if err != nil {
+			if store.IsNotFound(err) {
+				return nil, diag.New("E-RUN-008", "missing artifacts: %s@%s is not installed", f.capsule, f.capsuleVersion).
+					WithHint("install it with 'mur install -g %s@%s' or publish it with 'mur publish'", f.capsule, f.capsuleVersion)
+			}
+			return nil, err
+		}
+		l.m = r.Manifest
+		l.manifestYAML, _ = r.Archive.ReadFile("murmur.yaml")
+		if !l.m.IsAgent() {
+			name, err := script.PickComponent(r.Ref(), r.Archive.Names())
+			if err != nil {
+				return nil, err
+			}
+			l.componentName = name
+			if l.component, err = r.Archive.ReadFile(name); err != nil {
+				return nil, diag.Wrap(err, "E-RUN-003", "cannot read %s from %s", name, r.Ref())
+			}
+		}
+	} else {
+		path, err := filepath.Abs(f.manifest)
+		if err != nil {
+			return nil, diag.Wrap(err, "E-RUN-002", "cannot resolve the manifest path %s", f.manifest)
+		}
+		if st, err := os.Stat(path); err == nil && st.IsDir() {
+			path = filepath.Join(path, "murmur.yaml")
+		}
+		m, err := manifest.Load(path, manifest.Options{})
+		if err != nil {
+			return nil, err
+		}
+		l.m = m
+		l.manifestDir = filepath.Dir(path)
+		l.manifestYAML, _ = os.ReadFile(path)
+		if !m.IsAgent() {
+			if l.componentName, l.component, err = script.ComponentInDir(l.manifestDir); err != nil {
+				return nil, err
+			}
+		}
+		if chain, err = store.ChainFor(l.manifestDir, home); err != nil {
+			return nil, err
+		}
+	}
+	for _, w := range l.m.Warnings {
+		fmt.Fprintln(stderr, w.String())
+	}
+	if l.m.IsAgent() {
+		return nil, diag.New("E-RUN-009", "%s is an agent capsule (it has an inference: block); this mur runs script capsules only", l.m.Name).
+			WithHint("remove the inference: block and add a .wasm component exporting murmur:capsule/run to make it a script capsule")
+	}
+	if k := l.m.RuntimeKind(); k != manifest.RuntimeCapsule {
+		return nil, diag.New("E-RUN-002", "%s is a %s artifact, not a capsule: only capsules run", l.m.Name, k).
+			WithHint("declare it under artifacts: of a capsule's manifest instead")
+	}
+
+	// Every declared tool must be there before anything starts.
+	var missing []string
+	for _, a := range l.m.Artifacts {
+		if a.RuntimeKind() != manifest.RuntimeTool {
+			continue
+		}
+		r, err := chain.Resolve(a.Name, a.Version, manifest.Options{SkipSecrets: true})
+		if err != nil {
+			if store.IsNotFound(err) {
+				missing = append(missing, a.Name+"@"+a.Version)
+				continue
+			}
+			return nil, err
+		}
+		l.tools = append(l.tools, r)
+	}
+	if len(missing) > 0 {
+		hint := "run 'mur install' in the project to install every declared artifact"
+		if f.capsule != "" {
+			hint = "install each into the global store: mur install -g " + strings.Join(missing, " ; mur install -g ")
+		}
+		return nil, diag.New("E-RUN-008", "missing artifacts: %s", strings.Join(missing, ", ")).WithHint("%s", hint)
+	}
+	return l, nil
+}
+
+// compileCapsule compiles the component and checks that it exports run.
+func compileCapsule(eng *wasmhost.Engine, l *launch) (*wasmhost.Component, error) {
+	what := l.componentName
+	if l.manifestDir != "" {
+		what = filepath.Join(l.manifestDir, l.componentName)
+	}
+	if err := script.CheckComponent(what, l.component); err != nil {
+		return nil, err
+	}
+	comp, err := eng.Compile(l.component)
+	if err != nil {
+		return nil, diag.Wrap(err, "E-RUN-005", "%s is not a component this runtime can load", what).
+			WithHint("build it as a component exporting %s, for example with the Go guest kit", script.RunInterface)
+	}
+	if !exportsRun(comp) {
+		comp.Close()
+		return nil, diag.New("E-RUN-006", "%s does not export %s with a run function", what, script.RunInterface).
+			WithHint("a script capsule's component must be built against the capsule world (murmur:runtime-guest/capsule)")
+	}
+	return comp, nil
+}
+
+func exportsRun(c *wasmhost.Component) bool {
+	for _, it := range c.Exports() {
+		if it.Name == script.RunInterface || strings.HasPrefix(it.Name, "murmur:capsule/run@0.1.") {
+			for _, m := range it.Exports {
+				if m.Name == script.RunFunc {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+// readTask reads --task: a file when one exists at that path, else the text.
+func readTask(v string) (string, error) {
+	if v == "" {
+		return "", nil
+	}
+	if st, err := os.Stat(v); err == nil && st.Mode().IsRegular() {
+		b, err := os.ReadFile(v)
+		if err != nil {
+			return "", diag.Wrap(err, "E-RUN-007", "cannot read the task file %s", v)
+		}
+		return string(b), nil
+	}
+	return v, nil
+}

@@ -1,0 +1,503 @@
+package cli_test
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+
+	"github.com/murmur-go/murmur/internal/ids"
+	"github.com/murmur-go/murmur/internal/running"
+	"github.com/murmur-go/murmur/internal/session"
+	"github.com/murmur-go/murmur/internal/trace"
+)
+
+// fixture returns the bytes of a WAT fixture of internal/script or of the
+// Go-kit capsule-probe component.
+func fixture(t testing.TB, name string) []byte {
+	t.Helper()
+	p := filepath.Join(repoRoot(), "internal", "script", "testdata", name)
+	if name == "capsule-probe.wasm" {
+		p = filepath.Join(repoRoot(), "testdata", "components", "capsule-probe", name)
+	}
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// capsule writes a script capsule project: murmur.yaml and its component.
+func capsule(t testing.TB, dir, manifest string, wasm []byte) string {
+	t.Helper()
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(dir, "murmur.yaml"), []byte(manifest), 0o644)
+	if wasm != nil {
+		os.WriteFile(filepath.Join(dir, "capsule.wasm"), wasm, 0o644)
+	}
+	return dir
+}
+
+// ready is the --json line.
+type ready struct {
+	URL        *string `json:"url"`
+	PID        int     `json:"pid"`
+	SessionID  string  `json:"session_id"`
+	Name       string  `json:"name"`
+	Version    string  `json:"version"`
+	Workdir    string  `json:"workdir"`
+	RecordsDir string  `json:"records_dir"`
+}
+
+func parseReady(t testing.TB, stdout string) ready {
+	t.Helper()
+	lines := strings.Split(strings.TrimRight(stdout, "\n"), "\n")
+	if len(lines) != 1 {
+		t.Fatalf("--json printed %d lines on stdout, want exactly 1:\n%s", len(lines), stdout)
+	}
+	var raw map[string]any
+	if err := json.Unmarshal([]byte(lines[0]), &raw); err != nil {
+		t.Fatalf("--json line %q: %v", lines[0], err)
+	}
+	for _, k := range []string{"url", "pid", "session_id", "name", "version", "workdir", "records_dir"} {
+		if _, ok := raw[k]; !ok {
+			t.Errorf("--json line lacks %q: %s", k, lines[0])
+		}
+	}
+	var r ready
+	json.Unmarshal([]byte(lines[0]), &r)
+	return r
+}
+
+func traceLines(t testing.TB, recordsDir string) []trace.Line {
+	t.Helper()
+	f, err := trace.ReadFile(filepath.Join(recordsDir, trace.FileName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.Truncated || len(f.Bad) > 0 {
+		t.Fatalf("trace not clean: truncated %v bad %v", f.Truncated, f.Bad)
+	}
+	return f.Lines
+}
+
+func lastEnd(t testing.TB, lines []trace.Line) trace.Line {
+	t.Helper()
+	if len(lines) == 0 || lines[len(lines)-1].EventType != trace.TypeSessionEnd {
+		t.Fatalf("trace does not end with session_end: %+v", lines)
+	}
+	return lines[len(lines)-1]
+}
+
+func TestRunOKLeavesTheRecords(t *testing.T) {
+	home, base := t.TempDir(), t.TempDir()
+	proj := capsule(t, filepath.Join(base, "proj"), "name: hello\nversion: 0.1.0\n", fixture(t, "ok.wat"))
+	r := runMur(t, home, proj, nil, "run", "--json", "--task", "say hi")
+	if r.Code != 0 {
+		t.Fatalf("mur run: %+v", r)
+	}
+	rd := parseReady(t, r.Stdout)
+	if rd.URL != nil || rd.Name != "local/hello" || rd.Version != "0.1.0" || !ids.Valid(ids.Session, rd.SessionID) || rd.PID <= 0 {
+		t.Errorf("ready line %+v", rd)
+	}
+	if want := filepath.Join(proj, "workdir", rd.SessionID); rd.Workdir != want {
+		t.Errorf("workdir %s, want %s", rd.Workdir, want)
+	}
+	if want := filepath.Join(session.ProjectRecordsDir(home, proj), rd.SessionID); rd.RecordsDir != want {
+		t.Errorf("records dir %s, want %s", rd.RecordsDir, want)
+	}
+	if !strings.Contains(r.Stderr, rd.SessionID+": ok") {
+		t.Errorf("ending not printed: %q", r.Stderr)
+	}
+	lines := traceLines(t, rd.RecordsDir)
+	if len(lines) != 2 || lines[0].EventType != trace.TypeSessionStart {
+		t.Fatalf("trace %+v", lines)
+	}
+	st := lines[0]
+	if st.Str("capsule_name") != "local/hello" || st.Str("kind") != "script" || st.ParentID != "" || st.SessionID != rd.SessionID {
+		t.Errorf("session_start %v", st.Fields)
+	}
+	end := lastEnd(t, lines)
+	if end.Str("exit_status") != "ok" || end.ParentID != st.EventID {
+		t.Errorf("session_end %v", end.Fields)
+	}
+	// The runtime dir is gone, the records stay, no running record is left.
+	if _, err := os.Stat(filepath.Join(home, ".murmur", "sessions", rd.SessionID)); !os.IsNotExist(err) {
+		t.Errorf("runtime dir left behind: %v", err)
+	}
+	for _, d := range []string{"logs", "out"} {
+		if st, err := os.Stat(filepath.Join(rd.RecordsDir, d)); err != nil || st.Mode().Perm() != 0o700 {
+			t.Errorf("records %s: %v", d, err)
+		}
+	}
+	if left, _ := running.Scan(running.Dir(home)); len(left) != 0 {
+		t.Errorf("running records left: %+v", left)
+	}
+	// Human output: the ending on stdout.
+	r = runMur(t, home, proj, nil, "run")
+	if r.Code != 0 || !strings.HasSuffix(strings.TrimSpace(r.Stdout), ": ok") {
+		t.Errorf("plain run: %+v", r)
+	}
+	if r := runMur(t, home, proj, nil, "trace", "show"); r.Code != 0 || !strings.Contains(r.Stdout, "ending:    ok") {
+		t.Errorf("trace show after a run: %+v", r)
+	}
+}
+
+func TestRunEndings(t *testing.T) {
+	home, base := t.TempDir(), t.TempDir()
+	probe := fixture(t, "capsule-probe.wasm")
+	tests := []struct {
+		name, wat, task, manifestExtra string
+		wasm                           []byte
+		ending, code                   string
+		deadline                       bool // a call_deadline line
+	}{
+		{name: "trapped", wat: "trap.wat", ending: "trapped", code: "E-RUN-010"},
+		{name: "spin", wat: "spin.wat", manifestExtra: "capabilities:\n  limits:\n    deadline_seconds: 1\n", ending: "deadline_exceeded", code: "E-RUN-011"},
+		{name: "grow", wat: "grow.wat", manifestExtra: "capabilities:\n  limits:\n    memory_bytes: 16777216\n", ending: "resource_limit", code: "E-RUN-012"},
+		{name: "probe-fail", wasm: probe, task: "fail", ending: "failed", code: "E-RUN-013"},
+		{name: "probe-trap", wasm: probe, task: "trap", ending: "trapped", code: "E-RUN-010"},
+		{name: "probe-sleep", wasm: probe, task: "sleep 30s", manifestExtra: "capabilities:\n  limits:\n    deadline_seconds: 1\n", ending: "deadline_exceeded", code: "E-RUN-011", deadline: true},
+	}
+	var wg sync.WaitGroup
+	for _, tc := range tests {
+		wasm := tc.wasm
+		if wasm == nil {
+			wasm = fixture(t, tc.wat)
+		}
+		proj := capsule(t, filepath.Join(base, tc.name), "name: "+tc.name+"\nversion: 1.0.0\n"+tc.manifestExtra, wasm)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			args := []string{"run", "--json"}
+			if tc.task != "" {
+				args = append(args, "--task", tc.task)
+			}
+			r := runMur(t, home, proj, nil, args...)
+			if r.Code != 1 || !strings.Contains(r.Stderr, "error["+tc.code+"]") || !strings.Contains(r.Stderr, ": "+tc.ending+"\n") {
+				t.Errorf("%s: want exit 1, %s, ending %s; got %+v", tc.name, tc.code, tc.ending, r)
+				return
+			}
+			rd := parseReady(t, r.Stdout)
+			lines := traceLines(t, rd.RecordsDir)
+			end := lastEnd(t, lines)
+			if end.Str("exit_status") != tc.ending || end.Str("reason") == "" {
+				t.Errorf("%s: session_end %v", tc.name, end.Fields)
+			}
+			var cd *trace.Line
+			for i := range lines {
+				if lines[i].EventType == trace.TypeCallDeadline {
+					cd = &lines[i]
+				}
+			}
+			switch {
+			case tc.deadline && cd == nil:
+				t.Errorf("%s: no call_deadline line", tc.name)
+			case tc.deadline:
+				if cd.Str("component") != "capsule.wasm" || cd.Str("call") != "murmur:capsule/run@0.1.0#run" || cd.Int("deadline_ms") != 1000 {
+					t.Errorf("%s: call_deadline %v", tc.name, cd.Fields)
+				}
+			case cd != nil:
+				t.Errorf("%s: unexpected call_deadline %v", tc.name, cd.Fields)
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+// startMur starts mur in the background; its stdout is read line by line.
+func startMur(t testing.TB, home, dir string, args ...string) (*exec.Cmd, *bufio.Reader, *bytes.Buffer) {
+	t.Helper()
+	shareCompileCache(t, home)
+	cmd := exec.Command(murBin(t), args...)
+	cmd.Dir = dir
+	cmd.Env = []string{"HOME=" + home, "PATH=" + os.Getenv("PATH")}
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	return cmd, bufio.NewReader(out), &stderr
+}
+
+func readReady(t testing.TB, br *bufio.Reader) ready {
+	t.Helper()
+	line, err := br.ReadString('\n')
+	if err != nil {
+		t.Fatalf("reading the --json line: %v", err)
+	}
+	return parseReady(t, line)
+}
+
+func TestRunKilledAndTerminated(t *testing.T) {
+	home, base := t.TempDir(), t.TempDir()
+	proj := capsule(t, filepath.Join(base, "sleeper"), "name: sleeper\nversion: 1.0.0\n", fixture(t, "capsule-probe.wasm"))
+
+	// SIGKILL mid-run: no session_end; mur ps prunes the record; trace show
+	// says the session ended without one.
+	cmd, out, _ := startMur(t, home, proj, "run", "--json", "--task", "sleep 60s")
+	rd := readReady(t, out)
+	r := runMur(t, home, proj, nil, "ps")
+	if !strings.Contains(r.Stdout, rd.SessionID) || !strings.Contains(r.Stdout, "local/sleeper@1.0.0") {
+		t.Fatalf("ps while running: %+v", r)
+	}
+	cmd.Process.Signal(syscall.SIGKILL)
+	cmd.Wait()
+	r = runMur(t, home, proj, nil, "ps")
+	if r.Stdout != "no running capsules\n" || !strings.Contains(r.Stderr, "pruned: "+rd.SessionID) {
+		t.Errorf("ps after SIGKILL: %+v", r)
+	}
+	r = runMur(t, home, proj, nil, "trace", "show", rd.SessionID)
+	if !strings.Contains(r.Stdout, "ended without a session_end; its last event is session_start") {
+		t.Errorf("trace show after SIGKILL: %+v", r)
+	}
+
+	// SIGTERM: session_end {failed, terminated}, exit 143 at once, records cleaned.
+	cmd, out, stderr := startMur(t, home, proj, "run", "--json", "--task", "sleep 60s")
+	rd = readReady(t, out)
+	cmd.Process.Signal(syscall.SIGTERM)
+	err := cmd.Wait()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 143 {
+		t.Fatalf("exit after SIGTERM: %v (stderr %s)", err, stderr)
+	}
+	end := lastEnd(t, traceLines(t, rd.RecordsDir))
+	if end.Str("exit_status") != "failed" || end.Str("reason") != "terminated" {
+		t.Errorf("session_end after SIGTERM: %v", end.Fields)
+	}
+	if left, _ := running.Scan(running.Dir(home)); len(left) != 0 {
+		t.Errorf("running record left after SIGTERM: %+v", left)
+	}
+	if _, err := os.Stat(filepath.Join(home, ".murmur", "sessions", rd.SessionID)); !os.IsNotExist(err) {
+		t.Errorf("runtime dir left after SIGTERM: %v", err)
+	}
+}
+
+func TestRunWhatTheComponentSees(t *testing.T) {
+	home, base := t.TempDir(), t.TempDir()
+	manifest := "name: probe\nversion: 0.3.0\ncapabilities:\n  env:\n    allow: [ALLOWED_VAR, UNSET_VAR]\n"
+	proj := capsule(t, filepath.Join(base, "probe"), manifest, fixture(t, "capsule-probe.wasm"))
+	wd := filepath.Join(base, "wd")
+
+	r := runMur(t, home, proj, []string{"ALLOWED_VAR=yes", "SECRET_TOKEN=no"}, "run", "--workdir", wd, "--task", "env")
+	if r.Code != 0 {
+		t.Fatalf("env run: %+v", r)
+	}
+	got, _ := os.ReadFile(filepath.Join(wd, "out", "result.txt"))
+	sid := strings.TrimSuffix(strings.TrimSpace(r.Stdout), ": ok")
+	want := "env ALLOWED_VAR: yes\nenv MURMUR_CAPSULE_NAME: local/probe\nenv MURMUR_CAPSULE_VERSION: 0.3.0\n" +
+		"env MURMUR_RUNTIME_DIR: murmur-runtime\nenv MURMUR_SESSION_ID: " + sid + "\n"
+	if string(got) != want {
+		t.Errorf("the component's environment:\n%s\nwant:\n%s", got, want)
+	}
+
+	// The task arrives through murmur-runtime/task.md, from a file or text.
+	taskFile := filepath.Join(base, "task.txt")
+	os.WriteFile(taskFile, []byte("task\nsecond line\n"), 0o644)
+	if r := runMur(t, home, proj, nil, "run", "--workdir", wd, "--task", taskFile); r.Code != 0 {
+		t.Fatalf("task run: %+v", r)
+	}
+	got, _ = os.ReadFile(filepath.Join(wd, "out", "result.txt"))
+	if string(got) != "task: \"task\\nsecond line\\n\"\n" {
+		t.Errorf("task seen: %q", got)
+	}
+
+	// Escapes: nothing is written outside the work folder, the runtime dir is read-only.
+	marker := filepath.Join(base, "before")
+	os.WriteFile(marker, nil, 0o644)
+	if r := runMur(t, home, proj, nil, "run", "--workdir", wd, "--task", "escape"); r.Code != 0 {
+		t.Fatalf("escape run: %+v", r)
+	}
+	got, _ = os.ReadFile(filepath.Join(wd, "out", "result.txt"))
+	if !strings.Contains(string(got), "escape runtime-dir-write: blocked") || !strings.Contains(string(got), "escape absolute-read: blocked") {
+		t.Errorf("escape report:\n%s", got)
+	}
+	for _, p := range []string{filepath.Join(base, "escape-dotdot.txt"), filepath.Join(base, "escape-deep.txt"),
+		"/escape-absolute.txt", "/tmp/capsule-probe-escape.txt", filepath.Join(filepath.Dir(base), "escape-symlink.txt")} {
+		if _, err := os.Stat(p); err == nil {
+			t.Errorf("the component wrote %s outside its work folder", p)
+			os.Remove(p)
+		}
+	}
+	entries, _ := os.ReadDir(base)
+	for _, e := range entries {
+		if n := e.Name(); n != "probe" && n != "wd" && n != "task.txt" && n != "before" {
+			t.Errorf("unexpected %s beside the work folder", n)
+		}
+	}
+}
+
+func TestRunRefusals(t *testing.T) {
+	home, base := t.TempDir(), t.TempDir()
+	coreModule := []byte("\x00asm\x01\x00\x00\x00")
+	two := capsule(t, filepath.Join(base, "two"), "name: two\nversion: 1.0.0\n", nil)
+	os.WriteFile(filepath.Join(two, "a.wasm"), fixture(t, "ok.wat"), 0o644)
+	os.WriteFile(filepath.Join(two, "b.wasm"), fixture(t, "ok.wat"), 0o644)
+	tests := []struct {
+		name string
+		dir  string
+		args []string
+		code string
+	}{
+		{"core module", capsule(t, filepath.Join(base, "core"), "name: core\nversion: 1.0.0\n", coreModule), nil, "E-RUN-005"},
+		{"garbage", capsule(t, filepath.Join(base, "garbage"), "name: garbage\nversion: 1.0.0\n", []byte("hello")), nil, "E-RUN-005"},
+		{"no run export", capsule(t, filepath.Join(base, "noexport"), "name: noexport\nversion: 1.0.0\n", fixture(t, "noexport.wat")), nil, "E-RUN-006"},
+		{"two root wasm", two, nil, "E-RUN-004"},
+		{"no wasm", capsule(t, filepath.Join(base, "none"), "name: none\nversion: 1.0.0\n", nil), nil, "E-RUN-003"},
+		{"missing tool", capsule(t, filepath.Join(base, "tools"), "name: tools\nversion: 1.0.0\nartifacts:\n  - name: acme/echo\n    version: 1.2.0\n", fixture(t, "ok.wat")), nil, "E-RUN-008"},
+		{"agent", capsule(t, filepath.Join(base, "agent"), "name: agent\nversion: 1.0.0\ninference:\n  model: m\n  driver:\n    artifact: acme/d\nartifacts:\n  - name: acme/d\n    version: 1.0.0\n    runtime: driver\n", nil), nil, "E-RUN-009"},
+		{"capsule not installed", base, []string{"--capsule", "acme/nothing", "--capsule-version", "1.0.0"}, "E-RUN-008"},
+		{"explain-scope", two, []string{"--explain-scope"}, "E-RUN-060"},
+		{"containment", two, []string{"--containment", "sealed"}, "E-RUN-061"},
+		{"half --capsule", base, []string{"--capsule", "acme/x"}, "E-CFG-001"},
+		{"no manifest", base, nil, "E-MAN-020"},
+	}
+	for _, tc := range tests {
+		r := runMur(t, home, tc.dir, nil, append([]string{"run"}, tc.args...)...)
+		if r.Code == 0 || !strings.Contains(r.Stderr, "error["+tc.code+"]") || !strings.Contains(r.Stderr, "hint:") {
+			t.Errorf("%s: want %s, got %+v", tc.name, tc.code, r)
+		}
+		if tc.name == "missing tool" && !strings.Contains(r.Stderr, "acme/echo@1.2.0") || tc.name == "missing tool" && !strings.Contains(r.Stderr, "mur install") {
+			t.Errorf("missing tool message: %s", r.Stderr)
+		}
+	}
+	// Nothing started: no session was recorded, no runtime dir made.
+	for _, d := range []string{"records", "sessions", "running"} {
+		entries, _ := os.ReadDir(filepath.Join(home, ".murmur", d))
+		if len(entries) != 0 {
+			t.Errorf("a refused run left ~/.murmur/%s entries", d)
+		}
+	}
+}
+
+func TestRunInstalledCapsule(t *testing.T) {
+	home, base := t.TempDir(), t.TempDir()
+	src := capsule(t, filepath.Join(base, "src"), "name: acme/probe\nversion: 2.0.0\n", fixture(t, "capsule-probe.wasm"))
+	if r := runMur(t, home, src, nil, "build"); r.Code != 0 {
+		t.Fatalf("build: %+v", r)
+	}
+	if r := runMur(t, home, src, nil, "publish"); r.Code != 0 {
+		t.Fatalf("publish: %+v", r)
+	}
+	cwd := filepath.Join(base, "elsewhere")
+	os.MkdirAll(cwd, 0o755)
+	r := runMur(t, home, cwd, nil, "run", "--capsule", "acme/probe", "--capsule-version", "2.0.0", "--task", "task", "--json")
+	if r.Code != 0 {
+		t.Fatalf("--capsule run: %+v", r)
+	}
+	rd := parseReady(t, r.Stdout)
+	if want := filepath.Join(cwd, "workdir", rd.SessionID); rd.Workdir != want {
+		t.Errorf("--capsule workdir %s, want %s", rd.Workdir, want)
+	}
+	if want := filepath.Join(session.ProjectRecordsDir(home, rd.Workdir), rd.SessionID); rd.RecordsDir != want {
+		t.Errorf("--capsule records dir %s, want %s", rd.RecordsDir, want)
+	}
+	if got, _ := os.ReadFile(filepath.Join(rd.Workdir, "out", "result.txt")); string(got) != "task: \"task\"\n" {
+		t.Errorf("result %q", got)
+	}
+}
+
+func TestRunTwentyAtOnce(t *testing.T) {
+	home, base := t.TempDir(), t.TempDir()
+	proj := capsule(t, filepath.Join(base, "many"), "name: many\nversion: 1.0.0\n", fixture(t, "capsule-probe.wasm"))
+	if r := runMur(t, home, proj, nil, "run", "--task", "task"); r.Code != 0 { // warm the compile cache
+		t.Fatalf("first run: %+v", r)
+	}
+	var wg sync.WaitGroup
+	results := make([]murResult, 20)
+	for i := range results {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			results[i] = runMur(t, home, proj, nil, "run", "--json", "--task", fmt.Sprintf("task %d", i))
+		}(i)
+	}
+	wg.Wait()
+	seen := map[string]bool{}
+	for i, r := range results {
+		if r.Code != 0 {
+			t.Errorf("run %d: %+v", i, r)
+			continue
+		}
+		rd := parseReady(t, r.Stdout)
+		if seen[rd.SessionID] {
+			t.Errorf("session id %s reused", rd.SessionID)
+		}
+		seen[rd.SessionID] = true
+		got, _ := os.ReadFile(filepath.Join(rd.Workdir, "out", "result.txt"))
+		if want := fmt.Sprintf("task: \"task %d\"\n", i); string(got) != want {
+			t.Errorf("run %d result %q, want %q", i, got, want)
+		}
+		if lastEnd(t, traceLines(t, rd.RecordsDir)).Str("exit_status") != "ok" {
+			t.Errorf("run %d did not end ok", i)
+		}
+	}
+	if left, _ := running.Scan(running.Dir(home)); len(left) != 0 {
+		t.Errorf("%d running records left", len(left))
+	}
+}
+
+func TestRunTraceRetain(t *testing.T) {
+	home, base := t.TempDir(), t.TempDir()
+	proj := capsule(t, filepath.Join(base, "ret"), "name: ret\nversion: 1.0.0\ntrace:\n  retain:\n    max_sessions: 2\n", fixture(t, "ok.wat"))
+	var last string
+	for i := 0; i < 4; i++ {
+		r := runMur(t, home, proj, nil, "run", "--json")
+		if r.Code != 0 {
+			t.Fatalf("run %d: %+v", i, r)
+		}
+		last = parseReady(t, r.Stdout).SessionID
+	}
+	entries, _ := os.ReadDir(session.ProjectRecordsDir(home, proj))
+	if len(entries) != 2 {
+		t.Fatalf("%d sessions kept, want 2", len(entries))
+	}
+	if entries[1].Name() != last {
+		t.Errorf("the newest session %s is not among those kept: %v", last, entries)
+	}
+}
+
+// A full disk under the records dir: the run goes on and ends ok, warning once.
+func TestRunTraceOnFullDisk(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("mounting a tmpfs needs root")
+	}
+	home, base := t.TempDir(), t.TempDir()
+	proj := capsule(t, filepath.Join(base, "full"), "name: full\nversion: 1.0.0\n", fixture(t, "ok.wat"))
+	if r := runMur(t, home, proj, nil, "run"); r.Code != 0 { // warm the compile cache
+		t.Fatalf("first run: %+v", r)
+	}
+	recs := filepath.Join(home, ".murmur", "records")
+	os.RemoveAll(recs)
+	os.MkdirAll(recs, 0o700)
+	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", recs).CombinedOutput(); err != nil {
+		t.Skipf("mount refused (%v: %s): cannot test a full disk here", err, bytes.TrimSpace(out))
+	}
+	defer exec.Command("umount", recs).Run()
+	// Fill it.
+	f, _ := os.Create(filepath.Join(recs, "filler"))
+	f.Write(make([]byte, 1<<20))
+	f.Close()
+	r := runMur(t, home, proj, nil, "run", "--json")
+	if r.Code != 0 || !strings.Contains(r.Stderr, "warning[W-IO-050]") || strings.Count(r.Stderr, "W-IO-050") != 1 {
+		t.Fatalf("run on a full disk: %+v", r)
+	}
+	rd := parseReady(t, r.Stdout)
+	tf, err := trace.ReadFile(filepath.Join(rd.RecordsDir, trace.FileName))
+	if err != nil || tf.Truncated || len(tf.Bad) != 0 {
+		t.Errorf("trace on a full disk: %+v, %v", tf, err)
+	}
+}

@@ -1,0 +1,163 @@
+// Package script runs a script capsule to one of its endings (capsules.txt
+// "Script capsules", "Execution limits"): one fresh instance of the capsule's
+// component, `run` called once, inside the session's work folder with the
+// runtime dir mounted read-only, bounded by the manifest's limits.
+//
+// The host interfaces a component may import (murmur:tool-registry,
+// artifact-manager, message) live in internal/hostapi; this package takes
+// them as an Imports value, so it depends only on the shape it consumes and
+// a capsule whose imports are not granted still runs (each ungranted call
+// fails with an error naming the capability).
+package script
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"time"
+
+	"github.com/murmur-go/murmur/internal/manifest"
+	"github.com/murmur-go/murmur/internal/session"
+	"github.com/murmur-go/murmur/internal/trace"
+	"github.com/murmur-go/murmur/internal/wasmhost"
+)
+
+// The export a script capsule's component runs.
+const (
+	RunInterface = "murmur:capsule/run@0.1.0"
+	RunFunc      = "run"
+)
+
+// Log files in the records dir's logs/.
+const (
+	StdoutLog = "stdout.log"
+	StderrLog = "stderr.log"
+)
+
+// Imports grants host functions to a run. Define is called once per run,
+// before instantiation, with the recorder every event must go through.
+type Imports interface {
+	Define(h *wasmhost.Host, rec *Recorder) error
+}
+
+// Config is one script capsule run.
+type Config struct {
+	Engine    *wasmhost.Engine
+	Component *wasmhost.Component
+	// ComponentName names the component in call_deadline lines ("capsule.wasm").
+	ComponentName string
+	Session       *session.Session
+	Recorder      *Recorder
+	// Limits are the capsule's effective limits (defaults applied).
+	Limits manifest.EffLimits
+	// EnvAllow is capabilities.env.allow; Lookup reads mur's own environment.
+	EnvAllow []string
+	Lookup   func(string) (string, bool)
+	// Imports grants the murmur:* host interfaces; nil grants none.
+	Imports Imports
+}
+
+// Result is how the run ended.
+type Result struct {
+	// Ending is one of trace.EndOK, EndTrapped, EndDeadlineExceeded,
+	// EndResourceLimit, EndFailed.
+	Ending string
+	// Reason says why, for anything but ok ("" for ok).
+	Reason string
+	// Err is the error behind a non-ok ending.
+	Err error
+}
+
+// Preopens is the component's whole filesystem: the work folder as "." and
+// the runtime dir, read-only, as "murmur-runtime". Each is also preopened
+// under "/" (the work folder as "/", the runtime dir as "/murmur-runtime"),
+// listed first: Go's wasip1 runtime takes its working directory from the
+// first preopen and resolves relative paths by prefix, so with "." alone a
+// Go component could not open "out/result.txt". The "/" view is the same work
+// folder, so an absolute path never reaches the host's filesystem.
+func Preopens(workdir, runtimeDir string) []wasmhost.Preopen {
+	return []wasmhost.Preopen{
+		{HostDir: workdir, GuestPath: "/"},
+		{HostDir: runtimeDir, GuestPath: "/" + RuntimeMount, ReadOnly: true},
+		{HostDir: workdir, GuestPath: "."},
+		{HostDir: runtimeDir, GuestPath: RuntimeMount, ReadOnly: true},
+	}
+}
+
+// Limits turns the manifest's effective limits into the engine's.
+func Limits(l manifest.EffLimits) wasmhost.Limits {
+	return wasmhost.Limits{
+		MemoryBytes:   l.MemoryBytes,
+		TableElements: l.TableElements,
+		Instances:     l.Instances,
+		Deadline:      time.Duration(l.DeadlineSeconds) * time.Second,
+	}
+}
+
+// Run instantiates the component in a fresh store and calls run once. It
+// records a call_deadline line when the call is stopped while waiting on the
+// runtime; the caller writes session_end from the Result.
+func Run(ctx context.Context, cfg Config) Result {
+	s := cfg.Session
+	env := map[string]string{}
+	for _, kv := range Env(s, cfg.EnvAllow, cfg.Lookup) {
+		env[kv[0]] = kv[1]
+	}
+	host := wasmhost.NewHost()
+	if cfg.Imports != nil {
+		if err := cfg.Imports.Define(host, cfg.Recorder); err != nil {
+			return Result{Ending: trace.EndFailed, Reason: "host interfaces: " + err.Error(), Err: err}
+		}
+	}
+	lim := Limits(cfg.Limits)
+	rc := wasmhost.RunConfig{
+		Limits: lim,
+		Host:   host,
+		WASI: wasmhost.WASI{
+			Args:       []string{cfg.ComponentName},
+			Env:        env,
+			StdoutPath: filepath.Join(s.RecordsDir, "logs", StdoutLog),
+			StderrPath: filepath.Join(s.RecordsDir, "logs", StderrLog),
+			Preopens: Preopens(s.Workdir, s.RuntimeDir),
+		},
+	}
+	inst, err := cfg.Engine.Instantiate(ctx, cfg.Component, rc)
+	if err != nil {
+		return classify(cfg, lim, "instantiate", err)
+	}
+	defer inst.Close()
+	_, err = inst.Call(ctx, RunInterface, RunFunc)
+	if err != nil {
+		return classify(cfg, lim, RunInterface+"#"+RunFunc, err)
+	}
+	return Result{Ending: trace.EndOK}
+}
+
+// classify maps the engine's typed endings onto the spec's.
+func classify(cfg Config, lim wasmhost.Limits, call string, err error) Result {
+	var (
+		trap  *wasmhost.TrapError
+		dead  *wasmhost.DeadlineError
+		limit *wasmhost.ResourceLimitError
+		exit  *wasmhost.ExitError
+	)
+	switch {
+	case errors.As(err, &dead):
+		if dead.Waiting {
+			// The line names the component call the deadline stopped; what
+			// it was waiting on (dead.Call) goes in the reason.
+			cfg.Recorder.CallDeadline(cfg.ComponentName, call, lim.Deadline)
+		}
+		return Result{Ending: trace.EndDeadlineExceeded, Reason: err.Error(), Err: err}
+	case errors.As(err, &limit):
+		return Result{Ending: trace.EndResourceLimit, Reason: err.Error(), Err: err}
+	case errors.As(err, &exit):
+		if exit.Code == 0 {
+			return Result{Ending: trace.EndOK}
+		}
+		return Result{Ending: trace.EndFailed, Reason: err.Error(), Err: err}
+	case errors.As(err, &trap):
+		return Result{Ending: trace.EndTrapped, Reason: trap.Message, Err: err}
+	}
+	return Result{Ending: trace.EndFailed, Reason: err.Error(), Err: err}
+}
