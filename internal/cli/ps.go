@@ -105,4 +105,3 @@ func uptime(started string, now time.Time) string {
 		return fmt.Sprintf("%dd%02dh", s/86400, s%86400/3600)
 	}
 }
-

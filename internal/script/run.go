@@ -118,7 +118,7 @@ func Run(ctx context.Context, cfg Config) Result {
 			Env:        env,
 			StdoutPath: filepath.Join(s.RecordsDir, "logs", StdoutLog),
 			StderrPath: filepath.Join(s.RecordsDir, "logs", StderrLog),
-			Preopens: Preopens(s.Workdir, s.RuntimeDir),
+			Preopens:   Preopens(s.Workdir, s.RuntimeDir),
 		},
 	}
 	inst, err := cfg.Engine.Instantiate(ctx, cfg.Component, rc)
