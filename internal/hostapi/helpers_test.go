@@ -9,11 +9,11 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	wasmtime "github.com/bytecodealliance/wasmtime-go/v39"
 
 	"github.com/murmur-go/murmur/internal/manifest"
-	"github.com/murmur-go/murmur/internal/script"
 	"github.com/murmur-go/murmur/internal/session"
 	"github.com/murmur-go/murmur/internal/store"
 	"github.com/murmur-go/murmur/internal/trace"
@@ -112,7 +112,7 @@ type env struct {
 	chain         store.Chain
 	sess          *session.Session
 	tw            *trace.Writer
-	rec           *script.Recorder
+	rec           *traceRecorder
 	api           *Session
 }
 
@@ -154,7 +154,7 @@ func newEnv(t testing.TB, manifestYAML string, before func(e *env)) *env {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { e.tw.Close() })
-	e.rec = script.NewRecorder(e.tw, nil, e.sess.Started)
+	e.rec = &traceRecorder{tw: e.tw}
 	e.tw.Emit(trace.SessionStart{CapsuleName: m.Name, CapsuleVersion: m.Version, Kind: "script"})
 	e.api, err = New(Config{Engine: testEngine, Manifest: m, Stores: e.chain, Session: e.sess})
 	if err != nil {
@@ -193,4 +193,42 @@ func wantErr(t *testing.T, err error, parts ...string) {
 			t.Fatalf("error %q does not contain %q", err, p)
 		}
 	}
+}
+
+// traceRecorder records into a real trace writer the lines the script
+// runtime's Recorder writes for these events (that one lives in
+// internal/script, which this package does not import), and counts them.
+type traceRecorder struct {
+	tw *trace.Writer
+
+	mu          sync.Mutex
+	calls, errs int
+}
+
+func (r *traceRecorder) ToolCall(tool string, start time.Time, in, out int, errText string) {
+	status := "ok"
+	var ep *string
+	if errText != "" {
+		status, ep = "error", &errText
+	}
+	r.mu.Lock()
+	r.calls++
+	if errText != "" {
+		r.errs++
+	}
+	r.mu.Unlock()
+	r.tw.Emit(trace.ToolCall{ToolName: tool, InputBytes: in, OutputBytes: out,
+		DurationMS: time.Since(start).Milliseconds(), Status: status, Error: ep})
+}
+
+func (r *traceRecorder) ArtifactPulled(ev trace.ArtifactPulled) { r.tw.Emit(ev) }
+func (r *traceRecorder) A2ASend(ev trace.A2ASend)               { r.tw.Emit(ev) }
+func (r *traceRecorder) CallDeadline(component, call string, d time.Duration) {
+	r.tw.Emit(trace.CallDeadline{Component: component, Call: call, DeadlineMS: d.Milliseconds()})
+}
+
+func (r *traceRecorder) Totals() (int, int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.calls, r.errs
 }

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/murmur-go/murmur/internal/manifest"
-	"github.com/murmur-go/murmur/internal/script"
 	"github.com/murmur-go/murmur/internal/session"
 	"github.com/murmur-go/murmur/internal/store"
 	"github.com/murmur-go/murmur/internal/trace"
@@ -104,7 +103,8 @@ func New(cfg Config) (*Session, error) {
 }
 
 // Register grants the three murmur:* interfaces to a run's Host, recording
-// through rec (nil records nothing). delegate-task is not among the tools:
+// through rec (nil records nothing). The script runtime's *script.Recorder
+// is a Recorder; its Imports hook is a two-line adapter calling Register. delegate-task is not among the tools:
 // delegation is a later issue, so a capsule that declares spawn.allow finds
 // no such tool (invoke answers err naming it, like any undeclared name).
 func (s *Session) Register(h *wasmhost.Host, rec Recorder) {
@@ -115,19 +115,6 @@ func (s *Session) Register(h *wasmhost.Host, rec Recorder) {
 	h.ArtifactManager(s)
 	h.MessageSend(s.Send)
 }
-
-// Define implements script.Imports: the script runtime calls it once per
-// run, before instantiation, with the recorder of the session.
-func (s *Session) Define(h *wasmhost.Host, rec *script.Recorder) error {
-	if rec == nil {
-		s.Register(h, nil)
-		return nil
-	}
-	s.Register(h, rec)
-	return nil
-}
-
-var _ script.Imports = (*Session)(nil)
 
 // Close releases the compiled tool components. Calls after Close answer err.
 func (s *Session) Close() error {

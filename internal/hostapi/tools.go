@@ -12,7 +12,6 @@ import (
 
 	"github.com/murmur-go/murmur/internal/diag"
 	"github.com/murmur-go/murmur/internal/manifest"
-	"github.com/murmur-go/murmur/internal/script"
 	"github.com/murmur-go/murmur/internal/wasmhost"
 )
 
@@ -173,10 +172,6 @@ func (s *Session) load(t *tool) error {
 				WithHint("rebuild it with 'mur build' from a directory holding the tool's component")
 			return
 		}
-		if err := script.CheckComponent(ref+" ("+file+")", data); err != nil {
-			t.err = err
-			return
-		}
 		comp, err := s.cfg.Engine.Compile(data)
 		if err != nil {
 			t.err = diag.Wrap(err, "E-RUN-063", "tool %s cannot be loaded: %v", ref, err).
@@ -234,10 +229,7 @@ func (s *Session) run(ctx context.Context, t *tool, in wasmhost.ToolInput) (wasm
 func (s *Session) runConfig(t *tool) (wasmhost.RunConfig, error) {
 	g := t.grant.Grants
 	sess := s.cfg.Session
-	env := map[string]string{}
-	for _, kv := range script.Env(sess, g.EnvAllow, s.lookup) {
-		env[kv[0]] = kv[1]
-	}
+	env := toolEnv(sess, g.EnvAllow, s.lookup)
 	dir, err := scopeDir(sess.Workdir, g.FilesystemScope)
 	if err != nil {
 		return wasmhost.RunConfig{}, diag.Wrap(err, "E-RUN-065", "tool %s: its filesystem scope cannot be opened: %v", t.decl.Name, err).
@@ -246,7 +238,7 @@ func (s *Session) runConfig(t *tool) (wasmhost.RunConfig, error) {
 	wasi := wasmhost.WASI{
 		Args:     []string{manifest.Bare(t.decl.Name)},
 		Env:      env,
-		Preopens: script.Preopens(dir, sess.RuntimeDir),
+		Preopens: toolPreopens(dir, sess.RuntimeDir),
 	}
 	if sess.RecordsDir != "" {
 		logs := filepath.Join(sess.RecordsDir, "logs")
@@ -256,7 +248,7 @@ func (s *Session) runConfig(t *tool) (wasmhost.RunConfig, error) {
 			wasi.StderrPath = filepath.Join(logs, base+".stderr.log")
 		}
 	}
-	return wasmhost.RunConfig{Limits: script.Limits(g.Limits), WASI: wasi, Host: s.toolHost}, nil
+	return wasmhost.RunConfig{Limits: toolLimits(g.Limits), WASI: wasi, Host: s.toolHost}, nil
 }
 
 // scopeDir is the folder a tool sees as its work folder: the whole work

@@ -2,13 +2,13 @@ package hostapi
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/murmur-go/murmur/internal/diag"
-	"github.com/murmur-go/murmur/internal/script"
 	"github.com/murmur-go/murmur/internal/trace"
 	"github.com/murmur-go/murmur/internal/wasmhost"
 )
@@ -198,22 +198,33 @@ artifacts:
 	}
 }
 
-// TestCapsuleInvokesToolThroughScriptRun runs a real script capsule
-// (capsule_echo.wat: invoke("echo", "hi") and trap unless ok("hi")) through
-// the script runtime with this package as its Imports.
-func TestCapsuleInvokesToolThroughScriptRun(t *testing.T) {
-	e := newEnv(t, toolsManifest, publishStandardTools(t))
+// runCapsule runs capsule_echo.wat (invoke("echo", "hi"), then trap unless
+// the answer is ok("hi")) with this session's interfaces as its host
+// imports, the way the script runtime does.
+func runCapsule(t *testing.T, e *env) error {
+	t.Helper()
 	comp, err := testEngine.Compile(componentBytes(t, "capsule_echo"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer comp.Close()
-	res := script.Run(context.Background(), script.Config{
-		Engine: testEngine, Component: comp, ComponentName: "capsule.wasm", Session: e.sess,
-		Recorder: e.rec, Limits: e.m.Capabilities.EffLimits(), Lookup: os.LookupEnv, Imports: e.api,
-	})
-	if res.Ending != trace.EndOK {
-		t.Fatalf("ending %s: %s", res.Ending, res.Reason)
+	h := wasmhost.NewHost()
+	e.api.Register(h, e.rec)
+	inst, err := testEngine.Instantiate(context.Background(), comp, wasmhost.RunConfig{Host: h,
+		WASI: wasmhost.WASI{Preopens: toolPreopens(e.sess.Workdir, e.sess.RuntimeDir)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer inst.Close()
+	return inst.CallCapsuleRun(context.Background())
+}
+
+// TestCapsuleInvokesTool: a real capsule component calls invoke through the
+// host function this package registers.
+func TestCapsuleInvokesTool(t *testing.T) {
+	e := newEnv(t, toolsManifest, publishStandardTools(t))
+	if err := runCapsule(t, e); err != nil {
+		t.Fatalf("capsule run: %v", err)
 	}
 	ls := e.lines(t, trace.TypeToolCall)
 	if len(ls) != 1 || ls[0].Str("tool_name") != "local/echo" || ls[0].Int("input_bytes") != 2 || ls[0].Str("status") != "ok" {
@@ -221,21 +232,15 @@ func TestCapsuleInvokesToolThroughScriptRun(t *testing.T) {
 	}
 }
 
-// TestCapsuleWithoutToolTraps: the same capsule whose manifest declares no
-// echo gets err from invoke, and (by its own choice) traps.
-func TestCapsuleWithoutToolTraps(t *testing.T) {
+// TestCapsuleUndeclaredToolGetsErr: the same capsule whose manifest declares
+// no echo gets err from invoke (not a trap of the host) and, by its own
+// choice, traps with unreachable.
+func TestCapsuleUndeclaredToolGetsErr(t *testing.T) {
 	e := newEnv(t, "name: local/caller\nversion: \"0.1.0\"\n", nil)
-	comp, err := testEngine.Compile(componentBytes(t, "capsule_echo"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer comp.Close()
-	res := script.Run(context.Background(), script.Config{
-		Engine: testEngine, Component: comp, ComponentName: "capsule.wasm", Session: e.sess,
-		Recorder: e.rec, Limits: e.m.Capabilities.EffLimits(), Lookup: os.LookupEnv, Imports: e.api,
-	})
-	if res.Ending != trace.EndTrapped {
-		t.Fatalf("ending %s: %s", res.Ending, res.Reason)
+	err := runCapsule(t, e)
+	var trap *wasmhost.TrapError
+	if !errors.As(err, &trap) || trap.Err != nil || !strings.Contains(trap.Message, "unreachable") {
+		t.Fatalf("want the capsule's own unreachable trap, got %v", err)
 	}
 	ls := e.lines(t, trace.TypeToolCall)
 	if len(ls) != 1 || ls[0].Str("status") != "error" || !strings.Contains(ls[0].Str("error"), `"echo"`) {
