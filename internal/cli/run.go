@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/murmur-go/murmur/internal/diag"
+	"github.com/murmur-go/murmur/internal/hostapi"
 	"github.com/murmur-go/murmur/internal/manifest"
 	"github.com/murmur-go/murmur/internal/script"
 	"github.com/murmur-go/murmur/internal/session"
@@ -77,6 +78,7 @@ type launch struct {
 	componentName string
 	component     []byte
 	tools         []*store.Resolved
+	chain         store.Chain
 }
 
 // readyLine is the --json line (contracts §10).
@@ -209,11 +211,20 @@ func runCapsule(f runFlags, stdout, stderr io.Writer) error {
 		fmt.Fprintln(stdout, string(line))
 	}
 
+	host, err := hostapi.New(hostapi.Config{Engine: eng, Manifest: l.m, Grants: &grants, Stores: l.chain,
+		Session: sess, Lookup: os.LookupEnv})
+	var imports script.Imports
+	if err != nil {
+		fmt.Fprintln(stderr, diag.Warn("W-IO-054", "the murmur:* host interfaces are unavailable to this run: %v", err).String())
+	} else {
+		defer host.Close()
+		imports = hostImports{host}
+	}
 	res := script.Run(context.Background(), script.Config{
 		Engine: eng, Component: comp, ComponentName: l.componentName,
 		Session: sess, Recorder: rec, Limits: l.m.Capabilities.EffLimits(),
 		EnvAllow: l.m.Capabilities.Env.Allow, Lookup: os.LookupEnv,
-		Imports: runImports(l),
+		Imports: imports,
 	})
 	if !rec.End(res.Ending, res.Reason, true) {
 		select {} // a signal is ending the session: its goroutine exits the process
@@ -232,10 +243,14 @@ func runCapsule(f runFlags, stdout, stderr io.Writer) error {
 	return endingError(sess, res)
 }
 
-// runImports is the hook where the murmur:* host interfaces (internal/hostapi)
-// are granted to a run; until they are, a capsule's calls of them fail with
-// an error naming the capability, and the run goes on.
-var runImports = func(l *launch) script.Imports { return nil }
+// hostImports grants internal/hostapi's murmur:* interfaces to a run,
+// recording through the run's recorder (trace lines and OTel spans).
+type hostImports struct{ s *hostapi.Session }
+
+func (h hostImports) Define(host *wasmhost.Host, rec *script.Recorder) error {
+	h.s.Register(host, rec)
+	return nil
+}
 
 // endingError is the diagnostic for a run that did not end ok.
 func endingError(sess *session.Session, res script.Result) error {
@@ -317,6 +332,7 @@ func prepare(f runFlags, home string, stderr io.Writer) (*launch, error) {
 			return nil, err
 		}
 	}
+	l.chain = chain
 	for _, w := range l.m.Warnings {
 		fmt.Fprintln(stderr, w.String())
 	}

@@ -5,6 +5,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -17,6 +20,10 @@ import (
 	"github.com/murmur-go/murmur/internal/running"
 	"github.com/murmur-go/murmur/internal/session"
 	"github.com/murmur-go/murmur/internal/trace"
+
+	coltrace "go.opentelemetry.io/proto/otlp/collector/trace/v1"
+	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
+	"google.golang.org/protobuf/proto"
 )
 
 // fixture returns the bytes of a WAT fixture of internal/script or of the
@@ -499,5 +506,122 @@ func TestRunTraceOnFullDisk(t *testing.T) {
 	tf, err := trace.ReadFile(filepath.Join(rd.RecordsDir, trace.FileName))
 	if err != nil || tf.Truncated || len(tf.Bad) != 0 {
 		t.Errorf("trace on a full disk: %+v, %v", tf, err)
+	}
+}
+
+// otlpReceiver is a real OTLP/HTTP endpoint that decodes each protobuf
+// ExportTraceServiceRequest and keeps the span names and attributes.
+type otlpReceiver struct {
+	mu    sync.Mutex
+	spans []*tracepb.Span
+}
+
+func (o *otlpReceiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	body, _ := io.ReadAll(r.Body)
+	var req coltrace.ExportTraceServiceRequest
+	if r.URL.Path != "/v1/traces" || proto.Unmarshal(body, &req) != nil {
+		http.Error(w, "bad request", 400)
+		return
+	}
+	o.mu.Lock()
+	for _, rs := range req.ResourceSpans {
+		for _, ss := range rs.ScopeSpans {
+			o.spans = append(o.spans, ss.Spans...)
+		}
+	}
+	o.mu.Unlock()
+	out, _ := proto.Marshal(&coltrace.ExportTraceServiceResponse{})
+	w.Header().Set("Content-Type", "application/x-protobuf")
+	w.Write(out)
+}
+
+// A capsule that invokes a declared WASM tool: one tool_call line per
+// invoke (ok or error), totals in session_end, and with otel_endpoint set,
+// one capsule.session span and one capsule.tool_call span per invoke.
+func TestRunToolCallsAndSpans(t *testing.T) {
+	home, base := t.TempDir(), t.TempDir()
+	tool := filepath.Join(base, "echo")
+	os.MkdirAll(tool, 0o755)
+	os.WriteFile(filepath.Join(tool, "murmur.yaml"), []byte("name: acme/echo\nversion: 1.0.0\nruntime: tool\n"), 0o644)
+	echo, err := os.ReadFile(filepath.Join(repoRoot(), "testdata", "components", "tool-echo", "tool-echo.wasm"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(tool, "tool-echo.wasm"), echo, 0o644)
+	for _, cmd := range []string{"build", "publish"} {
+		if r := runMur(t, home, tool, nil, cmd); r.Code != 0 {
+			t.Fatalf("%s the tool: %+v", cmd, r)
+		}
+	}
+	recv := &otlpReceiver{}
+	srv := httptest.NewServer(recv)
+	defer srv.Close()
+	manifest := "name: caller\nversion: 0.1.0\nartifacts:\n  - name: acme/echo\n    version: 1.0.0\nobservability:\n  otel_endpoint: " + srv.URL + "\n"
+	proj := capsule(t, filepath.Join(base, "caller"), manifest, fixture(t, "capsule-probe.wasm"))
+
+	r := runMur(t, home, proj, nil, "run", "--json", "--task", "invoke echo hello tools")
+	if r.Code != 0 {
+		t.Fatalf("run: %+v", r)
+	}
+	rd := parseReady(t, r.Stdout)
+	got, _ := os.ReadFile(filepath.Join(rd.Workdir, "out", "result.txt"))
+	if !strings.Contains(string(got), "status: passed") || !strings.Contains(string(got), `data: "hello tools"`) {
+		t.Errorf("tool result seen by the capsule:\n%s", got)
+	}
+	lines := traceLines(t, rd.RecordsDir)
+	if len(lines) != 3 || lines[1].EventType != trace.TypeToolCall {
+		t.Fatalf("trace: %+v", lines)
+	}
+	tc := lines[1]
+	if tc.Str("tool_name") != "acme/echo" || tc.Str("status") != "ok" || tc.Int("input_bytes") != 11 || tc.ParentID != lines[0].EventID {
+		t.Errorf("tool_call %v", tc.Fields)
+	}
+	if st := lines[0]; !strings.Contains(string(st.Fields["tools_declared"]), "acme/echo") {
+		t.Errorf("tools_declared %s", st.Fields["tools_declared"])
+	}
+	if end := lastEnd(t, lines); end.Int("tool_calls") != 1 || end.Int("tool_errors") != 0 {
+		t.Errorf("session_end %v", end.Fields)
+	}
+	recv.mu.Lock()
+	names := map[string]int{}
+	for _, s := range recv.spans {
+		names[s.Name]++
+	}
+	recv.mu.Unlock()
+	if names["capsule.session"] != 1 || names["capsule.tool_call"] != 1 {
+		t.Errorf("spans received: %v", names)
+	}
+
+	// An undeclared tool: the invoke answers err, the run goes on and ends ok.
+	r = runMur(t, home, proj, nil, "run", "--json", "--task", "invoke nope x")
+	if r.Code != 0 {
+		t.Fatalf("run with an undeclared tool: %+v", r)
+	}
+	rd = parseReady(t, r.Stdout)
+	got, _ = os.ReadFile(filepath.Join(rd.Workdir, "out", "result.txt"))
+	if !strings.Contains(string(got), "invoke error:") {
+		t.Errorf("undeclared tool result:\n%s", got)
+	}
+	lines = traceLines(t, rd.RecordsDir)
+	if end := lastEnd(t, lines); end.Int("tool_calls") != 1 || end.Int("tool_errors") != 1 || lines[1].Str("status") != "error" {
+		t.Errorf("undeclared tool trace: %+v", lines)
+	}
+	if r := runMur(t, home, proj, nil, "trace", "show", rd.SessionID); !strings.Contains(r.Stdout, "tools:     1 (1 failed)") {
+		t.Errorf("trace show: %s", r.Stdout)
+	}
+
+	// A collector that is down: the run still ends ok, the trace is whole,
+	// and the export error is in logs/otel.log.
+	srv.Close()
+	r = runMur(t, home, proj, nil, "run", "--json", "--task", "invoke echo again")
+	if r.Code != 0 {
+		t.Fatalf("run with the collector down: %+v", r)
+	}
+	rd = parseReady(t, r.Stdout)
+	if lines := traceLines(t, rd.RecordsDir); len(lines) != 3 {
+		t.Errorf("trace with the collector down: %d lines", len(lines))
+	}
+	if log, _ := os.ReadFile(filepath.Join(rd.RecordsDir, "logs", "otel.log")); !strings.Contains(string(log), "level=ERROR") {
+		t.Errorf("otel.log:\n%s", log)
 	}
 }
