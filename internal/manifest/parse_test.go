@@ -623,3 +623,37 @@ func TestMessagesAreOneCleanLine(t *testing.T) {
 		t.Errorf("got %v", err)
 	}
 }
+
+func TestSmallAccessors(t *testing.T) {
+	m := mustParse(t, head+`capabilities:
+  network: {unix_sockets: True}
+  filesystem: {workdir_exec: FALSE}
+inference:
+  transport: process
+  command: ./agent --serve
+  max_tokens: 1000
+  max_session_tokens: 50000
+  system_prompt: be brief
+`)
+	if !m.Capabilities.Network.UnixSockets.V || m.Capabilities.Filesystem.WorkdirExec != Some(false) {
+		t.Errorf("YAML boolean spellings: %+v %+v", m.Capabilities.Network, m.Capabilities.Filesystem)
+	}
+	in := m.Inference
+	if in.TransportKind() != "process" || in.Command != "./agent --serve" || in.MaxTokens != Some(1000) ||
+		in.MaxSessionTokens != Some(50000) || in.SystemPrompt != "be brief" {
+		t.Errorf("inference %+v", in)
+	}
+	if _, ok := m.Trace.Retain.MaxAgeDuration(); ok {
+		t.Error("undeclared max_age reads as declared")
+	}
+	w := Warning{Code: "W-MAN-001", Message: "m"}
+	if d := w.Diag(); d.Code != "W-MAN-001" || d.Message != "m" || d.String() != w.String() {
+		t.Errorf("Diag %+v", d)
+	}
+	if !ValidEnvName("A_1") || ValidEnvName("1A") || !ValidSegment("a-1") || ValidSegment("a_1") {
+		t.Error("ValidEnvName / ValidSegment")
+	}
+	if Bare("local/x") != "x" || Bare("x") != "x" {
+		t.Error("Bare")
+	}
+}

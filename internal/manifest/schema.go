@@ -1,0 +1,688 @@
+package manifest
+
+// The schema of murmur.yaml (contracts §4): one walker per block, each
+// recording declared keys and refusing a bad value where it was written.
+
+import (
+	"fmt"
+	"math"
+	"net/url"
+	"path"
+	"strconv"
+	"strings"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+)
+
+func (p *parser) top(n *yaml.Node) {
+	m := p.m
+	p.mapping(n, "", func(key string, v *yaml.Node, kp string) bool {
+		switch key {
+		case "name":
+			s := p.str(v, kp)
+			if p.err != nil {
+				return true
+			}
+			if s == "" {
+				p.fail(deref(v), "E-MAN-001", "name: the name is empty").WithHint("write name: my-capsule")
+				return true
+			}
+			full, err := NormalizeName(s)
+			if err != nil {
+				p.fail(deref(v), "E-MAN-005", "name: %v", err).
+					WithHint("use a bare name such as worker-a (it becomes local/worker-a) or a full name such as acme/worker-a")
+				return true
+			}
+			m.Name, m.DeclaredName = full, s
+		case "version":
+			m.Version = p.version(v, kp)
+		case "runtime":
+			m.Runtime = p.enum(v, kp, RuntimeCapsule, RuntimeTool, RuntimeDriver, RuntimeHook, RuntimeSkill)
+		case "description":
+			m.Description = p.str(v, kp)
+		case "tags":
+			m.Tags = p.strList(v, kp, nil)
+		case "requires_files":
+			m.RequiresFiles = p.strList(v, kp, p.relFile)
+		case "artifacts":
+			p.artifacts(v, kp)
+		case "capabilities":
+			p.capabilities(v, kp, &m.Capabilities, nil)
+		case "inference":
+			m.Inference = &Inference{}
+			p.inference(v, kp, m.Inference)
+		case "lifecycle":
+			p.lifecycle(v, kp, &m.Lifecycle)
+		case "observability":
+			p.mapping(v, kp, func(k string, v *yaml.Node, kp string) bool {
+				if k != "otel_endpoint" {
+					return false
+				}
+				m.Observability.OtelEndpoint = p.url(v, kp)
+				return true
+			})
+		case "trace":
+			p.mapping(v, kp, func(k string, v *yaml.Node, kp string) bool {
+				if k != "retain" {
+					return false
+				}
+				p.retain(v, kp, &m.Trace.Retain)
+				return true
+			})
+		default:
+			return false
+		}
+		return true
+	})
+}
+
+func (p *parser) version(v *yaml.Node, kp string) string {
+	s := p.str(v, kp)
+	if p.err != nil {
+		return ""
+	}
+	switch {
+	case strings.TrimSpace(s) == "":
+		p.fail(deref(v), "E-MAN-006", "%s: the version is empty", kp).WithHint(`write a version such as "0.1.0"`)
+	case ReservedVersion(s):
+		p.fail(deref(v), "E-MAN-006", "%s: %q is a reserved version that resolves to nothing", kp, s).
+			WithHint(`latest, stable and edge cannot be declared; write a concrete version such as "0.1.0"`)
+	case strings.ContainsAny(s, "/\\ \t\n\x00") || s == "." || s == "..":
+		p.fail(deref(v), "E-MAN-006", "%s: %q is not a usable version (no spaces, slashes or dot-only names)", kp, s).
+			WithHint(`write a version such as "0.1.0"`)
+	}
+	return s
+}
+
+// relFile validates a requires_files entry: relative, no "..".
+func (p *parser) relFile(s string, it *yaml.Node, ip string) string {
+	if s == "" || strings.HasPrefix(s, "/") || strings.HasPrefix(s, `\`) || strings.IndexByte(s, 0) >= 0 {
+		p.fail(it, "E-MAN-014", "%s: %s is not a relative path", ip, strconv.Quote(s)).
+			WithHint("name a file beside murmur.yaml, such as prompts/system.md")
+		return s
+	}
+	for _, c := range strings.Split(strings.ReplaceAll(s, `\`, "/"), "/") {
+		if c == ".." {
+			p.fail(it, "E-MAN-014", "%s: %s has a '..' component", ip, strconv.Quote(s)).
+				WithHint("only files inside the manifest's directory can be packed")
+			return s
+		}
+	}
+	return path.Clean(s)
+}
+
+func (p *parser) url(v *yaml.Node, kp string) string {
+	s := p.str(v, kp)
+	if p.err != nil {
+		return ""
+	}
+	u, err := url.Parse(s)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		p.fail(deref(v), "E-MAN-024", "%s: %s is not an http:// or https:// URL", kp, strconv.Quote(s))
+	}
+	return s
+}
+
+func (p *parser) retain(n *yaml.Node, path string, r *Retain) {
+	p.mapping(n, path, func(k string, v *yaml.Node, kp string) bool {
+		switch k {
+		case "max_sessions":
+			r.MaxSessions = p.optInt(v, kp)
+		case "max_age":
+			s := p.str(v, kp)
+			if p.err != nil {
+				return true
+			}
+			if _, err := ParseMaxAge(s); err != nil {
+				p.fail(deref(v), "E-MAN-015", "%s: %v", kp, err).WithHint(`write a Go duration such as "72h" or a number of days such as "7d"`)
+				return true
+			}
+			r.MaxAge = Some(s)
+		default:
+			return false
+		}
+		return true
+	})
+}
+
+// ParseMaxAge reads trace.retain.max_age: a positive Go duration ("36h") or
+// a whole number of days ("7d").
+func ParseMaxAge(s string) (time.Duration, error) {
+	if d, ok := strings.CutSuffix(s, "d"); ok && d != "" && strings.Trim(d, "0123456789") == "" {
+		n, err := strconv.ParseInt(d, 10, 64)
+		if err != nil || n < 1 || n > math.MaxInt64/int64(24*time.Hour) {
+			return 0, fmt.Errorf("%q is not a usable number of days", s)
+		}
+		return time.Duration(n) * 24 * time.Hour, nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		return 0, fmt.Errorf("%q is neither a Go duration nor a number of days (Nd)", s)
+	}
+	if d <= 0 {
+		return 0, fmt.Errorf("%q is not a positive duration", s)
+	}
+	return d, nil
+}
+
+// MaxAgeDuration is trace.retain.max_age as a duration; false when undeclared.
+func (r Retain) MaxAgeDuration() (time.Duration, bool) {
+	if !r.MaxAge.Set {
+		return 0, false
+	}
+	d, err := ParseMaxAge(r.MaxAge.V)
+	return d, err == nil
+}
+
+func (p *parser) lifecycle(n *yaml.Node, path string, l *Lifecycle) {
+	p.mapping(n, path, func(k string, v *yaml.Node, kp string) bool {
+		switch k {
+		case "task_acceptance":
+			l.TaskAcceptance = p.enum(v, kp, "none", "single", "queue")
+		case "after_task":
+			l.AfterTask = p.enum(v, kp, "exit", "sleep")
+		case "queue_depth":
+			l.QueueDepth = p.optInt(v, kp)
+		case "delegation_deadline_secs":
+			l.DelegationDeadlineSecs = p.optInt(v, kp)
+		default:
+			return false
+		}
+		return true
+	})
+}
+
+func (p *parser) inference(n *yaml.Node, path string, in *Inference) {
+	p.mapping(n, path, func(k string, v *yaml.Node, kp string) bool {
+		switch k {
+		case "transport":
+			in.Transport = p.enum(v, kp, "http", "process")
+		case "model":
+			in.Model = p.str(v, kp)
+		case "driver":
+			p.mapping(v, kp, func(k string, v *yaml.Node, kp string) bool {
+				if k != "artifact" {
+					return false
+				}
+				in.DriverArtifact = p.str(v, kp)
+				return true
+			})
+		case "command":
+			in.Command = p.str(v, kp)
+		case "max_turns":
+			in.MaxTurns = p.optInt(v, kp)
+		case "max_tokens":
+			in.MaxTokens = p.optInt(v, kp)
+		case "max_session_tokens":
+			in.MaxSessionTokens = p.optInt(v, kp)
+		case "system_prompt":
+			in.SystemPrompt = p.str(v, kp)
+		case "system_prompt_file":
+			in.SystemPromptFile = p.str(v, kp)
+			if p.err == nil {
+				in.SystemPromptFile = p.relFile(in.SystemPromptFile, deref(v), kp)
+			}
+		default:
+			return false
+		}
+		return true
+	})
+}
+
+func (p *parser) artifacts(n *yaml.Node, path string) {
+	n = deref(n)
+	if isNull(n) {
+		return
+	}
+	if n.Kind != yaml.SequenceNode {
+		p.typeErr(n, path, "a list")
+		return
+	}
+	if p.tooLong(n, path) {
+		return
+	}
+	seen := map[string]Pos{}
+	for i, it := range n.Content {
+		it = deref(it)
+		if !p.spend(it) {
+			return
+		}
+		ip := fmt.Sprintf("%s[%d]", path, i)
+		p.m.declared[ip] = posOf(it)
+		a := Artifact{Pos: posOf(it)}
+		if it.Kind != yaml.MappingNode {
+			p.typeErr(it, ip, "a mapping (name:, version:, ...)")
+			return
+		}
+		p.artifact(it, ip, &a)
+		if p.err != nil {
+			return
+		}
+		if a.Name == "" {
+			p.fail(it, "E-MAN-001", "%s: missing required key 'name'", ip).WithHint("give the artifact's full name, such as murmur/driver-anthropic")
+			return
+		}
+		if !p.m.Declared(ip + ".version") {
+			p.fail(it, "E-MAN-001", "%s: missing required key 'version'", ip).WithHint(`give the artifact's version, such as "0.1.0"`)
+			return
+		}
+		if first, dup := seen[a.Name]; dup {
+			p.failAt(p.m.PosOf(ip+".name"), "E-MAN-009", "%s.name: artifact %s is declared twice (first at line %d, column %d)", ip, a.Name, first.Line, first.Column).
+				WithHint("declare each artifact once")
+			return
+		}
+		seen[a.Name] = p.m.PosOf(ip + ".name")
+		p.m.Artifacts = append(p.m.Artifacts, a)
+	}
+}
+
+func (p *parser) artifact(n *yaml.Node, path string, a *Artifact) {
+	p.mapping(n, path, func(k string, v *yaml.Node, kp string) bool {
+		switch k {
+		case "name":
+			s := p.str(v, kp)
+			if p.err != nil {
+				return true
+			}
+			if !IsFullName(s) {
+				d := p.fail(deref(v), "E-MAN-005", "%s: %s is not a full name <scope>/<name>", kp, strconv.Quote(s))
+				if ValidSegment(s) {
+					d.WithHint("write it with its scope, such as local/%s", s)
+				} else {
+					d.WithHint("scope and name each must match [a-z0-9][a-z0-9-]{0,62}")
+				}
+				return true
+			}
+			a.Name = s
+		case "version":
+			a.Version = p.version(v, kp)
+		case "runtime":
+			a.Runtime = p.enum(v, kp, RuntimeTool, RuntimeDriver, RuntimeHook, RuntimeSkill)
+		case "gateway":
+			a.Gateway = &Gateway{}
+			p.gateway(v, kp, a.Gateway)
+		case "capabilities":
+			a.Capabilities = &Capabilities{}
+			p.capabilities(v, kp, a.Capabilities, a)
+		case "config":
+			a.Config = p.config(v, kp)
+		case "deadline_seconds":
+			a.DeadlineSeconds = p.optInt(v, kp)
+		default:
+			return false
+		}
+		return true
+	})
+	if p.err == nil && a.DeadlineSeconds.Set && a.RuntimeKind() != RuntimeHook {
+		p.warn(deref(n), "W-MAN-003", "%s.deadline_seconds: only a hook's entry may set its own deadline; ignored for %s artifact %s (use capabilities.limits.deadline_seconds)", path, a.RuntimeKind(), a.Name)
+	}
+}
+
+// config reads an artifact's config: block, which is free-form (never
+// warned about) but is handed to the artifact as JSON: keys become strings,
+// and a value JSON cannot carry (a non-finite number, a mapping used as a
+// key) is refused here rather than when the artifact starts.
+func (p *parser) config(v *yaml.Node, kp string) map[string]any {
+	v = deref(v)
+	if isNull(v) {
+		return map[string]any{}
+	}
+	if v.Kind != yaml.MappingNode {
+		p.typeErr(v, kp, "a mapping")
+		return nil
+	}
+	out, _ := p.configValue(v, kp, 0).(map[string]any)
+	return out
+}
+
+func (p *parser) configValue(n *yaml.Node, path string, depth int) any {
+	n = deref(n)
+	if depth > 100 {
+		p.fail(n, "E-MAN-025", "%s: nests more than 100 levels deep", path)
+		return nil
+	}
+	if !p.spend(n) {
+		return nil
+	}
+	switch n.Kind {
+	case yaml.MappingNode:
+		out := make(map[string]any, len(n.Content)/2)
+		seen := map[string]Pos{}
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			kn := deref(n.Content[i])
+			if kn.Kind != yaml.ScalarNode {
+				p.fail(kn, "E-MAN-004", "%s: expected a plain key, found %s", path, kindName(kn))
+				return nil
+			}
+			kp := join(path, kn.Value)
+			if first, dup := seen[kn.Value]; dup {
+				p.fail(kn, "E-MAN-010", "%s: the key appears twice (first at line %d, column %d)", kp, first.Line, first.Column)
+				return nil
+			}
+			seen[kn.Value] = posOf(kn)
+			out[kn.Value] = p.configValue(n.Content[i+1], kp, depth+1)
+			if p.err != nil {
+				return nil
+			}
+		}
+		return out
+	case yaml.SequenceNode:
+		out := make([]any, 0, len(n.Content))
+		for i, it := range n.Content {
+			out = append(out, p.configValue(it, fmt.Sprintf("%s[%d]", path, i), depth+1))
+			if p.err != nil {
+				return nil
+			}
+		}
+		return out
+	case yaml.ScalarNode:
+		switch n.Tag {
+		case "!!null":
+			return nil
+		case "!!bool":
+			var b bool
+			if n.Decode(&b) == nil {
+				return b
+			}
+		case "!!int":
+			var i int
+			if n.Decode(&i) == nil {
+				return i
+			}
+			var f float64
+			if n.Decode(&f) == nil {
+				return f
+			}
+		case "!!float":
+			var f float64
+			if n.Decode(&f) == nil {
+				if math.IsInf(f, 0) || math.IsNaN(f) {
+					p.fail(n, "E-MAN-004", "%s: %s is not a finite number, which the JSON an artifact's config is handed over as cannot carry", path, describe(n))
+					return nil
+				}
+				return f
+			}
+		}
+		return n.Value
+	}
+	p.fail(n, "E-MAN-004", "%s: unexpected %s", path, kindName(n))
+	return nil
+}
+
+func (p *parser) gateway(n *yaml.Node, path string, g *Gateway) {
+	p.mapping(n, path, func(k string, v *yaml.Node, kp string) bool {
+		switch k {
+		case "endpoint":
+			g.Endpoint = p.url(v, kp)
+		case "api_key":
+			s := p.str(v, kp)
+			if p.err != nil {
+				return true
+			}
+			vn := deref(v)
+			if name, ok := EnvRef(s); ok {
+				g.APIKeyRef = s
+				if p.opts.SkipSecrets {
+					return true
+				}
+				val, set := p.opts.LookupEnv(name)
+				if !set {
+					p.fail(vn, "E-MAN-003", "%s references ${%s}, which is not set", kp, name).
+						WithHint("export %s in the environment of the process that runs the capsule", name)
+					return true
+				}
+				g.APIKey = val
+				return true
+			}
+			if strings.Contains(s, "${") {
+				// Never quote the value: it may hold a secret.
+				p.fail(vn, "E-MAN-021", "%s: a ${...} reference must be the whole value and name a variable of letters, digits and '_'", kp).
+					WithHint("write api_key: ${NAME}")
+				return true
+			}
+			g.APIKey = s
+		default:
+			return false
+		}
+		return true
+	})
+}
+
+// capabilities walks a capabilities block; art is the artifact that owns it,
+// nil at capsule level (where state: is inert).
+func (p *parser) capabilities(n *yaml.Node, path string, c *Capabilities, art *Artifact) {
+	p.mapping(n, path, func(k string, v *yaml.Node, kp string) bool {
+		switch k {
+		case "network":
+			p.mapping(v, kp, func(k string, v *yaml.Node, kp string) bool {
+				switch k {
+				case "allow":
+					c.Network.Allow = p.strList(v, kp, p.netEntry)
+				case "unix_sockets":
+					c.Network.UnixSockets = p.boolean(v, kp)
+				default:
+					return false
+				}
+				return true
+			})
+		case "peer_fetch":
+			p.allowOnly(v, kp, &c.PeerFetch, p.netEntry)
+		case "shell":
+			p.allowOnly(v, kp, &c.Shell, p.binary)
+		case "env":
+			p.allowOnly(v, kp, &c.Env, p.envName)
+		case "spawn":
+			p.mapping(v, kp, func(k string, v *yaml.Node, kp string) bool {
+				switch k {
+				case "allow":
+					c.Spawn.Allow = p.strList(v, kp, p.fullName)
+				case "workdir_snapshot":
+					c.Spawn.WorkdirSnapshot = p.strList(v, kp, p.fullName)
+				default:
+					return false
+				}
+				return true
+			})
+		case "filesystem":
+			p.mapping(v, kp, func(k string, v *yaml.Node, kp string) bool {
+				switch k {
+				case "scope":
+					s := p.str(v, kp)
+					if p.err != nil {
+						return true
+					}
+					cs, err := CleanScope(s)
+					if err != nil {
+						p.fail(deref(v), "E-CAP-002", "%s: %v", kp, err).
+							WithHint("give a relative folder inside the work folder, such as src")
+						return true
+					}
+					c.Filesystem.Scope = Some(cs)
+				case "workdir_exec":
+					c.Filesystem.WorkdirExec = p.boolean(v, kp)
+				default:
+					return false
+				}
+				return true
+			})
+		case "install":
+			p.mapping(v, kp, func(k string, v *yaml.Node, kp string) bool {
+				switch k {
+				case "skill":
+					c.Install.Skill = p.strList(v, kp, p.installPattern)
+				case "tool":
+					c.Install.Tool = p.strList(v, kp, p.installPattern)
+				default:
+					return false
+				}
+				return true
+			})
+		case "containment":
+			c.Containment = p.enum(v, kp, ContainmentAdvisory, ContainmentScoped, ContainmentSealed)
+		case "limits":
+			p.mapping(v, kp, func(k string, v *yaml.Node, kp string) bool {
+				switch k {
+				case "deadline_seconds":
+					c.Limits.DeadlineSeconds = p.optInt(v, kp)
+				case "memory_bytes":
+					c.Limits.MemoryBytes = p.optInt64(v, kp)
+				case "table_elements":
+					c.Limits.TableElements = p.optInt64(v, kp)
+				case "instances":
+					c.Limits.Instances = p.optInt64(v, kp)
+				default:
+					return false
+				}
+				return true
+			})
+		case "resources":
+			p.mapping(v, kp, func(k string, v *yaml.Node, kp string) bool {
+				if k != "workdir_max_bytes" {
+					return false
+				}
+				c.Resources.WorkdirMaxBytes = p.optInt64(v, kp)
+				return true
+			})
+		case "state":
+			if art == nil {
+				p.warn(deref(v), "W-MAN-002", "%s: state is declared per artifact (artifacts[].capabilities.state); at capsule level it opens nothing and is ignored", kp)
+				return true
+			}
+			art.State = &State{}
+			p.mapping(v, kp, func(k string, v *yaml.Node, kp string) bool {
+				if k != "store" {
+					return false
+				}
+				s := p.str(v, kp)
+				if p.err != nil {
+					return true
+				}
+				if !ValidSegment(s) {
+					p.fail(deref(v), "E-MAN-022", "%s: %s is not a valid store name ([a-z0-9][a-z0-9-]{0,62})", kp, strconv.Quote(s)).
+						WithHint("use a name such as notes, or write state: {} for a store named after the capsule")
+					return true
+				}
+				art.State.Store = Some(s)
+				return true
+			})
+		default:
+			return false
+		}
+		return true
+	})
+}
+
+func (p *parser) allowOnly(n *yaml.Node, path string, l *AllowList, check func(string, *yaml.Node, string) string) {
+	p.mapping(n, path, func(k string, v *yaml.Node, kp string) bool {
+		if k != "allow" {
+			return false
+		}
+		l.Allow = p.strList(v, kp, check)
+		return true
+	})
+}
+
+func (p *parser) netEntry(s string, it *yaml.Node, ip string) string {
+	e, err := ParseNetEntry(s)
+	if err != nil {
+		p.fail(it, "E-CAP-001", "%s: %v", ip, err).
+			WithHint("write https://host[:port], http://host[:port], host or host:port")
+		return s
+	}
+	return e.String()
+}
+
+func (p *parser) binary(s string, it *yaml.Node, ip string) string {
+	if s == "" || s == "." || s == ".." || strings.ContainsAny(s, "/\\ ") || hasControl(s) {
+		p.fail(it, "E-MAN-012", "%s: %s is not a bare binary name", ip, strconv.Quote(s)).
+			WithHint("name the binary as found on PATH, such as bash, not a path")
+	}
+	return s
+}
+
+func (p *parser) envName(s string, it *yaml.Node, ip string) string {
+	if !validEnvName(s) {
+		p.fail(it, "E-MAN-013", "%s: %s is not an environment variable name", ip, strconv.Quote(s)).
+			WithHint("use letters, digits and '_', not starting with a digit")
+	}
+	return s
+}
+
+func (p *parser) fullName(s string, it *yaml.Node, ip string) string {
+	if !IsFullName(s) {
+		d := p.fail(it, "E-MAN-005", "%s: %s is not a full name <scope>/<name>", ip, strconv.Quote(s))
+		if ValidSegment(s) {
+			d.WithHint("write it with its scope, such as local/%s", s)
+		}
+	}
+	return s
+}
+
+func (p *parser) installPattern(s string, it *yaml.Node, ip string) string {
+	body := strings.TrimSuffix(s, "*")
+	if s == "" || strings.ContainsAny(body, "* ") || hasControl(s) {
+		p.fail(it, "E-MAN-023", "%s: %s is not an install pattern", ip, strconv.Quote(s)).
+			WithHint(`use "*" for everything, "p*" for names beginning with p, or an exact name`)
+	}
+	return s
+}
+
+// crossChecks are the rules that relate keys to one another; they run after
+// the walk so that they see the whole file.
+func (p *parser) crossChecks(top *yaml.Node) {
+	m := p.m
+	topPos := posOf(top)
+	if !m.Declared("name") {
+		p.failAt(topPos, "E-MAN-001", "missing required key 'name'").WithHint("add name: my-capsule")
+		return
+	}
+	if m.Name == "" {
+		p.failAt(m.PosOf("name"), "E-MAN-001", "name: the name is empty").WithHint("add name: my-capsule")
+		return
+	}
+	if !m.Declared("version") {
+		p.failAt(topPos, "E-MAN-001", "missing required key 'version'").WithHint(`add version: "0.1.0"`)
+		return
+	}
+	p.snapshotSubset("capabilities", m.Capabilities)
+	for i, a := range m.Artifacts {
+		if a.Capabilities != nil {
+			p.snapshotSubset(fmt.Sprintf("artifacts[%d].capabilities", i), *a.Capabilities)
+		}
+	}
+	if in := m.Inference; in != nil && p.err == nil {
+		if in.DriverArtifact != "" {
+			a, ok := m.ArtifactByName(in.DriverArtifact)
+			if !ok || a.RuntimeKind() != RuntimeDriver {
+				p.failAt(m.PosOf("inference.driver.artifact"), "E-MAN-016",
+					"inference.driver.artifact: %s is not an artifact declared with runtime: driver", strconv.Quote(in.DriverArtifact)).
+					WithHint("declare it under artifacts: with runtime: driver")
+				return
+			}
+			in.DriverArtifact = a.Name
+		}
+		if m.Declared("inference.system_prompt") && m.Declared("inference.system_prompt_file") {
+			p.failAt(m.PosOf("inference.system_prompt_file"), "E-MAN-017",
+				"inference.system_prompt_file: system_prompt and system_prompt_file are exclusive").
+				WithHint("keep one of the two")
+		}
+	}
+}
+
+func (p *parser) snapshotSubset(path string, c Capabilities) {
+	for j, s := range c.Spawn.WorkdirSnapshot {
+		found := false
+		for _, a := range c.Spawn.Allow {
+			if a == s {
+				found = true
+			}
+		}
+		if !found {
+			ip := fmt.Sprintf("%s.spawn.workdir_snapshot[%d]", path, j)
+			p.failAt(p.m.PosOf(ip), "E-MAN-011", "%s: %s is not in %s.spawn.allow", ip, s, path).
+				WithHint("a workdir snapshot can only go to a capsule this one may spawn; add it to spawn.allow")
+			return
+		}
+	}
+}
