@@ -135,7 +135,9 @@ func TestEndpointsWalk(t *testing.T) {
 		"this spawn approval was granted for 'local/worker-a@0.1.0', not 'local/worker-a@0.2.0'")
 	expect(t, "other name", d.register("ses_c2", "local/worker-b", "0.1.0", g2.str("approval")), 403, msgApprovalReplayed)
 	expect(t, "right artifact after consumption", d.register("ses_c2", "local/worker-a", "0.1.0", g2.str("approval")), 403, msgApprovalReplayed)
-	expectFigures(t, d.client, "ses_top", "running", 3, 1, 2) // the consumed approval's slot is back
+	// A consumed approval keeps its slot until its expiry ("whether or not
+	// anybody ever presented it"): the child plus g2.
+	expectFigures(t, d.client, "ses_top", "running", 3, 2, 3)
 
 	// Different bytes: the same coordinates republished between grant and launch.
 	g3 := d.mustSpawn(cred, "local/worker-a", "0.1.0")
@@ -157,15 +159,17 @@ func TestEndpointsWalk(t *testing.T) {
 	if r := d.deregister(childCred, "failed"); r.code != 200 || r.raw != "{}" {
 		t.Fatalf("deregister: %d %q", r.code, r.raw)
 	}
-	expectFigures(t, d.client, "ses_child", "failed", 2, 0, 1)
-	expectFigures(t, d.client, "ses_top", "running", 3, 0, 1)
+	// Left: ses_top and the three consumed approvals g2, g3, g4.
+	expectFigures(t, d.client, "ses_child", "failed", 2, 0, 4)
+	expectFigures(t, d.client, "ses_top", "running", 3, 3, 4)
 	expect(t, "deregister twice", d.deregister(childCred, "complete"), 403, msgIdentity)
 	expect(t, "spawn after deregister", d.spawn(childCred, "local/worker-a", "0.1.0"), 403, msgIdentity)
 
 	// A parent's deregister releases its reservations, and its approvals can
 	// no longer be redeemed (identity refusal: the granting session ended).
 	g5 := d.mustSpawn(cred, "local/worker-b", "0.1.0")
-	expectFigures(t, d.client, "ses_top", "running", 3, 1, 2)
+	expectFigures(t, d.client, "ses_top", "running", 3, 4, 5)
+	expect(t, "consumed approvals hold their slots", d.spawn(cred, "local/worker-b", "0.1.0"), 403, msgConcurrency(4, 4))
 	if r := d.deregister(cred, "complete"); r.code != 200 {
 		t.Fatalf("deregister top: %d %s", r.code, r.raw)
 	}

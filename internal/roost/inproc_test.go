@@ -93,6 +93,16 @@ func TestApprovalExpiry(t *testing.T) {
 	// Replaying it after its expiry reads as expired.
 	expect(t, "replay after expiry", p.register("ses_c4", "local/worker-a", "0.1.0", g3.str("approval")), 403, msgApprovalExpired)
 
+	// A consumed approval (presented for the wrong artifact) keeps its slot
+	// until its 60 seconds pass, then gives it back.
+	g5 := p.mustSpawn(cred, "local/worker-a", "0.1.0")
+	expect(t, "consume", p.register("ses_c5", "local/worker-a", "0.2.0", g5.str("approval")), 403,
+		msgApprovalCoordinates("local/worker-a@0.1.0", "local/worker-a@0.2.0"))
+	clk.advance(59 * time.Second)
+	expectFigures(t, p.client, "ses_p", "running", 3, 2, 3)
+	clk.advance(time.Second)
+	expectFigures(t, p.client, "ses_p", "running", 3, 1, 2)
+
 	// A daemon that has cycled many approvals refuses no more than a fresh one.
 	for i := 0; i < 2000; i++ {
 		p.mustSpawn(cred, "local/worker-b", "0.1.0")

@@ -349,17 +349,16 @@ func (s *Server) register(w http.ResponseWriter, r *http.Request) {
 		s.mu.Unlock()
 		writeError(w, http.StatusForbidden, msgApprovalExpired)
 		return
-	case a.state == apSpent:
+	case a.state != apPending:
 		s.mu.Unlock()
 		writeError(w, http.StatusForbidden, msgApprovalReplayed)
 		return
 	}
 	// Spent as soon as it verifies, before the artifact is compared, so an
-	// approval presented for the wrong artifact is consumed. Its slot goes
-	// back with it: nobody can redeem it any more.
-	a.state = apSpent
-	delete(parent.pending, a)
-	s.st.pending--
+	// approval presented for the wrong artifact is consumed. It keeps its
+	// slot until its expiry: the specification releases a slot at
+	// redemption, expiry or the parent's deregister, and at nothing else.
+	a.state = apConsumed
 
 	approved := p.Name + "@" + p.Version
 	presented := req.Name + "@" + req.Version
@@ -379,7 +378,10 @@ func (s *Server) register(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	// The reservation becomes a running child: the parent's count and the
-	// census are unchanged (one pending out, one child and one session in).
+	// census are unchanged (one reservation out, one child and one session in).
+	a.state = apRedeemed
+	delete(parent.pending, a)
+	s.st.pending--
 	s.addSession(req.SessionID, art, p.Depth, parent)
 	parent.children++
 	s.mu.Unlock()

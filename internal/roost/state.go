@@ -30,18 +30,29 @@ type session struct {
 	parent   *session // nil for a top-level registration
 
 	children int                    // approved children that registered and are running
-	pending  map[*approval]struct{} // approvals granted and not yet redeemed, expired or released
+	pending  map[*approval]struct{} // approvals that reserve a slot: granted, not redeemed, not expired
 }
 
-// liveChildren counts running children plus approved, unlaunched ones.
+// liveChildren counts running children plus approvals still reserving a slot
+// (approved, not launched: "counting one it has been approved to launch and
+// has not launched yet").
 func (s *session) liveChildren() int { return s.children + len(s.pending) }
 
-// approval states.
+// approval states. An approval reserves a slot in its parent and in the
+// census from its grant until it is redeemed, its 60 seconds pass, or its
+// parent deregisters — and only those: one presented for the wrong artifact
+// is consumed (it can never be redeemed) but keeps its slot until its expiry,
+// "whether or not anybody ever presented it" (roost-and-delegation.txt, The
+// concurrency cap).
 const (
-	apPending  = iota // reserves a slot in its parent and in the census
-	apSpent           // presented at POST /register (redeemed or consumed)
-	apReleased        // expired or its parent deregistered
+	apPending  = iota // granted, not yet presented; reserves a slot
+	apConsumed        // presented, and the comparison failed; still reserves its slot
+	apRedeemed        // a child registered with it; the slot became that child
+	apReleased        // expired or its parent deregistered; reserves nothing
 )
+
+// reserves reports whether the approval holds a slot.
+func (a *approval) reserves() bool { return a.state == apPending || a.state == apConsumed }
 
 // approval is the daemon's record of one granted approval. The token carries
 // the same facts under a MAC; this record carries what a token cannot: whether
@@ -67,7 +78,7 @@ type state struct {
 	queue     []*approval          // in grant order, hence in deadline order
 	qhead     int
 	running   int // sessions with status running
-	pending   int // approvals in apPending
+	pending   int // approvals that reserve a slot (apPending or apConsumed)
 	startup   *startupSet
 }
 
@@ -79,8 +90,8 @@ func newState(startup *startupSet) *state {
 	}
 }
 
-// sweep expires every approval whose 60 seconds have passed: a pending one
-// gives its slot back, and the record is forgotten (its token then reads as
+// sweep expires every approval whose 60 seconds have passed: one that still
+// reserves a slot gives it back, and the record is forgotten (its token then reads as
 // expired, which is what it is).
 func (st *state) sweep(now time.Time) {
 	for st.qhead < len(st.queue) {
@@ -90,7 +101,7 @@ func (st *state) sweep(now time.Time) {
 		}
 		st.queue[st.qhead] = nil
 		st.qhead++
-		if a.state == apPending {
+		if a.reserves() {
 			st.release(a)
 		}
 		delete(st.approvals, a.nonce)
@@ -103,7 +114,7 @@ func (st *state) sweep(now time.Time) {
 	}
 }
 
-// release gives back a pending approval's slot in its parent and the census.
+// release gives back an approval's slot in its parent and the census.
 func (st *state) release(a *approval) {
 	a.state = apReleased
 	delete(a.parent.pending, a)
