@@ -4,7 +4,9 @@
 #
 #   scripts/build-component.sh <go-package-dir> <world> <out.wasm>
 #
-# <world> is capsule, tool or driver (wit/runtime-guest.wit). Steps: a Go wasip1
+# <world> is capsule, tool or driver (wit/runtime-guest.wit); a package with its own wit/
+# directory (a world that adds imports, such as wasi:http) names a world of that
+# directory instead. Steps: a Go wasip1
 # reactor (c-shared) with -trimpath -buildvcs=false -ldflags='-s -w', then the murmur
 # WIT is embedded and the module wrapped as a component with the pinned jco
 # (package-lock.json; installed with `npm ci` when node_modules is missing).
@@ -14,10 +16,15 @@ set -euo pipefail
 usage() { echo "usage: $0 <go-package-dir> <capsule|tool|driver> <out.wasm>" >&2; exit 2; }
 [ $# -eq 3 ] || usage
 pkg=$1 world=$2 out=$3
-case "$world" in capsule|tool|driver) ;; *) echo "error: unknown world '$world' (want capsule, tool or driver)" >&2; usage ;; esac
 [ -d "$pkg" ] || { echo "error: no such package directory: $pkg" >&2; exit 1; }
-
 root=$(cd "$(dirname "$0")/.." && pwd)
+wit="$root/wit"
+if [ -d "$pkg/wit" ]; then
+  wit="$(cd "$pkg/wit" && pwd)"
+else
+  case "$world" in capsule|tool|driver) ;; *) echo "error: unknown world '$world' (want capsule, tool or driver)" >&2; usage ;; esac
+fi
+
 command -v node >/dev/null || { echo "error: node is not installed (apt-get install nodejs npm)" >&2; exit 1; }
 if [ ! -x "$root/node_modules/.bin/jco" ]; then
   (cd "$root" && npm ci --no-audit --no-fund --loglevel=error >&2)
@@ -32,7 +39,7 @@ case "$out" in /*) ;; *) out="$PWD/$out" ;; esac
 
 (cd "$pkg" && env -u GOFLAGS -u GOWASM GOOS=wasip1 GOARCH=wasm CGO_ENABLED=0 \
   go build -buildmode=c-shared -trimpath -buildvcs=false -ldflags='-s -w' -o "$tmp/core.wasm" .)
-node "$root/scripts/componentize.mjs" "$tmp/core.wasm" "$root/wit" "$world" "$tmp/component.wasm"
+node "$root/scripts/componentize.mjs" "$tmp/core.wasm" "$wit" "$world" "$tmp/component.wasm"
 mkdir -p "$(dirname "$out")"
 mv "$tmp/component.wasm" "$out"
 echo "built $out ($(wc -c <"$out") bytes, world $world)" >&2
