@@ -625,3 +625,58 @@ func TestRunToolCallsAndSpans(t *testing.T) {
 		t.Errorf("otel.log:\n%s", log)
 	}
 }
+
+// copyDir copies the regular files of src into dst (no recursion needed for
+// the examples).
+func copyDir(t testing.TB, src, dst string) {
+	t.Helper()
+	entries, err := os.ReadDir(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.MkdirAll(dst, 0o755)
+	for _, e := range entries {
+		if !e.Type().IsRegular() {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join(src, e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		os.WriteFile(filepath.Join(dst, e.Name()), b, 0o644)
+	}
+}
+
+// The Go-kit example: build and publish its tool, install into the capsule's
+// project, run it, and read it back with mur trace show.
+func TestRunGoKitExample(t *testing.T) {
+	home, base := t.TempDir(), t.TempDir()
+	tool, capsuleDir := filepath.Join(base, "echo-tool"), filepath.Join(base, "hello-script")
+	copyDir(t, filepath.Join(repoRoot(), "examples", "echo-tool"), tool)
+	copyDir(t, filepath.Join(repoRoot(), "examples", "hello-script"), capsuleDir)
+	for _, step := range []struct {
+		dir  string
+		args []string
+	}{
+		{tool, []string{"build"}}, {tool, []string{"publish"}}, {capsuleDir, []string{"install"}},
+	} {
+		if r := runMur(t, home, step.dir, nil, step.args...); r.Code != 0 {
+			t.Fatalf("mur %v: %+v", step.args, r)
+		}
+	}
+	r := runMur(t, home, capsuleDir, nil, "run", "--json", "--task", "hello from the test")
+	if r.Code != 0 {
+		t.Fatalf("run: %+v", r)
+	}
+	rd := parseReady(t, r.Stdout)
+	got, err := os.ReadFile(filepath.Join(rd.Workdir, "out", "result.txt"))
+	if err != nil || !strings.Contains(string(got), "hello from the test") {
+		t.Errorf("result.txt %q, %v", got, err)
+	}
+	r = runMur(t, home, capsuleDir, nil, "trace", "show")
+	for _, want := range []string{rd.SessionID, "local/hello-script@0.1.0 (script)", "ending:    ok", "local/echo-tool", "tools:     1"} {
+		if !strings.Contains(r.Stdout, want) {
+			t.Errorf("trace show lacks %q:\n%s", want, r.Stdout)
+		}
+	}
+}
