@@ -341,6 +341,21 @@ func TestGoKitCapsuleInvokesTool(t *testing.T) {
 	}
 }
 
+// A large tool result comes back through cabi_import_realloc (strings lowered into
+// the capsule while it waits in the import): it must arrive intact, many times over.
+func TestGoKitCapsuleInvokeLargeResults(t *testing.T) {
+	data := strings.Repeat("0123456789", 40_000) // 400 KB, one word
+	s := newSession(t, "invoke tool-echo "+data+"\n")
+	r := &toolRunner{t: t, tools: map[string]string{"tool-echo": toolEchoWasm}}
+	if err := runCapsule(t, probeWasm, s, r.host(), wasmhost.Limits{}, nil); err != nil {
+		t.Fatalf("run: %v (stderr %q)", err, s.read("stderr"))
+	}
+	got := s.result(t)
+	if !strings.Contains(got, fmt.Sprintf("data: %q\n", data)) || !strings.Contains(got, `summary: "echoed 400000 bytes"`) {
+		t.Fatalf("large result not echoed intact (%d bytes of report)", len(got))
+	}
+}
+
 func TestGoKitCapsuleFilesystemEscape(t *testing.T) {
 	outside := []string{"/escape-absolute.txt", "/tmp/capsule-probe-escape.txt", "/tmp/capsule-probe-symlink.txt"}
 	for _, p := range outside {
