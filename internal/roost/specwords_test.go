@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/murmur-go/murmur/internal/envelope"
 )
 
 // TestSpecWords holds every sentence the daemon prints or answers against
@@ -43,6 +45,7 @@ func TestSpecWords(t *testing.T) {
 		lineCannotCount("/home/you/.murmur/running: "),
 		"the home directory could not be resolved: ",
 		lineUnknownArgument("--max-total"),
+		(&envelope.Refusal{Key: envelope.KeyNetworkAllow, Entry: "api.example.com"}).Error(),
 	} {
 		if !strings.Contains(text, m) {
 			t.Errorf("not word for word in the specification: %q", m)
