@@ -116,7 +116,10 @@ func (s *startupSet) count() int {
 	}
 	if len(s.fds) > 0 {
 		n, err := unix.Poll(s.fds, 0)
-		if err != nil && !errors.Is(err, unix.EINTR) {
+		for tries := 0; errors.Is(err, unix.EINTR) && tries < 3; tries++ {
+			n, err = unix.Poll(s.fds, 0)
+		}
+		if err != nil {
 			// Fall back to asking each one; never grant on a guess.
 			for _, r := range s.owner {
 				s.moveToSlow(r)
