@@ -240,12 +240,17 @@ func (s *Session) runConfig(t *tool) (wasmhost.RunConfig, error) {
 		Env:      env,
 		Preopens: toolPreopens(dir, sess.RuntimeDir),
 	}
-	if sess.RecordsDir != "" {
-		logs := filepath.Join(sess.RecordsDir, "logs")
-		if fi, err := os.Stat(logs); err == nil && fi.IsDir() {
-			base := "tool-" + manifest.Bare(t.decl.Name)
-			wasi.StdoutPath = filepath.Join(logs, base+".stdout.log")
-			wasi.StderrPath = filepath.Join(logs, base+".stderr.log")
+	// The tool's stdout and stderr go to logs/tools/<scope>/<name>.std{out,err}.log
+	// in the records dir; each invoke starts them afresh, so they hold the
+	// last call's output. Without a records dir they are discarded.
+	if logs := filepath.Join(sess.RecordsDir, "logs"); sess.RecordsDir != "" && isDir(logs) {
+		scope, bare, _ := strings.Cut(t.decl.Name, "/")
+		dir := filepath.Join(logs, "tools", scope)
+		if err := os.MkdirAll(dir, 0o700); err == nil {
+			wasi.StdoutPath = filepath.Join(dir, bare+".stdout.log")
+			wasi.StderrPath = filepath.Join(dir, bare+".stderr.log")
+		} else {
+			s.log.Warn("tool logs are discarded", "tool", t.decl.Name, "error", err)
 		}
 	}
 	return wasmhost.RunConfig{Limits: toolLimits(g.Limits), WASI: wasi, Host: s.toolHost}, nil
@@ -327,4 +332,9 @@ func (s *Session) newToolHost() *wasmhost.Host {
 		return "", errors.New("murmur:task/task#request-input: a script capsule's tool has no one to ask for input")
 	})
 	return h
+}
+
+func isDir(p string) bool {
+	fi, err := os.Stat(p)
+	return err == nil && fi.IsDir()
 }

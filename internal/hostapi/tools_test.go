@@ -3,9 +3,11 @@ package hostapi
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/murmur-go/murmur/internal/diag"
@@ -190,6 +192,10 @@ artifacts:
 	}
 	_, err = e.api.Invoke(ctx, "tool-echo", wasmhost.ToolInput{Data: ptr("panic")})
 	wantErr(t, err, "local/tool-echo", "trapped")
+	stderr, _ := os.ReadFile(filepath.Join(e.sess.RecordsDir, "logs", "tools", "local", "tool-echo.stderr.log"))
+	if !strings.Contains(string(stderr), "panic: tool-echo: panic requested") {
+		t.Errorf("the tool's stderr log does not hold its panic: %q", stderr)
+	}
 	_, err = e.api.Invoke(ctx, "tool-echo", wasmhost.ToolInput{Data: ptr("ask:name?")})
 	wantErr(t, err, "no one to ask")
 	res, err = e.api.Invoke(ctx, "tool-echo", wasmhost.ToolInput{Data: ptr("chunks:a,b")})
@@ -330,4 +336,41 @@ capabilities:
 	}
 	_, err = e.api.runConfig(tl)
 	wantErr(t, err, "E-RUN-065", "outside the work folder")
+}
+
+// TestInvokeConcurrent: invokes from many goroutines (a session is shared by
+// whatever calls it) each get their own instance; every call is recorded.
+func TestInvokeConcurrent(t *testing.T) {
+	e := newEnv(t, toolsManifest, publishStandardTools(t))
+	const n = 16
+	var wg sync.WaitGroup
+	errs := make(chan error, n)
+	for i := 0; i < n; i++ {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			data := fmt.Sprintf("call-%d", i)
+			if i%4 == 3 {
+				if _, err := e.api.Invoke(context.Background(), "crash", wasmhost.ToolInput{Data: &data}); err == nil {
+					errs <- fmt.Errorf("crash %d did not fail", i)
+				}
+				return
+			}
+			res, err := e.api.Invoke(context.Background(), "echo", wasmhost.ToolInput{Data: &data})
+			if err != nil || res.Data == nil || *res.Data != data {
+				errs <- fmt.Errorf("echo %d: %v %+v", i, err, res)
+			}
+		}(i)
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	if calls, fails := e.rec.Totals(); calls != n || fails != n/4 {
+		t.Fatalf("totals %d/%d", calls, fails)
+	}
+	if got := len(e.lines(t, trace.TypeToolCall)); got != n {
+		t.Fatalf("%d tool_call lines, want %d", got, n)
+	}
 }
