@@ -474,3 +474,34 @@ func FuzzReadToolResult(f *testing.F) {
 		}
 	})
 }
+
+// FuzzReadRecords runs every other reader of the glue over arbitrary memory: each
+// must decode or stop with an abiError, never panic otherwise or run away.
+func FuzzReadRecords(f *testing.F) {
+	m := newFakeMem(1 << 12)
+	p := m.alloc(sizeResultInfo, 4)
+	m.buf[p] = 1
+	m.putStr(p+4, "no artifact named x")
+	f.Add(m.buf[:m.next], p)
+	f.Add(make([]byte, 128), uint32(8))
+	f.Fuzz(func(t *testing.T, data []byte, p uint32) {
+		m := &fakeMem{buf: append([]byte(nil), data...), next: uint32(len(data))}
+		readers := []func(){
+			func() { readArtifactInfo(m, p) },
+			func() { readRuntimeState(m, p) },
+			func() { readTaskResult(m, p) },
+			func() { readSummaryList(m, p) },
+			func() { readSummary(m, p) },
+			func() { readResult(m, p, func(q uint32) { readArtifactInfo(m, q) }) },
+			func() { toolInputFromFlat(m, uint32(len(data))%3, p, p/2, 1, p/3, p%7) },
+		}
+		for i, r := range readers {
+			if err := catch(r); err != nil {
+				var ae abiError
+				if !errors.As(err, &ae) {
+					t.Fatalf("reader %d: non-ABI panic: %v", i, err)
+				}
+			}
+		}
+	})
+}
