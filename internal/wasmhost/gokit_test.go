@@ -448,6 +448,7 @@ func TestGoKitCapsuleEndings(t *testing.T) {
 	})
 	t.Run("sleep past the deadline", func(t *testing.T) {
 		s := newSession(t, "sleep 20s\n")
+		gokitComponent(t, probeWasm) // compile first: time the run only
 		start := time.Now()
 		err := runCapsule(t, probeWasm, s, nil, wasmhost.Limits{Deadline: 500 * time.Millisecond, Grace: 500 * time.Millisecond}, nil)
 		took := time.Since(start)
