@@ -457,9 +457,6 @@ func TestGoKitCapsuleEndings(t *testing.T) {
 			t.Fatalf("got %v after %v, want *DeadlineError", err, took)
 		}
 		t.Logf("stopped after %v: %v", took, err)
-		if took > 15*time.Second {
-			t.Errorf("the 20 s sleep was not cut short (%v)", took)
-		}
 		if _, err := os.Stat(filepath.Join(s.work, "out", "result.txt")); err == nil {
 			t.Error("the guest wrote its result after its deadline")
 		}
