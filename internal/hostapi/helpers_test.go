@@ -120,6 +120,12 @@ type env struct {
 // stores (to publish artifacts) before the session starts.
 func newEnv(t testing.TB, manifestYAML string, before func(e *env)) *env {
 	t.Helper()
+	return newEnvTask(t, manifestYAML, "", before)
+}
+
+// newEnvTask is newEnv with a task (task.md in the runtime dir).
+func newEnvTask(t testing.TB, manifestYAML, task string, before func(e *env)) *env {
+	t.Helper()
 	root := t.TempDir()
 	e := &env{home: filepath.Join(root, "home"), project: filepath.Join(root, "project")}
 	for _, d := range []string{e.home, e.project} {
@@ -144,7 +150,7 @@ func newEnv(t testing.TB, manifestYAML string, before func(e *env)) *env {
 		before(e)
 	}
 	e.sess, err = session.New(session.Config{Home: e.home, ManifestDir: e.project, Name: m.Name, Version: m.Version,
-		ManifestYAML: []byte(manifestYAML)})
+		Task: task, ManifestYAML: []byte(manifestYAML)})
 	if err != nil {
 		t.Fatal(err)
 	}
