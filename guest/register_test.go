@@ -54,3 +54,24 @@ func TestReadTask(t *testing.T) {
 		t.Fatalf("ReadTask = %q, %v", got, err)
 	}
 }
+
+func TestWriteResult(t *testing.T) {
+	dir := t.TempDir()
+	t.Chdir(dir)
+	for _, text := range []string{"first\n", "second"} {
+		if err := WriteResult(text); err != nil {
+			t.Fatal(err)
+		}
+		b, err := os.ReadFile(filepath.Join(dir, "out", "result.txt"))
+		if err != nil || string(b) != text {
+			t.Fatalf("result %q, %v; want %q", b, err, text)
+		}
+	}
+	t.Chdir(t.TempDir())
+	if err := os.WriteFile("out", nil, 0o600); err != nil { // a file where out/ should be
+		t.Fatal(err)
+	}
+	if err := WriteResult("x"); err == nil {
+		t.Fatal("no error with out/ blocked by a file")
+	}
+}

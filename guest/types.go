@@ -1,6 +1,9 @@
 package guest
 
-import "os"
+import (
+	"os"
+	"path/filepath"
+)
 
 // Status is murmur:tool/run's status enum.
 type Status uint8
@@ -127,6 +130,17 @@ func ReadTask() (string, error) {
 		return "", err
 	}
 	return string(b), nil
+}
+
+// ResultPath is where a script capsule leaves its result, in its work folder.
+const ResultPath = "out/result.txt"
+
+// WriteResult writes text to ResultPath, creating out/ when needed.
+func WriteResult(text string) error {
+	if err := os.MkdirAll(filepath.Dir(ResultPath), 0o755); err != nil {
+		return err
+	}
+	return os.WriteFile(ResultPath, []byte(text), 0o644)
 }
 
 // itoa avoids strconv in the smallest paths of the kit.

@@ -6,7 +6,6 @@ package main
 
 import (
 	"fmt"
-	"os"
 	"strings"
 
 	"github.com/murmur-go/murmur/guest"
@@ -37,10 +36,7 @@ func run() error {
 	if res.Summary != nil {
 		result += "summary: " + *res.Summary + "\n"
 	}
-	if err := os.MkdirAll("out", 0o755); err != nil {
-		return err
-	}
-	if err := os.WriteFile("out/result.txt", []byte(result), 0o644); err != nil {
+	if err := guest.WriteResult(result); err != nil {
 		return err
 	}
 	fmt.Println("hello-script: wrote out/result.txt")
