@@ -183,6 +183,8 @@ func FuzzTokenOpen(f *testing.F) {
 	f.Add("msc1..")
 	f.Add("msc1.eyJ2IjoxLCJzIjoic2VzX3gifQ.")
 	f.Add("msa1." + good[5:])
+	f.Add(good + "\r\n")
+	f.Add(good[:10] + "\n" + good[10:])
 	f.Fuzz(func(t *testing.T, tok string) {
 		var p credentialPayload
 		if m.open(tok, &p) == nil && tok != good {
