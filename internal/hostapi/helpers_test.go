@@ -238,3 +238,10 @@ func (r *traceRecorder) Totals() (int, int) {
 	defer r.mu.Unlock()
 	return r.calls, r.errs
 }
+
+// testTool finds a declared tool without counting it in flight.
+func (s *Session) testTool(name string) (*tool, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.findTool(name)
+}

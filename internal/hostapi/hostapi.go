@@ -65,10 +65,12 @@ type Session struct {
 	log        *slog.Logger
 	toolHost   *wasmhost.Host
 
-	mu     sync.Mutex
-	rec    Recorder
-	tools  map[string]*tool // by full name
-	closed bool
+	mu       sync.Mutex
+	rec      Recorder
+	tools    map[string]*tool // by full name, and by each name it was invoked as
+	closed   bool
+	inflight sync.WaitGroup // invokes running: Close waits for them
+	ownHTTP  bool
 }
 
 // New checks cfg and returns a Session. Nothing is compiled or resolved yet:
@@ -96,7 +98,7 @@ func New(cfg Config) (*Session, error) {
 		s.log = slog.Default()
 	}
 	if s.http == nil {
-		s.http = newHTTPClient()
+		s.http, s.ownHTTP = newHTTPClient(), true
 	}
 	s.toolHost = s.newToolHost()
 	return s, nil
@@ -116,18 +118,41 @@ func (s *Session) Register(h *wasmhost.Host, rec Recorder) {
 	h.MessageSend(s.Send)
 }
 
-// Close releases the compiled tool components. Calls after Close answer err.
+// Close waits for invokes still running, then releases the compiled tool
+// components (and the idle connections of its own HTTP client). Invokes
+// after Close answer err.
 func (s *Session) Close() error {
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	if s.closed {
+		s.mu.Unlock()
 		return nil
 	}
 	s.closed = true
+	s.mu.Unlock()
+	s.inflight.Wait()
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	for _, t := range s.tools {
-		t.close()
+		t.close() // a tool under two names is closed twice: Component.Close is idempotent
+	}
+	if s.ownHTTP {
+		s.http.CloseIdleConnections()
 	}
 	return nil
+}
+
+// clip shortens a guest-supplied string for messages and trace lines: a
+// capsule cannot make its own trace lines arbitrarily long through a name.
+func clip(s string) string {
+	const max = 256
+	if len(s) <= max {
+		return s
+	}
+	cut := max
+	for cut > 0 && s[cut]&0xC0 == 0x80 { // do not split a UTF-8 sequence
+		cut--
+	}
+	return s[:cut] + "…"
 }
 
 // GrantsJSON is the effective grants as JSON (what diagnostics answers).

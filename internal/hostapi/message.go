@@ -49,7 +49,7 @@ func PeerEndpoint(peer string) (endpoint, entry string, err error) {
 	}
 	u, err := url.Parse(p)
 	if err != nil {
-		return "", "", err
+		return "", "", errors.New("it is not a URL")
 	}
 	switch u.Scheme {
 	case "http", "https":
@@ -86,11 +86,11 @@ func PeerEndpoint(peer string) (endpoint, entry string, err error) {
 func (s *Session) Send(ctx context.Context, peerURL string, m wasmhost.Message) (wasmhost.TaskResult, error) {
 	endpoint, entry, err := PeerEndpoint(peerURL)
 	if err != nil {
-		return wasmhost.TaskResult{}, diag.New("E-RUN-070", "message/send to %q refused: %v", peerURL, err).
+		return wasmhost.TaskResult{}, diag.New("E-RUN-070", "message/send to %q refused: %v", clip(peerURL), err).
 			WithHint("give the peer's capsule URL: http://host:port or https://host[:port]")
 	}
 	if !manifest.NetListCovers(s.grants.Capsule.NetworkAllow, entry) {
-		return wasmhost.TaskResult{}, diag.New("E-RUN-070", "message/send to %s refused: capabilities.network.allow does not cover %s", peerURL, entry).
+		return wasmhost.TaskResult{}, diag.New("E-RUN-070", "message/send to %s refused: capabilities.network.allow does not cover %s", clip(peerURL), clip(entry)).
 			WithHint("add %s (or its host) to capabilities.network.allow in murmur.yaml", entry)
 	}
 	msgID := m.MessageID

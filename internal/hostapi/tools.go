@@ -46,11 +46,12 @@ func (t *tool) close() {
 func (s *Session) Invoke(ctx context.Context, name string, in wasmhost.ToolInput) (wasmhost.ToolResult, error) {
 	start := time.Now()
 	t, err := s.lookupTool(name)
-	label := name
+	label := clip(name)
 	var res wasmhost.ToolResult
 	if err == nil {
 		label = t.decl.Name
 		res, err = s.run(ctx, t, in)
+		s.inflight.Done()
 	}
 	errText := ""
 	if err != nil {
@@ -78,13 +79,23 @@ func outputBytes(r wasmhost.ToolResult, err error) int {
 
 // lookupTool finds a declared runtime: tool artifact by full name, else by
 // bare name; a bare name two declared tools share is refused as ambiguous
-// rather than guessed.
+// rather than guessed. A tool it returns counts as in flight until the
+// caller calls s.inflight.Done.
 func (s *Session) lookupTool(name string) (*tool, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
 		return nil, errors.New("hostapi: the session is over")
 	}
+	t, err := s.findTool(name)
+	if err == nil {
+		s.inflight.Add(1)
+	}
+	return t, err
+}
+
+// findTool is lookupTool's search; s.mu is held.
+func (s *Session) findTool(name string) (*tool, error) {
 	if t := s.tools[name]; t != nil {
 		return t, nil
 	}
@@ -105,7 +116,7 @@ func (s *Session) lookupTool(name string) (*tool, error) {
 	}
 	switch len(found) {
 	case 0:
-		return nil, diag.New("E-RUN-062", "tool %q is not declared: the tools %s declares under artifacts: are %s", name, m.Name, strings.Join(s.declaredTools(), ", ")).
+		return nil, diag.New("E-RUN-062", "tool %q is not declared: the tools %s declares under artifacts: are %s", clip(name), m.Name, strings.Join(s.declaredTools(), ", ")).
 			WithHint("declare it under artifacts: (runtime: tool) in murmur.yaml, or invoke a declared tool by its full or bare name")
 	case 1:
 	default:
@@ -113,7 +124,7 @@ func (s *Session) lookupTool(name string) (*tool, error) {
 		for _, i := range found {
 			names = append(names, m.Artifacts[i].Name)
 		}
-		return nil, diag.New("E-RUN-062", "tool %q is ambiguous: %s all declare it", name, strings.Join(names, ", ")).
+		return nil, diag.New("E-RUN-062", "tool %q is ambiguous: %s all declare it", clip(name), strings.Join(names, ", ")).
 			WithHint("invoke it by its full name")
 	}
 	a := m.Artifacts[found[0]]

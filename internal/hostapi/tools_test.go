@@ -275,7 +275,7 @@ capabilities:
 	t.Setenv("HOSTAPI_TEST_CAPSULE_ONLY", "capsule")
 	t.Setenv("MURMUR_SESSION_ID", "ses_forged")
 	t.Setenv("HOSTAPI_TEST_NOT_ALLOWED", "no")
-	tl, err := e.api.lookupTool("echo")
+	tl, err := e.api.testTool("echo")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -318,7 +318,7 @@ capabilities:
 	}
 
 	// The undeclared-grant artifact inherits the capsule's: whole work folder.
-	wide, _ := e.api.lookupTool("wide")
+	wide, _ := e.api.testTool("wide")
 	rc, err = e.api.runConfig(wide)
 	if err != nil {
 		t.Fatal(err)
@@ -372,5 +372,29 @@ func TestInvokeConcurrent(t *testing.T) {
 	}
 	if got := len(e.lines(t, trace.TypeToolCall)); got != n {
 		t.Fatalf("%d tool_call lines, want %d", got, n)
+	}
+}
+
+// TestInvokeLongNameAndClose: a huge undeclared name is clipped in the err
+// and the trace line; after Close, invoke answers err.
+func TestInvokeLongNameAndClose(t *testing.T) {
+	e := newEnv(t, toolsManifest, publishStandardTools(t))
+	long := strings.Repeat("é", 10000)
+	_, err := e.api.Invoke(context.Background(), long, wasmhost.ToolInput{})
+	wantErr(t, err, "E-RUN-062", "…")
+	if len(err.Error()) > 600 {
+		t.Fatalf("error of %d bytes", len(err.Error()))
+	}
+	ls := e.lines(t, trace.TypeToolCall)
+	if n := len(ls[0].Str("tool_name")); n > 260 {
+		t.Fatalf("tool_name of %d bytes in the trace", n)
+	}
+	if err := e.api.Close(); err != nil {
+		t.Fatal(err)
+	}
+	_, err = e.api.Invoke(context.Background(), "echo", wasmhost.ToolInput{})
+	wantErr(t, err, "session is over")
+	if err := e.api.Close(); err != nil { // twice is fine
+		t.Fatal(err)
 	}
 }
