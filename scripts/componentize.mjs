@@ -31,9 +31,17 @@ fsShim._setPreopens({ "/": "/" });
 const { componentEmbed, componentNew } = await import(pathToFileURL(jcoMain).href);
 const adapterPath = resolve(dirname(jcoMain), "..", "lib", "wasi_snapshot_preview1.reactor.wasm");
 
-const binary = await readFile(core);
-// Bug 2: pass the world under the key wasm-tools reads.
-const embedded = await componentEmbed({ binary, witPath: resolve(witDir), world, stringEncoding: "utf8" });
-const adapter = await readFile(adapterPath);
-const component = await componentNew(embedded, [["wasi_snapshot_preview1", adapter]]);
-await writeFile(out, component);
+try {
+  const binary = await readFile(core);
+  // Bug 2: pass the world under the key wasm-tools reads.
+  const embedded = await componentEmbed({ binary, witPath: resolve(witDir), world, stringEncoding: "utf8" });
+  const adapter = await readFile(adapterPath);
+  const component = await componentNew(embedded, [["wasi_snapshot_preview1", adapter]]);
+  await writeFile(out, component);
+} catch (err) {
+  // wasm-tools explains itself (for example an import the world does not have):
+  // print its message, not a JavaScript stack.
+  const msg = (err && err.message) || String(err);
+  console.error(`error: cannot make a '${world}' component of ${core}:\n${msg}`);
+  process.exit(1);
+}
