@@ -116,6 +116,10 @@ func (s *Session) findTool(name string) (*tool, error) {
 	}
 	switch len(found) {
 	case 0:
+		if name == "delegate-task" && len(s.grants.Capsule.SpawnAllow) > 0 {
+			return nil, diag.New("E-RUN-062", "tool \"delegate-task\" is not available in this build: delegation from a script capsule is not implemented yet, although %s grants capabilities.spawn.allow", m.Name).
+				WithHint("start the sub-capsule yourself with 'mur run --capsule'")
+		}
 		return nil, diag.New("E-RUN-062", "tool %q is not declared: the tools %s declares under artifacts: are %s", clip(name), m.Name, strings.Join(s.declaredTools(), ", ")).
 			WithHint("declare it under artifacts: (runtime: tool) in murmur.yaml, or invoke a declared tool by its full or bare name")
 	case 1:

@@ -398,3 +398,9 @@ func TestInvokeLongNameAndClose(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+func TestInvokeDelegateTaskNotInThisBuild(t *testing.T) {
+	e := newEnv(t, "name: local/parent\nversion: \"0.1.0\"\ncapabilities:\n  spawn:\n    allow: [local/worker]\n", nil)
+	_, err := e.api.Invoke(context.Background(), "delegate-task", wasmhost.ToolInput{Data: ptr("{}")})
+	wantErr(t, err, "E-RUN-062", "delegate-task", "not available in this build")
+}
