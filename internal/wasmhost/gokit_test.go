@@ -722,3 +722,53 @@ func TestGoKitCapsuleHTTP(t *testing.T) {
 		t.Error("result written although the first wasi:http call failed")
 	}
 }
+
+// Each Go-kit component imports exactly the murmur and wasi:http interfaces it calls
+// (the glue's unused imports are not linked in) and exports its world's run.
+func TestGoKitComponentShapes(t *testing.T) {
+	tests := []struct {
+		rel              string
+		imports, exports []string
+		invokeSig        bool
+	}{
+		{probeWasm, []string{wasmhost.IfaceToolRun, wasmhost.IfaceToolRegistry, wasmhost.IfaceArtifactManager, wasmhost.IfaceMessageSend},
+			[]string{wasmhost.IfaceCapsuleRun}, true},
+		{toolEchoWasm, []string{wasmhost.IfaceTask, wasmhost.IfaceTextChunks}, []string{wasmhost.IfaceToolRun}, false},
+		{"testdata/components/capsule-http/capsule-http.wasm", []string{"wasi:http/types@0.2.12", "wasi:http/outgoing-handler@0.2.12"},
+			[]string{wasmhost.IfaceCapsuleRun}, false},
+		{helloScriptWasm, []string{wasmhost.IfaceToolRun, wasmhost.IfaceToolRegistry}, []string{wasmhost.IfaceCapsuleRun}, true},
+		{echoToolWasm, nil, []string{wasmhost.IfaceToolRun}, false},
+	}
+	for _, tt := range tests {
+		t.Run(filepath.Base(tt.rel), func(t *testing.T) {
+			_, c := gokitComponent(t, tt.rel)
+			var imports, exports []string
+			var invoke string
+			for _, it := range c.Imports() {
+				if strings.HasPrefix(it.Name, "wasi:") && !strings.HasPrefix(it.Name, "wasi:http/") {
+					continue // the preview1 adapter's WASI imports
+				}
+				imports = append(imports, it.Name)
+				if it.Name == wasmhost.IfaceToolRegistry {
+					invoke = it.String()
+				}
+			}
+			for _, it := range c.Exports() {
+				exports = append(exports, it.Name)
+			}
+			if !slices.Equal(imports, tt.imports) {
+				t.Errorf("imports %q, want %q", imports, tt.imports)
+			}
+			if !slices.Equal(exports, tt.exports) {
+				t.Errorf("exports %q, want %q", exports, tt.exports)
+			}
+			// The full contracts §9 shape, as the engine's introspection prints it.
+			const invokeWIT = "invoke: func(name: string, input: record { data: option<string>, log-path: option<string> }) -> " +
+				"result<record { status: enum { passed, failed, error }, summary: option<string>, data: option<string>, " +
+				"data-path: option<string>, truncated: bool, metadata: list<tuple<string, string>> }, string>"
+			if tt.invokeSig && !strings.Contains(invoke, invokeWIT) {
+				t.Errorf("invoke's type as the component imports it:\n%s", invoke)
+			}
+		})
+	}
+}
