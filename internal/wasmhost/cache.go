@@ -1,6 +1,8 @@
 package wasmhost
 
 import (
+	"crypto/aes"
+	"crypto/cipher"
 	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
@@ -14,16 +16,26 @@ import (
 )
 
 // The compile cache. wasmtime's deserialize runs native code it does not
-// re-validate, so a cache file is trusted only if it carries a valid
-// HMAC-SHA256 under a per-directory key (a 0600 file beside the entries).
-// The MAC covers the cache key and the payload and is verified BEFORE the
-// payload reaches wasmtime; a file that fails is deleted and rebuilt.
+// re-validate, so a cache file is trusted only if it carries a valid MAC
+// under a per-directory secret key (a 0600 file beside the entries). The MAC
+// covers the entry name and the payload and is verified BEFORE the payload
+// reaches wasmtime; a file that fails is deleted and rebuilt.
+//
+// The MAC is GMAC (AES-256-GCM over no plaintext, the payload as additional
+// data, under a key derived from the directory key and the entry name) with a random 96-bit nonce per file: it runs at several
+// GB/s with AES-NI, where HMAC-SHA-256 took ~13 ms for the ~10 MB compiled
+// form of a Go component on this machine.
 //
 // Entry name: hex(SHA-256(component bytes || wasmtime version || engine
 // settings || GOOS/GOARCH)) + ".cwasm". File layout: magic (8 bytes) ||
-// MAC (32 bytes) || serialized component.
+// nonce (12) || tag (16) || serialized component.
 
-var cacheMagic = []byte("MURCWM01")
+var cacheMagic = []byte("MURCWM02")
+
+const (
+	nonceSize = 12
+	tagSize   = 16
+)
 
 const keyFile = "cache.key"
 
@@ -96,11 +108,20 @@ func cacheName(wasm []byte) string {
 	return hex.EncodeToString(h.Sum(nil))
 }
 
-func (e *Engine) cacheMAC(name string, payload []byte) []byte {
-	m := hmac.New(sha256.New, e.cacheKey)
-	m.Write([]byte(name))
-	m.Write(payload)
-	return m.Sum(nil)
+func (e *Engine) cacheMAC(nonce []byte, name string, payload []byte) []byte {
+	// A per-entry key binds the MAC to the entry name (an entry copied over
+	// another's name fails) without copying the payload.
+	sub := hmac.New(sha256.New, e.cacheKey)
+	sub.Write([]byte(name))
+	block, err := aes.NewCipher(sub.Sum(nil))
+	if err != nil {
+		panic(err) // the key is always 32 bytes
+	}
+	g, err := cipher.NewGCM(block)
+	if err != nil {
+		panic(err)
+	}
+	return g.Seal(nil, nonce, nil, payload)
 }
 
 // cacheLoad returns the verified payload of an entry, or nil. A present but
@@ -111,9 +132,10 @@ func (e *Engine) cacheLoad(name string) []byte {
 	if err != nil {
 		return nil
 	}
-	hdr := len(cacheMagic) + sha256.Size
-	if len(data) < hdr || string(data[:len(cacheMagic)]) != string(cacheMagic) ||
-		!hmac.Equal(data[len(cacheMagic):hdr], e.cacheMAC(name, data[hdr:])) {
+	m := len(cacheMagic)
+	hdr := m + nonceSize + tagSize
+	if len(data) <= hdr || string(data[:m]) != string(cacheMagic) ||
+		!hmac.Equal(data[m+nonceSize:hdr], e.cacheMAC(data[m:m+nonceSize], name, data[hdr:])) {
 		e.log.Warn("wasmhost: compiled cache entry failed verification; deleting and rebuilding", "path", p)
 		os.Remove(p)
 		return nil
@@ -128,9 +150,14 @@ func (e *Engine) cacheStore(name string, payload []byte) error {
 		return err
 	}
 	defer os.Remove(tmp.Name())
-	buf := make([]byte, 0, len(cacheMagic)+sha256.Size+len(payload))
+	nonce := make([]byte, nonceSize)
+	if _, err := rand.Read(nonce); err != nil {
+		return err
+	}
+	buf := make([]byte, 0, len(cacheMagic)+nonceSize+tagSize+len(payload))
 	buf = append(buf, cacheMagic...)
-	buf = append(buf, e.cacheMAC(name, payload)...)
+	buf = append(buf, nonce...)
+	buf = append(buf, e.cacheMAC(nonce, name, payload)...)
 	buf = append(buf, payload...)
 	if _, err := tmp.Write(buf); err != nil {
 		tmp.Close()

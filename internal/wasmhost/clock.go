@@ -61,9 +61,9 @@ func (e *Engine) clockHelper() (*Component, error) {
 	return e.helper, e.helperErr
 }
 
-func (c *Component) addClock(l *C.wasmtime_component_linker_t) error {
+func (le *linkerEntry) addClock(l *C.wasmtime_component_linker_t) error {
 	own := &Type{Kind: KindOwn, Resource: "pollable"}
-	return c.withInstance(l, clockIface+"@0.2.6", func(li *C.wasmtime_component_linker_instance_t) error {
+	return le.withInstance(l, clockIface+"@0.2.6", func(li *C.wasmtime_component_linker_instance_t) error {
 		fns := []struct {
 			name string
 			typ  *FuncType
@@ -86,7 +86,7 @@ func (c *Component) addClock(l *C.wasmtime_component_linker_t) error {
 			}},
 		}
 		for _, f := range fns {
-			if err := c.addSlot(li, clockIface+"@0.2.6", f.name, f.typ, f.f); err != nil {
+			if err := le.addSlot(li, clockIface+"@0.2.6", f.name, f.typ, f.f); err != nil {
 				return err
 			}
 		}

@@ -26,10 +26,7 @@ type Component struct {
 
 	imports, exports []Item
 
-	linkOnce sync.Once
-	linker   *C.wasmtime_component_linker_t
-	linkErr  error
-	slots    []*importSlot
+	importKey string // the imports, printed: selects the shared linker
 
 	mu      sync.Mutex
 	closed  bool
@@ -189,6 +186,11 @@ func (e *Engine) newComponent(cc *C.wasmtime_component_t, cached bool) (*Compone
 		c.exports = append(c.exports, w.item(C.GoStringN(name, C.int(nlen)), &item))
 		C.wasmtime_component_item_delete(&item)
 	}
+	var key strings.Builder
+	for _, it := range c.imports {
+		it.write(&key, "")
+	}
+	c.importKey = key.String()
 	return c, nil
 }
 
@@ -202,12 +204,6 @@ func (c *Component) Close() error {
 	c.closed = true
 	for _, f := range c.funcIdx {
 		C.wasmtime_component_export_index_delete(f.idx)
-	}
-	if c.linker != nil {
-		C.wasmtime_component_linker_delete(c.linker)
-	}
-	for _, s := range c.slots {
-		s.handle.Delete()
 	}
 	C.wasmtime_component_delete(c.c)
 	return nil

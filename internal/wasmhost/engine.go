@@ -66,6 +66,8 @@ type Engine struct {
 	mu     sync.Mutex
 	closed bool
 
+	linkers sync.Map // import key -> *linkerEntry
+
 	helperOnce sync.Once
 	helper     *Component // §6.3 clock helper, compiled on first need
 	helperErr  error
@@ -153,6 +155,10 @@ func (e *Engine) Close() error {
 	if e.helper != nil {
 		e.helper.Close()
 	}
+	e.linkers.Range(func(_, v any) bool {
+		v.(*linkerEntry).free()
+		return true
+	})
 	if e.wasiLinker != nil {
 		C.wasmtime_component_linker_delete(e.wasiLinker)
 	}

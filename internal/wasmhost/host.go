@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"runtime/cgo"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 	"unsafe"
@@ -98,18 +99,40 @@ const clockIface = "wasi:clocks/monotonic-clock"
 
 var hostResourceIDs atomic.Uint32
 
-// linkerFor builds (once) the component's linker: wasip2, the deadline-aware
-// monotonic clock, and a dispatching host function for every other imported
-// function. What a run may actually call is decided per run by its Host, so
-// the linker is shared by all runs of the component and instantiation stays
-// cheap.
-func (c *Component) linkerFor() (*C.wasmtime_component_linker_t, error) {
-	c.linkOnce.Do(func() { c.linker, c.linkErr = c.buildLinker() })
-	return c.linker, c.linkErr
+// linkerEntry is a linker built for one set of imports: wasip2, the
+// deadline-aware monotonic clock, and a dispatching host function for every
+// other imported function. What a run may actually call is decided per run by
+// its Host, so one linker serves every component with the same imports and
+// every run of them, and instantiation stays cheap (building a linker with
+// wasip2 costs about a millisecond).
+type linkerEntry struct {
+	eng   *Engine
+	once  sync.Once
+	l     *C.wasmtime_component_linker_t
+	err   error
+	slots []*importSlot
 }
 
-func (c *Component) buildLinker() (*C.wasmtime_component_linker_t, error) {
-	e := c.eng
+func (c *Component) linkerFor() (*C.wasmtime_component_linker_t, error) {
+	v, _ := c.eng.linkers.LoadOrStore(c.importKey, &linkerEntry{eng: c.eng})
+	le := v.(*linkerEntry)
+	le.once.Do(func() { le.l, le.err = le.build(c.imports) })
+	return le.l, le.err
+}
+
+func (le *linkerEntry) free() {
+	if le.l != nil {
+		C.wasmtime_component_linker_delete(le.l)
+		le.l = nil
+	}
+	for _, s := range le.slots {
+		s.handle.Delete()
+	}
+	le.slots = nil
+}
+
+func (le *linkerEntry) build(imports []Item) (*C.wasmtime_component_linker_t, error) {
+	e := le.eng
 	l := C.wasmtime_component_linker_new(e.e)
 	if err := C.wasmtime_component_linker_add_wasip2(l); err != nil {
 		C.wasmtime_component_linker_delete(l)
@@ -120,12 +143,12 @@ func (c *Component) buildLinker() (*C.wasmtime_component_linker_t, error) {
 		C.wasmtime_component_linker_delete(l)
 		return nil, err
 	}
-	for _, imp := range c.imports {
+	for _, imp := range imports {
 		switch imp.Kind {
 		case ItemInstance:
 			iface, _, _ := strings.Cut(imp.Name, "@")
 			if iface == clockIface && wasip2Provides(imp.Name) {
-				if err := c.addClock(l); err != nil {
+				if err := le.addClock(l); err != nil {
 					return fail(err)
 				}
 				continue
@@ -133,12 +156,12 @@ func (c *Component) buildLinker() (*C.wasmtime_component_linker_t, error) {
 			if wasip2Provides(imp.Name) {
 				continue
 			}
-			if err := c.addDispatchInstance(l, imp); err != nil {
+			if err := le.addDispatchInstance(l, imp); err != nil {
 				return fail(err)
 			}
 		case ItemFunc:
 			root := C.wasmtime_component_linker_root(l)
-			err := c.addSlot(root, "", imp.Name, imp.Func, nil)
+			err := le.addSlot(root, "", imp.Name, imp.Func, nil)
 			C.wasmtime_component_linker_instance_delete(root)
 			if err != nil {
 				return fail(err)
@@ -148,7 +171,7 @@ func (c *Component) buildLinker() (*C.wasmtime_component_linker_t, error) {
 	return l, nil
 }
 
-func (c *Component) withInstance(l *C.wasmtime_component_linker_t, name string, f func(li *C.wasmtime_component_linker_instance_t) error) error {
+func (le *linkerEntry) withInstance(l *C.wasmtime_component_linker_t, name string, f func(li *C.wasmtime_component_linker_instance_t) error) error {
 	root := C.wasmtime_component_linker_root(l)
 	defer C.wasmtime_component_linker_instance_delete(root)
 	cs := C.CString(name)
@@ -161,12 +184,12 @@ func (c *Component) withInstance(l *C.wasmtime_component_linker_t, name string, 
 	return f(li)
 }
 
-func (c *Component) addDispatchInstance(l *C.wasmtime_component_linker_t, imp Item) error {
-	return c.withInstance(l, imp.Name, func(li *C.wasmtime_component_linker_instance_t) error {
+func (le *linkerEntry) addDispatchInstance(l *C.wasmtime_component_linker_t, imp Item) error {
+	return le.withInstance(l, imp.Name, func(li *C.wasmtime_component_linker_instance_t) error {
 		for _, x := range imp.Exports {
 			switch {
 			case x.Kind == ItemFunc:
-				if err := c.addSlot(li, imp.Name, x.Name, x.Func, nil); err != nil {
+				if err := le.addSlot(li, imp.Name, x.Name, x.Func, nil); err != nil {
 					return err
 				}
 			case x.Kind == ItemResource && !x.Alias:
@@ -176,7 +199,7 @@ func (c *Component) addDispatchInstance(l *C.wasmtime_component_linker_t, imp It
 				rt := C.wasmtime_component_resource_type_new_host(C.uint32_t(hostResourceIDs.Add(1)))
 				slot := &importSlot{key: imp.Name + "#" + x.Name, bareKey: stripVersion(imp.Name) + "#" + x.Name}
 				slot.handle = cgo.NewHandle(slot)
-				c.slots = append(c.slots, slot)
+				le.slots = append(le.slots, slot)
 				cs := C.CString(x.Name)
 				err := C.wh_add_resource(li, cs, C.size_t(len(x.Name)), rt, C.uintptr_t(slot.handle))
 				C.free(unsafe.Pointer(cs))
@@ -190,10 +213,10 @@ func (c *Component) addDispatchInstance(l *C.wasmtime_component_linker_t, imp It
 	})
 }
 
-func (c *Component) addSlot(li *C.wasmtime_component_linker_instance_t, iface, fn string, typ *FuncType, builtin func(*run, []Value) (Value, error)) error {
+func (le *linkerEntry) addSlot(li *C.wasmtime_component_linker_instance_t, iface, fn string, typ *FuncType, builtin func(*run, []Value) (Value, error)) error {
 	slot := &importSlot{key: iface + "#" + fn, bareKey: stripVersion(iface) + "#" + fn, typ: typ, builtin: builtin}
 	slot.handle = cgo.NewHandle(slot)
-	c.slots = append(c.slots, slot)
+	le.slots = append(le.slots, slot)
 	cs := C.CString(fn)
 	defer C.free(unsafe.Pointer(cs))
 	if err := C.wh_add_func(li, cs, C.size_t(len(fn)), C.uintptr_t(slot.handle)); err != nil {

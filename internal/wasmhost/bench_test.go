@@ -1,0 +1,197 @@
+package wasmhost
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// Benchmarks of the figures in docs/benchmarks.md ("## wasmhost"). The WAT
+// components are the small fixtures; the Go-kit variants use the committed
+// tool-echo component built with the Go guest kit (skipped when absent).
+
+const goKitTool = "../../testdata/components/tool-echo/tool-echo.wasm"
+
+func benchBinary(b *testing.B, name string) []byte {
+	b.Helper()
+	if filepath.Ext(name) == ".wasm" {
+		bin, err := os.ReadFile(name)
+		if err != nil {
+			b.Skip("no component:", err)
+		}
+		return bin
+	}
+	src, err := os.ReadFile("testdata/" + name)
+	if err != nil {
+		b.Fatal(err)
+	}
+	bin, err := ParseWAT(src)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return bin
+}
+
+func benchEngine(b *testing.B, cache bool) *Engine {
+	b.Helper()
+	cfg := Config{NoCache: !cache}
+	if cache {
+		cfg.CacheDir = b.TempDir()
+	}
+	e, err := NewEngine(cfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { e.Close() })
+	return e
+}
+
+func benchRunConfig(b *testing.B) RunConfig {
+	return RunConfig{WASI: WASI{
+		Env:      map[string]string{"MURMUR_SESSION_ID": "ses_bench"},
+		Preopens: []Preopen{{HostDir: b.TempDir(), GuestPath: "."}},
+	}}
+}
+
+func BenchmarkCompile(b *testing.B) {
+	e := benchEngine(b, false)
+	bin := benchBinary(b, "echo_tool.wat")
+	b.ReportAllocs()
+	for b.Loop() {
+		c, err := e.Compile(bin)
+		if err != nil {
+			b.Fatal(err)
+		}
+		c.Close()
+	}
+}
+
+func BenchmarkLoadCached(b *testing.B) {
+	for _, name := range []string{"echo_tool.wat", goKitTool} {
+		b.Run(filepath.Base(name), func(b *testing.B) {
+			e := benchEngine(b, true)
+			bin := benchBinary(b, name)
+			c, err := e.Compile(bin)
+			if err != nil {
+				b.Fatal(err)
+			}
+			c.Close()
+			b.ReportAllocs()
+			for b.Loop() {
+				c, err := e.Compile(bin)
+				if err != nil || !c.FromCache {
+					b.Fatal("not from cache", err)
+				}
+				c.Close()
+			}
+		})
+	}
+}
+
+func BenchmarkInstantiate(b *testing.B) {
+	for _, name := range []string{"echo_tool.wat", goKitTool} {
+		b.Run(filepath.Base(name), func(b *testing.B) {
+			e := benchEngine(b, false)
+			c, err := e.Compile(benchBinary(b, name))
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer c.Close()
+			rc := benchRunConfig(b)
+			b.ReportAllocs()
+			for b.Loop() {
+				i, err := e.Instantiate(context.Background(), c, rc)
+				if err != nil {
+					b.Fatal(err)
+				}
+				i.Close()
+			}
+		})
+	}
+}
+
+func BenchmarkColdRunCached(b *testing.B) {
+	for _, name := range []string{"echo_tool.wat", goKitTool} {
+		b.Run(filepath.Base(name), func(b *testing.B) {
+			e := benchEngine(b, true)
+			bin := benchBinary(b, name)
+			c, err := e.Compile(bin)
+			if err != nil {
+				b.Fatal(err)
+			}
+			c.Close()
+			rc := benchRunConfig(b)
+			data := "hello"
+			ctx := context.Background()
+			b.ReportAllocs()
+			for b.Loop() {
+				c, err := e.Compile(bin)
+				if err != nil {
+					b.Fatal(err)
+				}
+				i, err := e.Instantiate(ctx, c, rc)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if _, err := i.CallToolRun(ctx, ToolInput{Data: &data}); err != nil {
+					b.Fatal(err)
+				}
+				i.Close()
+				c.Close()
+			}
+		})
+	}
+}
+
+func BenchmarkToolRun(b *testing.B) {
+	for _, name := range []string{"echo_tool.wat", goKitTool} {
+		b.Run(filepath.Base(name), func(b *testing.B) {
+			e := benchEngine(b, false)
+			c, err := e.Compile(benchBinary(b, name))
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer c.Close()
+			i, err := e.Instantiate(context.Background(), c, benchRunConfig(b))
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer i.Close()
+			data, lp := "hello, tool", "logs/x.log"
+			ctx := context.Background()
+			b.ReportAllocs()
+			for b.Loop() {
+				r, err := i.CallToolRun(ctx, ToolInput{Data: &data, LogPath: &lp})
+				if err != nil || r.Status != StatusPassed {
+					b.Fatal(r, err)
+				}
+			}
+		})
+	}
+}
+
+func BenchmarkHostImport(b *testing.B) {
+	h := NewHost()
+	h.Define("murmur:bench/ping", "ping", func(ctx context.Context, a []Value) (Value, error) {
+		return a[0].(uint32) + 1, nil
+	})
+	e := benchEngine(b, false)
+	c, err := e.Compile(benchBinary(b, "ping.wat"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer c.Close()
+	i, err := e.Instantiate(context.Background(), c, RunConfig{Host: h})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer i.Close()
+	b.ReportAllocs()
+	b.ResetTimer()
+	// One guest call looping b.N times: each op is one guest->host->guest trip.
+	v, err := i.Call(context.Background(), "", "loop", uint32(b.N))
+	if err != nil || v != uint32(b.N) {
+		b.Fatal(v, err)
+	}
+}
