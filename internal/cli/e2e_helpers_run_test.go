@@ -96,7 +96,9 @@ const murTimeout = 3 * time.Minute
 // runMur runs mur with a private HOME in dir and returns what it printed.
 func runMur(t testing.TB, home, dir string, env []string, args ...string) murResult {
 	t.Helper()
-	shareCompileCache(t, home)
+	if len(args) > 0 && args[0] == "run" {
+		shareCompileCache(t, home) // only mur run compiles; other commands must see HOME untouched
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), murTimeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, murBin(t), args...)
