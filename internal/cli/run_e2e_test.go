@@ -1,6 +1,7 @@
 package cli_test
 
 import (
+	"archive/zip"
 	"bufio"
 	"bytes"
 	"encoding/json"
@@ -19,6 +20,7 @@ import (
 	"github.com/murmur-go/murmur/internal/ids"
 	"github.com/murmur-go/murmur/internal/running"
 	"github.com/murmur-go/murmur/internal/session"
+	"github.com/murmur-go/murmur/internal/store"
 	"github.com/murmur-go/murmur/internal/trace"
 
 	coltrace "go.opentelemetry.io/proto/otlp/collector/trace/v1"
@@ -678,5 +680,59 @@ func TestRunGoKitExample(t *testing.T) {
 		if !strings.Contains(r.Stdout, want) {
 			t.Errorf("trace show lacks %q:\n%s", want, r.Stdout)
 		}
+	}
+}
+
+// publishWAT wraps a WAT component into a .mur.zip (murmur.yaml + one root
+// .wasm holding the WAT text, which the engine compiles) and publishes it to
+// the global store under home.
+func publishWAT(t testing.TB, home, name, version, runtime string, wat []byte) {
+	t.Helper()
+	var buf bytes.Buffer
+	zw := zip.NewWriter(&buf)
+	for _, f := range []struct {
+		name string
+		data []byte
+	}{
+		{"murmur.yaml", []byte(fmt.Sprintf("name: %s\nversion: %s\nruntime: %s\n", name, version, runtime))},
+		{"component.wasm", wat},
+	} {
+		w, err := zw.Create(f.name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.Write(f.data)
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := store.Global(home).Publish(buf.Bytes(), false); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A tool that traps: the capsule's invoke answers err, the capsule goes on
+// and ends ok; the tool_call line records the error.
+func TestRunToolThatTraps(t *testing.T) {
+	home, base := t.TempDir(), t.TempDir()
+	wat, err := os.ReadFile(filepath.Join(repoRoot(), "internal", "hostapi", "testdata", "trap_tool.wat"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	publishWAT(t, home, "acme/trapper", "1.0.0", "tool", wat)
+	proj := capsule(t, filepath.Join(base, "caller"), "name: caller\nversion: 0.1.0\nartifacts:\n  - name: acme/trapper\n    version: 1.0.0\n", fixture(t, "capsule-probe.wasm"))
+	r := runMur(t, home, proj, nil, "run", "--json", "--task", "invoke trapper boom")
+	if r.Code != 0 {
+		t.Fatalf("run: %+v", r)
+	}
+	rd := parseReady(t, r.Stdout)
+	got, _ := os.ReadFile(filepath.Join(rd.Workdir, "out", "result.txt"))
+	if !strings.Contains(string(got), "invoke error:") {
+		t.Errorf("result of invoking a trapping tool:\n%s", got)
+	}
+	lines := traceLines(t, rd.RecordsDir)
+	end := lastEnd(t, lines)
+	if len(lines) != 3 || lines[1].Str("status") != "error" || lines[1].Str("error") == "" || end.Str("exit_status") != "ok" || end.Int("tool_errors") != 1 {
+		t.Errorf("trace: %+v", lines)
 	}
 }
