@@ -214,11 +214,12 @@ func (c *Component) Close() error {
 type typeWalker struct {
 	eng       *Engine
 	resources []resEntry
+	iface     string // the instance being walked ("" at top level)
 }
 
 type resEntry struct {
-	name string
-	t    *C.wasmtime_component_resource_type_t
+	name, key string
+	t         *C.wasmtime_component_resource_type_t
 }
 
 func (w *typeWalker) free() {
@@ -227,13 +228,13 @@ func (w *typeWalker) free() {
 	}
 }
 
-func (w *typeWalker) resourceName(t *C.wasmtime_component_resource_type_t) (string, bool) {
+func (w *typeWalker) resourceName(t *C.wasmtime_component_resource_type_t) (name, key string, ok bool) {
 	for _, r := range w.resources {
 		if C.wasmtime_component_resource_type_equal(r.t, t) {
-			return r.name, true
+			return r.name, r.key, true
 		}
 	}
-	return "", false
+	return "", "", false
 }
 
 func (w *typeWalker) item(name string, it *C.wasmtime_component_item_t) Item {
@@ -242,6 +243,9 @@ func (w *typeWalker) item(name string, it *C.wasmtime_component_item_t) Item {
 	case C.WASMTIME_COMPONENT_ITEM_COMPONENT_INSTANCE:
 		ity := *(**C.wasmtime_component_instance_type_t)(p)
 		out := Item{Name: name, Kind: ItemInstance}
+		outer := w.iface
+		w.iface = name
+		defer func() { w.iface = outer }()
 		n := C.wasmtime_component_instance_type_export_count(ity, w.eng.e)
 		for i := C.size_t(0); i < n; i++ {
 			var en *C.char
@@ -259,10 +263,11 @@ func (w *typeWalker) item(name string, it *C.wasmtime_component_item_t) Item {
 		return Item{Name: name, Kind: ItemFunc, Func: w.funcType(ft)}
 	case C.WASMTIME_COMPONENT_ITEM_RESOURCE:
 		rt := *(**C.wasmtime_component_resource_type_t)(p)
-		if _, seen := w.resourceName(rt); seen {
+		if _, _, seen := w.resourceName(rt); seen {
 			return Item{Name: name, Kind: ItemResource, Alias: true}
 		}
-		w.resources = append(w.resources, resEntry{name: name, t: C.wasmtime_component_resource_type_clone(rt)})
+		w.resources = append(w.resources, resEntry{name: name, key: w.iface + "#" + name,
+			t: C.wasmtime_component_resource_type_clone(rt)})
 		return Item{Name: name, Kind: ItemResource}
 	case C.WASMTIME_COMPONENT_ITEM_TYPE:
 		vt := (*C.wasmtime_component_valtype_t)(p)
@@ -389,8 +394,8 @@ func (w *typeWalker) valType(vt *C.wasmtime_component_valtype_t, depth int) *Typ
 		}
 	case KindOwn, KindBorrow:
 		rt := *(**C.wasmtime_component_resource_type_t)(p)
-		if name, ok := w.resourceName(rt); ok {
-			t.Resource = name
+		if name, key, ok := w.resourceName(rt); ok {
+			t.Resource, t.resKey = name, key
 		}
 	case KindFuture, KindStream:
 		// Payload types are not needed: such values are refused by Check.

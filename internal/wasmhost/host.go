@@ -8,6 +8,7 @@ import "C"
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"runtime/cgo"
 	"strings"
@@ -31,6 +32,7 @@ type HostFunc func(ctx context.Context, args []Value) (Value, error)
 // use it; one Host may serve many runs.
 type Host struct {
 	funcs map[string]HostFunc
+	http  *httpGrant
 }
 
 // NewHost returns an empty Host: a component importing anything beyond WASI
@@ -63,6 +65,7 @@ type importSlot struct {
 	typ     *FuncType
 	builtin func(r *run, args []Value) (Value, error)
 	handle  cgo.Handle
+	le      *linkerEntry
 }
 
 func stripVersion(iface string) string {
@@ -111,6 +114,9 @@ type linkerEntry struct {
 	l     *C.wasmtime_component_linker_t
 	err   error
 	slots []*importSlot
+	// resIDs maps "<iface>#<resource>" to the host resource type id this
+	// linker defined for it.
+	resIDs map[string]uint32
 }
 
 func (c *Component) linkerFor() (*C.wasmtime_component_linker_t, error) {
@@ -189,15 +195,20 @@ func (le *linkerEntry) addDispatchInstance(l *C.wasmtime_component_linker_t, imp
 		for _, x := range imp.Exports {
 			switch {
 			case x.Kind == ItemFunc:
-				if err := le.addSlot(li, imp.Name, x.Name, x.Func, nil); err != nil {
+				if err := le.addSlot(li, imp.Name, x.Name, x.Func, builtinFor(imp.Name, x.Name)); err != nil {
 					return err
 				}
 			case x.Kind == ItemResource && !x.Alias:
 				// A resource of an interface the host does not implement
 				// natively: give it a fresh host type so the component links;
 				// its constructors/methods dispatch like any function.
-				rt := C.wasmtime_component_resource_type_new_host(C.uint32_t(hostResourceIDs.Add(1)))
-				slot := &importSlot{key: imp.Name + "#" + x.Name, bareKey: stripVersion(imp.Name) + "#" + x.Name}
+				id := hostResourceIDs.Add(1)
+				rt := C.wasmtime_component_resource_type_new_host(C.uint32_t(id))
+				if le.resIDs == nil {
+					le.resIDs = map[string]uint32{}
+				}
+				le.resIDs[imp.Name+"#"+x.Name] = id
+				slot := &importSlot{key: imp.Name + "#" + x.Name, bareKey: stripVersion(imp.Name) + "#" + x.Name, le: le}
 				slot.handle = cgo.NewHandle(slot)
 				le.slots = append(le.slots, slot)
 				cs := C.CString(x.Name)
@@ -214,7 +225,7 @@ func (le *linkerEntry) addDispatchInstance(l *C.wasmtime_component_linker_t, imp
 }
 
 func (le *linkerEntry) addSlot(li *C.wasmtime_component_linker_instance_t, iface, fn string, typ *FuncType, builtin func(*run, []Value) (Value, error)) error {
-	slot := &importSlot{key: iface + "#" + fn, bareKey: stripVersion(iface) + "#" + fn, typ: typ, builtin: builtin}
+	slot := &importSlot{key: iface + "#" + fn, bareKey: stripVersion(iface) + "#" + fn, typ: typ, builtin: builtin, le: le}
 	slot.handle = cgo.NewHandle(slot)
 	le.slots = append(le.slots, slot)
 	cs := C.CString(fn)
@@ -248,10 +259,13 @@ func whHostCall(slotH C.uintptr_t, ctx *C.wasmtime_context_t, args *C.wasmtime_c
 	}
 	var res Value
 	var err error
-	if s.builtin != nil {
+	f := r.host.lookup(s)
+	if f == nil && s.builtin != nil {
 		res, err = s.builtin(r, goArgs)
+		if err == errNotGranted {
+			return r.hostFailed(s, &CapabilityError{Name: s.key})
+		}
 	} else {
-		f := r.host.lookup(s)
 		if f == nil {
 			return r.hostFailed(s, &CapabilityError{Name: s.key})
 		}
@@ -278,6 +292,10 @@ func whHostCall(slotH C.uintptr_t, ctx *C.wasmtime_context_t, args *C.wasmtime_c
 		if len(out) != 1 {
 			return r.hostFailed(s, fmt.Errorf("wasmtime expected %d results", len(out)))
 		}
+		res, err = r.materialize(res, s.typ.Result, s.le)
+		if err != nil {
+			return r.hostFailed(s, fmt.Errorf("host function %s: %w", s.key, err))
+		}
 		if err := Check(res, s.typ.Result); err != nil {
 			return r.hostFailed(s, fmt.Errorf("host function %s returned an invalid value: %w", s.key, err))
 		}
@@ -290,10 +308,14 @@ func whHostCall(slotH C.uintptr_t, ctx *C.wasmtime_context_t, args *C.wasmtime_c
 
 //export whResourceDrop
 func whResourceDrop(slotH C.uintptr_t, ctx *C.wasmtime_context_t, rep C.uint32_t) *C.wasmtime_error_t {
-	// Resources of interfaces without a Go implementation are never created,
-	// so there is nothing to release.
+	// The guest dropped its last handle: forget the host object.
+	delete(runOf(ctx).objs, uint32(rep))
 	return nil
 }
+
+// errNotGranted is returned by a builtin whose capability the run's Host
+// does not grant.
+var errNotGranted = errors.New("not granted")
 
 // hostFailed records why a host call failed (so the ending names it) and
 // returns the error that traps the guest.

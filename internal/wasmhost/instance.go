@@ -137,18 +137,22 @@ type run struct {
 
 	resources []*Resource
 	helper    *helperInst
+
+	objs    map[uint32]any // host-defined resources of this run, by rep
+	nextRep uint32
 }
 
 // Resource is a handle to a component resource (own or borrow) that came from
 // a guest or from the runtime. It is valid until its Instance is closed.
 type Resource struct {
-	p *C.wasmtime_component_resource_any_t
+	p   *C.wasmtime_component_resource_any_t
+	run *run
 }
 
 func (r *Resource) closed() bool { return r == nil || r.p == nil }
 
 func (r *run) adoptResource(p *C.wasmtime_component_resource_any_t) *Resource {
-	res := &Resource{p: p}
+	res := &Resource{p: p, run: r}
 	r.resources = append(r.resources, res)
 	return res
 }

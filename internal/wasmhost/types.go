@@ -63,6 +63,8 @@ type Type struct {
 	Tuple    []*Type // tuple
 	Ok, Err  *Type   // result (nil = no payload)
 	Resource string  // own/borrow: the resource's name when known
+
+	resKey string // own/borrow: "<iface>#<name>" of the resource's definition
 }
 
 // Field is a named record field.

@@ -20,7 +20,9 @@ import (
 //	option<T>                 Option
 //	result<T, E>              Result
 //	flags                     Flags
-//	own<R>, borrow<R>         *Resource
+//	own<R>, borrow<R>         *Resource (from a guest or the runtime), or
+//	                          HostResource (a new handle to a resource the host
+//	                          defines, returned by a host function)
 //
 // Values coming from a guest always use exactly these types; values going to a
 // guest are checked against the WIT type first (Check), so nothing invalid —
@@ -244,6 +246,9 @@ func check(v Value, t *Type, depth int) error {
 			seen[n] = true
 		}
 	case KindOwn, KindBorrow:
+		if _, ok := v.(HostResource); ok {
+			return nil // resolved against the import's resource when lowered
+		}
 		r, ok := v.(*Resource)
 		if !ok || r == nil {
 			return bad()

@@ -1,0 +1,53 @@
+package wasmhost
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"log/slog"
+	"strings"
+	"testing"
+)
+
+func TestHTTPDenied(t *testing.T) {
+	var logBuf bytes.Buffer
+	var seen []HTTPRequest
+	h := NewHost()
+	h.HTTP(func(ctx context.Context, req HTTPRequest) error {
+		seen = append(seen, req)
+		return errors.New("not in the allowlist")
+	}, slog.New(slog.NewTextHandler(&logBuf, nil)))
+	i := instantiate(t, "http.wat", RunConfig{Host: h})
+	v, err := i.Call(bg, "", "attempt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v != uint32(1) {
+		t.Fatalf("attempt = %v, want 1 (HTTP-request-denied)", v)
+	}
+	if len(seen) != 1 || seen[0].URL() != "https://blocked.example.com/secret?x=1" || seen[0].Method != "GET" {
+		t.Fatalf("policy saw %+v", seen)
+	}
+	if !strings.Contains(logBuf.String(), "wasi:http request denied") ||
+		!strings.Contains(logBuf.String(), "https://blocked.example.com/secret?x=1") {
+		t.Fatalf("log: %s", logBuf.String())
+	}
+}
+
+func TestHTTPAllowedButNoEgress(t *testing.T) {
+	h := NewHost()
+	h.HTTP(func(context.Context, HTTPRequest) error { return nil }, slog.New(slog.DiscardHandler))
+	i := instantiate(t, "http.wat", RunConfig{Host: h})
+	if v, err := i.Call(bg, "", "attempt"); err != nil || v != uint32(2) {
+		t.Fatalf("attempt = %v, %v; want 2 (internal-error)", v, err)
+	}
+}
+
+func TestHTTPNotGranted(t *testing.T) {
+	i := instantiate(t, "http.wat", RunConfig{Host: NewHost()})
+	_, err := i.Call(bg, "", "attempt")
+	te := asTrap(t, err)
+	if te.Message != "capability not granted: wasi:http/types@0.2.9#[constructor]fields" {
+		t.Fatalf("message %q", te.Message)
+	}
+}
