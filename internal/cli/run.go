@@ -109,6 +109,8 @@ func runCapsule(f runFlags, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	sig := onSignal()
+	defer sig.stop()
 	l, err := prepare(f, home, stderr)
 	if err != nil {
 		return err
@@ -182,28 +184,15 @@ func runCapsule(f runFlags, stdout, stderr io.Writer) error {
 		fmt.Fprintln(stderr, w.String())
 	}
 
-	// SIGTERM ends a script capsule at once (contracts §5): session_end
-	// {failed, terminated}, records cleaned, exit 143 — without waiting for
-	// the component, which dies with the process.
-	sigs := make(chan os.Signal, 1)
-	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT)
-	defer signal.Stop(sigs)
-	go func() {
-		sig, ok := <-sigs
-		if !ok {
-			return
-		}
-		reason, code := "terminated", 143
-		if sig == syscall.SIGINT {
-			reason, code = "interrupted", 130
-		}
+	// From here a signal ends the session in order (see onSignal).
+	sig.setSession(func(reason string, code int) {
 		if rec.End(trace.EndFailed, reason, false) {
 			tw.Close()
 			sess.Close()
 			fmt.Fprintf(stderr, "%s: failed (%s)\n", sess.ID, reason)
 			os.Exit(code)
 		}
-	}()
+	})
 
 	if f.json {
 		line, _ := json.Marshal(readyLine{PID: os.Getpid(), SessionID: sess.ID, Name: sess.Name,
@@ -242,6 +231,49 @@ func runCapsule(f runFlags, stdout, stderr io.Writer) error {
 	}
 	return endingError(sess, res)
 }
+
+// signals ends a run on SIGTERM (exit 143) or SIGINT (exit 130) at once
+// (contracts §5). Before the session exists there is nothing to record and
+// the process just exits; once setSession is called, the session's end is
+// recorded first (session_end {failed, terminated}, running record and
+// runtime dir removed) without waiting for the component, which dies with
+// the process.
+type signals struct {
+	ch    chan os.Signal
+	mu    sync.Mutex
+	ender func(reason string, code int)
+}
+
+func onSignal() *signals {
+	s := &signals{ch: make(chan os.Signal, 1)}
+	signal.Notify(s.ch, syscall.SIGTERM, syscall.SIGINT)
+	go func() {
+		sig, ok := <-s.ch
+		if !ok {
+			return
+		}
+		reason, code := "terminated", 143
+		if sig == syscall.SIGINT {
+			reason, code = "interrupted", 130
+		}
+		s.mu.Lock()
+		end := s.ender
+		s.mu.Unlock()
+		if end == nil {
+			os.Exit(code)
+		}
+		end(reason, code) // exits, unless the session already ended by itself
+	}()
+	return s
+}
+
+func (s *signals) setSession(end func(reason string, code int)) {
+	s.mu.Lock()
+	s.ender = end
+	s.mu.Unlock()
+}
+
+func (s *signals) stop() { signal.Stop(s.ch) }
 
 // hostImports grants internal/hostapi's murmur:* interfaces to a run,
 // recording through the run's recorder (trace lines and OTel spans).

@@ -736,3 +736,19 @@ func TestRunToolThatTraps(t *testing.T) {
 		t.Errorf("trace: %+v", lines)
 	}
 }
+
+// A running record that cannot be written is a W-SEC-023 warning; the run
+// goes on and ends ok.
+func TestRunRunningRecordUnwritable(t *testing.T) {
+	home, base := t.TempDir(), t.TempDir()
+	proj := capsule(t, filepath.Join(base, "p"), "name: p\nversion: 1.0.0\n", fixture(t, "ok.wat"))
+	os.MkdirAll(filepath.Join(home, ".murmur"), 0o700)
+	os.WriteFile(filepath.Join(home, ".murmur", "running"), []byte("a file, not a directory"), 0o600)
+	r := runMur(t, home, proj, nil, "run", "--json")
+	if r.Code != 0 || !strings.Contains(r.Stderr, "warning[W-SEC-023]") {
+		t.Fatalf("run with ~/.murmur/running unwritable: %+v", r)
+	}
+	if end := lastEnd(t, traceLines(t, parseReady(t, r.Stdout).RecordsDir)); end.Str("exit_status") != "ok" {
+		t.Errorf("session_end %v", end.Fields)
+	}
+}
