@@ -63,22 +63,36 @@ type Item struct {
 // String prints the item WIT-like, one line per member for instances.
 func (it Item) String() string {
 	var b strings.Builder
-	it.write(&b, "")
+	it.write(&b, "", nil)
 	return strings.TrimRight(b.String(), "\n")
 }
 
-func (it Item) write(b *strings.Builder, indent string) {
+func (it Item) write(b *strings.Builder, indent string, names map[string]string) {
 	switch it.Kind {
 	case ItemInstance:
+		// Name the instance's own type exports inside its signatures
+		// (wasmtime's types are structural; WIT names them).
+		inner := map[string]string{}
+		for _, e := range it.Exports {
+			if e.Kind == ItemType && e.Type != nil {
+				if _, dup := inner[e.Type.String()]; !dup {
+					inner[e.Type.String()] = e.Name
+				}
+			}
+		}
 		fmt.Fprintf(b, "%s%s: instance {\n", indent, it.Name)
 		for _, e := range it.Exports {
-			e.write(b, indent+"  ")
+			e.write(b, indent+"  ", inner)
 		}
 		fmt.Fprintf(b, "%s}\n", indent)
 	case ItemFunc:
-		fmt.Fprintf(b, "%s%s: %s\n", indent, it.Name, it.Func)
+		fmt.Fprintf(b, "%s%s: ", indent, it.Name)
+		it.Func.writeN(b, names)
+		b.WriteString("\n")
 	case ItemType:
-		fmt.Fprintf(b, "%stype %s = %s\n", indent, it.Name, it.Type)
+		fmt.Fprintf(b, "%stype %s = ", indent, it.Name)
+		it.Type.writeN(b, names, true)
+		b.WriteString("\n")
 	case ItemResource:
 		if it.Alias {
 			fmt.Fprintf(b, "%sresource %s (re-exported)\n", indent, it.Name)
@@ -188,7 +202,7 @@ func (e *Engine) newComponent(cc *C.wasmtime_component_t, cached bool) (*Compone
 	}
 	var key strings.Builder
 	for _, it := range c.imports {
-		it.write(&key, "")
+		it.write(&key, "", nil)
 	}
 	c.importKey = key.String()
 	return c, nil

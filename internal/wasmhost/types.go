@@ -100,25 +100,39 @@ func (t *Type) String() string {
 	return b.String()
 }
 
-func (t *Type) write(b *strings.Builder) {
+func (t *Type) write(b *strings.Builder) { t.writeN(b, nil, false) }
+
+// writeN writes t, printing a composite type that equals one of names' keys
+// (its structural text) by its name instead, unless def (t is the
+// definition being printed).
+func (t *Type) writeN(b *strings.Builder, names map[string]string, def bool) {
 	if t == nil {
 		b.WriteString("_")
 		return
 	}
+	if names != nil && !def {
+		switch t.Kind {
+		case KindRecord, KindVariant, KindEnum, KindFlags:
+			if n, ok := names[t.String()]; ok {
+				b.WriteString(n)
+				return
+			}
+		}
+	}
 	switch t.Kind {
 	case KindList:
 		b.WriteString("list<")
-		t.Elem.write(b)
+		t.Elem.writeN(b, names, false)
 		b.WriteString(">")
 	case KindOption:
 		b.WriteString("option<")
-		t.Elem.write(b)
+		t.Elem.writeN(b, names, false)
 		b.WriteString(">")
 	case KindFuture, KindStream:
 		b.WriteString(t.Kind.String())
 		if t.Elem != nil {
 			b.WriteString("<")
-			t.Elem.write(b)
+			t.Elem.writeN(b, names, false)
 			b.WriteString(">")
 		}
 	case KindRecord:
@@ -129,7 +143,7 @@ func (t *Type) write(b *strings.Builder) {
 			}
 			b.WriteString(f.Name)
 			b.WriteString(": ")
-			f.Type.write(b)
+			f.Type.writeN(b, names, false)
 		}
 		b.WriteString(" }")
 	case KindTuple:
@@ -138,7 +152,7 @@ func (t *Type) write(b *strings.Builder) {
 			if i > 0 {
 				b.WriteString(", ")
 			}
-			e.write(b)
+			e.writeN(b, names, false)
 		}
 		b.WriteString(">")
 	case KindVariant:
@@ -150,7 +164,7 @@ func (t *Type) write(b *strings.Builder) {
 			b.WriteString(c.Name)
 			if c.Type != nil {
 				b.WriteString("(")
-				c.Type.write(b)
+				c.Type.writeN(b, names, false)
 				b.WriteString(")")
 			}
 		}
@@ -165,13 +179,13 @@ func (t *Type) write(b *strings.Builder) {
 		if t.Ok != nil || t.Err != nil {
 			b.WriteString("<")
 			if t.Ok != nil {
-				t.Ok.write(b)
+				t.Ok.writeN(b, names, false)
 			} else {
 				b.WriteString("_")
 			}
 			if t.Err != nil {
 				b.WriteString(", ")
-				t.Err.write(b)
+				t.Err.writeN(b, names, false)
 			}
 			b.WriteString(">")
 		}
@@ -193,6 +207,11 @@ func (t *Type) write(b *strings.Builder) {
 // String prints the signature in WIT syntax: `func(name: string) -> string`.
 func (f *FuncType) String() string {
 	var b strings.Builder
+	f.writeN(&b, nil)
+	return b.String()
+}
+
+func (f *FuncType) writeN(b *strings.Builder, names map[string]string) {
 	b.WriteString("func(")
 	for i, p := range f.Params {
 		if i > 0 {
@@ -200,14 +219,13 @@ func (f *FuncType) String() string {
 		}
 		b.WriteString(p.Name)
 		b.WriteString(": ")
-		p.Type.write(&b)
+		p.Type.writeN(b, names, false)
 	}
 	b.WriteString(")")
 	if f.Result != nil {
 		b.WriteString(" -> ")
-		f.Result.write(&b)
+		f.Result.writeN(b, names, false)
 	}
-	return b.String()
 }
 
 // Convenience constructors for hand-built types.
