@@ -60,29 +60,41 @@ type Item struct {
 	Alias bool
 }
 
-// String prints the item WIT-like, one line per member for instances.
+// String prints the item WIT-like, one line per member for instances, with
+// every type spelled out structurally (wasmtime's types carry no names): the
+// full shape, e.g. for diagnostics comparing what a component expects.
 func (it Item) String() string {
 	var b strings.Builder
-	it.write(&b, "", nil)
+	it.write(&b, "", nil, false)
 	return strings.TrimRight(b.String(), "\n")
 }
 
-func (it Item) write(b *strings.Builder, indent string, names map[string]string) {
+// WIT prints the item like String, but inside an instance a type equal to one
+// of the instance's own type exports is printed by that name, as in the WIT
+// source (`invoke: func(name: string, input: tool-input) -> result<tool-result, string>`).
+func (it Item) WIT() string {
+	var b strings.Builder
+	it.write(&b, "", nil, true)
+	return strings.TrimRight(b.String(), "\n")
+}
+
+func (it Item) write(b *strings.Builder, indent string, names map[string]string, named bool) {
 	switch it.Kind {
 	case ItemInstance:
-		// Name the instance's own type exports inside its signatures
-		// (wasmtime's types are structural; WIT names them).
-		inner := map[string]string{}
-		for _, e := range it.Exports {
-			if e.Kind == ItemType && e.Type != nil {
-				if _, dup := inner[e.Type.String()]; !dup {
-					inner[e.Type.String()] = e.Name
+		var inner map[string]string
+		if named {
+			inner = map[string]string{}
+			for _, e := range it.Exports {
+				if e.Kind == ItemType && e.Type != nil {
+					if _, dup := inner[e.Type.String()]; !dup {
+						inner[e.Type.String()] = e.Name
+					}
 				}
 			}
 		}
 		fmt.Fprintf(b, "%s%s: instance {\n", indent, it.Name)
 		for _, e := range it.Exports {
-			e.write(b, indent+"  ", inner)
+			e.write(b, indent+"  ", inner, named)
 		}
 		fmt.Fprintf(b, "%s}\n", indent)
 	case ItemFunc:
@@ -202,7 +214,7 @@ func (e *Engine) newComponent(cc *C.wasmtime_component_t, cached bool) (*Compone
 	}
 	var key strings.Builder
 	for _, it := range c.imports {
-		it.write(&key, "", nil)
+		it.write(&key, "", nil, false)
 	}
 	c.importKey = key.String()
 	return c, nil

@@ -46,7 +46,7 @@ func TestIntrospection(t *testing.T) {
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Fatalf("imports %v, want %v", got, want)
 	}
-	inv := c.Imports()[3].String()
+	inv := c.Imports()[3].WIT()
 	for _, line := range []string{
 		"murmur:tool-registry/invoke@0.1.0: instance {",
 		"  invoke: func(name: string, input: tool-input) -> result<tool-result, string>",
@@ -56,6 +56,9 @@ func TestIntrospection(t *testing.T) {
 		if !strings.Contains(inv, line+"\n") {
 			t.Errorf("invoke import lacks %q:\n%s", line, inv)
 		}
+	}
+	if s := c.Imports()[3].String(); !strings.Contains(s, "invoke: func(name: string, input: record { data: option<string>, log-path: option<string> }) -> result<record { status: enum { passed, failed, error }, ") {
+		t.Errorf("String is not structural:\n%s", s)
 	}
 	exp := fixture(t, "echo_tool.wat").Exports()
 	if len(exp) != 1 || exp[0].Name != IfaceToolRun {
