@@ -13,7 +13,10 @@ package script
 import (
 	"context"
 	"errors"
+	"log/slog"
+	"os"
 	"path/filepath"
+	"sync"
 	"time"
 
 	"github.com/murmur-go/murmur/internal/manifest"
@@ -32,7 +35,38 @@ const (
 const (
 	StdoutLog = "stdout.log"
 	StderrLog = "stderr.log"
+	HTTPLog   = "http.log"
 )
+
+// lazyFile creates its file on the first write, so a run that makes no
+// request leaves no empty log behind.
+type lazyFile struct {
+	path string
+	mu   sync.Mutex
+	f    *os.File
+	err  error
+}
+
+func (l *lazyFile) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.f == nil && l.err == nil {
+		l.f, l.err = os.OpenFile(l.path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+	}
+	if l.err != nil {
+		return 0, l.err
+	}
+	return l.f.Write(p)
+}
+
+func (l *lazyFile) Close() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.f != nil {
+		return l.f.Close()
+	}
+	return nil
+}
 
 // Imports grants host functions to a run. Define is called once per run,
 // before instantiation, with the recorder every event must go through.
@@ -104,6 +138,11 @@ func Run(ctx context.Context, cfg Config) Result {
 		env[kv[0]] = kv[1]
 	}
 	host := wasmhost.NewHost()
+	// wasi:http: every request is denied (real egress through
+	// capabilities.network.allow is a later issue) and logged to logs/http.log.
+	httpLog := &lazyFile{path: filepath.Join(s.RecordsDir, "logs", HTTPLog)}
+	defer httpLog.Close()
+	host.HTTP(wasmhost.DenyAllHTTP, slog.New(slog.NewTextHandler(httpLog, nil)))
 	if cfg.Imports != nil {
 		if err := cfg.Imports.Define(host, cfg.Recorder); err != nil {
 			return Result{Ending: trace.EndFailed, Reason: "host interfaces: " + err.Error(), Err: err}

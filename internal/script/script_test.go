@@ -78,7 +78,7 @@ func TestEnvOnlyAllowedAndIdentity(t *testing.T) {
 }
 
 // runFixture runs a WAT fixture through Run with a real engine and session.
-func runFixture(t *testing.T, eng *wasmhost.Engine, wat string, lim manifest.EffLimits) (Result, []trace.Line) {
+func runFixture(t *testing.T, eng *wasmhost.Engine, wat string, lim manifest.EffLimits) (Result, []trace.Line, string) {
 	t.Helper()
 	src, err := os.ReadFile(filepath.Join("testdata", wat))
 	if err != nil {
@@ -112,7 +112,7 @@ func runFixture(t *testing.T, eng *wasmhost.Engine, wat string, lim manifest.Eff
 	if err != nil {
 		t.Fatal(err)
 	}
-	return res, f.Lines
+	return res, f.Lines, s.RecordsDir
 }
 
 func TestRunEndings(t *testing.T) {
@@ -138,7 +138,10 @@ func TestRunEndings(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.wat, func(t *testing.T) {
-			res, lines := runFixture(t, eng, tc.wat, tc.lim)
+			res, lines, recs := runFixture(t, eng, tc.wat, tc.lim)
+			if _, err := os.Stat(filepath.Join(recs, "logs", HTTPLog)); !os.IsNotExist(err) {
+				t.Errorf("a run without requests left %s: %v", HTTPLog, err)
+			}
 			if res.Ending != tc.ending {
 				t.Fatalf("ending %s (%s), want %s", res.Ending, res.Reason, tc.ending)
 			}
@@ -179,5 +182,23 @@ func TestRecorderCountsToolCalls(t *testing.T) {
 	end := f.Lines[len(f.Lines)-1]
 	if end.Int("tool_calls") != 2 || end.Int("tool_errors") != 1 {
 		t.Errorf("session_end totals %v", end.Fields)
+	}
+}
+
+// A wasi:http request is answered HTTP-request-denied (the fixture's run
+// returns only then) and logged to logs/http.log.
+func TestRunDeniesHTTP(t *testing.T) {
+	eng, err := wasmhost.NewEngine(wasmhost.Config{NoCache: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer eng.Close()
+	res, _, recs := runFixture(t, eng, "http_capsule.wat", manifest.Capabilities{}.EffLimits())
+	if res.Ending != trace.EndOK {
+		t.Fatalf("ending %s (%s): the request was not denied", res.Ending, res.Reason)
+	}
+	log, _ := os.ReadFile(filepath.Join(recs, "logs", HTTPLog))
+	if !strings.Contains(string(log), "wasi:http request denied") || !strings.Contains(string(log), "https://blocked.example.com/secret?x=1") {
+		t.Errorf("%s:\n%s", HTTPLog, log)
 	}
 }
