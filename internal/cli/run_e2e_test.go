@@ -752,3 +752,22 @@ func TestRunRunningRecordUnwritable(t *testing.T) {
 		t.Errorf("session_end %v", end.Fields)
 	}
 }
+
+// wasi:http from the built binary: the request is denied (the capsule's run
+// returns only then) and logged in logs/http.log.
+func TestRunDeniesHTTP(t *testing.T) {
+	home, base := t.TempDir(), t.TempDir()
+	proj := capsule(t, filepath.Join(base, "net"), "name: net\nversion: 1.0.0\n", fixture(t, "http_capsule.wat"))
+	r := runMur(t, home, proj, nil, "run", "--json")
+	if r.Code != 0 {
+		t.Fatalf("run: %+v", r)
+	}
+	rd := parseReady(t, r.Stdout)
+	log, _ := os.ReadFile(filepath.Join(rd.RecordsDir, "logs", "http.log"))
+	if !strings.Contains(string(log), "wasi:http request denied") || !strings.Contains(string(log), "blocked.example.com") {
+		t.Errorf("http.log:\n%s", log)
+	}
+	if n := len(traceLines(t, rd.RecordsDir)); n != 2 {
+		t.Errorf("a capsule's own wasi:http requests are not traced, yet the trace has %d lines", n)
+	}
+}
