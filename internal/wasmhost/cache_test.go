@@ -42,7 +42,7 @@ func TestCacheHitAndCorruption(t *testing.T) {
 	good, _ := os.ReadFile(path)
 	damage := map[string][]byte{
 		"flipped payload byte": flip(good, len(good)-100),
-		"flipped mac byte":     flip(good, 10),
+		"flipped early byte":   flip(good, 10),
 		"truncated":            good[:len(good)/2],
 		"bad magic":            append([]byte("XXXXXXXX"), good[8:]...),
 		"empty":                {},
@@ -68,6 +68,33 @@ func TestCacheHitAndCorruption(t *testing.T) {
 		})
 	}
 
+	// Damage to the MAC file, or its absence, rejects the entry too.
+	macPath := strings.TrimSuffix(path, ".cwasm") + ".mac"
+	goodMAC, err := os.ReadFile(macPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, bad := range map[string][]byte{"flipped tag": flip(goodMAC, len(goodMAC)-1), "flipped nonce": flip(goodMAC, 10), "short": goodMAC[:20], "missing": nil} {
+		t.Run("mac "+name, func(t *testing.T) {
+			if bad == nil {
+				os.Remove(macPath)
+			} else if err := os.WriteFile(macPath, bad, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			c, err := e.Compile(src)
+			if err != nil || c.FromCache {
+				t.Fatalf("cached=%v err=%v", c != nil && c.FromCache, err)
+			}
+			runAdd(t, e, c)
+			c.Close()
+			c, err = e.Compile(src) // rebuilt: a hit again
+			if err != nil || !c.FromCache {
+				t.Fatalf("not rebuilt: %v", err)
+			}
+			c.Close()
+		})
+	}
+
 	// An entry written under another key (another machine, an attacker
 	// without the key) is not trusted either.
 	e2, err := NewEngine(Config{CacheDir: t.TempDir()})
@@ -78,7 +105,9 @@ func TestCacheHitAndCorruption(t *testing.T) {
 	c, _ := e2.Compile(src)
 	c.Close()
 	foreign, _ := os.ReadFile(e2.CachePath(src))
+	foreignMAC, _ := os.ReadFile(strings.TrimSuffix(e2.CachePath(src), ".cwasm") + ".mac")
 	os.WriteFile(path, foreign, 0o600)
+	os.WriteFile(macPath, foreignMAC, 0o600)
 	c, err = e.Compile(src)
 	if err != nil || c.FromCache {
 		t.Fatalf("foreign entry loaded (cached=%v, err=%v)", c.FromCache, err)

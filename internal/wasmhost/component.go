@@ -141,13 +141,8 @@ func (e *Engine) Compile(wasm []byte) (*Component, error) {
 	var name string
 	if e.cacheDir != "" {
 		name = cacheName(wasm)
-		if payload := e.cacheLoad(name); payload != nil {
-			var out *C.wasmtime_component_t
-			err := C.wasmtime_component_deserialize(e.e, (*C.uint8_t)(unsafe.Pointer(&payload[0])), C.size_t(len(payload)), &out)
-			if err == nil {
-				return e.newComponent(out, true)
-			}
-			e.log.Warn("wasmhost: cached component rejected by wasmtime; rebuilding", "entry", name, "error", errorText(err))
+		if out := e.cacheLoad(name); out != nil {
+			return e.newComponent(out, true)
 		}
 	}
 	var out *C.wasmtime_component_t
