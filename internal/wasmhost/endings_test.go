@@ -191,3 +191,33 @@ func TestInstanceLimit(t *testing.T) {
 	}
 	instantiate(t, "instances.wat", RunConfig{})
 }
+
+func TestCancelledBeforeCall(t *testing.T) {
+	i := instantiate(t, "basic.wat", RunConfig{})
+	ctx, cancel := context.WithCancel(bg)
+	cancel()
+	var ce *CancelledError
+	if _, err := i.Call(ctx, "", "spin"); !errors.As(err, &ce) {
+		t.Fatalf("got %v", err)
+	}
+	// Nothing ran: the instance is still usable.
+	if v, err := i.Call(bg, "", "add", uint32(1), uint32(2)); err != nil || v != uint32(3) {
+		t.Fatalf("add after a refused call: %v, %v", v, err)
+	}
+}
+
+func TestCancelAfterCallDoesNotLeak(t *testing.T) {
+	// A context cancelled right after a successful call must not stop the
+	// next call made with another context.
+	i := instantiate(t, "basic.wat", RunConfig{})
+	for range 50 {
+		ctx, cancel := context.WithCancel(bg)
+		if _, err := i.Call(ctx, "", "add", uint32(1), uint32(2)); err != nil {
+			t.Fatal(err)
+		}
+		cancel()
+	}
+	if _, err := i.Call(bg, "", "add", uint32(1), uint32(2)); err != nil {
+		t.Fatal(err)
+	}
+}

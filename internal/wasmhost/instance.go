@@ -301,9 +301,17 @@ func (r *run) beginCall(ctx context.Context) func() {
 	C.wh_run_arm(r.c, C.wh_now()+C.int64_t(r.limits.Deadline))
 	cctx, cancel := context.WithDeadline(ctx, r.deadline.Add(r.limits.Grace))
 	r.callCtx = cctx
-	stop := context.AfterFunc(ctx, func() { C.wh_run_cancel(r.c) })
+	cancelled := make(chan struct{})
+	stop := context.AfterFunc(ctx, func() {
+		C.wh_run_cancel(r.c)
+		close(cancelled)
+	})
 	return func() {
-		stop()
+		if !stop() {
+			// The cancellation func has started: let it finish before the
+			// run state can be reused or freed.
+			<-cancelled
+		}
 		cancel()
 		r.c.deadline_ns = 0
 	}
@@ -400,6 +408,9 @@ func (i *Instance) Call(ctx context.Context, iface, fn string, args ...Value) (V
 	}
 	if i.dead != nil {
 		return nil, fmt.Errorf("%w (it ended: %v)", ErrInstanceDead, i.dead)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, &CancelledError{Err: context.Cause(ctx)}
 	}
 	f, err := i.comp.exportFunc(iface, fn)
 	if err != nil {

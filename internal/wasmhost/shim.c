@@ -25,6 +25,7 @@ void wh_run_arm(wh_run *r, int64_t deadline_ns) {
   r->deadline_ns = deadline_ns;
   r->stop = WH_STOP_NONE;
   r->late = 0;
+  __atomic_store_n(&r->cancel, 0, __ATOMIC_SEQ_CST);
 }
 
 // ---- epoch callback ------------------------------------------------------

@@ -1,0 +1,149 @@
+package wasmhost
+
+import (
+	"context"
+	"errors"
+	"testing"
+)
+
+func TestCallToolRun(t *testing.T) {
+	i := instantiate(t, "echo_tool.wat", RunConfig{})
+	data, lp := "hello ✓", "logs/x.log"
+	for range 3 { // the same instance serves repeated calls
+		r, err := i.CallToolRun(bg, ToolInput{Data: &data, LogPath: &lp})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Status != StatusPassed || r.Summary == nil || *r.Summary != "ok" || r.Data == nil || *r.Data != data ||
+			r.DataPath != nil || r.Truncated || len(r.Metadata) != 1 || r.Metadata[0] != [2]string{"echo", "1"} {
+			t.Fatalf("result %+v", r)
+		}
+	}
+	r, err := i.CallToolRun(bg, ToolInput{})
+	if err != nil || r.Data != nil {
+		t.Fatalf("no input: %+v, %v", r, err)
+	}
+	bad := "\xff"
+	if _, err := i.CallToolRun(bg, ToolInput{Data: &bad}); err == nil {
+		t.Fatal("invalid UTF-8 input crossed into the guest")
+	}
+}
+
+type fakeManager struct{ fail error }
+
+func (m fakeManager) List(context.Context) ([]ArtifactSummary, error) {
+	return []ArtifactSummary{{"acme/echo", "1.0.0", "wasm"}}, m.fail
+}
+func (m fakeManager) Describe(_ context.Context, name string) (ArtifactInfo, error) {
+	s := `{"type":"object"}`
+	return ArtifactInfo{Name: name, Version: "1.0.0", Description: "d", Tags: []string{"a", "b"}, Runtime: "native", InputSchema: &s}, m.fail
+}
+func (m fakeManager) Search(context.Context, string) ([]ArtifactSummary, error) { return nil, m.fail }
+func (m fakeManager) Pull(_ context.Context, n, v string) (ArtifactSummary, error) {
+	return ArtifactSummary{n, v, "wasm"}, m.fail
+}
+func (m fakeManager) Remove(context.Context, string) (bool, error) { return true, m.fail }
+func (m fakeManager) Diagnostics(context.Context) (RuntimeState, error) {
+	return RuntimeState{CapsuleID: "c", Installed: []ArtifactSummary{{"x", "1", "wasm"}}, Capabilities: "{}"}, m.fail
+}
+
+// TestTypedHelpersShapes calls every typed helper's host function the way the
+// dispatcher does and checks each answer against the contracts §9 WIT type.
+func TestTypedHelpersShapes(t *testing.T) {
+	resultOf := func(ok *Type) *Type { return TResult(ok, TString) }
+	want := map[string]*Type{
+		IfaceToolRegistry + "#invoke":            resultOf(TToolResult),
+		IfaceArtifactManager + "#list":           TList(TArtifactSummary),
+		IfaceArtifactManager + "#describe":       resultOf(TArtifactInfo),
+		IfaceArtifactManager + "#search":         resultOf(TList(TArtifactSummary)),
+		IfaceArtifactManager + "#pull":           resultOf(TArtifactSummary),
+		IfaceArtifactManager + "#remove":         resultOf(TBool),
+		IfaceArtifactManager + "#diagnostics":    resultOf(TRuntimeState),
+		IfaceMessageSend + "#send":               resultOf(TTaskResult),
+		IfaceTask + "#request-input":             TString,
+		IfaceTextChunks + "#emit-chunk":          nil,
+		IfaceTextChunks + "#emit-thinking-chunk": nil,
+	}
+	args := map[string][]Value{
+		"invoke":        {"echo", ToolInput{}.Value()},
+		"describe":      {"acme/echo"},
+		"search":        {"q"},
+		"pull":          {"acme/echo", "1.0.0"},
+		"remove":        {"acme/echo"},
+		"send":          {"http://127.0.0.1:1", Message{MessageID: "m1", Text: "hi"}.Value()},
+		"request-input": {"prompt?"},
+		"emit-chunk":    {"a"}, "emit-thinking-chunk": {"b"},
+	}
+	for _, fail := range []error{nil, errors.New("nope"), Fatal(errors.New("fatal"))} {
+		var chunks []string
+		h := NewHost()
+		h.ToolRegistry(func(ctx context.Context, name string, in ToolInput) (ToolResult, error) {
+			return ToolResult{Status: StatusFailed, Metadata: [][2]string{{"k", "v"}}}, fail
+		})
+		h.ArtifactManager(fakeManager{fail})
+		h.MessageSend(func(ctx context.Context, peer string, m Message) (TaskResult, error) {
+			return TaskResult{TaskID: "t", ContextID: "c", State: "TASK_STATE_COMPLETED"}, fail
+		})
+		h.Task(func(ctx context.Context, p string) (string, error) { return "answer to " + p, fail })
+		h.TextChunks(func(ctx context.Context, s string, thinking bool) error {
+			chunks = append(chunks, s)
+			return fail
+		})
+		if len(h.funcs) != len(want) {
+			t.Fatalf("%d functions registered, want %d", len(h.funcs), len(want))
+		}
+		for key, f := range h.funcs {
+			fn := key[len(key)-len(funcName(key)):]
+			res, err := f(bg, args[fn])
+			ty := want[key]
+			var fe *fatalError
+			switch {
+			case fail == nil && err != nil:
+				t.Errorf("%s: %v", key, err)
+			case errors.As(fail, &fe) && err == nil:
+				t.Errorf("%s: a Fatal error did not trap", key)
+			case err != nil:
+				// Functions without an error side trap on any error.
+				if ty != nil && ty.Kind == KindResult && fe == nil {
+					t.Errorf("%s: plain error trapped instead of err(...)", key)
+				}
+			case ty == nil:
+				if res != nil {
+					t.Errorf("%s: returned %v", key, res)
+				}
+			default:
+				if cerr := Check(res, ty); cerr != nil {
+					t.Errorf("%s (fail=%v): %v\n%#v", key, fail, cerr, res)
+				}
+				if fail != nil && ty.Kind == KindResult && !res.(Result).IsErr {
+					t.Errorf("%s: error answered ok", key)
+				}
+			}
+		}
+		if len(chunks) != 2 {
+			t.Errorf("chunks %v", chunks)
+		}
+	}
+}
+
+func funcName(key string) string {
+	for i := len(key) - 1; i >= 0; i-- {
+		if key[i] == '#' {
+			return key[i+1:]
+		}
+	}
+	return key
+}
+
+func TestDecodeToolResultRejectsWrongShapes(t *testing.T) {
+	for _, v := range []Value{nil, "x", Record{}, Record{{"a", 1}}} {
+		if _, err := DecodeToolResult(v); err == nil {
+			t.Errorf("%#v decoded", v)
+		}
+	}
+	r := ToolResult{Status: StatusError, Truncated: true, Metadata: [][2]string{{"a", "b"}}}
+	back, err := DecodeToolResult(r.Value())
+	if err != nil || back.Status != StatusError || !back.Truncated || back.Metadata[0] != [2]string{"a", "b"} {
+		t.Fatalf("round trip %+v, %v", back, err)
+	}
+}
