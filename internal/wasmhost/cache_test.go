@@ -214,3 +214,27 @@ func binaryOf(t *testing.T, wat []byte) []byte {
 	}
 	return b
 }
+
+func TestUnsupportedImportKinds(t *testing.T) {
+	// Values of async types would abort the process inside wasmtime 39's C
+	// API, and core-module imports cannot be provided: such components fail
+	// to instantiate with a diagnostic, never abort.
+	for _, src := range []string{
+		`(component (import "a:b/c" (instance (export "f" (func (param "x" error-context))))))`,
+		`(component (import "f" (func (result error-context))))`,
+		`(component (import "m" (core module)))`,
+	} {
+		c, err := testEngine.Compile([]byte(src))
+		if err != nil {
+			continue // refused at compile time is fine too
+		}
+		i, err := testEngine.Instantiate(bg, c, RunConfig{})
+		if err == nil {
+			i.Close()
+			t.Errorf("%s instantiated", src)
+		} else if !strings.Contains(err.Error(), "E-RUN-101") {
+			t.Errorf("%s: %v", src, err)
+		}
+		c.Close()
+	}
+}

@@ -423,6 +423,13 @@ func (i *Instance) Call(ctx context.Context, iface, fn string, args ...Value) (V
 		if err := Check(a, f.typ.Params[j].Type); err != nil {
 			return nil, fmt.Errorf("wasmhost: %s argument %s: %w", f.name, f.typ.Params[j].Name, err)
 		}
+		if hasResources(f.typ.Params[j].Type, 0) {
+			a, err := i.run.materialize(a, f.typ.Params[j].Type, nil)
+			if err != nil {
+				return nil, fmt.Errorf("wasmhost: %s argument %s: %w", f.name, f.typ.Params[j].Name, err)
+			}
+			args[j] = a
+		}
 	}
 	var cf C.wasmtime_component_func_t
 	if !C.wasmtime_component_instance_get_func(&i.inst, i.cctx, f.idx, &cf) {
@@ -501,3 +508,31 @@ func (i *Instance) Close() error {
 }
 
 var errNoHelper = errors.New("wasmhost: clock helper unavailable")
+
+func hasResources(t *Type, depth int) bool {
+	if t == nil || depth > maxDepth {
+		return false
+	}
+	if t.Kind == KindOwn || t.Kind == KindBorrow {
+		return true
+	}
+	if hasResources(t.Elem, depth+1) || hasResources(t.Ok, depth+1) || hasResources(t.Err, depth+1) {
+		return true
+	}
+	for _, f := range t.Fields {
+		if hasResources(f.Type, depth+1) {
+			return true
+		}
+	}
+	for _, c := range t.Cases {
+		if hasResources(c.Type, depth+1) {
+			return true
+		}
+	}
+	for _, e := range t.Tuple {
+		if hasResources(e, depth+1) {
+			return true
+		}
+	}
+	return false
+}

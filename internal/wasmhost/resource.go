@@ -68,11 +68,22 @@ func (r *run) materialize(v Value, t *Type, le *linkerEntry) (Value, error) {
 	}
 	switch t.Kind {
 	case KindOwn, KindBorrow:
+		if res, ok := v.(*Resource); ok {
+			if res.run != r {
+				// A handle of another store would be misinterpreted (or
+				// refused deep inside wasmtime).
+				return nil, fmt.Errorf("resource handle belongs to another instance")
+			}
+			return v, nil
+		}
 		hr, ok := v.(HostResource)
 		if !ok {
 			return v, nil
 		}
-		id, ok := le.resIDs[t.resKey]
+		var id uint32
+		if le != nil {
+			id, ok = le.resIDs[t.resKey]
+		}
 		if !ok {
 			return nil, fmt.Errorf("resource %s is not defined by the host", t)
 		}
