@@ -221,3 +221,21 @@ func TestCancelAfterCallDoesNotLeak(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+func TestMemoryAndTableCounts(t *testing.T) {
+	_, err := testEngine.Instantiate(bg, fixture(t, "counts.wat"), RunConfig{Limits: Limits{Memories: 2}})
+	if le := asLimit(t, err); le.Which != "memory" {
+		t.Fatalf("memories over the cap: which = %q (%v)", le.Which, err)
+	}
+	_, err = testEngine.Instantiate(bg, fixture(t, "counts.wat"), RunConfig{Limits: Limits{Tables: 2}})
+	if le := asLimit(t, err); le.Which != "table" {
+		t.Fatalf("tables over the cap: which = %q (%v)", le.Which, err)
+	}
+	i := instantiate(t, "counts.wat", RunConfig{Limits: Limits{Memories: 3, Tables: 3}})
+	if _, err := i.Call(bg, "", "run"); err != nil {
+		t.Fatal(err)
+	}
+	if p := i.MemoryPeak(); p != 3*65536 {
+		t.Fatalf("peak %d, want 3 pages", p)
+	}
+}
