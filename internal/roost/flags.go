@@ -2,6 +2,7 @@ package roost
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 
@@ -95,7 +96,7 @@ func ParseArgs(args []string) (Config, error) {
 // "unlimited".
 func wholeNumber(flag, s string) (int, error) {
 	bad := &usageError{fmt.Sprintf("mur-roost: %s takes a whole number, not '%s'", flag, s)}
-	if s == "" || len(s) > 9 {
+	if s == "" {
 		return 0, bad
 	}
 	for _, r := range s {
@@ -103,9 +104,11 @@ func wholeNumber(flag, s string) (int, error) {
 			return 0, bad
 		}
 	}
+	// A large figure is still a whole number (it is not "unlimited": it is
+	// that many); only one this machine cannot hold is refused, by name.
 	n, err := strconv.Atoi(s)
 	if err != nil {
-		return 0, bad
+		return 0, &usageError{fmt.Sprintf("mur-roost: %s takes a whole number no larger than %d, not '%s'", flag, math.MaxInt, s)}
 	}
 	return n, nil
 }
