@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unsafe"
 
@@ -62,6 +63,8 @@ type Engine struct {
 	log      *slog.Logger
 	stop     chan struct{}
 	done     chan struct{}
+	wake     chan struct{}
+	active   atomic.Int64 // calls in progress: the ticker runs only then
 
 	mu     sync.Mutex
 	closed bool
@@ -122,16 +125,28 @@ func NewEngine(cfg Config) (*Engine, error) {
 	if tick <= 0 {
 		tick = DefaultTick
 	}
-	eng.stop, eng.done = make(chan struct{}), make(chan struct{})
+	eng.stop, eng.done, eng.wake = make(chan struct{}), make(chan struct{}), make(chan struct{}, 1)
 	go eng.ticker(tick)
 	return eng, nil
 }
 
+// ticker advances the epoch while any call is in progress and sleeps
+// otherwise, so an idle process (a daemon holding an engine) does not wake
+// 100 times a second for nothing.
 func (e *Engine) ticker(d time.Duration) {
 	defer close(e.done)
 	t := time.NewTicker(d)
 	defer t.Stop()
 	for {
+		if e.active.Load() == 0 {
+			t.Stop()
+			select {
+			case <-e.stop:
+				return
+			case <-e.wake:
+			}
+			t.Reset(d)
+		}
 		select {
 		case <-e.stop:
 			return
@@ -140,6 +155,18 @@ func (e *Engine) ticker(d time.Duration) {
 		}
 	}
 }
+
+// callStarted/callEnded bracket every instantiation and call.
+func (e *Engine) callStarted() {
+	if e.active.Add(1) == 1 {
+		select {
+		case e.wake <- struct{}{}:
+		default:
+		}
+	}
+}
+
+func (e *Engine) callEnded() { e.active.Add(-1) }
 
 // Close stops the ticker and frees the engine. Every component and instance
 // made from it must be closed first.

@@ -295,6 +295,7 @@ func setWASI(cctx *C.wasmtime_context_t, w WASI) error {
 // beginCall arms the deadline and the caller's cancellation for one call;
 // the returned func disarms them.
 func (r *run) beginCall(ctx context.Context) func() {
+	r.eng.callStarted()
 	now := time.Now()
 	r.deadline = now.Add(r.limits.Deadline)
 	r.waitedCall, r.deadlineStop, r.hostErr, r.inHost = "", false, nil, ""
@@ -314,6 +315,7 @@ func (r *run) beginCall(ctx context.Context) func() {
 		}
 		cancel()
 		r.c.deadline_ns = 0
+		r.eng.callEnded()
 	}
 }
 
