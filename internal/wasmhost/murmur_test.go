@@ -147,3 +147,61 @@ func TestDecodeToolResultRejectsWrongShapes(t *testing.T) {
 		t.Fatalf("round trip %+v, %v", back, err)
 	}
 }
+
+type recordingManager struct {
+	fakeManager
+	pulled [][2]string
+}
+
+func (m *recordingManager) Pull(_ context.Context, n, v string) (ArtifactSummary, error) {
+	m.pulled = append(m.pulled, [2]string{n, v})
+	if n == "missing" {
+		return ArtifactSummary{}, errors.New("artifact missing@" + v + " is in no store")
+	}
+	return ArtifactSummary{n, v, "native"}, nil
+}
+
+func TestArtifactManagerAndMessageThroughGuest(t *testing.T) {
+	m := &recordingManager{}
+	var sent []Message
+	h := NewHost()
+	h.ArtifactManager(m)
+	h.MessageSend(func(ctx context.Context, peer string, msg Message) (TaskResult, error) {
+		sent = append(sent, msg)
+		if peer != "http://127.0.0.1:7701" {
+			return TaskResult{}, errors.New("peer not in the formation: " + peer)
+		}
+		return TaskResult{TaskID: "task-1", ContextID: "ctx-9", State: "TASK_STATE_COMPLETED"}, nil
+	})
+	i := instantiate(t, "manage.wat", RunConfig{Host: h})
+
+	v, err := i.Call(bg, "", "list-back")
+	want := List{Record{{"name", "acme/echo"}, {"version", "1.0.0"}, {"runtime", Enum("wasm")}}}
+	if err != nil || !Equal(v, want) {
+		t.Fatalf("list-back = %#v, %v", v, err)
+	}
+	v, err = i.Call(bg, "", "pull-back", "acme/tool", "2.1.0")
+	if err != nil || !Equal(v, Ok(Record{{"name", "acme/tool"}, {"version", "2.1.0"}, {"runtime", Enum("native")}})) {
+		t.Fatalf("pull-back = %#v, %v", v, err)
+	}
+	v, err = i.Call(bg, "", "pull-back", "missing", "9")
+	if err != nil || !Equal(v, Err("artifact missing@9 is in no store")) {
+		t.Fatalf("pull-back missing = %#v, %v", v, err)
+	}
+	ctxID := "ctx-9"
+	msg := Message{MessageID: "m-1", ContextID: &ctxID, Text: "hello ✓"}
+	v, err = i.Call(bg, "", "send-back", "http://127.0.0.1:7701", msg.Value())
+	if err != nil || !Equal(v, Ok(TaskResult{"task-1", "ctx-9", "TASK_STATE_COMPLETED"}.Value())) {
+		t.Fatalf("send-back = %#v, %v", v, err)
+	}
+	v, err = i.Call(bg, "", "send-back", "http://elsewhere", Message{MessageID: "m-2", Text: "x"}.Value())
+	if err != nil || !Equal(v, Err("peer not in the formation: http://elsewhere")) {
+		t.Fatalf("send-back refused = %#v, %v", v, err)
+	}
+	if len(sent) != 2 || sent[0].Text != "hello ✓" || sent[0].ContextID == nil || *sent[0].ContextID != "ctx-9" || sent[1].ContextID != nil {
+		t.Fatalf("host saw %+v", sent)
+	}
+	if len(m.pulled) != 2 {
+		t.Fatalf("pulled %v", m.pulled)
+	}
+}
