@@ -276,6 +276,19 @@ func TestFlagEdges(t *testing.T) {
 			t.Errorf("%q: exit %d stdout %q stderr %q; want exit 2 and one line", args, code, out, errOut)
 		}
 	}
+	for _, tc := range []struct {
+		args []string
+		msg  string
+	}{
+		{[]string{"--version=x"}, "unknown argument: --version=x"},
+		{[]string{"--max-depth", "2", "--max-total=1", "--version"}, "unknown argument: --max-total"},
+		{[]string{"--version", "--max-depth", "x"}, "mur-roost: --max-depth takes a whole number, not 'x'"},
+	} {
+		code, out, errOut := runOnce(t, env, tc.args...)
+		if code != 2 || out != "" || errOut != tc.msg+"\n" {
+			t.Errorf("%q: exit %d stdout %q stderr %q; want exit 2 and %q", tc.args, code, out, errOut, tc.msg)
+		}
+	}
 	// A port another process holds: exit 1, the OS's words, no listening line.
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
