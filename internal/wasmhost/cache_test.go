@@ -238,3 +238,33 @@ func TestUnsupportedImportKinds(t *testing.T) {
 		c.Close()
 	}
 }
+
+func TestEngineCloseRefusedWithLiveInstances(t *testing.T) {
+	e, err := NewEngine(Config{NoCache: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	src, _ := os.ReadFile("testdata/basic.wat")
+	c, err := e.Compile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	i, err := e.Instantiate(bg, c, RunConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Close(); err == nil {
+		t.Fatal("engine closed under a live instance")
+	}
+	if v, err := i.Call(bg, "", "add", uint32(1), uint32(1)); err != nil || v != uint32(2) {
+		t.Fatalf("instance unusable after the refused close: %v, %v", v, err)
+	}
+	i.Close()
+	c.Close()
+	if err := e.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.Compile(src); err != ErrClosed {
+		t.Fatalf("compile on a closed engine: %v", err)
+	}
+}

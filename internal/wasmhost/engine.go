@@ -65,6 +65,7 @@ type Engine struct {
 	done     chan struct{}
 	wake     chan struct{}
 	active   atomic.Int64 // calls in progress: the ticker runs only then
+	live     atomic.Int64 // open instances
 
 	mu     sync.Mutex
 	closed bool
@@ -168,13 +169,18 @@ func (e *Engine) callStarted() {
 
 func (e *Engine) callEnded() { e.active.Add(-1) }
 
-// Close stops the ticker and frees the engine. Every component and instance
-// made from it must be closed first.
+// Close stops the ticker and frees the engine. Every instance made from it
+// must be closed first (Close refuses otherwise); components should be.
 func (e *Engine) Close() error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.closed {
 		return nil
+	}
+	if n := e.live.Load(); n > 0 {
+		// Freeing the engine under live instances would crash the process
+		// later; refuse and keep everything alive instead.
+		return fmt.Errorf("wasmhost: engine still has %d open instances", n)
 	}
 	e.closed = true
 	close(e.stop)
