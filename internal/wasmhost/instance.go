@@ -238,6 +238,19 @@ func setWASI(cctx *C.wasmtime_context_t, w WASI) error {
 			return fail(diag.New("E-RUN-104", "WASI argument contains a NUL byte"))
 		}
 	}
+	paths := []string{w.StdoutPath, w.StderrPath}
+	for _, p := range w.Preopens {
+		paths = append(paths, p.HostDir, p.GuestPath)
+		if p.HostDir == "" || p.GuestPath == "" {
+			return fail(diag.New("E-RUN-104", "a preopen needs both a host directory and a guest path (got %q -> %q)", p.HostDir, p.GuestPath))
+		}
+	}
+	for _, p := range paths {
+		if strings.IndexByte(p, 0) >= 0 {
+			// C strings would silently cut the path at the NUL.
+			return fail(diag.New("E-RUN-104", "WASI path %q contains a NUL byte", p))
+		}
+	}
 	argv := cArray(len(w.Args))
 	for j, a := range w.Args {
 		unsafe.Slice(argv, len(w.Args))[j] = cstr(a)

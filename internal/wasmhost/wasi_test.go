@@ -2,6 +2,7 @@ package wasmhost
 
 import (
 	"os"
+	"strings"
 	"path/filepath"
 	"testing"
 )
@@ -126,5 +127,21 @@ func TestWASIPreopens(t *testing.T) {
 	}
 	if _, err := testEngine.Instantiate(bg, fixture(t, "wasi.wat"), RunConfig{WASI: WASI{Preopens: []Preopen{{HostDir: filepath.Join(parent, "missing"), GuestPath: "."}}}}); err == nil {
 		t.Error("a missing preopen directory was accepted")
+	}
+}
+
+func TestWASIInvalidPaths(t *testing.T) {
+	dir := t.TempDir()
+	for _, w := range []WASI{
+		{Preopens: []Preopen{{HostDir: dir + "\x00/etc", GuestPath: "."}}},
+		{Preopens: []Preopen{{HostDir: dir, GuestPath: ""}}},
+		{Preopens: []Preopen{{HostDir: "", GuestPath: "."}}},
+		{StdoutPath: dir + "/out\x00x"},
+		{Args: []string{"a\x00b"}},
+	} {
+		_, err := testEngine.Instantiate(bg, fixture(t, "wasi.wat"), RunConfig{WASI: w})
+		if err == nil || !strings.Contains(err.Error(), "E-RUN-104") {
+			t.Errorf("%+v: %v", w, err)
+		}
 	}
 }
