@@ -2,8 +2,8 @@ package wasmhost
 
 import (
 	"os"
-	"strings"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
