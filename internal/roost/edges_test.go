@@ -5,6 +5,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"strconv"
 	"strings"
 	"testing"
@@ -300,4 +301,26 @@ func TestFlagEdges(t *testing.T) {
 	if code != 1 || strings.Contains(out, "listening") || !strings.Contains(errOut, "address already in use") {
 		t.Fatalf("taken port: exit %d stdout %q stderr %q", code, out, errOut)
 	}
+}
+
+// TestExpiryWallClock is the 60-second expiry on the real binary and the real
+// clock. It takes a minute, so it runs only with MURMUR_ROOST_SLOW=1; the
+// same handler is walked on a hand-moved clock in TestApprovalExpiry.
+func TestExpiryWallClock(t *testing.T) {
+	if os.Getenv("MURMUR_ROOST_SLOW") != "1" {
+		t.Skip("set MURMUR_ROOST_SLOW=1 to wait out a real 60-second approval")
+	}
+	t.Parallel()
+	fx := newFixture(t)
+	d := startDaemon(t, t.TempDir(), "--registry-path", fx.reg, "--spawn-allow", "local/orchestrator", "--max-concurrent", "1")
+	cred := d.mustRegister("ses_p", "local/orchestrator", "0.1.0", "")
+	g := d.mustSpawn(cred, "local/worker-a", "0.1.0")
+	expires := int64(g.body["expires_at_ms"].(float64))
+	expect(t, "slot held", d.spawn(cred, "local/worker-b", "0.1.0"), 403, msgConcurrency(1, 1))
+	expectFigures(t, d.client, "ses_p", "running", 3, 1, 2)
+	time.Sleep(time.Until(time.UnixMilli(expires)) + 500*time.Millisecond)
+	// Nothing ran in between; the read itself releases the slot.
+	expectFigures(t, d.client, "ses_p", "running", 3, 0, 1)
+	expect(t, "expired", d.register("ses_c", "local/worker-a", "0.1.0", g.str("approval")), 403, msgApprovalExpired)
+	d.mustSpawn(cred, "local/worker-b", "0.1.0")
 }
