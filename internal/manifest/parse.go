@@ -206,10 +206,25 @@ func (p *parser) failAt(pos Pos, code, format string, args ...any) *diag.Diagnos
 		pos = Pos{Line: 1, Column: 1}
 	}
 	d := diag.New(code, "%s:%d:%d: %s", p.file, pos.Line, pos.Column, sanitize(fmt.Sprintf(format, args...)))
+	if h, ok := defaultHints[code]; ok {
+		d.Hint = h // a caller's WithHint replaces it
+	}
 	if p.err == nil {
 		p.err = d
 	}
 	return d
+}
+
+// defaultHints say what to do for the codes whose message alone (what was
+// found where) leaves the fix to the reader.
+var defaultHints = map[string]string{
+	"E-MAN-004": "give the key the shape it takes: a list as [a, b] or one '- item' per line, a mapping as indented keys, a flag as true or false",
+	"E-MAN-005": "write a full name <scope>/<name>, each part lowercase letters, digits and '-', such as acme/lint",
+	"E-MAN-007": "use one of the values the message lists",
+	"E-MAN-008": "write a plain whole number with no quotes or units, such as deadline_seconds: 60",
+	"E-MAN-010": "keep one of the two entries: a key may appear once in a mapping",
+	"E-MAN-024": "write the endpoint as https://host[:port] or http://host[:port]",
+	"E-MAN-025": "shorten it: a manifest is configuration, not data",
 }
 
 func (p *parser) fail(n *yaml.Node, code, format string, args ...any) *diag.Diagnostic {
