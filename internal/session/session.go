@@ -21,6 +21,7 @@ import (
 
 	"github.com/murmur-go/murmur/internal/diag"
 	"github.com/murmur-go/murmur/internal/ids"
+	"github.com/murmur-go/murmur/internal/manifest"
 	"github.com/murmur-go/murmur/internal/running"
 )
 
@@ -208,6 +209,15 @@ func IdentityDoc(s *Session, grants json.RawMessage) string {
 		fmt.Fprintf(&b, "- url: %s\n", s.CapsuleURL)
 	}
 	b.WriteString("\n## Granted\n\n")
+	if g, ok := effectiveGrants(grants); ok {
+		// The same words `mur run --explain-scope` prints.
+		b.WriteString("```\n")
+		for _, l := range g.Lines() {
+			b.WriteString(l + "\n")
+		}
+		b.WriteString("```\n")
+		return b.String()
+	}
 	lines := grantLines(grants)
 	if len(lines) == 0 {
 		b.WriteString("Nothing beyond the work folder and this runtime directory.\n")
@@ -218,8 +228,21 @@ func IdentityDoc(s *Session, grants json.RawMessage) string {
 	return b.String()
 }
 
-// grantLines flattens a JSON grant set into "a.b: x, y" lines, skipping
-// empty values so the document lists only what is actually granted.
+// effectiveGrants reads grants as manifest.Grants when it has that shape (a
+// "capsule" grant set), which is what mur run hands over.
+func effectiveGrants(raw json.RawMessage) (manifest.Grants, bool) {
+	var probe struct {
+		Capsule *json.RawMessage `json:"capsule"`
+	}
+	var g manifest.Grants
+	if len(raw) == 0 || json.Unmarshal(raw, &probe) != nil || probe.Capsule == nil || json.Unmarshal(raw, &g) != nil {
+		return manifest.Grants{}, false
+	}
+	return g, true
+}
+
+// grantLines flattens any other JSON grant set into "a.b: x, y" lines,
+// skipping empty values so the document lists only what is granted.
 func grantLines(raw json.RawMessage) []string {
 	if len(raw) == 0 {
 		return nil

@@ -10,6 +10,7 @@ import (
 
 	"github.com/murmur-go/murmur/internal/diag"
 	"github.com/murmur-go/murmur/internal/ids"
+	"github.com/murmur-go/murmur/internal/manifest"
 	"github.com/murmur-go/murmur/internal/running"
 )
 
@@ -200,4 +201,29 @@ func TestApplyRetain(t *testing.T) {
 			t.Fatalf("removed %v with no retain", removed)
 		}
 	})
+}
+
+// mur run hands over manifest.Grants as JSON: MURMUR.md then lists every axis
+// in the words `mur run --explain-scope` prints.
+func TestIdentityDocListsEffectiveGrants(t *testing.T) {
+	m, err := manifest.Parse([]byte("name: worker-a\nversion: 0.1.0\ncapabilities:\n  env:\n    allow: [LANG]\n"+
+		"  spawn:\n    allow: [acme/b]\n    workdir_snapshot: [acme/b]\nartifacts:\n  - name: acme/lint\n    version: 1.0.0\n"),
+		"murmur.yaml", manifest.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, _ := m.EffectiveGrants()
+	raw, _ := json.Marshal(g)
+	s := &Session{ID: "ses_0123456789abcdef0123456789abcdef", Name: m.Name, Version: m.Version}
+	doc := IdentityDoc(s, raw)
+	for _, want := range []string{"- capsule: local/worker-a\n", "- version: 0.1.0\n", "- session: " + s.ID + "\n",
+		"  env:                    LANG\n", "  spawn workdir snapshot: acme/b\n", "  shell:                  none\n",
+		"  acme/lint@1.0.0 (tool): the capsule's grants\n"} {
+		if !strings.Contains(doc, want) {
+			t.Errorf("MURMUR.md lacks %q:\n%s", want, doc)
+		}
+	}
+	if strings.Contains(doc, "{") || strings.Contains(doc, "url:") {
+		t.Errorf("MURMUR.md holds raw JSON or a url for a script capsule:\n%s", doc)
+	}
 }
