@@ -148,6 +148,15 @@ func Run(ctx context.Context, cfg Config) Result {
 			return Result{Ending: trace.EndFailed, Reason: "host interfaces: " + err.Error(), Err: err}
 		}
 	}
+	// The engine opens the log paths itself with a world-readable mode;
+	// creating them first keeps every file of the records dir owner-only.
+	stdoutPath := filepath.Join(s.RecordsDir, "logs", StdoutLog)
+	stderrPath := filepath.Join(s.RecordsDir, "logs", StderrLog)
+	for _, p := range []string{stdoutPath, stderrPath} {
+		if f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE, 0o600); err == nil {
+			f.Close()
+		}
+	}
 	lim := Limits(cfg.Limits)
 	rc := wasmhost.RunConfig{
 		Limits: lim,
@@ -155,8 +164,8 @@ func Run(ctx context.Context, cfg Config) Result {
 		WASI: wasmhost.WASI{
 			Args:       []string{cfg.ComponentName},
 			Env:        env,
-			StdoutPath: filepath.Join(s.RecordsDir, "logs", StdoutLog),
-			StderrPath: filepath.Join(s.RecordsDir, "logs", StderrLog),
+			StdoutPath: stdoutPath,
+			StderrPath: stderrPath,
 			Preopens:   Preopens(s.Workdir, s.RuntimeDir),
 		},
 	}
