@@ -65,12 +65,9 @@ func runBuild(dir, out string, stdout, stderr io.Writer) error {
 }
 
 // printManifestWarnings prints the warnings found while loading a manifest.
+// Each warning's message already names its file, line and column.
 func printManifestWarnings(w io.Writer, m *manifest.Manifest) {
 	for _, x := range m.Warnings {
-		where := ""
-		if x.Pos.Line > 0 {
-			where = fmt.Sprintf("%s:%d:%d: ", m.File, x.Pos.Line, x.Pos.Column)
-		}
-		fmt.Fprintln(w, diag.Warn(x.Code, "%s%s", where, x.Message).String())
+		fmt.Fprintln(w, x.String())
 	}
 }

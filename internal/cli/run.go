@@ -93,10 +93,6 @@ type readyLine struct {
 }
 
 func runCapsule(f runFlags, stdout, stderr io.Writer) error {
-	if f.explainScope {
-		return diag.New("E-RUN-060", "--explain-scope is not supported by this mur yet").
-			WithHint("read the capsule's grants in its manifest, or in MURMUR.md of a running session")
-	}
 	switch f.containment {
 	case "", manifest.ContainmentAdvisory:
 	case manifest.ContainmentScoped, manifest.ContainmentSealed:
@@ -108,6 +104,9 @@ func runCapsule(f runFlags, stdout, stderr io.Writer) error {
 	home, err := session.Home()
 	if err != nil {
 		return err
+	}
+	if f.explainScope {
+		return explainScope(f, home, stdout, stderr)
 	}
 	sig := onSignal()
 	defer sig.stop()
@@ -133,10 +132,8 @@ func runCapsule(f runFlags, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	grants, gw := l.m.EffectiveGrants()
-	for _, w := range gw {
-		fmt.Fprintln(stderr, w.String())
-	}
+	// Its W-SEC-007 warnings were printed with the manifest's (prepare).
+	grants, _ := l.m.EffectiveGrants()
 	grantsJSON, _ := json.Marshal(grants)
 	sess, err := session.New(session.Config{
 		Home: home, ManifestDir: l.manifestDir, Workdir: f.workdir,
@@ -320,11 +317,11 @@ func prepare(f runFlags, home string, stderr io.Writer) (*launch, error) {
 		if err != nil {
 			return nil, err
 		}
-		r, err := chain.Resolve(f.capsule, f.capsuleVersion, manifest.Options{})
+		r, err := chain.Resolve(f.capsule, f.capsuleVersion, manifest.Options{SkipSecrets: true})
 		if err != nil {
 			if store.IsNotFound(err) {
 				return nil, diag.New("E-RUN-008", "missing artifacts: %s@%s is not installed", f.capsule, f.capsuleVersion).
-					WithHint("install it with 'mur install -g %s@%s' or publish it with 'mur publish'", f.capsule, f.capsuleVersion)
+					WithHint("publish its .mur.zip into the global store: mur publish %s-%s.mur.zip", manifest.Bare(f.capsule), f.capsuleVersion)
 			}
 			return nil, err
 		}
@@ -348,7 +345,10 @@ func prepare(f runFlags, home string, stderr io.Writer) (*launch, error) {
 		if st, err := os.Stat(path); err == nil && st.IsDir() {
 			path = filepath.Join(path, "murmur.yaml")
 		}
-		m, err := manifest.Load(path, manifest.Options{})
+		// Secrets are resolved only once the manifest is known to be one
+		// this mur runs (below): an agent capsule is refused as such, not
+		// for an unset provider key it would never use here.
+		m, err := manifest.Load(path, manifest.Options{SkipSecrets: true})
 		if err != nil {
 			return nil, err
 		}
@@ -365,9 +365,7 @@ func prepare(f runFlags, home string, stderr io.Writer) (*launch, error) {
 		}
 	}
 	l.chain = chain
-	for _, w := range l.m.Warnings {
-		fmt.Fprintln(stderr, w.String())
-	}
+	printManifestWarnings(stderr, l.m)
 	if l.m.IsAgent() {
 		return nil, diag.New("E-RUN-009", "%s is an agent capsule (it has an inference: block); this mur runs script capsules only", l.m.Name).
 			WithHint("remove the inference: block and add a .wasm component exporting murmur:capsule/run to make it a script capsule")
@@ -376,6 +374,13 @@ func prepare(f runFlags, home string, stderr io.Writer) (*launch, error) {
 		return nil, diag.New("E-RUN-002", "%s is a %s artifact, not a capsule: only capsules run", l.m.Name, k).
 			WithHint("declare it under artifacts: of a capsule's manifest instead")
 	}
+	// Now resolve ${NAME} in gateway.api_key (contracts §4: an unset
+	// variable fails the load with E-MAN-003).
+	full, err := manifest.Parse(l.manifestYAML, l.m.File, manifest.Options{})
+	if err != nil {
+		return nil, err
+	}
+	l.m = full
 
 	// Every declared tool must be there before anything starts.
 	var missing []string
@@ -396,7 +401,7 @@ func prepare(f runFlags, home string, stderr io.Writer) (*launch, error) {
 	if len(missing) > 0 {
 		hint := "run 'mur install' in the project to install every declared artifact"
 		if f.capsule != "" {
-			hint = "install each into the global store: mur install -g " + strings.Join(missing, " ; mur install -g ")
+			hint = "publish each into the global store with 'mur publish <its .mur.zip>'"
 		}
 		return nil, diag.New("E-RUN-008", "missing artifacts: %s", strings.Join(missing, ", ")).WithHint("%s", hint)
 	}
@@ -451,4 +456,77 @@ func readTask(v string) (string, error) {
 		return string(b), nil
 	}
 	return v, nil
+}
+
+// sandboxMechanism is the one containment tier this build applies to a
+// script capsule: the component sandbox. The native tiers the spec names are
+// a later issue, and --explain-scope must never claim them.
+const (
+	sandboxMechanism = "WASM component sandbox; no native containment tier (seccomp-only, " +
+		"landlock+seccomp and mountns+pivot_root+landlock+seccomp are not applied by this build)"
+	sandboxDetail = "the component reaches only its work folder (read-write, as .), murmur-runtime/ " +
+		"(read-only), the env.allow and identity variables and the murmur:* host interfaces; " +
+		"no sockets; every wasi:http request is denied (network.allow is not applied yet); " +
+		"delegate-task is not provided"
+)
+
+// explainScope prints what the capsule would be granted and how this build
+// contains it, and runs nothing (contracts §10, --explain-scope). It reads
+// the manifest only: no component is compiled, no artifact resolved, no
+// secret read, no session file written.
+func explainScope(f runFlags, home string, stdout, stderr io.Writer) error {
+	var m *manifest.Manifest
+	var from string
+	if f.capsule != "" {
+		chain, err := store.ChainFor("", home)
+		if err != nil {
+			return err
+		}
+		r, err := chain.Resolve(f.capsule, f.capsuleVersion, manifest.Options{SkipSecrets: true})
+		if err != nil {
+			if store.IsNotFound(err) {
+				return diag.New("E-RUN-008", "missing artifacts: %s@%s is not installed", f.capsule, f.capsuleVersion).
+					WithHint("publish its .mur.zip into the global store: mur publish %s-%s.mur.zip", manifest.Bare(f.capsule), f.capsuleVersion)
+			}
+			return err
+		}
+		m, from = r.Manifest, r.ZipPath
+	} else {
+		path, err := filepath.Abs(f.manifest)
+		if err != nil {
+			return diag.Wrap(err, "E-RUN-002", "cannot resolve the manifest path %s", f.manifest)
+		}
+		if st, err := os.Stat(path); err == nil && st.IsDir() {
+			path = filepath.Join(path, "murmur.yaml")
+		}
+		if m, err = manifest.Load(path, manifest.Options{SkipSecrets: true}); err != nil {
+			return err
+		}
+		from = path
+	}
+	printManifestWarnings(stderr, m)
+	grants, _ := m.EffectiveGrants()
+
+	kind := "script capsule"
+	mechanism, detail := sandboxMechanism, sandboxDetail
+	switch {
+	case m.RuntimeKind() != manifest.RuntimeCapsule:
+		kind = m.RuntimeKind() + " artifact"
+		mechanism = "none of its own: a " + m.RuntimeKind() + " runs inside the capsule that declares it"
+		detail = "under that capsule's mechanism, with its grant narrowed to the capsule's"
+	case m.IsAgent():
+		kind = "agent capsule"
+		mechanism = "none: this build does not run agent capsules"
+		detail = "'mur run' refuses them (E-RUN-009); native containment tiers are a later issue"
+	}
+	fmt.Fprintf(stdout, "%s@%s: %s (%s)\n", m.Name, m.Version, kind, from)
+	fmt.Fprintf(stdout, "mechanism: %s\n  %s\n", mechanism, detail)
+	if c := grants.Capsule.Containment; c == manifest.ContainmentScoped || c == manifest.ContainmentSealed {
+		fmt.Fprintf(stdout, "note: the manifest declares the %s containment floor; this build does not deliver "+
+			"a native tier, so only the mechanism above applies\n", c)
+	}
+	for _, l := range grants.Lines() {
+		fmt.Fprintln(stdout, l)
+	}
+	return nil
 }

@@ -46,7 +46,12 @@ func newTraceCmd(stdout, stderr io.Writer) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			renderSummary(stdout, path, trace.Summarize(tf))
+			sum := trace.Summarize(tf)
+			if sum.Events == 0 && len(sum.BadLines) > 0 {
+				return diag.New("E-TRC-009", "%s is not a trace: none of its %d line(s) is a trace event", path, len(sum.BadLines)).
+					WithHint("give a session's trace.jsonl, a session id, or @N")
+			}
+			renderSummary(stdout, path, sum, liveSession(sum.SessionID))
 			return nil
 		},
 	}
@@ -117,7 +122,12 @@ func findSessionDir(home, id string) (string, error) {
 			return nil
 		}
 		if d.Name() == id {
+			// A --capsule run's project dir is its work folder, which is
+			// named after the session too: its records are in <p>/<id>.
 			found = p
+			if st, err := os.Stat(filepath.Join(p, id)); err == nil && st.IsDir() {
+				found = filepath.Join(p, id)
+			}
 			return fs.SkipAll
 		}
 		if ids.Valid(ids.Session, d.Name()) {
@@ -172,7 +182,25 @@ func resolveTrace(ref string) (string, error) {
 	}
 }
 
-func renderSummary(w io.Writer, path string, s trace.Summary) {
+// liveSession returns the pid of the session's running process, or 0 when
+// it is not running (no live record in ~/.murmur/running).
+func liveSession(id string) int {
+	home, err := session.Home()
+	if id == "" || err != nil {
+		return 0
+	}
+	entries, _ := running.Scan(running.Dir(home))
+	for _, e := range entries {
+		if e.State == running.Live && e.Record.SessionID == id {
+			return e.Record.PID
+		}
+	}
+	return 0
+}
+
+// renderSummary prints a trace summary; livePID is the session's process
+// while it still runs (its trace has no session_end yet), else 0.
+func renderSummary(w io.Writer, path string, s trace.Summary, livePID int) {
 	row := func(k, v string) { fmt.Fprintf(w, "%-10s %s\n", k+":", v) }
 	row("session", orDash(s.SessionID))
 	capsule := orDash(s.CapsuleName)
@@ -193,6 +221,8 @@ func renderSummary(w io.Writer, path string, s trace.Summary) {
 			ending += " (" + s.Reason + ")"
 		}
 		row("ending", ending)
+	case livePID > 0:
+		row("ending", fmt.Sprintf("still running (pid %d); its last event so far is %s", livePID, s.LastEvent))
 	case s.Events == 0:
 		row("ending", "the trace holds no events")
 	default:

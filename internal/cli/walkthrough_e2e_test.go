@@ -1,0 +1,227 @@
+package cli_test
+
+// Findings of an acceptance walkthrough as a new user, each pinned on the
+// real binary: warnings printed once, --explain-scope, the order of the
+// agent-capsule refusal, trace show on --capsule runs, non-traces and live
+// sessions, MURMUR.md and the records' file modes.
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// A manifest warning names its place once, and mur run prints a narrowing
+// warning (W-SEC-007) once, not once per reader of the grants.
+func TestWarningsPrintedOnce(t *testing.T) {
+	home, base := t.TempDir(), t.TempDir()
+	proj := capsule(t, filepath.Join(base, "warned"), "name: warned\nversion: 1.0.0\ncolour: blue\n"+
+		"artifacts:\n  - name: local/echo\n    version: 1.0.0\n    capabilities:\n      shell:\n        allow: [bash]\n",
+		fixture(t, "capsule-probe.wasm"))
+	publishWAT(t, home, "echo", "1.0.0", "tool", fixture(t, "ok.wat"))
+	for _, args := range [][]string{{"build", "-o", filepath.Join(base, "w.mur.zip")}, {"run", "--task", "task"}, {"run", "--explain-scope"}} {
+		r := runMur(t, home, proj, nil, args...)
+		if r.Code != 0 {
+			t.Fatalf("mur %v: %+v", args, r)
+		}
+		for _, want := range []string{"warning[W-MAN-001]: ", "warning[W-SEC-007]: "} {
+			if n := strings.Count(r.Stderr, want); n != 1 {
+				t.Errorf("mur %v printed %q %d times:\n%s", args, want, n, r.Stderr)
+			}
+		}
+		if n := strings.Count(r.Stderr, "murmur.yaml:3:1:"); n != 1 {
+			t.Errorf("mur %v names the unknown key's place %d times:\n%s", args, n, r.Stderr)
+		}
+	}
+}
+
+func TestRunExplainScope(t *testing.T) {
+	home, base := t.TempDir(), t.TempDir()
+	proj := capsule(t, filepath.Join(base, "lead"), `name: lead
+version: 1.0.0
+capabilities:
+  env:
+    allow: [LANG]
+  spawn:
+    allow: [acme/worker, acme/tester]
+    workdir_snapshot: [acme/tester]
+  containment: sealed
+artifacts:
+  - name: acme/lint
+    version: 2.0.0
+`, nil) // no component: explaining compiles nothing and needs no artifact
+	r := runMur(t, home, proj, nil, "run", "--explain-scope")
+	if r.Code != 0 {
+		t.Fatalf("--explain-scope: %+v", r)
+	}
+	for _, want := range []string{
+		"local/lead@1.0.0: script capsule (" + filepath.Join(proj, "murmur.yaml") + ")\n",
+		"mechanism: WASM component sandbox; no native containment tier",
+		"note: the manifest declares the sealed containment floor; this build does not deliver a native tier",
+		"  spawn workdir snapshot: acme/tester\n",
+		"  spawn:                  acme/worker, acme/tester\n",
+		"  env:                    LANG\n",
+		"  acme/lint@2.0.0 (tool): the capsule's grants\n",
+	} {
+		if !strings.Contains(r.Stdout, want) {
+			t.Errorf("--explain-scope lacks %q:\n%s", want, r.Stdout)
+		}
+	}
+	// Nothing ran: no session, no work folder.
+	for _, d := range []string{"records", "sessions", "running"} {
+		if entries, _ := os.ReadDir(filepath.Join(home, ".murmur", d)); len(entries) != 0 {
+			t.Errorf("--explain-scope left ~/.murmur/%s entries", d)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(proj, "workdir")); !os.IsNotExist(err) {
+		t.Errorf("--explain-scope made a work folder: %v", err)
+	}
+
+	// An agent capsule is explained (its provider key unread) and said not to run here.
+	agent := capsule(t, filepath.Join(base, "agent"), "name: agent\nversion: 1.0.0\ninference:\n  model: m\n  driver:\n    artifact: acme/d\n"+
+		"artifacts:\n  - name: acme/d\n    version: 1.0.0\n    runtime: driver\n    gateway:\n      endpoint: https://api.example.com\n      api_key: ${WALK_UNSET_KEY}\n", nil)
+	r = runMur(t, home, agent, nil, "run", "--explain-scope")
+	if r.Code != 0 || !strings.Contains(r.Stdout, "local/agent@1.0.0: agent capsule") ||
+		!strings.Contains(r.Stdout, "mechanism: none: this build does not run agent capsules") {
+		t.Errorf("--explain-scope of an agent capsule: %+v", r)
+	}
+
+	// An installed capsule, by name, with no project.
+	src := capsule(t, filepath.Join(base, "src"), "name: acme/probe\nversion: 2.0.0\n", fixture(t, "capsule-probe.wasm"))
+	if r := runMur(t, home, src, nil, "build", "-o", filepath.Join(base, "probe.mur.zip")); r.Code != 0 {
+		t.Fatalf("build: %+v", r)
+	}
+	if r := runMur(t, home, src, nil, "publish", filepath.Join(base, "probe.mur.zip")); r.Code != 0 {
+		t.Fatalf("publish: %+v", r)
+	}
+	r = runMur(t, home, base, nil, "run", "--capsule", "acme/probe", "--capsule-version", "2.0.0", "--explain-scope")
+	if r.Code != 0 || !strings.Contains(r.Stdout, "acme/probe@2.0.0: script capsule (") || !strings.Contains(r.Stdout, "mechanism: ") {
+		t.Errorf("--explain-scope --capsule: %+v", r)
+	}
+	r = runMur(t, home, base, nil, "run", "--capsule", "acme/none", "--capsule-version", "1.0.0", "--explain-scope")
+	expectFail(t, r, "E-RUN-008", 1)
+	if !strings.Contains(r.Stderr, "mur publish") || strings.Contains(r.Stderr, "mur install -g acme/none@1.0.0") {
+		t.Errorf("a missing --capsule is hinted at publishing its zip (install -g NAME@V reads the same store): %s", r.Stderr)
+	}
+}
+
+// An agent capsule is refused as one, not for the provider key it would
+// never use in this build.
+func TestRunRefusesAgentBeforeReadingItsKey(t *testing.T) {
+	home, base := t.TempDir(), t.TempDir()
+	agent := capsule(t, filepath.Join(base, "agent"), "name: agent\nversion: 1.0.0\ninference:\n  model: m\n  driver:\n    artifact: acme/d\n"+
+		"artifacts:\n  - name: acme/d\n    version: 1.0.0\n    runtime: driver\n    gateway:\n      endpoint: https://api.example.com\n      api_key: ${WALK_UNSET_KEY}\n", nil)
+	expectFail(t, runMur(t, home, agent, nil, "run"), "E-RUN-009", 1)
+
+	// A script capsule still has its ${NAME} resolved: unset is E-MAN-003.
+	script := capsule(t, filepath.Join(base, "script"), "name: script\nversion: 1.0.0\n"+
+		"artifacts:\n  - name: acme/d\n    version: 1.0.0\n    runtime: driver\n    gateway:\n      endpoint: https://api.example.com\n      api_key: ${WALK_UNSET_KEY}\n",
+		fixture(t, "ok.wat"))
+	r := runMur(t, home, script, nil, "run")
+	expectFail(t, r, "E-MAN-003", 1)
+	if !strings.Contains(r.Stderr, "WALK_UNSET_KEY") {
+		t.Errorf("E-MAN-003 does not name the variable: %s", r.Stderr)
+	}
+}
+
+func TestTraceShowFindsCapsuleRunsAndRefusesNonTraces(t *testing.T) {
+	home, base := t.TempDir(), t.TempDir()
+	src := capsule(t, filepath.Join(base, "src"), "name: acme/okay\nversion: 1.0.0\n", fixture(t, "capsule-probe.wasm"))
+	zip := filepath.Join(base, "okay.mur.zip")
+	if r := runMur(t, home, src, nil, "build", "-o", zip); r.Code != 0 {
+		t.Fatalf("build: %+v", r)
+	}
+	if r := runMur(t, home, src, nil, "publish", zip); r.Code != 0 {
+		t.Fatalf("publish: %+v", r)
+	}
+	cwd := filepath.Join(base, "elsewhere")
+	os.MkdirAll(cwd, 0o755)
+	r := runMur(t, home, cwd, nil, "run", "--capsule", "acme/okay", "--capsule-version", "1.0.0", "--json", "--task", "task")
+	if r.Code != 0 {
+		t.Fatalf("--capsule run: %+v", r)
+	}
+	rd := parseReady(t, r.Stdout)
+	// Its records dir is keyed by its work folder, which is named after the
+	// session too; trace show and trace rm by id must find the records, not
+	// the folder above them.
+	r = runMur(t, home, base, nil, "trace", "show", rd.SessionID)
+	if r.Code != 0 || !strings.Contains(r.Stdout, "ending:    ok") || !strings.Contains(r.Stdout, filepath.Join(rd.RecordsDir, "trace.jsonl")) {
+		t.Errorf("trace show of a --capsule session: %+v", r)
+	}
+	r = runMur(t, home, base, nil, "trace", "rm", rd.SessionID)
+	if r.Code != 0 || strings.TrimSpace(r.Stdout) != "removed "+rd.RecordsDir {
+		t.Errorf("trace rm of a --capsule session: %+v", r)
+	}
+
+	// A file that holds no trace event is refused, not summarised as one.
+	notTrace := filepath.Join(base, "notes.txt")
+	os.WriteFile(notTrace, []byte("root:x:0:0:root:/root:/bin/bash\nsecond line\n"), 0o644)
+	r = runMur(t, home, base, nil, "trace", "show", notTrace)
+	expectFail(t, r, "E-TRC-009", 1)
+	if !strings.Contains(r.Stderr, "hint:") || r.Stdout != "" {
+		t.Errorf("trace show of a non-trace: %+v", r)
+	}
+	// An empty trace (a session that died before its first line) still reads.
+	empty := filepath.Join(base, "empty.jsonl")
+	os.WriteFile(empty, nil, 0o600)
+	if r := runMur(t, home, base, nil, "trace", "show", empty); r.Code != 0 || !strings.Contains(r.Stdout, "the trace holds no events") {
+		t.Errorf("trace show of an empty trace: %+v", r)
+	}
+}
+
+// While a session runs: its trace reads as running, its MURMUR.md lists
+// identity and grants readably, and every file of its records is owner-only.
+func TestRunningSessionFiles(t *testing.T) {
+	home, base := t.TempDir(), t.TempDir()
+	proj := capsule(t, filepath.Join(base, "sleeper"), "name: sleeper\nversion: 1.0.0\ncapabilities:\n  env:\n    allow: [LANG]\n",
+		fixture(t, "capsule-probe.wasm"))
+	cmd, out, _ := startMur(t, home, proj, "run", "--json", "--task", "sleep 60s")
+	rd := readReady(t, out)
+
+	r := runMur(t, home, proj, nil, "trace", "show", rd.SessionID)
+	if r.Code != 0 || !strings.Contains(r.Stdout, "ending:    still running (pid ") {
+		t.Errorf("trace show of a live session: %+v", r)
+	}
+
+	doc, err := os.ReadFile(filepath.Join(home, ".murmur", "sessions", rd.SessionID, "runtime", "MURMUR.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"- capsule: local/sleeper\n", "- version: 1.0.0\n", "- session: " + rd.SessionID + "\n",
+		"  env:                    LANG\n", "  spawn workdir snapshot: none\n", "  deadline:               600 s per component call"} {
+		if !strings.Contains(string(doc), want) {
+			t.Errorf("MURMUR.md lacks %q:\n%s", want, doc)
+		}
+	}
+	if strings.Contains(string(doc), "{") || strings.Contains(string(doc), "- url:") {
+		t.Errorf("MURMUR.md holds raw JSON or a url for a script capsule:\n%s", doc)
+	}
+
+	// The component has written nothing yet, but its logs exist: owner-only.
+	deadline := time.Now().Add(10 * time.Second)
+	for _, f := range []string{"stdout.log", "stderr.log"} {
+		p := filepath.Join(rd.RecordsDir, "logs", f)
+		for {
+			st, err := os.Stat(p)
+			if err == nil {
+				if st.Mode().Perm() != 0o600 {
+					t.Errorf("%s mode %o, want 600", p, st.Mode().Perm())
+				}
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Errorf("%s: %v", p, err)
+				break
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	cmd.Process.Signal(syscall.SIGTERM)
+	cmd.Wait()
+	if r := runMur(t, home, proj, nil, "trace", "show", rd.SessionID); !strings.Contains(r.Stdout, "ending:    failed (terminated)") {
+		t.Errorf("trace show after SIGTERM: %+v", r)
+	}
+}
