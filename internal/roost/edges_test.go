@@ -324,3 +324,30 @@ func TestExpiryWallClock(t *testing.T) {
 	expect(t, "expired", d.register("ses_c", "local/worker-a", "0.1.0", g.str("approval")), 403, msgApprovalExpired)
 	d.mustSpawn(cred, "local/worker-b", "0.1.0")
 }
+
+// TestLongSessionID: any session id the daemon registers gets a credential it
+// will take back, and an approval its child can present; an id too long for
+// that is a 400 before anything else is asked.
+func TestLongSessionID(t *testing.T) {
+	t.Parallel()
+	fx := newFixture(t)
+	d := startDaemon(t, t.TempDir(), "--registry-path", fx.reg, "--spawn-allow", "local/orchestrator")
+	for _, id := range []string{strings.Repeat("s", 8000), strings.Repeat("<", 1400) + "\u00e9\x01"} {
+		cred := d.mustRegister(id, "local/orchestrator", "0.1.0", "")
+		g := d.mustSpawn(cred, "local/worker-a", "0.1.0")
+		child := d.mustRegister(id+"-child", "local/worker-a", "0.1.0", g.str("approval"))
+		if r := d.deregister(child, "complete"); r.code != 200 {
+			t.Fatalf("deregister child of a %d-byte id: %d %s", len(id), r.code, r.raw)
+		}
+		if r := d.deregister(cred, "complete"); r.code != 200 {
+			t.Fatalf("deregister a %d-byte id: %d %s", len(id), r.code, r.raw)
+		}
+	}
+	// Too long: a 400, asked with the body (before --spawn-allow).
+	for _, id := range []string{strings.Repeat("s", 10000), strings.Repeat("<", 2000)} {
+		r := d.register(id, "local/not-allowed", "0.1.0", "")
+		if r.code != 400 || !strings.HasPrefix(r.errMsg(), "session_id is too long") {
+			t.Fatalf("a %d-byte id: %d %.200s", len(id), r.code, r.raw)
+		}
+	}
+}

@@ -283,6 +283,13 @@ func (s *Server) register(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "session_id is empty")
 		return
 	}
+	// A session id whose credential could not be presented back (tokens are
+	// bounded, and travel in a header) would register a session that can
+	// never spawn or deregister: refuse it as a bad body instead.
+	if n := credentialLen(req.SessionID); n > maxCredentialLen {
+		writeError(w, http.StatusBadRequest, fmt.Sprintf("session_id is too long: its credential would be %d bytes, more than %d", n, maxCredentialLen))
+		return
+	}
 	if msg := checkNameVersion(req.Name, req.Version); msg != "" {
 		writeError(w, http.StatusBadRequest, msg)
 		return
@@ -402,6 +409,12 @@ func (s *Server) addSession(id string, art Artifact, depth int, parent *session)
 	s.st.sessions[id] = sess
 	s.st.running++
 	s.st.startup.absorb(id)
+}
+
+// credentialLen is the length of the credential a session id would get.
+func credentialLen(sessionID string) int {
+	body, _ := json.Marshal(credentialPayload{V: 1, S: sessionID})
+	return len(credentialPrefix) + b64.EncodedLen(len(body)) + 1 + b64.EncodedLen(32)
 }
 
 func (s *Server) writeCredential(w http.ResponseWriter, sessionID string) {

@@ -18,8 +18,16 @@ const (
 	approvalPrefix   = "msa1."
 )
 
-// maxTokenLen bounds what is decoded at all; a real token is a few hundred bytes.
-const maxTokenLen = 4096
+// maxTokenLen bounds what is decoded at all; a real token is a few hundred
+// bytes. It must hold every token the daemon mints: a credential carries the
+// session id a runtime chose, so /register refuses an id whose credential
+// would exceed maxCredentialLen, and an approval is that parent id plus the
+// artifact's coordinates (a name is at most 127 bytes, a version one path
+// component of the registry), which the margin covers.
+const (
+	maxTokenLen      = 16 << 10
+	maxCredentialLen = 12 << 10
+)
 
 var b64 = base64.RawURLEncoding
 
