@@ -351,3 +351,32 @@ func TestLongSessionID(t *testing.T) {
 		}
 	}
 }
+
+// TestLoopbackOnly: the port is bound on 127.0.0.1 and nowhere else — not
+// on another address of this host, nor on another loopback address.
+func TestLoopbackOnly(t *testing.T) {
+	t.Parallel()
+	d := startDaemon(t, t.TempDir())
+	_, port, _ := net.SplitHostPort(d.addr)
+	addrs, err := net.InterfaceAddrs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	others := []string{"127.0.0.2"}
+	for _, a := range addrs {
+		if ipn, ok := a.(*net.IPNet); ok && !ipn.IP.IsLoopback() && ipn.IP.To4() != nil {
+			others = append(others, ipn.IP.String())
+		}
+	}
+	for _, ip := range others {
+		c, err := net.DialTimeout("tcp", net.JoinHostPort(ip, port), 2*time.Second)
+		if err == nil {
+			c.Close()
+			t.Errorf("the daemon answers on %s:%s", ip, port)
+		}
+	}
+	if c, err := net.DialTimeout("tcp6", net.JoinHostPort("::1", port), 2*time.Second); err == nil {
+		c.Close()
+		t.Errorf("the daemon answers on [::1]:%s", port)
+	}
+}
