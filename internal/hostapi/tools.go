@@ -12,6 +12,7 @@ import (
 
 	"github.com/murmur-go/murmur/internal/diag"
 	"github.com/murmur-go/murmur/internal/manifest"
+	"github.com/murmur-go/murmur/internal/sandbox"
 	"github.com/murmur-go/murmur/internal/wasmhost"
 )
 
@@ -244,7 +245,7 @@ func (s *Session) run(ctx context.Context, t *tool, in wasmhost.ToolInput) (wasm
 func (s *Session) runConfig(t *tool) (wasmhost.RunConfig, error) {
 	g := t.grant.Grants
 	sess := s.cfg.Session
-	env := toolEnv(sess, g.EnvAllow, s.lookup)
+	env := sandbox.Env(sess, g.EnvAllow, s.lookup)
 	dir, err := scopeDir(sess.Workdir, g.FilesystemScope)
 	if err != nil {
 		return wasmhost.RunConfig{}, diag.Wrap(err, "E-RUN-065", "tool %s: its filesystem scope cannot be opened: %v", t.decl.Name, err).
@@ -253,7 +254,7 @@ func (s *Session) runConfig(t *tool) (wasmhost.RunConfig, error) {
 	wasi := wasmhost.WASI{
 		Args:     []string{manifest.Bare(t.decl.Name)},
 		Env:      env,
-		Preopens: toolPreopens(dir, sess.RuntimeDir),
+		Preopens: sandbox.Preopens(dir, sess.RuntimeDir),
 	}
 	// The tool's stdout and stderr go to logs/tools/<scope>/<name>.std{out,err}.log
 	// in the records dir; each invoke starts them afresh, so they hold the
@@ -268,7 +269,7 @@ func (s *Session) runConfig(t *tool) (wasmhost.RunConfig, error) {
 			s.log.Warn("tool logs are discarded", "tool", t.decl.Name, "error", err)
 		}
 	}
-	return wasmhost.RunConfig{Limits: toolLimits(g.Limits), WASI: wasi, Host: s.toolHost}, nil
+	return wasmhost.RunConfig{Limits: sandbox.Limits(g.Limits), WASI: wasi, Host: s.toolHost}, nil
 }
 
 // scopeDir is the folder a tool sees as its work folder: the whole work

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/murmur-go/murmur/internal/diag"
+	"github.com/murmur-go/murmur/internal/sandbox"
 	"github.com/murmur-go/murmur/internal/trace"
 	"github.com/murmur-go/murmur/internal/wasmhost"
 )
@@ -217,7 +218,7 @@ func runCapsule(t *testing.T, e *env) error {
 	h := wasmhost.NewHost()
 	e.api.Register(h, e.rec)
 	inst, err := testEngine.Instantiate(context.Background(), comp, wasmhost.RunConfig{Host: h,
-		WASI: wasmhost.WASI{Preopens: toolPreopens(e.sess.Workdir, e.sess.RuntimeDir)}})
+		WASI: wasmhost.WASI{Preopens: sandbox.Preopens(e.sess.Workdir, e.sess.RuntimeDir)}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,9 +17,9 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
-	"time"
 
 	"github.com/murmur-go/murmur/internal/manifest"
+	"github.com/murmur-go/murmur/internal/sandbox"
 	"github.com/murmur-go/murmur/internal/session"
 	"github.com/murmur-go/murmur/internal/trace"
 	"github.com/murmur-go/murmur/internal/wasmhost"
@@ -102,41 +102,12 @@ type Result struct {
 	Err error
 }
 
-// Preopens is the component's whole filesystem: the work folder as "." and
-// the runtime dir, read-only, as "murmur-runtime". Each is also preopened
-// under "/" (the work folder as "/", the runtime dir as "/murmur-runtime"),
-// listed first: Go's wasip1 runtime takes its working directory from the
-// first preopen and resolves relative paths by prefix, so with "." alone a
-// Go component could not open "out/result.txt". The "/" view is the same work
-// folder, so an absolute path never reaches the host's filesystem.
-func Preopens(workdir, runtimeDir string) []wasmhost.Preopen {
-	return []wasmhost.Preopen{
-		{HostDir: workdir, GuestPath: "/"},
-		{HostDir: runtimeDir, GuestPath: "/" + RuntimeMount, ReadOnly: true},
-		{HostDir: workdir, GuestPath: "."},
-		{HostDir: runtimeDir, GuestPath: RuntimeMount, ReadOnly: true},
-	}
-}
-
-// Limits turns the manifest's effective limits into the engine's.
-func Limits(l manifest.EffLimits) wasmhost.Limits {
-	return wasmhost.Limits{
-		MemoryBytes:   l.MemoryBytes,
-		TableElements: l.TableElements,
-		Instances:     l.Instances,
-		Deadline:      time.Duration(l.DeadlineSeconds) * time.Second,
-	}
-}
-
 // Run instantiates the component in a fresh store and calls run once. It
 // records a call_deadline line when the call is stopped while waiting on the
 // runtime; the caller writes session_end from the Result.
 func Run(ctx context.Context, cfg Config) Result {
 	s := cfg.Session
-	env := map[string]string{}
-	for _, kv := range Env(s, cfg.EnvAllow, cfg.Lookup) {
-		env[kv[0]] = kv[1]
-	}
+	env := sandbox.Env(s, cfg.EnvAllow, cfg.Lookup)
 	host := wasmhost.NewHost()
 	// wasi:http: every request is denied (real egress through
 	// capabilities.network.allow is a later issue) and logged to logs/http.log.
@@ -157,7 +128,7 @@ func Run(ctx context.Context, cfg Config) Result {
 			f.Close()
 		}
 	}
-	lim := Limits(cfg.Limits)
+	lim := sandbox.Limits(cfg.Limits)
 	rc := wasmhost.RunConfig{
 		Limits: lim,
 		Host:   host,
@@ -166,7 +137,7 @@ func Run(ctx context.Context, cfg Config) Result {
 			Env:        env,
 			StdoutPath: stdoutPath,
 			StderrPath: stderrPath,
-			Preopens:   Preopens(s.Workdir, s.RuntimeDir),
+			Preopens:   sandbox.Preopens(s.Workdir, s.RuntimeDir),
 		},
 	}
 	inst, err := cfg.Engine.Instantiate(ctx, cfg.Component, rc)

@@ -60,23 +60,6 @@ func TestCheckComponent(t *testing.T) {
 	}
 }
 
-func TestEnvOnlyAllowedAndIdentity(t *testing.T) {
-	s := &session.Session{ID: "ses_1", Name: "local/a", Version: "1.0.0"}
-	host := map[string]string{"LANG": "C", "SECRET": "x", "MURMUR_SESSION_ID": "spoofed"}
-	lookup := func(k string) (string, bool) { v, ok := host[k]; return v, ok }
-	got := Env(s, []string{"LANG", "UNSET", "MURMUR_SESSION_ID", "LANG"}, lookup)
-	want := [][2]string{{"LANG", "C"}, {"MURMUR_SESSION_ID", "ses_1"}, {"MURMUR_CAPSULE_NAME", "local/a"},
-		{"MURMUR_CAPSULE_VERSION", "1.0.0"}, {"MURMUR_RUNTIME_DIR", "murmur-runtime"}}
-	if len(got) != len(want) {
-		t.Fatalf("Env = %v", got)
-	}
-	for i := range want {
-		if got[i] != want[i] {
-			t.Errorf("Env[%d] = %v, want %v", i, got[i], want[i])
-		}
-	}
-}
-
 // runFixture runs a WAT fixture through Run with a real engine and session.
 func runFixture(t *testing.T, eng *wasmhost.Engine, wat string, lim manifest.EffLimits) (Result, []trace.Line, string) {
 	t.Helper()

@@ -1,0 +1,75 @@
+// Package sandbox says what a component is given (capsules.txt "Isolation
+// model"): its environment, its filesystem and its limits. The script runtime
+// and the tool registry both build a component's world from here, so a capsule
+// and the tools it invokes are confined the same way.
+package sandbox
+
+import (
+	"sort"
+	"time"
+
+	"github.com/murmur-go/murmur/internal/manifest"
+	"github.com/murmur-go/murmur/internal/session"
+	"github.com/murmur-go/murmur/internal/wasmhost"
+)
+
+// RuntimeMount is where a component sees the runtime dir (contracts §5); it is
+// also the value of MURMUR_RUNTIME_DIR inside a component.
+const RuntimeMount = "murmur-runtime"
+
+// Env is a component's whole environment: the allow-listed names that are set
+// in mur's own environment, plus the session identity (contracts §10). The
+// identity is the runtime's to set and is never inherited, even when a manifest
+// lists one of its names; MURMUR_CAPSULE_URL is present only when the session
+// has a URL (never for a script capsule).
+func Env(s *session.Session, allow []string, lookup func(string) (string, bool)) map[string]string {
+	identity := map[string]string{
+		"MURMUR_SESSION_ID":      s.ID,
+		"MURMUR_CAPSULE_NAME":    s.Name,
+		"MURMUR_CAPSULE_VERSION": s.Version,
+		"MURMUR_RUNTIME_DIR":     RuntimeMount,
+	}
+	if s.CapsuleURL != "" {
+		identity["MURMUR_CAPSULE_URL"] = s.CapsuleURL
+	}
+	env := make(map[string]string, len(allow)+len(identity))
+	names := append([]string(nil), allow...)
+	sort.Strings(names)
+	for _, n := range names {
+		if _, isIdentity := identity[n]; isIdentity || n == "MURMUR_CAPSULE_URL" {
+			continue
+		}
+		if v, ok := lookup(n); ok {
+			env[n] = v
+		}
+	}
+	for k, v := range identity {
+		env[k] = v
+	}
+	return env
+}
+
+// Preopens is a component's whole filesystem: dir read-write as "." and the
+// runtime dir read-only as "murmur-runtime". Each is also preopened under "/"
+// and listed first: Go's wasip1 runtime takes its working directory from the
+// first preopen and resolves paths by prefix, so with "." alone a Go component
+// could not open "out/result.txt". The "/" view is the same folder, so an
+// absolute path never reaches the host's filesystem.
+func Preopens(dir, runtimeDir string) []wasmhost.Preopen {
+	return []wasmhost.Preopen{
+		{HostDir: dir, GuestPath: "/"},
+		{HostDir: runtimeDir, GuestPath: "/" + RuntimeMount, ReadOnly: true},
+		{HostDir: dir, GuestPath: "."},
+		{HostDir: runtimeDir, GuestPath: RuntimeMount, ReadOnly: true},
+	}
+}
+
+// Limits turns effective limits (defaults applied) into the engine's.
+func Limits(l manifest.EffLimits) wasmhost.Limits {
+	return wasmhost.Limits{
+		MemoryBytes:   l.MemoryBytes,
+		TableElements: l.TableElements,
+		Instances:     l.Instances,
+		Deadline:      time.Duration(l.DeadlineSeconds) * time.Second,
+	}
+}
