@@ -18,7 +18,11 @@ func newListCmd(stdout, stderr io.Writer) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "list",
 		Short: "List the artifacts in the project store (-g: global, --all: both)",
-		Args:  exactArgs(0),
+		Long: `List the artifacts in the project store (<project>/.murmur/artifacts, the
+project being the nearest directory at or above this one holding a
+murmur.yaml), or with -g the global store (~/.murmur/artifacts), or with --all
+both, as a table: NAME VERSION RUNTIME SHA256 (its first 12 hex digits) SCOPE.`,
+		Args: exactArgs(0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runList(global, all, stdout, stderr)
 		},

@@ -21,7 +21,13 @@ func newPsCmd(stdout, stderr io.Writer) *cobra.Command {
 	return &cobra.Command{
 		Use:   "ps",
 		Short: "List the capsules running on this host",
-		Args:  exactArgs(0),
+		Long: `List the sessions running on this host, from ~/.murmur/running, as a table:
+SESSION CAPSULE STATUS UPTIME URL (URL is - for a script capsule). Prints
+'no running capsules' when there are none.
+
+A record whose process is gone (or whose pid now belongs to another process),
+and a record no mur can read, is removed, with a 'pruned:' line on stderr.`,
+		Args: exactArgs(0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			home, err := session.Home()
 			if err != nil {

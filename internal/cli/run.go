@@ -44,8 +44,15 @@ func newRunCmd(stdout, stderr io.Writer) *cobra.Command {
 component's murmur:capsule/run once and ends with ok, trapped,
 deadline_exceeded, resource_limit or failed (exit status 0 for ok, 1 otherwise).
 
-The session's trace, logs and results stay in its records dir under
-~/.murmur/records; read them with 'mur trace show'.`,
+Before anything starts, the capsule's component is checked and every tool it
+declares under artifacts: is resolved (project store, then global store;
+murmur.lock checked where one exists). The session's trace, logs and results
+stay in its records dir under ~/.murmur/records; read them with
+'mur trace show'. SIGTERM ends a run at once (exit status 143) after
+recording its session_end.
+
+--explain-scope prints the capsule's effective grants and the containment this
+build applies, and runs nothing.`,
 		Args: exactArgs(0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if (f.capsule == "") != (f.capsuleVersion == "") {
@@ -58,14 +65,14 @@ The session's trace, logs and results stay in its records dir under
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&f.manifest, "manifest", "murmur.yaml", "the capsule's manifest")
-	fl.StringVar(&f.task, "task", "", "the task: a file to read, or the text itself")
-	fl.StringVar(&f.workdir, "workdir", "", "the work folder (default <manifest dir>/workdir/<session id>)")
+	fl.StringVar(&f.manifest, "manifest", "murmur.yaml", "the capsule's manifest: a murmur.yaml `PATH`, or the directory holding it")
+	fl.StringVar(&f.task, "task", "", "the task: a `FILE|TEXT` (a file is read, anything else is the text); the capsule reads it as murmur-runtime/task.md")
+	fl.StringVar(&f.workdir, "workdir", "", "the capsule's work folder `DIR` (default <manifest dir>/workdir/<session id>)")
 	fl.BoolVar(&f.json, "json", false, "print one JSON line describing the session once it is ready")
-	fl.BoolVar(&f.explainScope, "explain-scope", false, "explain what the capsule is granted and how it is contained")
-	fl.StringVar(&f.containment, "containment", "", "the containment floor to require (advisory|scoped|sealed)")
-	fl.StringVar(&f.capsule, "capsule", "", "run the installed capsule FULLNAME (needs --capsule-version)")
-	fl.StringVar(&f.capsuleVersion, "capsule-version", "", "the version of --capsule")
+	fl.BoolVar(&f.explainScope, "explain-scope", false, "print what the capsule is granted and how it is contained, then exit without running")
+	fl.StringVar(&f.containment, "containment", "", "the containment `CLASS` to require (advisory|scoped|sealed; only advisory in this build)")
+	fl.StringVar(&f.capsule, "capsule", "", "run the installed capsule `FULLNAME` (scope/name) with no project (needs --capsule-version)")
+	fl.StringVar(&f.capsuleVersion, "capsule-version", "", "the `VERSION` of --capsule")
 	return cmd
 }
 

@@ -27,12 +27,25 @@ func newTraceCmd(stdout, stderr io.Writer) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "trace",
 		Short: "Read and remove session traces",
-		Args:  exactArgs(0),
+		Long: `Read and remove the records a session leaves in
+~/.murmur/records/<project dir>/<session id>/ (trace.jsonl, logs/, out/).`,
+		Args: exactArgs(0),
 	}
 	show := &cobra.Command{
 		Use:   "show [SESSION|@N|PATH]",
 		Short: "Summarise one session's trace (default @1, the newest session of this project)",
-		Args:  maxArgs(1),
+		Long: `Summarise one session's trace: session, capsule, start, ending, duration,
+each tool call with its status, latency and sizes, deadlines, pulls and sends.
+
+The argument is one of:
+  SESSION  a session id (ses_ and 32 hex digits), looked up in this project's
+           records first, then in every project's
+  @N       the Nth newest session of this project (@1 is the newest; default)
+  PATH     a trace.jsonl, or a session's records dir
+
+A session killed with SIGKILL has no session_end: its summary says so and
+names its last event.`,
+		Args: maxArgs(1),
 		RunE: func(_ *cobra.Command, args []string) error {
 			ref := "@1"
 			if len(args) == 1 {
@@ -58,7 +71,10 @@ func newTraceCmd(stdout, stderr io.Writer) *cobra.Command {
 	rm := &cobra.Command{
 		Use:   "rm SESSION",
 		Short: "Remove a session's records dir (trace, logs, results, children)",
-		Args:  exactArgs(1),
+		Long: `Remove the records dir of session SESSION (ses_ and 32 hex digits): its
+trace.jsonl, logs/, out/, completion.json and children/. Refused while the
+session is still running. The work folder is not touched.`,
+		Args: exactArgs(1),
 		RunE: func(_ *cobra.Command, args []string) error {
 			return traceRm(args[0], stdout)
 		},

@@ -225,3 +225,27 @@ func TestRunningSessionFiles(t *testing.T) {
 		t.Errorf("trace show after SIGTERM: %+v", r)
 	}
 }
+
+// Every command explains itself beyond its one-line summary, and names its
+// flags' arguments.
+func TestHelpReadsWell(t *testing.T) {
+	home, dir := t.TempDir(), t.TempDir()
+	for _, cmd := range [][]string{{"build"}, {"publish"}, {"install"}, {"list"}, {"doctor"}, {"run"}, {"ps"}, {"trace"}, {"trace", "show"}, {"trace", "rm"}} {
+		r := runMur(t, home, dir, nil, append(cmd, "--help")...)
+		if r.Code != 0 || !strings.Contains(r.Stdout, "Usage:") {
+			t.Errorf("mur %v --help: %+v", cmd, r)
+			continue
+		}
+		// A Long text: the first paragraph is more than one line.
+		first, _, _ := strings.Cut(r.Stdout, "\n\n")
+		if !strings.Contains(first, "\n") {
+			t.Errorf("mur %v --help has no explanation beyond %q", cmd, first)
+		}
+	}
+	r := runMur(t, home, dir, nil, "run", "--help")
+	for _, want := range []string{"--capsule FULLNAME", "--capsule-version VERSION", "--task FILE|TEXT", "--workdir DIR", "--manifest PATH", "--explain-scope"} {
+		if !strings.Contains(r.Stdout, want) {
+			t.Errorf("mur run --help lacks %q:\n%s", want, r.Stdout)
+		}
+	}
+}
