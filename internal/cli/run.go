@@ -382,12 +382,18 @@ func prepare(f runFlags, home string, stderr io.Writer) (*launch, error) {
 			WithHint("declare it under artifacts: of a capsule's manifest instead")
 	}
 	// Now resolve ${NAME} in gateway.api_key (contracts §4: an unset
-	// variable fails the load with E-MAN-003).
-	full, err := manifest.Parse(l.manifestYAML, l.m.File, manifest.Options{})
-	if err != nil {
-		return nil, err
+	// variable fails the load with E-MAN-003). Only a manifest that has such
+	// a reference is parsed again.
+	for _, a := range l.m.Artifacts {
+		if a.Gateway != nil && a.Gateway.APIKeyRef != "" {
+			full, err := manifest.Parse(l.manifestYAML, l.m.File, manifest.Options{})
+			if err != nil {
+				return nil, err
+			}
+			l.m = full
+			break
+		}
 	}
-	l.m = full
 
 	// Every declared tool must be there before anything starts.
 	var missing []string
