@@ -2,10 +2,12 @@ package roost
 
 import (
 	"bufio"
+	"github.com/murmur-go/murmur/internal/store"
 	"io"
 	"net"
 	"net/http"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -379,4 +381,63 @@ func TestLoopbackOnly(t *testing.T) {
 		c.Close()
 		t.Errorf("the daemon answers on [::1]:%s", port)
 	}
+}
+
+// TestRegistryDisagrees: bytes that disagree with their sidecar, or a zip
+// whose manifest does not parse, cannot be resolved (500) — never judged,
+// never a pass — and an approval presented meanwhile is left untouched.
+func TestRegistryDisagrees(t *testing.T) {
+	t.Parallel()
+	fx := newFixture(t)
+	d := startDaemon(t, t.TempDir(), "--registry-path", fx.reg, "--spawn-allow", "local/orchestrator")
+	cred := d.mustRegister("ses_p", "local/orchestrator", "0.1.0", "")
+	g := d.mustSpawn(cred, "local/worker-a", "0.1.0")
+
+	zipPath := filepath.Join(fx.reg, "local", "worker-a", "0.1.0", "worker-a-0.1.0.mur.zip")
+	good, err := os.ReadFile(zipPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad := append([]byte(nil), good...)
+	bad[len(bad)/2] ^= 0xff
+	unparsable := zipOf(t, map[string][]byte{"murmur.yaml": []byte("name: [unclosed\n")})
+	dir := filepath.Dir(zipPath)
+	sidecars := map[string][]byte{}
+	for _, n := range []string{"worker-a-0.1.0.sha256", "worker-a-0.1.0.meta.json"} {
+		if sidecars[n], err = os.ReadFile(filepath.Join(dir, n)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, tc := range []struct {
+		what     string
+		data     []byte
+		sidecars bool // rewrite the sidecars to agree with data
+	}{{"bytes against their sidecar", bad, false}, {"a manifest that does not parse", unparsable, true}} {
+		what, data := tc.what, tc.data
+		if err := os.WriteFile(zipPath, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if tc.sidecars {
+			sum := store.HashHex(data)
+			os.WriteFile(filepath.Join(dir, "worker-a-0.1.0.sha256"), []byte(sum+"\n"), 0o644)
+			os.WriteFile(filepath.Join(dir, "worker-a-0.1.0.meta.json"), []byte(`{"name": "local/worker-a", "version": "0.1.0", "runtime": "capsule", "description": "", "tags": [], "sha256": "`+sum+`"}`), 0o644)
+		}
+		r := d.spawn(cred, "local/worker-a", "0.1.0")
+		if r.code != 500 || !strings.Contains(r.errMsg(), "could not be resolved from the registry") {
+			t.Fatalf("spawn, %s: %d %s", what, r.code, r.raw)
+		}
+		t.Logf("%s: %s", what, r.errMsg())
+		if r := d.register("ses_c", "local/worker-a", "0.1.0", g.str("approval")); r.code != 500 {
+			t.Fatalf("register, %s: %d %s", what, r.code, r.raw)
+		}
+	}
+	expectFigures(t, d.client, "ses_p", "running", 3, 1, 2)
+	if err := os.WriteFile(zipPath, good, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for n, b := range sidecars {
+		os.WriteFile(filepath.Join(dir, n), b, 0o644)
+	}
+	d.mustRegister("ses_c", "local/worker-a", "0.1.0", g.str("approval"))
+	expectFigures(t, d.client, "ses_p", "running", 3, 1, 2)
 }
