@@ -2,7 +2,6 @@ package roost
 
 import (
 	"bufio"
-	"github.com/murmur-go/murmur/internal/store"
 	"io"
 	"net"
 	"net/http"
@@ -12,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/murmur-go/murmur/internal/store"
 )
 
 // These tests walk the edges a conformance suite written from the text alone
