@@ -381,6 +381,13 @@ func prepare(f runFlags, home string, stderr io.Writer) (*launch, error) {
 		return nil, diag.New("E-RUN-002", "%s is a %s artifact, not a capsule: only capsules run", l.m.Name, k).
 			WithHint("declare it under artifacts: of a capsule's manifest instead")
 	}
+	// A declared floor above advisory needs a native containment tier, which
+	// this build does not apply: the host falls short (E-CAP-003), and the
+	// run is refused rather than silently contained less than required.
+	if c := l.m.Capabilities.ContainmentClass(); manifest.ContainmentRank(c) > manifest.ContainmentRank(manifest.ContainmentAdvisory) {
+		return nil, diag.New("E-CAP-003", "%s declares the %s containment floor, which this mur cannot deliver: it applies the WASM component sandbox and no native containment tier", l.m.Name, c).
+			WithHint("lower capabilities.containment to advisory, or run it with a mur that applies native containment; 'mur run --explain-scope' shows what this build applies")
+	}
 	// Now resolve ${NAME} in gateway.api_key (contracts §4: an unset
 	// variable fails the load with E-MAN-003). Only a manifest that has such
 	// a reference is parsed again.
@@ -412,7 +419,7 @@ func prepare(f runFlags, home string, stderr io.Writer) (*launch, error) {
 		l.tools = append(l.tools, r)
 	}
 	if len(missing) > 0 {
-		hint := "run 'mur install' in the project to install every declared artifact"
+		hint := "run 'mur install' in the project to install every declared artifact from the global store (publish a missing one there first with 'mur publish <its .mur.zip>')"
 		if f.capsule != "" {
 			hint = "publish each into the global store with 'mur publish <its .mur.zip>'"
 		}
@@ -535,8 +542,8 @@ func explainScope(f runFlags, home string, stdout, stderr io.Writer) error {
 	fmt.Fprintf(stdout, "%s@%s: %s (%s)\n", m.Name, m.Version, kind, from)
 	fmt.Fprintf(stdout, "mechanism: %s\n  %s\n", mechanism, detail)
 	if c := grants.Capsule.Containment; c == manifest.ContainmentScoped || c == manifest.ContainmentSealed {
-		fmt.Fprintf(stdout, "note: the manifest declares the %s containment floor; this build does not deliver "+
-			"a native tier, so only the mechanism above applies\n", c)
+		fmt.Fprintf(stdout, "note: the manifest declares the %s containment floor; this build applies no native "+
+			"tier, so 'mur run' refuses it (E-CAP-003)\n", c)
 	}
 	for _, l := range grants.Lines() {
 		fmt.Fprintln(stdout, l)

@@ -60,7 +60,7 @@ artifacts:
 	for _, want := range []string{
 		"local/lead@1.0.0: script capsule (" + filepath.Join(proj, "murmur.yaml") + ")\n",
 		"mechanism: WASM component sandbox; no native containment tier",
-		"note: the manifest declares the sealed containment floor; this build does not deliver a native tier",
+		"note: the manifest declares the sealed containment floor; this build applies no native tier, so 'mur run' refuses it (E-CAP-003)",
 		"  spawn workdir snapshot: acme/tester\n",
 		"  spawn:                  acme/worker, acme/tester\n",
 		"  env:                    LANG\n",
@@ -247,5 +247,29 @@ func TestHelpReadsWell(t *testing.T) {
 		if !strings.Contains(r.Stdout, want) {
 			t.Errorf("mur run --help lacks %q:\n%s", want, r.Stdout)
 		}
+	}
+}
+
+// A declared containment floor above advisory needs a native tier this
+// build does not apply: the run is refused (E-CAP-003) before anything starts.
+func TestRunRefusesAContainmentFloorItCannotDeliver(t *testing.T) {
+	home, base := t.TempDir(), t.TempDir()
+	for _, class := range []string{"scoped", "sealed"} {
+		proj := capsule(t, filepath.Join(base, class), "name: floor\nversion: 1.0.0\ncapabilities:\n  containment: "+class+"\n",
+			fixture(t, "ok.wat"))
+		r := runMur(t, home, proj, nil, "run")
+		expectFail(t, r, "E-CAP-003", 1)
+		if !strings.Contains(r.Stderr, "the "+class+" containment floor") || !strings.Contains(r.Stderr, "hint:") {
+			t.Errorf("%s: %s", class, r.Stderr)
+		}
+	}
+	for _, d := range []string{"records", "sessions", "running"} {
+		if entries, _ := os.ReadDir(filepath.Join(home, ".murmur", d)); len(entries) != 0 {
+			t.Errorf("a refused run left ~/.murmur/%s entries", d)
+		}
+	}
+	proj := capsule(t, filepath.Join(base, "advisory"), "name: floor\nversion: 1.0.0\ncapabilities:\n  containment: advisory\n", fixture(t, "ok.wat"))
+	if r := runMur(t, home, proj, nil, "run"); r.Code != 0 {
+		t.Errorf("an advisory floor is what this build delivers: %+v", r)
 	}
 }
