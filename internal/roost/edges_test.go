@@ -442,3 +442,31 @@ func TestRegistryDisagrees(t *testing.T) {
 	d.mustRegister("ses_c", "local/worker-a", "0.1.0", g.str("approval"))
 	expectFigures(t, d.client, "ses_p", "running", 3, 1, 2)
 }
+
+// TestRetiredParent: a parent that deregisters while its child runs keeps its
+// depth figure, releases its reservations, and counts the running child until
+// that child deregisters; the child's own credential still works.
+func TestRetiredParent(t *testing.T) {
+	t.Parallel()
+	fx := newFixture(t)
+	d := startDaemon(t, t.TempDir(), "--registry-path", fx.reg, "--spawn-allow", "local/self")
+	p := d.mustRegister("ses_p", "local/self", "0.1.0", "")
+	g := d.mustSpawn(p, "local/self", "0.1.0")
+	c := d.mustRegister("ses_c", "local/self", "0.1.0", g.str("approval"))
+	pending := d.mustSpawn(p, "local/self", "0.1.0")
+	expectFigures(t, d.client, "ses_p", "running", 3, 2, 3)
+	if r := d.deregister(p, "failed"); r.code != 200 || r.raw != "{}" {
+		t.Fatalf("parent deregister: %d %s", r.code, r.raw)
+	}
+	expectFigures(t, d.client, "ses_p", "failed", 3, 1, 1)
+	expect(t, "the released approval", d.register("ses_x", "local/self", "0.1.0", pending.str("approval")), 403, msgIdentity)
+	// The orphan may still delegate: its own figures are its own.
+	gc := d.mustSpawn(c, "local/self", "0.1.0")
+	d.mustRegister("ses_gc", "local/self", "0.1.0", gc.str("approval"))
+	expectFigures(t, d.client, "ses_c", "running", 2, 1, 2)
+	expectFigures(t, d.client, "ses_gc", "running", 1, 0, 2)
+	if r := d.deregister(c, "complete"); r.code != 200 {
+		t.Fatalf("child deregister: %d %s", r.code, r.raw)
+	}
+	expectFigures(t, d.client, "ses_p", "failed", 3, 0, 1)
+}
