@@ -13,6 +13,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -86,7 +87,7 @@ func Scan(dir string) ([]Entry, error) {
 		}
 		p := filepath.Join(dir, n)
 		e := Entry{File: p, State: Unreadable}
-		if data, err := os.ReadFile(p); err == nil {
+		if data, err := readRecord(p); err == nil {
 			if rec, ok := parse(data); ok {
 				e.Record = rec
 				e.State = liveness(rec, boot)
@@ -117,6 +118,33 @@ func readDirNames(dir string) ([]string, error) {
 		return nil, fmt.Errorf("%s: %w", dir, err)
 	}
 	return names, nil
+}
+
+// maxRecordBytes bounds one record file; a real record is a few hundred bytes.
+const maxRecordBytes = 64 << 10
+
+// readRecord reads a record file without ever blocking or reading without
+// bound: it opens non-blocking (a FIFO named *.json must not hang mur-roost's
+// start-up), accepts only a regular file, and reads at most maxRecordBytes.
+// Anything else is unreadable.
+func readRecord(path string) ([]byte, error) {
+	fd, err := syscall.Open(path, syscall.O_RDONLY|syscall.O_NONBLOCK|syscall.O_CLOEXEC|syscall.O_NOFOLLOW, 0)
+	if err != nil {
+		return nil, err
+	}
+	f := os.NewFile(uintptr(fd), path)
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s: not a regular file", path)
+	}
+	if st.Size() > maxRecordBytes {
+		return nil, fmt.Errorf("%s: %d bytes is too large for a running record", path, st.Size())
+	}
+	return io.ReadAll(io.LimitReader(f, maxRecordBytes+1))
 }
 
 func parse(data []byte) (Record, bool) {

@@ -1,10 +1,12 @@
 package running
 
 import (
+	"bytes"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -45,6 +47,12 @@ func TestWriteScanRemove(t *testing.T) {
 	os.WriteFile(filepath.Join(dir, "broken.json"), []byte("{not json"), 0o600)
 	os.WriteFile(filepath.Join(dir, "old.json"), []byte(`{"session_id":"ses_old","pid":1}`), 0o600)
 	os.WriteFile(filepath.Join(dir, "notes.txt"), []byte("ignored"), 0o600)
+	// A FIFO must not block the scan; a huge file and a symlink are not records.
+	if err := syscall.Mkfifo(filepath.Join(dir, "fifo.json"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(dir, "huge.json"), bytes.Repeat([]byte(" "), maxRecordBytes+1), 0o600)
+	os.Symlink(filepath.Join(dir, "ses_live.json"), filepath.Join(dir, "link.json"))
 
 	entries, err := Scan(dir)
 	if err != nil {
@@ -58,6 +66,7 @@ func TestWriteScanRemove(t *testing.T) {
 		"ses_live.json": Live, "ses_dead.json": Stale, "ses_reused.json": Stale,
 		"ses_boot.json": Stale, "ses_nostart.json": Live,
 		"broken.json": Unreadable, "old.json": Unreadable,
+		"fifo.json": Unreadable, "huge.json": Unreadable, "link.json": Unreadable,
 	}
 	if len(got) != len(want) {
 		t.Fatalf("got %v", got)
