@@ -7,6 +7,7 @@ package cli_test
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -272,4 +273,21 @@ func TestRunRefusesAContainmentFloorItCannotDeliver(t *testing.T) {
 	if r := runMur(t, home, proj, nil, "run"); r.Code != 0 {
 		t.Errorf("an advisory floor is what this build delivers: %+v", r)
 	}
+}
+
+// BenchmarkMurRunExplainScope: a whole `mur run --explain-scope` process of
+// a typical manifest (parse, effective grants, render; nothing compiled).
+func BenchmarkMurRunExplainScope(b *testing.B) {
+	home, base := b.TempDir(), b.TempDir()
+	typical, err := os.ReadFile(filepath.Join(repoRoot(), "internal", "manifest", "testdata", "typical.yaml"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	proj := capsule(b, filepath.Join(base, "explain"), string(typical), nil)
+	timeRuns(b, func() {
+		cmd := exec.Command(murBin(b), "run", "--explain-scope")
+		cmd.Dir = proj
+		cmd.Env = []string{"HOME=" + home, "TYPICAL_API_KEY=x"}
+		mustRun(b, cmd)
+	})
 }
