@@ -175,6 +175,10 @@ func resolveTrace(ref string) (string, error) {
 		if err != nil {
 			return "", err
 		}
+		if len(list) == 0 {
+			return "", diag.New("E-TRC-004", "no session of this project has been recorded yet (its records would be under %s)", dir).
+				WithHint("run it with 'mur run' first, or give a session id or the path of a trace.jsonl")
+		}
 		if n > len(list) {
 			return "", diag.New("E-TRC-004", "this project has %d recorded session(s), so there is no %s", len(list), ref).
 				WithHint("sessions of this project are recorded under %s", dir)

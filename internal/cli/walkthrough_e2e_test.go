@@ -165,6 +165,13 @@ func TestTraceShowFindsCapsuleRunsAndRefusesNonTraces(t *testing.T) {
 	if !strings.Contains(r.Stderr, "hint:") || r.Stdout != "" {
 		t.Errorf("trace show of a non-trace: %+v", r)
 	}
+	// A project with no session yet: the hint says how to make one.
+	fresh := capsule(t, filepath.Join(base, "fresh"), "name: fresh\nversion: 1.0.0\n", nil)
+	r = runMur(t, home, fresh, nil, "trace", "show")
+	expectFail(t, r, "E-TRC-004", 1)
+	if !strings.Contains(r.Stderr, "has been recorded yet") || !strings.Contains(r.Stderr, "mur run") {
+		t.Errorf("trace show in a project with no session: %s", r.Stderr)
+	}
 	// An empty trace (a session that died before its first line) still reads.
 	empty := filepath.Join(base, "empty.jsonl")
 	os.WriteFile(empty, nil, 0o600)
