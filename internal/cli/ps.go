@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"sort"
 	"text/tabwriter"
 	"time"
@@ -11,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/murmur-go/murmur/internal/diag"
+	"github.com/murmur-go/murmur/internal/ids"
 	"github.com/murmur-go/murmur/internal/running"
 	"github.com/murmur-go/murmur/internal/session"
 )
@@ -38,6 +40,21 @@ and a record no mur can read, is removed, with a 'pruned:' line on stderr.`,
 	}
 }
 
+// removeRuntimeDir removes ~/.murmur/sessions/<id> of a stale record: a
+// session killed with SIGKILL never removed its runtime dir (task.md,
+// MURMUR.md, murmur.yaml), and its process is known to be gone. Only a
+// well-formed id that names the record's own file is trusted as a path.
+func removeRuntimeDir(runningDir string, e running.Entry, stderr io.Writer) {
+	id := e.Record.SessionID
+	if e.State != running.Stale || !ids.Valid(ids.Session, id) || filepath.Base(e.File) != id+".json" {
+		return
+	}
+	sd := filepath.Join(filepath.Dir(runningDir), "sessions", id)
+	if err := os.RemoveAll(sd); err != nil {
+		fmt.Fprintf(stderr, "%s\n", diag.Warn("W-IO-052", "cannot remove the runtime dir %s: %v", sd, err))
+	}
+}
+
 // runPs lists live records and prunes the ones whose process is gone (or
 // which no mur can read): mur ps is the one reader allowed to remove them.
 func runPs(dir string, now time.Time, stdout, stderr io.Writer) error {
@@ -61,6 +78,7 @@ func runPs(dir string, now time.Time, stdout, stderr io.Writer) error {
 				what = e.File
 			}
 			fmt.Fprintf(stderr, "pruned: %s (%s)\n", what, e.State)
+			removeRuntimeDir(dir, e, stderr)
 		}
 	}
 	if len(live) == 0 {

@@ -298,3 +298,35 @@ func BenchmarkMurRunExplainScope(b *testing.B) {
 		mustRun(b, cmd)
 	})
 }
+
+// A session killed with SIGKILL leaves its runtime dir (task.md, MURMUR.md):
+// mur ps, pruning the stale record, removes it too.
+func TestPsPrunesAKilledSessionsRuntimeDir(t *testing.T) {
+	home, base := t.TempDir(), t.TempDir()
+	proj := capsule(t, filepath.Join(base, "killed"), "name: killed\nversion: 1.0.0\n", fixture(t, "capsule-probe.wasm"))
+	cmd, out, _ := startMur(t, home, proj, "run", "--json", "--task", "sleep 60s")
+	rd := readReady(t, out)
+	runtimeDir := filepath.Join(home, ".murmur", "sessions", rd.SessionID)
+	cmd.Process.Signal(syscall.SIGKILL)
+	cmd.Wait()
+	if _, err := os.Stat(filepath.Join(runtimeDir, "runtime", "task.md")); err != nil {
+		t.Fatalf("after SIGKILL the runtime dir should still be there until pruned: %v", err)
+	}
+	// Another session's runtime dir, live, is not touched.
+	other := filepath.Join(home, ".murmur", "sessions", "ses_0123456789abcdef0123456789abcdef")
+	os.MkdirAll(other, 0o700)
+	r := runMur(t, home, proj, nil, "ps")
+	if !strings.Contains(r.Stderr, "pruned: "+rd.SessionID) {
+		t.Fatalf("ps: %+v", r)
+	}
+	if _, err := os.Stat(runtimeDir); !os.IsNotExist(err) {
+		t.Errorf("ps left the killed session's runtime dir: %v", err)
+	}
+	if _, err := os.Stat(other); err != nil {
+		t.Errorf("ps removed a runtime dir with no stale record: %v", err)
+	}
+	// The records stay.
+	if _, err := os.Stat(filepath.Join(rd.RecordsDir, "trace.jsonl")); err != nil {
+		t.Errorf("the records went with the runtime dir: %v", err)
+	}
+}
