@@ -330,3 +330,17 @@ func TestPsPrunesAKilledSessionsRuntimeDir(t *testing.T) {
 		t.Errorf("the records went with the runtime dir: %v", err)
 	}
 }
+
+// A name@version missing from the stores is hinted at publishing its zip:
+// 'mur install NAME@V' reads the global store, so it cannot be the fix.
+func TestNotInstalledHintIsNotCircular(t *testing.T) {
+	home, base := t.TempDir(), t.TempDir()
+	proj := capsule(t, filepath.Join(base, "proj"), "name: proj\nversion: 1.0.0\n", nil)
+	for _, args := range [][]string{{"install", "acme/nothing@1.0.0"}, {"install", "-g", "acme/nothing@1.0.0"}} {
+		r := runMur(t, home, proj, nil, args...)
+		expectFail(t, r, "E-REG-001", 1)
+		if !strings.Contains(r.Stderr, "mur publish <zip>") || strings.Contains(r.Stderr, "install it with 'mur install'") {
+			t.Errorf("mur %v hint: %s", args, r.Stderr)
+		}
+	}
+}

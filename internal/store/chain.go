@@ -83,7 +83,7 @@ func (c Chain) Resolve(name, version string, opts manifest.Options) (*Resolved, 
 		where = "the project or global store"
 	}
 	return nil, diag.New("E-REG-001", "%s@%s is not installed in %s", full, version, where).
-		WithHint("publish it with 'mur publish' or install it with 'mur install'")
+		WithHint("publish its .mur.zip into the global store with 'mur publish <zip>' (in a project, 'mur install' then copies it into the project store)")
 }
 
 func (c Chain) lockName() string {

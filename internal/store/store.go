@@ -210,7 +210,7 @@ func (s *Store) resolveOnce(full, version string, opts manifest.Options) (*Resol
 	data, err := os.ReadFile(zipPath)
 	if errors.Is(err, os.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
 		return nil, diag.New("E-REG-001", "%s@%s is not installed in the %s", full, version, s.label()).
-			WithHint("publish it with 'mur publish' or install it with 'mur install'")
+			WithHint("publish its .mur.zip into the global store with 'mur publish <zip>' (in a project, 'mur install' then copies it into the project store)")
 	}
 	if err != nil {
 		return nil, diag.Wrap(err, "E-IO-001", "cannot read %s", zipPath)
