@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -23,8 +24,9 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		return 0
 	}
 	var ue usageError
-	if errors.As(err, &ue) {
-		return diag.Print(stderr, diag.New("E-CFG-001", "%s", ue.Error()).
+	if errors.As(err, &ue) || strings.HasPrefix(err.Error(), "unknown command ") {
+		// cobra reports an unknown subcommand with a plain error of its own.
+		return diag.Print(stderr, diag.New("E-CFG-001", "%s", err.Error()).
 			WithHint("run 'mur --help' for usage").WithExit(diag.ExitUsage), "E-CFG-001")
 	}
 	return diag.Print(stderr, err, "E-RUN-001")

@@ -27,9 +27,16 @@ func newTraceCmd(stdout, stderr io.Writer) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "trace",
 		Short: "Read and remove session traces",
+		// Without a subcommand: the help; with an unknown one: a usage error.
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				return usageError{fmt.Errorf("unknown command %q for %q: use show or rm", args[0], cmd.CommandPath())}
+			}
+			return cmd.Help()
+		},
 		Long: `Read and remove the records a session leaves in
 ~/.murmur/records/<project dir>/<session id>/ (trace.jsonl, logs/, out/).`,
-		Args: exactArgs(0),
+		Args: cobra.ArbitraryArgs,
 	}
 	show := &cobra.Command{
 		Use:   "show [SESSION|@N|PATH]",

@@ -344,3 +344,19 @@ func TestNotInstalledHintIsNotCircular(t *testing.T) {
 		}
 	}
 }
+
+// An unknown command is a usage error (E-CFG-001, exit 2), at the top level
+// and under trace, never the catch-all E-RUN-001 or a help page with exit 0.
+func TestUnknownCommandIsAUsageError(t *testing.T) {
+	home, dir := t.TempDir(), t.TempDir()
+	for _, args := range [][]string{{"bogus"}, {"trace", "bogus"}, {"trace", "show", "--bogus"}} {
+		r := runMur(t, home, dir, nil, args...)
+		expectFail(t, r, "E-CFG-001", 2)
+		if !strings.Contains(r.Stderr, "hint:") || r.Stdout != "" {
+			t.Errorf("mur %v: %+v", args, r)
+		}
+	}
+	if r := runMur(t, home, dir, nil, "trace"); r.Code != 0 || !strings.Contains(r.Stdout, "Available Commands:") {
+		t.Errorf("mur trace alone shows its help: %+v", r)
+	}
+}
