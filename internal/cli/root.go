@@ -19,15 +19,19 @@ import (
 func Main(args []string, stdout, stderr io.Writer) int {
 	root := newRoot(stdout, stderr)
 	root.SetArgs(args)
-	err := root.Execute()
+	cmd, err := root.ExecuteC()
 	if err == nil {
 		return 0
 	}
 	var ue usageError
 	if errors.As(err, &ue) || strings.HasPrefix(err.Error(), "unknown command ") {
 		// cobra reports an unknown subcommand with a plain error of its own.
+		path := "mur"
+		if cmd != nil {
+			path = cmd.CommandPath()
+		}
 		return diag.Print(stderr, diag.New("E-CFG-001", "%s", err.Error()).
-			WithHint("run 'mur --help' for usage").WithExit(diag.ExitUsage), "E-CFG-001")
+			WithHint("run '%s --help' for usage", path).WithExit(diag.ExitUsage), "E-CFG-001")
 	}
 	return diag.Print(stderr, err, "E-RUN-001")
 }

@@ -360,3 +360,15 @@ func TestUnknownCommandIsAUsageError(t *testing.T) {
 		t.Errorf("mur trace alone shows its help: %+v", r)
 	}
 }
+
+// A usage error's hint names the help of the command that was misused.
+func TestUsageHintNamesTheCommand(t *testing.T) {
+	home, dir := t.TempDir(), t.TempDir()
+	for args, want := range map[string]string{"build a b": "mur build --help", "trace show --x": "mur trace show --help", "bogus": "mur --help"} {
+		r := runMur(t, home, dir, nil, strings.Fields(args)...)
+		expectFail(t, r, "E-CFG-001", 2)
+		if !strings.Contains(r.Stderr, "hint: run '"+want+"' for usage") {
+			t.Errorf("mur %s: %s", args, r.Stderr)
+		}
+	}
+}
