@@ -184,7 +184,7 @@ func resolveTrace(ref string) (string, error) {
 		}
 		if len(list) == 0 {
 			return "", diag.New("E-TRC-004", "no session of this project has been recorded yet (its records would be under %s)", dir).
-				WithHint("run it with 'mur run' first, or give a session id or the path of a trace.jsonl")
+				WithHint("run it with 'mur run' first, or give a session id or the path of a trace.jsonl (a --capsule run is recorded under its work folder, not here: give its session id)")
 		}
 		if n > len(list) {
 			return "", diag.New("E-TRC-004", "this project has %d recorded session(s), so there is no %s", len(list), ref).
