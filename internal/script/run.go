@@ -119,15 +119,9 @@ func Run(ctx context.Context, cfg Config) Result {
 			return Result{Ending: trace.EndFailed, Reason: "host interfaces: " + err.Error(), Err: err}
 		}
 	}
-	// The engine opens the log paths itself with a world-readable mode;
-	// creating them first keeps every file of the records dir owner-only.
+	// The engine creates both logs owner-only, like every file of the records dir.
 	stdoutPath := filepath.Join(s.RecordsDir, "logs", StdoutLog)
 	stderrPath := filepath.Join(s.RecordsDir, "logs", StderrLog)
-	for _, p := range []string{stdoutPath, stderrPath} {
-		if f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE, 0o600); err == nil {
-			f.Close()
-		}
-	}
 	lim := sandbox.Limits(cfg.Limits)
 	rc := wasmhost.RunConfig{
 		Limits: lim,

@@ -10,6 +10,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"runtime/cgo"
 	"sort"
 	"strings"
@@ -280,6 +281,16 @@ func setWASI(cctx *C.wasmtime_context_t, w WASI) error {
 		stdin = (*C.uint8_t)(unsafe.Pointer(&w.Stdin[0]))
 	}
 	C.wh_set_stdin(wc, stdin, C.size_t(len(w.Stdin)))
+	// wasmtime creates the output files with a world-readable mode; creating
+	// them first keeps a guest's output owner-only.
+	for _, p := range []string{w.StdoutPath, w.StderrPath} {
+		if p == "" {
+			continue
+		}
+		if f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE, 0o600); err == nil {
+			f.Close()
+		}
+	}
 	if w.StdoutPath != "" && !C.wasi_config_set_stdout_file(wc, cstr(w.StdoutPath)) {
 		return fail(diag.New("E-RUN-104", "cannot open %s for the guest's stdout", w.StdoutPath).
 			WithHint("check that its directory exists and is writable"))

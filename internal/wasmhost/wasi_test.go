@@ -52,6 +52,11 @@ func TestWASIStdio(t *testing.T) {
 	if b, _ := os.ReadFile(errp); string(b) != "to stderr ✓\n" {
 		t.Errorf("stderr file %q", b)
 	}
+	for _, p := range []string{out, errp} {
+		if st, err := os.Stat(p); err != nil || st.Mode().Perm() != 0o600 {
+			t.Errorf("%s: a guest's output must be owner-only: %v %v", p, st.Mode(), err)
+		}
+	}
 	v, err := i.Call(bg, "", "stdin-read", uint64(100))
 	if err != nil {
 		t.Fatal(err)
