@@ -103,8 +103,10 @@ func runCapsule(f runFlags, stdout, stderr io.Writer) error {
 	switch f.containment {
 	case "", manifest.ContainmentAdvisory:
 	case manifest.ContainmentScoped, manifest.ContainmentSealed:
-		return diag.New("E-RUN-061", "--containment %s is not supported by this mur yet: only advisory containment (the WASM sandbox) is applied", f.containment).
-			WithHint("run without --containment, or with --containment advisory")
+		// Asking for a floor on the command line is the same requirement as
+		// declaring it, and this build falls short of it the same way.
+		return diag.New("E-CAP-003", "--containment %s asks for a containment floor this mur cannot deliver: it applies the WASM component sandbox and no native containment tier", f.containment).
+			WithHint("run without --containment, or with --containment advisory; 'mur run --explain-scope' shows what this build applies")
 	default:
 		return usageError{fmt.Errorf("--containment must be advisory, scoped or sealed, not %q", f.containment)}
 	}
