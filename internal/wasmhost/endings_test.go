@@ -239,3 +239,27 @@ func TestMemoryAndTableCounts(t *testing.T) {
 		t.Fatalf("peak %d, want 3 pages", p)
 	}
 }
+
+func TestMemoryLimitIsTotalOverMemories(t *testing.T) {
+	const page = 65536
+	// Three memories of one page each: three pages fit, fewer do not.
+	if _, err := testEngine.Instantiate(bg, fixture(t, "counts.wat"), RunConfig{Limits: Limits{MemoryBytes: 3*page - 1}}); asLimit(t, err).Which != "memory" {
+		t.Fatalf("three pages under a limit of under three: %v", err)
+	}
+	instantiate(t, "counts.wat", RunConfig{Limits: Limits{MemoryBytes: 3 * page}})
+
+	// Growth of one memory uses budget the other then lacks.
+	i := instantiate(t, "twomem.wat", RunConfig{Limits: Limits{MemoryBytes: 4 * page}})
+	if v, err := i.Call(bg, "", "grow-a", uint32(2)); err != nil || v != int32(1) {
+		t.Fatalf("grow-a(2) = %v, %v (want old size 1)", v, err)
+	}
+	v, err := i.Call(bg, "", "grow-b", uint32(1))
+	// The refused growth returns -1; the guest survives it and returns
+	// normally (a guest that traps afterwards ends ResourceLimitError).
+	if err != nil || v != int32(-1) {
+		t.Fatalf("grow-b(1) past the total = %v, %v; want -1", v, err)
+	}
+	if p := i.MemoryPeak(); p != 4*page {
+		t.Fatalf("peak %d, want 4 pages", p)
+	}
+}
