@@ -3,6 +3,7 @@ package wasmhost
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -261,5 +262,47 @@ func TestMemoryLimitIsTotalOverMemories(t *testing.T) {
 	}
 	if p := i.MemoryPeak(); p != 4*page {
 		t.Fatalf("peak %d, want 4 pages", p)
+	}
+}
+
+// TestStartFunctionEndings: a core start function runs during Instantiate,
+// so the deadline and the limits bound instantiation too, with the same
+// typed endings as a call.
+func TestStartFunctionEndings(t *testing.T) {
+	const mod = `(component (core module $M (memory 1) (func $s %s) (start $s)) (core instance (instantiate $M)))`
+	cases := []struct {
+		name, body string
+		check      func(t *testing.T, err error)
+	}{
+		{"spin", `(loop $l (br $l))`, func(t *testing.T, err error) {
+			if de := asDeadline(t, err); de.Waiting {
+				t.Fatalf("spinning start reported waiting: %+v", de)
+			}
+		}},
+		{"balloon", `(loop $l (drop (memory.grow (i32.const 16))) (br $l))`, func(t *testing.T, err error) {
+			if le := asLimit(t, err); le.Which != "memory" {
+				t.Fatalf("which = %q", le.Which)
+			}
+		}},
+		{"trap", `unreachable`, func(t *testing.T, err error) {
+			if te := asTrap(t, err); !strings.Contains(te.Message, "unreachable") {
+				t.Fatalf("message %q", te.Message)
+			}
+		}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			comp, err := testEngine.Compile([]byte(fmt.Sprintf(mod, c.body)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer comp.Close()
+			i, err := testEngine.Instantiate(bg, comp, RunConfig{Limits: Limits{Deadline: 200 * time.Millisecond, MemoryBytes: 8 << 20}})
+			if err == nil {
+				i.Close()
+				t.Fatal("instantiated")
+			}
+			c.check(t, err)
+		})
 	}
 }
