@@ -268,3 +268,48 @@ func TestEngineCloseRefusedWithLiveInstances(t *testing.T) {
 		t.Fatalf("compile on a closed engine: %v", err)
 	}
 }
+
+// TestComponentCloseUnderLiveInstances: closing a component while instances
+// of it are open used to free what their stores still used (a later
+// Instantiate of it crashed the process). Now the open instances keep it,
+// calls through them (including functions not called before) still work,
+// a new Instantiate is refused, and the last Close frees it.
+func TestComponentCloseUnderLiveInstances(t *testing.T) {
+	src, _ := os.ReadFile("testdata/basic.wat")
+	c, err := testEngine.Compile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := testEngine.Instantiate(bg, c, RunConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := testEngine.Instantiate(bg, c, RunConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v, err := a.Call(bg, "", "add", uint32(1), uint32(1)); err != nil || v != uint32(2) {
+		t.Fatalf("add: %v, %v", v, err)
+	}
+	c.Close()
+	c.Close()
+	if _, err := testEngine.Instantiate(bg, c, RunConfig{}); err != ErrClosed {
+		t.Fatalf("instantiate a closed component: %v, want ErrClosed", err)
+	}
+	if v, err := a.Call(bg, "", "add", uint32(2), uint32(3)); err != nil || v != uint32(5) {
+		t.Fatalf("add after the component's Close: %v, %v", v, err)
+	}
+	a.Close()
+	// b's first call resolves an export after the component was closed.
+	asTrap(t, func() error { _, err := b.Call(bg, "", "trap"); return err }())
+	if c.freed {
+		t.Fatal("component freed under an open instance")
+	}
+	b.Close()
+	if !c.freed {
+		t.Fatal("component not freed with its last instance")
+	}
+	if _, err := testEngine.Instantiate(bg, c, RunConfig{}); err != ErrClosed {
+		t.Fatalf("instantiate a freed component: %v", err)
+	}
+}

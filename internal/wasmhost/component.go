@@ -29,7 +29,9 @@ type Component struct {
 	importKey string // the imports, printed: selects the shared linker
 
 	mu      sync.Mutex
-	closed  bool
+	closed  bool // Close was called: no new instances
+	refs    int  // open instances made from it: they keep it allocated
+	freed   bool
 	funcIdx map[string]*exportFunc
 }
 
@@ -215,7 +217,9 @@ func (e *Engine) newComponent(cc *C.wasmtime_component_t, cached bool) (*Compone
 	return c, nil
 }
 
-// Close frees the component. Instances made from it must be closed first.
+// Close frees the component. New instances of it are refused (ErrClosed);
+// instances already made keep working, and the component's memory is freed
+// when the last of them is closed. It is safe to call twice.
 func (c *Component) Close() error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -223,11 +227,43 @@ func (c *Component) Close() error {
 		return nil
 	}
 	c.closed = true
+	if c.refs == 0 {
+		c.free()
+	}
+	return nil
+}
+
+// acquire takes a reference for a new instance.
+func (c *Component) acquire() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return ErrClosed
+	}
+	c.refs++
+	return nil
+}
+
+// release drops an instance's reference, freeing a closed component with
+// the last one.
+func (c *Component) release() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.refs--
+	if c.closed && c.refs == 0 {
+		c.free()
+	}
+}
+
+func (c *Component) free() {
+	if c.freed {
+		return
+	}
+	c.freed = true
 	for _, f := range c.funcIdx {
 		C.wasmtime_component_export_index_delete(f.idx)
 	}
 	C.wasmtime_component_delete(c.c)
-	return nil
 }
 
 // typeWalker turns wasmtime type objects into Items and Types, naming
@@ -436,7 +472,7 @@ func (c *Component) exportFunc(iface, fn string) (*exportFunc, error) {
 	key := iface + "#" + fn
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.closed {
+	if c.freed {
 		return nil, ErrClosed
 	}
 	if f := c.funcIdx[key]; f != nil {

@@ -166,8 +166,14 @@ func (e *Engine) Instantiate(ctx context.Context, c *Component, rc RunConfig) (*
 	if e.isClosed() {
 		return nil, ErrClosed
 	}
+	// The instance holds the component until it is closed (Component.Close
+	// under a live instance would otherwise free what the store uses).
+	if err := c.acquire(); err != nil {
+		return nil, err
+	}
 	l, err := c.linkerFor()
 	if err != nil {
+		c.release()
 		return nil, diag.Wrap(err, "E-RUN-101", "cannot link component").
 			WithHint("the component imports something this runtime cannot provide; check its imports")
 	}
@@ -536,6 +542,7 @@ func (i *Instance) Close() error {
 	C.wh_run_free(r.c)
 	r.c = nil
 	r.h.Delete()
+	i.comp.release()
 	return nil
 }
 
