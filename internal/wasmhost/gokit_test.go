@@ -461,6 +461,28 @@ func TestGoKitCapsuleEndings(t *testing.T) {
 			t.Error("the guest wrote its result after its deadline")
 		}
 	})
+	t.Run("memory balloon", func(t *testing.T) {
+		// The Go runtime sees its growth refused and exits ("out of
+		// memory", status 2): the refusal makes that a resource limit.
+		s := newSession(t, "balloon\n")
+		err := runCapsule(t, probeWasm, s, nil, wasmhost.Limits{MemoryBytes: 64 << 20}, nil)
+		var le *wasmhost.ResourceLimitError
+		if !errors.As(err, &le) || le.Which != "memory" {
+			t.Fatalf("got %T %v, want *ResourceLimitError{memory}", err, err)
+		}
+		if !strings.Contains(s.read("stderr"), "out of memory") {
+			t.Errorf("stderr: %q", s.read("stderr"))
+		}
+	})
+	t.Run("spin past the deadline", func(t *testing.T) {
+		s := newSession(t, "spin\n")
+		gokitComponent(t, probeWasm)
+		err := runCapsule(t, probeWasm, s, nil, wasmhost.Limits{Deadline: 300 * time.Millisecond}, nil)
+		var dl *wasmhost.DeadlineError
+		if !errors.As(err, &dl) || dl.Waiting {
+			t.Fatalf("got %T %v, want *DeadlineError while running", err, err)
+		}
+	})
 	t.Run("short sleep is fine", func(t *testing.T) {
 		s := newSession(t, "sleep 50ms\n")
 		if err := runCapsule(t, probeWasm, s, nil, wasmhost.Limits{}, nil); err != nil {

@@ -18,6 +18,9 @@
 //	                        diagnostics and remove
 //	send PEER TEXT...       murmur:message/send to PEER
 //	task                    writes its task back
+//	balloon                 allocates 1 MiB blocks and keeps them until the Go
+//	                        runtime runs out of memory (the host sees resource_limit)
+//	spin                    loops forever in its own code (the host's deadline stops it)
 package main
 
 import (
@@ -35,6 +38,12 @@ import (
 func init() { guest.Capsule(run) }
 
 func main() {}
+
+// ballast and spins are globals so the compiler cannot drop the work.
+var (
+	ballast [][]byte
+	spins   uint64
+)
 
 // report collects the lines of out/result.txt.
 type report struct{ lines []string }
@@ -95,6 +104,14 @@ func run() error {
 		send(&r, args[0], strings.Join(args[1:], " "))
 	case "task":
 		r.add("task", "%q", task)
+	case "balloon":
+		for {
+			ballast = append(ballast, make([]byte, 1<<20))
+			ballast[len(ballast)-1][0] = 1
+		}
+	case "spin":
+		for spins = 0; ; spins++ {
+		}
 	default:
 		return fmt.Errorf("unknown command %q", cmd)
 	}
