@@ -3,9 +3,11 @@ package wasmhost
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 )
 
 func echoRegistry(calls *atomic.Int32) *Host {
@@ -130,5 +132,39 @@ func TestHostFuncWaitingPastDeadline(t *testing.T) {
 	de := asDeadline(t, err)
 	if !de.Waiting || de.Call != "murmur:bench/ping#ping" {
 		t.Fatalf("got %+v", de)
+	}
+}
+
+// TestHostFuncCallsItsOwnInstance: a host function calling back into the
+// instance it serves (with the context it was given) gets an error instead
+// of waiting forever on the instance's lock; the outer call goes on.
+func TestHostFuncCallsItsOwnInstance(t *testing.T) {
+	var inst *Instance
+	nested := make(chan error, 1)
+	h := NewHost()
+	h.Define("murmur:bench/ping", "ping", func(ctx context.Context, a []Value) (Value, error) {
+		_, err := inst.Call(ctx, "", "loop", uint32(1))
+		nested <- err
+		return a[0].(uint32) + 1, nil
+	})
+	inst = instantiate(t, "ping.wat", RunConfig{Host: h})
+	done := make(chan error, 1)
+	go func() {
+		v, err := inst.Call(bg, "", "loop", uint32(1))
+		if err == nil && v != uint32(1) {
+			err = fmt.Errorf("loop = %v", v)
+		}
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("a host function calling its own instance deadlocked")
+	}
+	if err := <-nested; err == nil || !strings.Contains(err.Error(), "own host functions") {
+		t.Fatalf("nested call: %v", err)
 	}
 }

@@ -332,7 +332,7 @@ func (r *run) beginCall(ctx context.Context) func() {
 	r.waitedCall, r.deadlineStop, r.hostErr, r.inHost = "", false, nil, ""
 	C.wh_run_arm(r.c, C.wh_now()+C.int64_t(r.limits.Deadline))
 	cctx, cancel := context.WithDeadline(ctx, r.deadline.Add(r.limits.Grace))
-	r.callCtx = cctx
+	r.callCtx = context.WithValue(cctx, reentryKey{}, r)
 	cancelled := make(chan struct{})
 	stop := context.AfterFunc(ctx, func() {
 		C.wh_run_cancel(r.c)
@@ -438,6 +438,9 @@ func rootCause(msg string) string {
 // ("murmur:tool/run@0.1.0"), "" for a top-level function. Arguments are
 // checked against the function's WIT parameter types first.
 func (i *Instance) Call(ctx context.Context, iface, fn string, args ...Value) (Value, error) {
+	if i.reentered(ctx) {
+		return nil, errReentry
+	}
 	i.mu.Lock()
 	defer i.mu.Unlock()
 	if i.closed {
@@ -523,7 +526,22 @@ func (i *Instance) Call(ctx context.Context, iface, fn string, args ...Value) (V
 // MemoryPeak is the highest total linear memory of the run so far, in bytes.
 func (i *Instance) MemoryPeak() int64 { return int64(i.run.c.mem_peak) }
 
-// Close frees the store and everything in it. It is safe to call twice.
+// reentryKey marks the context a host function gets with the run it serves.
+type reentryKey struct{}
+
+// errReentry: the component model forbids entering an instance from its own
+// host import, and the instance's lock would otherwise wait forever.
+var errReentry = errors.New("wasmhost: an instance cannot be called from one of its own host functions")
+
+// reentered tells whether ctx is that of a host function this instance is
+// running (a call made from it would deadlock on i.mu).
+func (i *Instance) reentered(ctx context.Context) bool {
+	return ctx != nil && ctx.Value(reentryKey{}) == i.run
+}
+
+// Close frees the store and everything in it. It is safe to call twice. It
+// waits for a call in progress, so it must not be called from one of the
+// instance's own host functions.
 func (i *Instance) Close() error {
 	i.mu.Lock()
 	defer i.mu.Unlock()
