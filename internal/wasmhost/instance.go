@@ -16,6 +16,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 	"unsafe"
 
 	"github.com/murmur-go/murmur/internal/diag"
@@ -244,6 +245,10 @@ func setWASI(cctx *C.wasmtime_context_t, w WASI) error {
 		if strings.IndexByte(a, 0) >= 0 {
 			return fail(diag.New("E-RUN-104", "WASI argument contains a NUL byte"))
 		}
+		if !utf8.ValidString(a) {
+			return fail(diag.New("E-RUN-104", "WASI argument %q is not valid UTF-8", a).
+				WithHint("WASI 0.2 arguments are strings: pass UTF-8 text"))
+		}
 	}
 	paths := []string{w.StdoutPath, w.StderrPath}
 	for _, p := range w.Preopens {
@@ -257,6 +262,11 @@ func setWASI(cctx *C.wasmtime_context_t, w WASI) error {
 			// C strings would silently cut the path at the NUL.
 			return fail(diag.New("E-RUN-104", "WASI path %q contains a NUL byte", p))
 		}
+		if !utf8.ValidString(p) {
+			// wasmtime's C API takes paths as UTF-8 strings.
+			return fail(diag.New("E-RUN-104", "WASI path %q is not valid UTF-8", p).
+				WithHint("use a directory or file whose path is UTF-8"))
+		}
 	}
 	argv := cArray(len(w.Args))
 	for j, a := range w.Args {
@@ -267,9 +277,9 @@ func setWASI(cctx *C.wasmtime_context_t, w WASI) error {
 	}
 	keys := make([]string, 0, len(w.Env))
 	for k, v := range w.Env {
-		if k == "" || strings.ContainsAny(k, "=\x00") || strings.IndexByte(v, 0) >= 0 {
+		if k == "" || strings.ContainsAny(k, "=\x00") || strings.IndexByte(v, 0) >= 0 || !utf8.ValidString(k) || !utf8.ValidString(v) {
 			return fail(diag.New("E-RUN-104", "invalid environment variable %q for the guest", k).
-				WithHint("names must be non-empty without '=' or NUL; values without NUL"))
+				WithHint("names must be non-empty without '=' or NUL; values without NUL; both UTF-8"))
 		}
 		keys = append(keys, k)
 	}

@@ -1,6 +1,7 @@
 package wasmhost
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -31,7 +32,7 @@ func TestWASIEnvIsExactlyWhatWasGiven(t *testing.T) {
 }
 
 func TestWASIInvalidEnv(t *testing.T) {
-	for _, env := range []map[string]string{{"A=B": "x"}, {"": "x"}, {"A": "x\x00y"}} {
+	for _, env := range []map[string]string{{"A=B": "x"}, {"": "x"}, {"A": "x\x00y"}, {"A\xff": "x"}, {"A": "x\xff"}} {
 		_, err := testEngine.Instantiate(bg, fixture(t, "wasi.wat"), RunConfig{WASI: WASI{Env: env}})
 		if err == nil {
 			t.Errorf("env %q accepted", env)
@@ -143,10 +144,16 @@ func TestWASIInvalidPaths(t *testing.T) {
 		{Preopens: []Preopen{{HostDir: "", GuestPath: "."}}},
 		{StdoutPath: dir + "/out\x00x"},
 		{Args: []string{"a\x00b"}},
+		{Args: []string{"a\xffb"}},
+		{Preopens: []Preopen{{HostDir: dir, GuestPath: "g\xff"}}},
+		{Preopens: []Preopen{{HostDir: dir + "/h\xff", GuestPath: "."}}},
+		{StdoutPath: dir + "/o\xff"},
 	} {
 		_, err := testEngine.Instantiate(bg, fixture(t, "wasi.wat"), RunConfig{WASI: w})
 		if err == nil || !strings.Contains(err.Error(), "E-RUN-104") {
 			t.Errorf("%+v: %v", w, err)
+		} else if strings.Contains(fmt.Sprint(w), "\xff") && !strings.Contains(err.Error(), "UTF-8") {
+			t.Errorf("%+v: %v does not say why", w, err)
 		}
 	}
 }
