@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -311,5 +313,50 @@ func TestComponentCloseUnderLiveInstances(t *testing.T) {
 	}
 	if _, err := testEngine.Instantiate(bg, c, RunConfig{}); err != ErrClosed {
 		t.Fatalf("instantiate a freed component: %v", err)
+	}
+}
+
+// TestEngineCloseRacesInstantiate: Close racing with Compile and Instantiate
+// on other goroutines either waits for them (refused while they are open) or
+// makes them fail with ErrClosed; never frees the engine under them.
+func TestEngineCloseRacesInstantiate(t *testing.T) {
+	src, _ := os.ReadFile("testdata/basic.wat")
+	for range 20 {
+		e, err := NewEngine(Config{NoCache: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := e.Compile(src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var wg sync.WaitGroup
+		for range 4 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				if c2, err := e.Compile(src); err == nil {
+					c2.Close()
+				} else if err != ErrClosed {
+					t.Error(err)
+				}
+				i, err := e.Instantiate(bg, c, RunConfig{})
+				if err != nil {
+					if err != ErrClosed {
+						t.Error(err)
+					}
+					return
+				}
+				if v, err := i.Call(bg, "", "add", uint32(1), uint32(2)); err != nil || v != uint32(3) {
+					t.Errorf("add: %v, %v", v, err)
+				}
+				i.Close()
+			}()
+		}
+		for e.Close() != nil {
+			runtime.Gosched()
+		}
+		wg.Wait()
+		c.Close()
 	}
 }

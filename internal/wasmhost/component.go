@@ -132,9 +132,10 @@ func (e *Engine) Compile(wasm []byte) (*Component, error) {
 		return nil, diag.New("E-RUN-100", "cannot compile component: it is empty").
 			WithHint("rebuild the component; a WebAssembly component starts with \\0asm")
 	}
-	if e.isClosed() {
-		return nil, ErrClosed
+	if err := e.enter(); err != nil {
+		return nil, err
 	}
+	defer e.leave()
 	if bytes.HasPrefix(wasm, []byte("\x00asm")) && len(wasm) >= 8 && wasm[4] == 1 && wasm[5] == 0 {
 		// Core module version 1 (a component has version 0x0d, layer 1).
 		return nil, diag.New("E-RUN-100", "cannot compile component: this is a core WebAssembly module, not a component").
@@ -165,12 +166,6 @@ func (e *Engine) Compile(wasm []byte) (*Component, error) {
 		}
 	}
 	return e.newComponent(out, false)
-}
-
-func (e *Engine) isClosed() bool {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	return e.closed
 }
 
 func firstLine(s string) string {

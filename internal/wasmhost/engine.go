@@ -65,7 +65,7 @@ type Engine struct {
 	done     chan struct{}
 	wake     chan struct{}
 	active   atomic.Int64 // calls in progress: the ticker runs only then
-	live     atomic.Int64 // open instances
+	live     atomic.Int64 // open instances and compilations in progress (enter/leave)
 
 	mu     sync.Mutex
 	closed bool
@@ -180,7 +180,7 @@ func (e *Engine) Close() error {
 	if n := e.live.Load(); n > 0 {
 		// Freeing the engine under live instances would crash the process
 		// later; refuse and keep everything alive instead.
-		return fmt.Errorf("wasmhost: engine still has %d open instances", n)
+		return fmt.Errorf("wasmhost: engine still has %d open instances or compilations", n)
 	}
 	e.closed = true
 	close(e.stop)
@@ -198,6 +198,22 @@ func (e *Engine) Close() error {
 	C.wasm_engine_delete(e.e)
 	return nil
 }
+
+// enter registers an instance or a compilation, so Close cannot free the
+// engine under it; it fails on a closed engine. Close and enter hold e.mu, so
+// an Instantiate or Compile racing with Close either runs on a live engine or
+// gets ErrClosed.
+func (e *Engine) enter() error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.closed {
+		return ErrClosed
+	}
+	e.live.Add(1)
+	return nil
+}
+
+func (e *Engine) leave() { e.live.Add(-1) }
 
 // CacheDir is the directory of the compiled-component cache ("" when disabled).
 func (e *Engine) CacheDir() string { return e.cacheDir }

@@ -164,17 +164,19 @@ func (r *run) adoptResource(p *C.wasmtime_component_resource_any_t) *Resource {
 // linked to a "capability not granted" error) and instantiates it, bounded by
 // the deadline.
 func (e *Engine) Instantiate(ctx context.Context, c *Component, rc RunConfig) (*Instance, error) {
-	if e.isClosed() {
-		return nil, ErrClosed
+	if err := e.enter(); err != nil { // left by Instance.Close
+		return nil, err
 	}
 	// The instance holds the component until it is closed (Component.Close
 	// under a live instance would otherwise free what the store uses).
 	if err := c.acquire(); err != nil {
+		e.leave()
 		return nil, err
 	}
 	l, err := c.linkerFor()
 	if err != nil {
 		c.release()
+		e.leave()
 		return nil, diag.Wrap(err, "E-RUN-101", "cannot link component").
 			WithHint("the component imports something this runtime cannot provide; check its imports")
 	}
@@ -187,7 +189,6 @@ func (e *Engine) Instantiate(ctx context.Context, c *Component, rc RunConfig) (*
 	r.c.gohandle = C.uintptr_t(r.h)
 
 	i := &Instance{eng: e, comp: c, run: r}
-	e.live.Add(1)
 	i.store = C.wasmtime_store_new(e.e, unsafe.Pointer(r.c), nil)
 	C.wasmtime_store_limiter(i.store, -1, C.int64_t(lim.TableElements), C.int64_t(lim.Instances),
 		C.int64_t(lim.Tables), C.int64_t(lim.Memories))
@@ -559,7 +560,7 @@ func (i *Instance) Close() error {
 		return nil
 	}
 	i.closed = true
-	defer i.eng.live.Add(-1)
+	defer i.eng.leave()
 	r := i.run
 	for _, res := range r.resources {
 		C.wasmtime_component_resource_any_delete(res.p)
