@@ -117,6 +117,9 @@ type Instance struct {
 	inst   C.wasmtime_component_instance_t
 	dead   error
 	closed bool
+	// stuck is the result channel of a call abandoned while blocked in
+	// native code: the store is freed only after it delivers.
+	stuck chan callOut
 }
 
 // run is the Go side of a store: what host callbacks need, and what the
@@ -131,6 +134,7 @@ type run struct {
 
 	// per call
 	callCtx      context.Context
+	peak         int64 // MemoryPeak once the store is gone (or abandoned)
 	deadline     time.Time
 	inHost       string
 	waitedCall   string // a call the guest waited on past the deadline
@@ -507,35 +511,82 @@ func (i *Instance) Call(ctx context.Context, iface, fn string, args ...Value) (V
 	r := i.run
 	done := r.beginCall(ctx)
 	C.wasmtime_context_set_epoch_deadline(i.cctx, 1)
-	cerr := C.wasmtime_component_func_call(&cf, i.cctx, argp, C.size_t(len(cargs)), &res[0], C.size_t(nres))
-	deleteVals(cargs)
-	if cerr != nil {
+	// The call runs on its own goroutine so that a guest blocked inside
+	// wasmtime's native WASI code (a read of a FIFO in a preopened
+	// directory: neither the epoch nor a context reaches it) cannot hold the
+	// caller past deadline + grace. Past that (plus a margin, so the normal
+	// endings win whenever they can) the caller gets a waiting DeadlineError
+	// and the instance is dead; the store is freed once the native call
+	// returns (see Close).
+	ch := make(chan callOut, 1)
+	go func() {
+		cerr := C.wasmtime_component_func_call(&cf, i.cctx, argp, C.size_t(len(cargs)), &res[0], C.size_t(nres))
+		deleteVals(cargs)
+		if cerr != nil {
+			done()
+			ch <- callOut{err: r.ending(ctx, cerr, false)}
+			return
+		}
+		var out Value
+		if nres == 1 {
+			out = lift(&res[0], r)
+			deleteVals(res[:])
+		}
+		cerr = C.wasmtime_component_func_post_return(&cf, i.cctx)
 		done()
-		i.dead = r.ending(ctx, cerr, false)
+		if cerr != nil {
+			ch <- callOut{err: r.ending(ctx, cerr, false)}
+			return
+		}
+		if late := r.lateReturn(); late != nil {
+			// The guest got back from a wait after the deadline and returned
+			// before its next epoch check: the call still ran over.
+			ch <- callOut{err: late}
+			return
+		}
+		ch <- callOut{out: out}
+	}()
+	watchdog := time.NewTimer(time.Until(r.deadline.Add(r.limits.Grace + watchdogSlack)))
+	defer watchdog.Stop()
+	select {
+	case o := <-ch:
+		if o.err != nil {
+			i.dead = o.err
+		}
+		return o.out, o.err
+	case <-watchdog.C:
+		r.peak = int64(r.c.mem_peak)
+		i.stuck = ch
+		i.dead = &DeadlineError{Waiting: true, Call: BlockedInWASI}
 		return nil, i.dead
 	}
-	var out Value
-	if nres == 1 {
-		out = lift(&res[0], r)
-		deleteVals(res[:])
-	}
-	cerr = C.wasmtime_component_func_post_return(&cf, i.cctx)
-	done()
-	if cerr != nil {
-		i.dead = r.ending(ctx, cerr, false)
-		return nil, i.dead
-	}
-	if late := r.lateReturn(); late != nil {
-		// The guest got back from a wait after the deadline and returned
-		// before its next epoch check: the call still ran over.
-		i.dead = late
-		return nil, late
-	}
-	return out, nil
 }
 
+// callOut is what a call's goroutine hands back.
+type callOut struct {
+	out Value
+	err error
+}
+
+// watchdogSlack is how long past deadline + grace a call blocked where
+// nothing can interrupt it is left before the caller is given its ending.
+const watchdogSlack = 500 * time.Millisecond
+
+// BlockedInWASI is DeadlineError.Call for a call stopped while blocked
+// inside wasmtime's own WASI implementation (such as a read of a FIFO),
+// where the host cannot tell which function it is.
+const BlockedInWASI = "wasi (a blocking call)"
+
 // MemoryPeak is the highest total linear memory of the run so far, in bytes.
-func (i *Instance) MemoryPeak() int64 { return int64(i.run.c.mem_peak) }
+// It waits for a call in progress; after Close it is the final figure.
+func (i *Instance) MemoryPeak() int64 {
+	i.mu.Lock()
+	defer i.mu.Unlock()
+	if i.run.c == nil || i.stuck != nil {
+		return i.run.peak
+	}
+	return int64(i.run.c.mem_peak)
+}
 
 // reentryKey marks the context a host function gets with the run it serves.
 type reentryKey struct{}
@@ -560,6 +611,19 @@ func (i *Instance) Close() error {
 		return nil
 	}
 	i.closed = true
+	if i.stuck != nil {
+		go func() {
+			<-i.stuck
+			i.free()
+		}()
+		return nil
+	}
+	i.free()
+	return nil
+}
+
+// free releases the store; the instance is closed and no call is running.
+func (i *Instance) free() {
 	defer i.eng.leave()
 	r := i.run
 	for _, res := range r.resources {
@@ -567,12 +631,12 @@ func (i *Instance) Close() error {
 		res.p = nil
 	}
 	r.resources = nil
+	r.peak = int64(r.c.mem_peak)
 	C.wasmtime_store_delete(i.store)
 	C.wh_run_free(r.c)
 	r.c = nil
 	r.h.Delete()
 	i.comp.release()
-	return nil
 }
 
 var errNoHelper = errors.New("wasmhost: clock helper unavailable")

@@ -1,11 +1,14 @@
 package wasmhost
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 )
 
 func TestWASIEnvIsExactlyWhatWasGiven(t *testing.T) {
@@ -154,6 +157,58 @@ func TestWASIInvalidPaths(t *testing.T) {
 			t.Errorf("%+v: %v", w, err)
 		} else if strings.Contains(fmt.Sprint(w), "\xff") && !strings.Contains(err.Error(), "UTF-8") {
 			t.Errorf("%+v: %v does not say why", w, err)
+		}
+	}
+}
+
+// TestCallBlockedInWASIFile: opening a FIFO in a preopened directory blocks
+// inside wasmtime's native WASI code, where neither the epoch nor a context
+// reaches. The caller still gets a waiting DeadlineError shortly after
+// deadline + grace; the store is freed once the native call comes back.
+func TestCallBlockedInWASIFile(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "fifo")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Skip("no FIFOs here:", err)
+	}
+	before := testEngine.live.Load()
+	i, err := testEngine.Instantiate(bg, fixture(t, "wasi.wat"), RunConfig{
+		WASI:   WASI{Preopens: []Preopen{{HostDir: dir, GuestPath: "."}}},
+		Limits: Limits{Deadline: 200 * time.Millisecond, Grace: 200 * time.Millisecond},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ended := make(chan error, 1)
+	go func() {
+		_, err := i.Call(bg, "", "open", uint32(0), "fifo", false)
+		ended <- err
+	}()
+	var callErr error
+	select {
+	case callErr = <-ended:
+	case <-time.After(30 * time.Second):
+		t.Fatal("a call blocked in a FIFO open held its caller past deadline + grace")
+	}
+	de := asDeadline(t, callErr)
+	if !de.Waiting || de.Call != BlockedInWASI {
+		t.Fatalf("got %+v", de)
+	}
+	if _, err := i.Call(bg, "", "open", uint32(0), "x", true); !errors.Is(err, ErrInstanceDead) {
+		t.Fatalf("call on the abandoned instance: %v", err)
+	}
+	if err := i.Close(); err != nil {
+		t.Fatal(err)
+	}
+	// Unblock the native open (a writer appears); then the store is freed.
+	w, err := os.OpenFile(fifo, os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	for give := time.Now().Add(30 * time.Second); testEngine.live.Load() != before; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(give) {
+			t.Fatalf("store not freed after the native call returned (%d live, want %d)", testEngine.live.Load(), before)
 		}
 	}
 }
