@@ -16,6 +16,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -481,6 +482,42 @@ func TestGoKitCapsuleEndings(t *testing.T) {
 		var dl *wasmhost.DeadlineError
 		if !errors.As(err, &dl) || dl.Waiting {
 			t.Fatalf("got %T %v, want *DeadlineError while running", err, err)
+		}
+	})
+	t.Run("init blocked on a FIFO", func(t *testing.T) {
+		// The Go guest's package init runs inside Instantiate and blocks in
+		// wasmtime's native WASI code: Instantiate still ends shortly after
+		// deadline + grace, as a waiting deadline.
+		s := newSession(t, "task\n")
+		fifo := filepath.Join(s.work, "fifo")
+		if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+			t.Skip("no FIFOs here:", err)
+		}
+		e, c := gokitComponent(t, probeWasm)
+		ended := make(chan error, 1)
+		go func() {
+			inst, err := e.Instantiate(context.Background(), c, wasmhost.RunConfig{
+				Limits: wasmhost.Limits{Deadline: 300 * time.Millisecond, Grace: 300 * time.Millisecond},
+				WASI:   s.wasi(map[string]string{"PROBE_INIT_READ": "fifo"}),
+			})
+			if err == nil {
+				inst.Close()
+			}
+			ended <- err
+		}()
+		var err error
+		select {
+		case err = <-ended:
+		case <-time.After(30 * time.Second):
+			t.Fatal("Instantiate blocked in the guest's init past deadline + grace")
+		}
+		var dl *wasmhost.DeadlineError
+		if !errors.As(err, &dl) || !dl.Waiting || dl.Call != wasmhost.BlockedInWASI {
+			t.Fatalf("got %T %v, want a waiting DeadlineError blocked in WASI", err, err)
+		}
+		// Let the native read finish, so the store can be freed.
+		if w, err := os.OpenFile(fifo, os.O_WRONLY, 0); err == nil {
+			w.Close()
 		}
 	})
 	t.Run("short sleep is fine", func(t *testing.T) {

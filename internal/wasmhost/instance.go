@@ -207,18 +207,33 @@ func (e *Engine) Instantiate(ctx context.Context, c *Component, rc RunConfig) (*
 
 	done := r.beginCall(ctx)
 	C.wasmtime_context_set_epoch_deadline(i.cctx, 1)
-	cerr := C.wh_instantiate(l, i.cctx, c.c, &i.inst, r.c)
-	done()
-	if cerr != nil {
-		end := r.ending(ctx, cerr, true)
-		i.Close()
-		return nil, end
+	// Start functions (a Go guest's package init) may block in native WASI
+	// code too: the same watchdog as Call.
+	ch := make(chan callOut, 1)
+	go func() {
+		cerr := C.wh_instantiate(l, i.cctx, c.c, &i.inst, r.c)
+		done()
+		if cerr != nil {
+			ch <- callOut{err: r.ending(ctx, cerr, true)}
+			return
+		}
+		ch <- callOut{err: r.lateReturn()}
+	}()
+	watchdog := time.NewTimer(time.Until(r.deadline.Add(r.limits.Grace + watchdogSlack)))
+	defer watchdog.Stop()
+	select {
+	case o := <-ch:
+		if o.err != nil {
+			i.Close()
+			return nil, o.err
+		}
+		return i, nil
+	case <-watchdog.C:
+		r.peak = int64(r.c.mem_peak)
+		i.stuck = ch
+		i.Close() // frees the store once the native code returns
+		return nil, &DeadlineError{Waiting: true, Call: BlockedInWASI}
 	}
-	if late := r.lateReturn(); late != nil {
-		i.Close()
-		return nil, late
-	}
-	return i, nil
 }
 
 func setWASI(cctx *C.wasmtime_context_t, w WASI) error {

@@ -21,6 +21,9 @@
 //	balloon                 allocates 1 MiB blocks and keeps them until the Go
 //	                        runtime runs out of memory (the host sees resource_limit)
 //	spin                    loops forever in its own code (the host's deadline stops it)
+//
+// With PROBE_INIT_READ=FILE in its environment, its package init (run while the host
+// instantiates it) first reads FILE from its work folder: a FIFO there blocks it.
 package main
 
 import (
@@ -35,7 +38,12 @@ import (
 	"github.com/murmur-go/murmur/guest"
 )
 
-func init() { guest.Capsule(run) }
+func init() {
+	if f := os.Getenv("PROBE_INIT_READ"); f != "" {
+		os.ReadFile(f)
+	}
+	guest.Capsule(run)
+}
 
 func main() {}
 
