@@ -516,7 +516,7 @@ func TestGoKitCapsuleEndings(t *testing.T) {
 			t.Fatalf("got %T %v, want a waiting DeadlineError blocked in WASI", err, err)
 		}
 		// Let the native read finish, so the store can be freed.
-		if w, err := os.OpenFile(fifo, os.O_WRONLY, 0); err == nil {
+		if w, err := os.OpenFile(fifo, os.O_WRONLY|syscall.O_NONBLOCK, 0); err == nil {
 			w.Close()
 		}
 	})

@@ -201,7 +201,7 @@ func TestCallBlockedInWASIFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Unblock the native open (a writer appears); then the store is freed.
-	w, err := os.OpenFile(fifo, os.O_WRONLY, 0)
+	w, err := os.OpenFile(fifo, os.O_WRONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
