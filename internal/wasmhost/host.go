@@ -278,9 +278,9 @@ func whHostCall(slotH C.uintptr_t, ctx *C.wasmtime_context_t, args *C.wasmtime_c
 		if f == nil {
 			return r.hostFailed(s, &CapabilityError{Name: s.key})
 		}
-		r.inHost = s.bareKey
+		r.inHost.Store(&s.bareKey)
 		res, err = f(r.callCtx, goArgs)
-		r.inHost = ""
+		r.inHost.Store(nil)
 		if !r.deadline.IsZero() && time.Now().After(r.deadline) {
 			// The guest was waiting on this call as its deadline passed.
 			r.waitedCall = s.bareKey

@@ -168,3 +168,28 @@ func TestHostFuncCallsItsOwnInstance(t *testing.T) {
 		t.Fatalf("nested call: %v", err)
 	}
 }
+
+// TestHostFuncIgnoringItsContext: a Go host function that ignores its
+// context and blocks for long is abandoned by the watchdog shortly after
+// deadline + grace, and the ending names it.
+func TestHostFuncIgnoringItsContext(t *testing.T) {
+	release := make(chan struct{})
+	defer close(release)
+	h := NewHost()
+	h.Define("murmur:bench/ping", "ping", func(ctx context.Context, a []Value) (Value, error) {
+		<-release // not ctx.Done()
+		return a[0].(uint32) + 1, nil
+	})
+	i := instantiate(t, "ping.wat", RunConfig{Host: h, Limits: Limits{Deadline: 100 * time.Millisecond, Grace: 100 * time.Millisecond}})
+	ended := make(chan error, 1)
+	go func() { _, err := i.Call(bg, "", "loop", uint32(1)); ended <- err }()
+	select {
+	case err := <-ended:
+		de := asDeadline(t, err)
+		if !de.Waiting || de.Call != "murmur:bench/ping#ping" {
+			t.Fatalf("got %+v", de)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("a host function ignoring its context held the caller")
+	}
+}

@@ -15,6 +15,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 	"unsafe"
@@ -136,9 +137,9 @@ type run struct {
 	callCtx      context.Context
 	peak         int64 // MemoryPeak once the store is gone (or abandoned)
 	deadline     time.Time
-	inHost       string
-	waitedCall   string // a call the guest waited on past the deadline
-	deadlineStop bool   // a host call ended past the deadline
+	inHost       atomic.Pointer[string] // the Go host function running, read by the watchdog
+	waitedCall   string                 // a call the guest waited on past the deadline
+	deadlineStop bool                   // a host call ended past the deadline
 	hostErr      error
 
 	resources []*Resource
@@ -232,7 +233,7 @@ func (e *Engine) Instantiate(ctx context.Context, c *Component, rc RunConfig) (*
 		r.peak = int64(r.c.mem_peak)
 		i.stuck = ch
 		i.Close() // frees the store once the native code returns
-		return nil, &DeadlineError{Waiting: true, Call: BlockedInWASI}
+		return nil, &DeadlineError{Waiting: true, Call: r.blockedIn()}
 	}
 }
 
@@ -359,7 +360,8 @@ func (r *run) beginCall(ctx context.Context) func() {
 	r.eng.callStarted()
 	now := time.Now()
 	r.deadline = now.Add(r.limits.Deadline)
-	r.waitedCall, r.deadlineStop, r.hostErr, r.inHost = "", false, nil, ""
+	r.waitedCall, r.deadlineStop, r.hostErr = "", false, nil
+	r.inHost.Store(nil)
 	C.wh_run_arm(r.c, C.wh_now()+C.int64_t(r.limits.Deadline))
 	cctx, cancel := context.WithDeadline(ctx, r.deadline.Add(r.limits.Grace))
 	r.callCtx = context.WithValue(cctx, reentryKey{}, r)
@@ -572,9 +574,18 @@ func (i *Instance) Call(ctx context.Context, iface, fn string, args ...Value) (V
 	case <-watchdog.C:
 		r.peak = int64(r.c.mem_peak)
 		i.stuck = ch
-		i.dead = &DeadlineError{Waiting: true, Call: BlockedInWASI}
+		i.dead = &DeadlineError{Waiting: true, Call: r.blockedIn()}
 		return nil, i.dead
 	}
+}
+
+// blockedIn names what an abandoned call is blocked in: a Go host function
+// that ignores its context, or else wasmtime's own WASI code.
+func (r *run) blockedIn() string {
+	if p := r.inHost.Load(); p != nil {
+		return *p
+	}
+	return BlockedInWASI
 }
 
 // callOut is what a call's goroutine hands back.
