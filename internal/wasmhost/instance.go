@@ -220,21 +220,18 @@ func (e *Engine) Instantiate(ctx context.Context, c *Component, rc RunConfig) (*
 		}
 		ch <- callOut{err: r.lateReturn()}
 	}()
-	watchdog := time.NewTimer(time.Until(r.deadline.Add(r.limits.Grace + watchdogSlack)))
-	defer watchdog.Stop()
-	select {
-	case o := <-ch:
-		if o.err != nil {
-			i.Close()
-			return nil, o.err
-		}
-		return i, nil
-	case <-watchdog.C:
+	o, finished := r.await(ctx, ch)
+	if !finished {
 		r.peak = int64(r.c.mem_peak)
 		i.stuck = ch
 		i.Close() // frees the store once the native code returns
-		return nil, &DeadlineError{Waiting: true, Call: r.blockedIn()}
+		return nil, o.err
 	}
+	if o.err != nil {
+		i.Close()
+		return nil, o.err
+	}
+	return i, nil
 }
 
 func setWASI(cctx *C.wasmtime_context_t, w WASI) error {
@@ -563,19 +560,43 @@ func (i *Instance) Call(ctx context.Context, iface, fn string, args ...Value) (V
 		}
 		ch <- callOut{out: out}
 	}()
-	watchdog := time.NewTimer(time.Until(r.deadline.Add(r.limits.Grace + watchdogSlack)))
-	defer watchdog.Stop()
-	select {
-	case o := <-ch:
-		if o.err != nil {
-			i.dead = o.err
-		}
-		return o.out, o.err
-	case <-watchdog.C:
+	o, finished := r.await(ctx, ch)
+	if !finished {
 		r.peak = int64(r.c.mem_peak)
 		i.stuck = ch
-		i.dead = &DeadlineError{Waiting: true, Call: r.blockedIn()}
-		return nil, i.dead
+	}
+	if o.err != nil {
+		i.dead = o.err
+	}
+	return o.out, o.err
+}
+
+// await waits for a call's goroutine (finished = true), or gives up on it
+// (false) at deadline + grace + watchdogSlack with a waiting DeadlineError,
+// or grace + watchdogSlack after ctx ends with a CancelledError: a call
+// stopped normally (epoch, capped clock wait, host function honouring its
+// context) always delivers before then.
+func (r *run) await(ctx context.Context, ch chan callOut) (callOut, bool) {
+	watchdog := time.NewTimer(time.Until(r.deadline.Add(r.limits.Grace + watchdogSlack)))
+	defer watchdog.Stop()
+	done := ctx.Done()
+	cancelled := false
+	for {
+		select {
+		case o := <-ch:
+			return o, true
+		case <-done:
+			done = nil
+			if d := r.limits.Grace + watchdogSlack; time.Now().Add(d).Before(r.deadline.Add(r.limits.Grace + watchdogSlack)) {
+				cancelled = true
+				watchdog.Reset(d)
+			}
+		case <-watchdog.C:
+			if cancelled {
+				return callOut{err: &CancelledError{Err: context.Cause(ctx)}}, false
+			}
+			return callOut{err: &DeadlineError{Waiting: true, Call: r.blockedIn()}}, false
+		}
 	}
 }
 

@@ -1,6 +1,7 @@
 package wasmhost
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -210,5 +211,40 @@ func TestCallBlockedInWASIFile(t *testing.T) {
 		if time.Now().After(give) {
 			t.Fatalf("store not freed after the native call returned (%d live, want %d)", testEngine.live.Load(), before)
 		}
+	}
+}
+
+// TestCancelWhileBlockedInWASIFile: the caller's context ending while the
+// guest is blocked in native WASI code ends the call with CancelledError
+// after the grace, long before the deadline.
+func TestCancelWhileBlockedInWASIFile(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "fifo")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Skip("no FIFOs here:", err)
+	}
+	i := instantiate(t, "wasi.wat", RunConfig{
+		WASI:   WASI{Preopens: []Preopen{{HostDir: dir, GuestPath: "."}}},
+		Limits: Limits{Deadline: 10 * time.Minute, Grace: 200 * time.Millisecond},
+	})
+	ctx, cancel := context.WithCancel(bg)
+	ended := make(chan error, 1)
+	go func() {
+		_, err := i.Call(ctx, "", "open", uint32(0), "fifo", false)
+		ended <- err
+	}()
+	time.Sleep(100 * time.Millisecond)
+	cancel()
+	select {
+	case err := <-ended:
+		var ce *CancelledError
+		if !errors.As(err, &ce) || !errors.Is(err, context.Canceled) {
+			t.Fatalf("got %T %v, want CancelledError(context.Canceled)", err, err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("a cancelled call blocked in a FIFO open held its caller")
+	}
+	if w, err := os.OpenFile(fifo, os.O_WRONLY|syscall.O_NONBLOCK, 0); err == nil {
+		w.Close()
 	}
 }
