@@ -71,6 +71,17 @@ func valSlice(p *cval, n C.size_t) []cval {
 // box moves *tmp into a wasmtime heap value (for option/result/variant payloads).
 func box(tmp *cval) *cval { return C.wh_val_box(tmp) }
 
+// setCPtr stores p into a pointer field of a C value (an option, variant or
+// result payload) as a plain word. A store through a Go pointer type would
+// run the GC write barrier, which reads and shades the field's old contents:
+// in memory wasmtime hands out uninitialised (valrecord/vallist/valtuple
+// _new_uninit, a host call's results) that is whatever malloc left there,
+// sometimes a stale Go heap address, and shading it marks a free object
+// ("found pointer to free object", "found bad pointer in Go heap").
+// cval has no pointer bits for the GC, so no barrier is needed even when the
+// value lives in Go memory.
+func setCPtr(slot unsafe.Pointer, p *cval) { *(*uintptr)(slot) = uintptr(unsafe.Pointer(p)) }
+
 func lower(v Value, t *Type, dst *cval) {
 	p := of(dst)
 	switch t.Kind {
@@ -154,11 +165,11 @@ func lower(v Value, t *Type, dst *cval) {
 		dst.kind = cvVariant
 		vv := (*C.wasmtime_component_valvariant_t)(p)
 		setName(&vv.discriminant, va.Case)
-		vv.val = nil
+		setCPtr(unsafe.Pointer(&vv.val), nil)
 		if c := caseOf(t, va.Case); c.Type != nil {
 			var tmp cval
 			lower(va.Value, c.Type, &tmp)
-			vv.val = box(&tmp)
+			setCPtr(unsafe.Pointer(&vv.val), box(&tmp))
 		}
 	case KindEnum:
 		dst.kind = cvEnum
@@ -166,19 +177,18 @@ func lower(v Value, t *Type, dst *cval) {
 	case KindOption:
 		o := v.(Option)
 		dst.kind = cvOption
-		pp := (**cval)(p)
-		*pp = nil
+		setCPtr(p, nil)
 		if o.Some {
 			var tmp cval
 			lower(o.Value, t.Elem, &tmp)
-			*pp = box(&tmp)
+			setCPtr(p, box(&tmp))
 		}
 	case KindResult:
 		r := v.(Result)
 		dst.kind = cvResult
 		vr := (*C.wasmtime_component_valresult_t)(p)
 		vr.is_ok = C.bool(!r.IsErr)
-		vr.val = nil
+		setCPtr(unsafe.Pointer(&vr.val), nil)
 		side := t.Ok
 		if r.IsErr {
 			side = t.Err
@@ -186,7 +196,7 @@ func lower(v Value, t *Type, dst *cval) {
 		if side != nil {
 			var tmp cval
 			lower(r.Value, side, &tmp)
-			vr.val = box(&tmp)
+			setCPtr(unsafe.Pointer(&vr.val), box(&tmp))
 		}
 	case KindFlags:
 		f := v.(Flags)

@@ -251,7 +251,9 @@ func setWASI(cctx *C.wasmtime_context_t, w WASI) error {
 		if n == 0 {
 			return nil
 		}
-		p := C.malloc(C.size_t(n) * C.size_t(unsafe.Sizeof(uintptr(0))))
+		// Zeroed: the stores below are Go pointer-typed, so the GC write
+		// barrier reads (and would shade) whatever malloc left in the slots.
+		p := C.calloc(C.size_t(n), C.size_t(unsafe.Sizeof(uintptr(0))))
 		frees = append(frees, p)
 		return (**C.char)(p)
 	}
