@@ -25,7 +25,6 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"regexp"
 	"sort"
 	"strconv"
@@ -34,6 +33,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/murmur-go/murmur/internal/home"
 	"github.com/murmur-go/murmur/internal/store"
 )
 
@@ -68,12 +68,12 @@ type result struct {
 }
 
 func run(bin string, clients int, duration time.Duration) error {
-	home, err := os.MkdirTemp("", "roost-load-")
+	tmpHome, err := os.MkdirTemp("", "roost-load-")
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(home)
-	reg := filepath.Join(home, ".murmur", "artifacts")
+	defer os.RemoveAll(tmpHome)
+	reg := home.Artifacts(tmpHome)
 	for _, c := range []struct{ name, caps string }{
 		{"local/orchestrator", "  spawn:\n    allow: [local/worker-a]\n"},
 		{"local/worker-a", ""},
@@ -93,7 +93,7 @@ func run(bin string, clients int, duration time.Duration) error {
 	}
 
 	cmd := exec.Command(bin, "--port", "0", "--spawn-allow", "local/orchestrator", "--max-live-capsules", "256")
-	cmd.Env = []string{"HOME=" + home, "PATH=" + os.Getenv("PATH")}
+	cmd.Env = []string{"HOME=" + tmpHome, "PATH=" + os.Getenv("PATH")}
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		return err

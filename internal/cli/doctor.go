@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/murmur-go/murmur/internal/diag"
+	"github.com/murmur-go/murmur/internal/home"
 	"github.com/murmur-go/murmur/internal/manifest"
 	"github.com/murmur-go/murmur/internal/store"
 )
@@ -30,7 +31,7 @@ non-zero when any check fails.`,
 }
 
 func runDoctor(stdout, stderr io.Writer) error {
-	home, err := store.Home()
+	homeDir, err := home.Dir()
 	if err != nil {
 		return err
 	}
@@ -48,7 +49,7 @@ func runDoctor(stdout, stderr io.Writer) error {
 	printManifestWarnings(stderr, m)
 	fmt.Fprintf(stdout, "ok    manifest %s@%s\n", m.Name, m.Version)
 	problems := 0
-	chain := store.Chain{Project: store.Project(proj), Global: store.Global(home)}
+	chain := store.Chain{Project: store.Project(proj), Global: store.Global(homeDir)}
 	lock, err := store.ReadLock(proj)
 	switch {
 	case err != nil:

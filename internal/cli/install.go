@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/murmur-go/murmur/internal/diag"
+	"github.com/murmur-go/murmur/internal/home"
 	"github.com/murmur-go/murmur/internal/manifest"
 	"github.com/murmur-go/murmur/internal/store"
 )
@@ -54,11 +55,11 @@ func isZipRef(ref string) bool {
 }
 
 func runInstallRef(ref string, global, force bool, stdout io.Writer) error {
-	home, err := store.Home()
+	homeDir, err := home.Dir()
 	if err != nil {
 		return err
 	}
-	g := store.Global(home)
+	g := store.Global(homeDir)
 	target := g
 	if !global {
 		proj, err := storeProjectDir()
@@ -101,7 +102,7 @@ func runInstallRef(ref string, global, force bool, stdout io.Writer) error {
 }
 
 func runInstallProject(force bool, stdout, stderr io.Writer) error {
-	home, err := store.Home()
+	homeDir, err := home.Dir()
 	if err != nil {
 		return err
 	}
@@ -114,7 +115,7 @@ func runInstallProject(force bool, stdout, stderr io.Writer) error {
 		return err
 	}
 	printManifestWarnings(stderr, m)
-	g, p := store.Global(home), store.Project(proj)
+	g, p := store.Global(homeDir), store.Project(proj)
 	opts := manifest.Options{SkipSecrets: true}
 	lock := &store.Lock{Version: store.LockVersion}
 	failed := 0

@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/murmur-go/murmur/internal/diag"
+	"github.com/murmur-go/murmur/internal/home"
 	"github.com/murmur-go/murmur/internal/store"
 )
 
@@ -36,7 +37,7 @@ func runList(global, all bool, stdout, stderr io.Writer) error {
 	if global && all {
 		return usageError{fmt.Errorf("give -g or --all, not both")}
 	}
-	home, err := store.Home()
+	homeDir, err := home.Dir()
 	if err != nil {
 		return err
 	}
@@ -51,7 +52,7 @@ func runList(global, all bool, stdout, stderr io.Writer) error {
 		}
 	}
 	if global || all {
-		stores = append(stores, store.Global(home))
+		stores = append(stores, store.Global(homeDir))
 	}
 	var entries []store.Entry
 	for _, s := range stores {

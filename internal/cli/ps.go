@@ -12,9 +12,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/murmur-go/murmur/internal/diag"
+	"github.com/murmur-go/murmur/internal/home"
 	"github.com/murmur-go/murmur/internal/ids"
 	"github.com/murmur-go/murmur/internal/running"
-	"github.com/murmur-go/murmur/internal/session"
 )
 
 func init() { register(newPsCmd) }
@@ -31,11 +31,11 @@ A record whose process is gone (or whose pid now belongs to another process),
 and a record no mur can read, is removed, with a 'pruned:' line on stderr.`,
 		Args: exactArgs(0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			home, err := session.Home()
+			homeDir, err := home.Dir()
 			if err != nil {
 				return err
 			}
-			return runPs(running.Dir(home), time.Now(), stdout, stderr)
+			return runPs(home.Running(homeDir), time.Now(), stdout, stderr)
 		},
 	}
 }
@@ -49,7 +49,7 @@ func removeRuntimeDir(runningDir string, e running.Entry, stderr io.Writer) {
 	if e.State != running.Stale || !ids.Valid(ids.Session, id) || filepath.Base(e.File) != id+".json" {
 		return
 	}
-	sd := filepath.Join(filepath.Dir(runningDir), "sessions", id)
+	sd := filepath.Join(filepath.Dir(runningDir), filepath.Base(home.Sessions("")), id)
 	if err := os.RemoveAll(sd); err != nil {
 		fmt.Fprintf(stderr, "%s\n", diag.Warn("W-IO-052", "cannot remove the runtime dir %s: %v", sd, err))
 	}

@@ -10,9 +10,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/murmur-go/murmur/internal/home"
 	"github.com/murmur-go/murmur/internal/ids"
 	"github.com/murmur-go/murmur/internal/running"
-	"github.com/murmur-go/murmur/internal/session"
 	"github.com/murmur-go/murmur/internal/trace"
 )
 
@@ -26,9 +26,9 @@ func deadPID(t testing.TB) int {
 }
 
 func TestPsListsLiveAndPrunesStale(t *testing.T) {
-	home := t.TempDir()
-	dir := running.Dir(home)
-	if r := runMur(t, home, home, nil, "ps"); r.Code != 0 || r.Stdout != "no running capsules\n" {
+	homeDir := t.TempDir()
+	dir := home.Running(homeDir)
+	if r := runMur(t, homeDir, homeDir, nil, "ps"); r.Code != 0 || r.Stdout != "no running capsules\n" {
 		t.Fatalf("empty ps: %+v", r)
 	}
 
@@ -62,7 +62,7 @@ func TestPsListsLiveAndPrunesStale(t *testing.T) {
 		CapsuleName: "local/recycled", CapsuleVersion: "1", RecordsDir: "/r", StartedAt: time.Now().UTC().Format(time.RFC3339)}))
 	must(os.WriteFile(filepath.Join(dir, "junk.json"), []byte("{"), 0o600))
 
-	r := runMur(t, home, home, nil, "ps")
+	r := runMur(t, homeDir, homeDir, nil, "ps")
 	if r.Code != 0 {
 		t.Fatalf("ps: %+v", r)
 	}
@@ -89,9 +89,9 @@ func TestPsListsLiveAndPrunesStale(t *testing.T) {
 }
 
 // writeTrace records a session of project proj under home, like a run would.
-func writeTrace(t testing.TB, home, proj, id string, ended bool, calls int) string {
+func writeTrace(t testing.TB, homeDir, proj, id string, ended bool, calls int) string {
 	t.Helper()
-	dir := filepath.Join(session.ProjectRecordsDir(home, proj), id)
+	dir := filepath.Join(home.ProjectRecords(homeDir, proj), id)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		t.Fatal(err)
 	}
@@ -112,39 +112,39 @@ func writeTrace(t testing.TB, home, proj, id string, ended bool, calls int) stri
 }
 
 func TestTraceShowAndRm(t *testing.T) {
-	home, proj := t.TempDir(), t.TempDir()
+	homeDir, proj := t.TempDir(), t.TempDir()
 	os.WriteFile(filepath.Join(proj, "murmur.yaml"), []byte("name: demo\nversion: 0.2.0\n"), 0o600)
 	sub := filepath.Join(proj, "src")
 	os.MkdirAll(sub, 0o755)
 	older := ids.AtTime(ids.Session, time.Now().Add(-time.Hour))
 	newer := ids.New(ids.Session)
-	writeTrace(t, home, proj, older, true, 2)
-	newerDir := writeTrace(t, home, proj, newer, false, 1)
+	writeTrace(t, homeDir, proj, older, true, 2)
+	newerDir := writeTrace(t, homeDir, proj, newer, false, 1)
 
 	// @1 from a subdirectory: the newest session of the project, never ended.
-	r := runMur(t, home, sub, nil, "trace", "show")
+	r := runMur(t, homeDir, sub, nil, "trace", "show")
 	if r.Code != 0 || !strings.Contains(r.Stdout, newer) ||
 		!strings.Contains(r.Stdout, "ended without a session_end; its last event is tool_call") {
 		t.Fatalf("trace show @1: %+v", r)
 	}
-	r = runMur(t, home, proj, nil, "trace", "show", "@2")
+	r = runMur(t, homeDir, proj, nil, "trace", "show", "@2")
 	for _, want := range []string{older, "local/demo@0.2.0 (script)", "ending:    ok", "1.23 s", "tools:     2", "echo0", "echo1", "11 ms"} {
 		if !strings.Contains(r.Stdout, want) {
 			t.Errorf("trace show @2 lacks %q:\n%s", want, r.Stdout)
 		}
 	}
 	// By id from anywhere, and by path.
-	if r := runMur(t, home, t.TempDir(), nil, "trace", "show", older); r.Code != 0 || !strings.Contains(r.Stdout, older) {
+	if r := runMur(t, homeDir, t.TempDir(), nil, "trace", "show", older); r.Code != 0 || !strings.Contains(r.Stdout, older) {
 		t.Errorf("show by id elsewhere: %+v", r)
 	}
-	if r := runMur(t, home, t.TempDir(), nil, "trace", "show", filepath.Join(newerDir, trace.FileName)); r.Code != 0 || !strings.Contains(r.Stdout, newer) {
+	if r := runMur(t, homeDir, t.TempDir(), nil, "trace", "show", filepath.Join(newerDir, trace.FileName)); r.Code != 0 || !strings.Contains(r.Stdout, newer) {
 		t.Errorf("show by path: %+v", r)
 	}
 	// A trace cut off mid-line still reads.
 	f, _ := os.OpenFile(filepath.Join(newerDir, trace.FileName), os.O_APPEND|os.O_WRONLY, 0)
 	f.WriteString(`{"event_type":"tool_ca`)
 	f.Close()
-	if r := runMur(t, home, proj, nil, "trace", "show", "@1"); r.Code != 0 || !strings.Contains(r.Stdout, "cut off") ||
+	if r := runMur(t, homeDir, proj, nil, "trace", "show", "@1"); r.Code != 0 || !strings.Contains(r.Stdout, "cut off") ||
 		!strings.Contains(r.Stdout, "last event is tool_call") {
 		t.Errorf("cut trace: %+v", r)
 	}
@@ -161,30 +161,30 @@ func TestTraceShowAndRm(t *testing.T) {
 		{[]string{"trace", "rm", "ses_nothex"}, "E-TRC-005"},
 		{[]string{"trace", "show", "a", "b"}, "E-CFG-001"},
 	} {
-		r := runMur(t, home, proj, nil, tc.args...)
+		r := runMur(t, homeDir, proj, nil, tc.args...)
 		if r.Code == 0 || !strings.Contains(r.Stderr, "error["+tc.code+"]") || !strings.Contains(r.Stderr, "hint:") {
 			t.Errorf("mur %v: want %s, got %+v", tc.args, tc.code, r)
 		}
 	}
 
-	if r := runMur(t, home, proj, nil, "trace", "rm", older); r.Code != 0 || !strings.Contains(r.Stdout, "removed") {
+	if r := runMur(t, homeDir, proj, nil, "trace", "rm", older); r.Code != 0 || !strings.Contains(r.Stdout, "removed") {
 		t.Fatalf("trace rm: %+v", r)
 	}
-	if _, err := os.Stat(filepath.Join(session.ProjectRecordsDir(home, proj), older)); !os.IsNotExist(err) {
+	if _, err := os.Stat(filepath.Join(home.ProjectRecords(homeDir, proj), older)); !os.IsNotExist(err) {
 		t.Errorf("records dir still there: %v", err)
 	}
-	if r := runMur(t, home, proj, nil, "trace", "show", "@2"); !strings.Contains(r.Stderr, "E-TRC-004") {
+	if r := runMur(t, homeDir, proj, nil, "trace", "show", "@2"); !strings.Contains(r.Stderr, "E-TRC-004") {
 		t.Errorf("@2 after rm: %+v", r)
 	}
 }
 
 func TestTraceRmRefusesARunningSession(t *testing.T) {
-	home, proj := t.TempDir(), t.TempDir()
+	homeDir, proj := t.TempDir(), t.TempDir()
 	id := ids.New(ids.Session)
-	writeTrace(t, home, proj, id, false, 0)
+	writeTrace(t, homeDir, proj, id, false, 0)
 	pid, start, _ := running.Self()
-	running.Write(running.Dir(home), running.Record{SessionID: id, PID: pid, ProcessStart: start, RecordsDir: "/r"})
-	if r := runMur(t, home, proj, nil, "trace", "rm", id); !strings.Contains(r.Stderr, "E-TRC-007") {
+	running.Write(home.Running(homeDir), running.Record{SessionID: id, PID: pid, ProcessStart: start, RecordsDir: "/r"})
+	if r := runMur(t, homeDir, proj, nil, "trace", "rm", id); !strings.Contains(r.Stderr, "E-TRC-007") {
 		t.Fatalf("rm of a running session: %+v", r)
 	}
 }

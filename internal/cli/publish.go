@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/murmur-go/murmur/internal/diag"
+	"github.com/murmur-go/murmur/internal/home"
 	"github.com/murmur-go/murmur/internal/manifest"
 	"github.com/murmur-go/murmur/internal/store"
 )
@@ -40,7 +41,7 @@ version with the same bytes is a no-op; with other bytes it is refused unless
 }
 
 func runPublish(zipPath string, force bool, stdout io.Writer) error {
-	home, err := store.Home()
+	homeDir, err := home.Dir()
 	if err != nil {
 		return err
 	}
@@ -53,7 +54,7 @@ func runPublish(zipPath string, force bool, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	r, err := store.Global(home).Publish(data, force)
+	r, err := store.Global(homeDir).Publish(data, force)
 	if err != nil {
 		return err
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/murmur-go/murmur/internal/diag"
+	"github.com/murmur-go/murmur/internal/home"
 	"github.com/murmur-go/murmur/internal/hostapi"
 	"github.com/murmur-go/murmur/internal/manifest"
 	"github.com/murmur-go/murmur/internal/script"
@@ -110,16 +111,16 @@ func runCapsule(f runFlags, stdout, stderr io.Writer) error {
 	default:
 		return usageError{fmt.Errorf("--containment must be advisory, scoped or sealed, not %q", f.containment)}
 	}
-	home, err := session.Home()
+	homeDir, err := home.Dir()
 	if err != nil {
 		return err
 	}
 	if f.explainScope {
-		return explainScope(f, home, stdout, stderr)
+		return explainScope(f, homeDir, stdout, stderr)
 	}
 	sig := onSignal()
 	defer sig.stop()
-	l, err := prepare(f, home, stderr)
+	l, err := prepare(f, homeDir, stderr)
 	if err != nil {
 		return err
 	}
@@ -145,7 +146,7 @@ func runCapsule(f runFlags, stdout, stderr io.Writer) error {
 	grants, _ := l.m.EffectiveGrants()
 	grantsJSON, _ := json.Marshal(grants)
 	sess, err := session.New(session.Config{
-		Home: home, ManifestDir: l.manifestDir, Workdir: f.workdir,
+		Home: homeDir, ManifestDir: l.manifestDir, Workdir: f.workdir,
 		Name: l.m.Name, Version: l.m.Version, Task: task,
 		ManifestYAML: l.manifestYAML, Grants: grantsJSON,
 	})
@@ -317,12 +318,12 @@ func retainOf(m *manifest.Manifest) session.Retain {
 
 // prepare loads the manifest (or the installed capsule), checks it is a
 // script capsule, finds its component and resolves its tool artifacts.
-func prepare(f runFlags, home string, stderr io.Writer) (*launch, error) {
+func prepare(f runFlags, homeDir string, stderr io.Writer) (*launch, error) {
 	l := &launch{}
 	var chain store.Chain
 	var err error
 	if f.capsule != "" {
-		chain, err = store.ChainFor("", home)
+		chain, err = store.ChainFor("", homeDir)
 		if err != nil {
 			return nil, err
 		}
@@ -369,7 +370,7 @@ func prepare(f runFlags, home string, stderr io.Writer) (*launch, error) {
 				return nil, err
 			}
 		}
-		if chain, err = store.ChainFor(l.manifestDir, home); err != nil {
+		if chain, err = store.ChainFor(l.manifestDir, homeDir); err != nil {
 			return nil, err
 		}
 	}
@@ -496,11 +497,11 @@ const (
 // contains it, and runs nothing (contracts §10, --explain-scope). It reads
 // the manifest only: no component is compiled, no artifact resolved, no
 // secret read, no session file written.
-func explainScope(f runFlags, home string, stdout, stderr io.Writer) error {
+func explainScope(f runFlags, homeDir string, stdout, stderr io.Writer) error {
 	var m *manifest.Manifest
 	var from string
 	if f.capsule != "" {
-		chain, err := store.ChainFor("", home)
+		chain, err := store.ChainFor("", homeDir)
 		if err != nil {
 			return err
 		}

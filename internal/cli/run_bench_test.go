@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/murmur-go/murmur/internal/home"
 	"github.com/murmur-go/murmur/internal/ids"
 	"github.com/murmur-go/murmur/internal/running"
 )
@@ -43,16 +44,16 @@ func BenchmarkForkExecTrue(b *testing.B) {
 // benchRun times whole `mur run` processes of a capsule whose component is
 // already in the compile cache.
 func benchRun(b *testing.B, wasm []byte, manifest, task string) {
-	home, base := b.TempDir(), b.TempDir()
+	homeDir, base := b.TempDir(), b.TempDir()
 	proj := capsule(b, filepath.Join(base, "bench"), manifest, wasm)
 	wd := filepath.Join(base, "wd")
 	run := func() {
 		cmd := exec.Command(murBin(b), "run", "--workdir", wd, "--task", task)
 		cmd.Dir = proj
-		cmd.Env = []string{"HOME=" + home}
+		cmd.Env = []string{"HOME=" + homeDir}
 		mustRun(b, cmd)
 	}
-	shareCompileCache(b, home)
+	shareCompileCache(b, homeDir)
 	run() // compile once
 	timeRuns(b, run)
 }
@@ -70,13 +71,13 @@ func BenchmarkMurRunCachedGoKit(b *testing.B) {
 
 // BenchmarkMurPs256: `mur ps` over 256 live records.
 func BenchmarkMurPs256(b *testing.B) {
-	home := b.TempDir()
+	homeDir := b.TempDir()
 	pid, start, err := running.Self()
 	if err != nil {
 		b.Fatal(err)
 	}
 	for i := 0; i < 256; i++ {
-		if err := running.Write(running.Dir(home), running.Record{SessionID: ids.New(ids.Session), PID: pid, ProcessStart: start,
+		if err := running.Write(home.Running(homeDir), running.Record{SessionID: ids.New(ids.Session), PID: pid, ProcessStart: start,
 			CapsuleName: "local/bench", CapsuleVersion: "1.0.0", RecordsDir: "/r", Workdir: "/w",
 			StartedAt: time.Now().UTC().Format(time.RFC3339)}); err != nil {
 			b.Fatal(err)
@@ -84,7 +85,7 @@ func BenchmarkMurPs256(b *testing.B) {
 	}
 	timeRuns(b, func() {
 		cmd := exec.Command(murBin(b), "ps")
-		cmd.Env = []string{"HOME=" + home}
+		cmd.Env = []string{"HOME=" + homeDir}
 		cmd.Stdout, cmd.Stderr = nil, os.Stderr
 		if err := cmd.Run(); err != nil {
 			b.Fatal(err)

@@ -17,9 +17,9 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/murmur-go/murmur/internal/home"
 	"github.com/murmur-go/murmur/internal/ids"
 	"github.com/murmur-go/murmur/internal/running"
-	"github.com/murmur-go/murmur/internal/session"
 	"github.com/murmur-go/murmur/internal/store"
 	"github.com/murmur-go/murmur/internal/trace"
 
@@ -108,9 +108,9 @@ func lastEnd(t testing.TB, lines []trace.Line) trace.Line {
 }
 
 func TestRunOKLeavesTheRecords(t *testing.T) {
-	home, base := t.TempDir(), t.TempDir()
+	homeDir, base := t.TempDir(), t.TempDir()
 	proj := capsule(t, filepath.Join(base, "proj"), "name: hello\nversion: 0.1.0\n", fixture(t, "ok.wat"))
-	r := runMur(t, home, proj, nil, "run", "--json", "--task", "say hi")
+	r := runMur(t, homeDir, proj, nil, "run", "--json", "--task", "say hi")
 	if r.Code != 0 {
 		t.Fatalf("mur run: %+v", r)
 	}
@@ -121,7 +121,7 @@ func TestRunOKLeavesTheRecords(t *testing.T) {
 	if want := filepath.Join(proj, "workdir", rd.SessionID); rd.Workdir != want {
 		t.Errorf("workdir %s, want %s", rd.Workdir, want)
 	}
-	if want := filepath.Join(session.ProjectRecordsDir(home, proj), rd.SessionID); rd.RecordsDir != want {
+	if want := filepath.Join(home.ProjectRecords(homeDir, proj), rd.SessionID); rd.RecordsDir != want {
 		t.Errorf("records dir %s, want %s", rd.RecordsDir, want)
 	}
 	if !strings.Contains(r.Stderr, rd.SessionID+": ok") {
@@ -140,7 +140,7 @@ func TestRunOKLeavesTheRecords(t *testing.T) {
 		t.Errorf("session_end %v", end.Fields)
 	}
 	// The runtime dir is gone, the records stay, no running record is left.
-	if _, err := os.Stat(filepath.Join(home, ".murmur", "sessions", rd.SessionID)); !os.IsNotExist(err) {
+	if _, err := os.Stat(filepath.Join(homeDir, ".murmur", "sessions", rd.SessionID)); !os.IsNotExist(err) {
 		t.Errorf("runtime dir left behind: %v", err)
 	}
 	for _, d := range []string{"logs", "out"} {
@@ -148,21 +148,21 @@ func TestRunOKLeavesTheRecords(t *testing.T) {
 			t.Errorf("records %s: %v", d, err)
 		}
 	}
-	if left, _ := running.Scan(running.Dir(home)); len(left) != 0 {
+	if left, _ := running.Scan(home.Running(homeDir)); len(left) != 0 {
 		t.Errorf("running records left: %+v", left)
 	}
 	// Human output: the ending on stdout.
-	r = runMur(t, home, proj, nil, "run")
+	r = runMur(t, homeDir, proj, nil, "run")
 	if r.Code != 0 || !strings.HasSuffix(strings.TrimSpace(r.Stdout), ": ok") {
 		t.Errorf("plain run: %+v", r)
 	}
-	if r := runMur(t, home, proj, nil, "trace", "show"); r.Code != 0 || !strings.Contains(r.Stdout, "ending:    ok") {
+	if r := runMur(t, homeDir, proj, nil, "trace", "show"); r.Code != 0 || !strings.Contains(r.Stdout, "ending:    ok") {
 		t.Errorf("trace show after a run: %+v", r)
 	}
 }
 
 func TestRunEndings(t *testing.T) {
-	home, base := t.TempDir(), t.TempDir()
+	homeDir, base := t.TempDir(), t.TempDir()
 	probe := fixture(t, "capsule-probe.wasm")
 	tests := []struct {
 		name, wat, task, manifestExtra string
@@ -191,7 +191,7 @@ func TestRunEndings(t *testing.T) {
 			if tc.task != "" {
 				args = append(args, "--task", tc.task)
 			}
-			r := runMur(t, home, proj, nil, args...)
+			r := runMur(t, homeDir, proj, nil, args...)
 			if r.Code != 1 || !strings.Contains(r.Stderr, "error["+tc.code+"]") || !strings.Contains(r.Stderr, ": "+tc.ending+"\n") {
 				t.Errorf("%s: want exit 1, %s, ending %s; got %+v", tc.name, tc.code, tc.ending, r)
 				return
@@ -224,12 +224,12 @@ func TestRunEndings(t *testing.T) {
 }
 
 // startMur starts mur in the background; its stdout is read line by line.
-func startMur(t testing.TB, home, dir string, args ...string) (*exec.Cmd, *bufio.Reader, *bytes.Buffer) {
+func startMur(t testing.TB, homeDir, dir string, args ...string) (*exec.Cmd, *bufio.Reader, *bytes.Buffer) {
 	t.Helper()
-	shareCompileCache(t, home)
+	shareCompileCache(t, homeDir)
 	cmd := exec.Command(murBin(t), args...)
 	cmd.Dir = dir
-	cmd.Env = []string{"HOME=" + home, "PATH=" + os.Getenv("PATH")}
+	cmd.Env = []string{"HOME=" + homeDir, "PATH=" + os.Getenv("PATH")}
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.StdoutPipe()
@@ -253,30 +253,30 @@ func readReady(t testing.TB, br *bufio.Reader) ready {
 }
 
 func TestRunKilledAndTerminated(t *testing.T) {
-	home, base := t.TempDir(), t.TempDir()
+	homeDir, base := t.TempDir(), t.TempDir()
 	proj := capsule(t, filepath.Join(base, "sleeper"), "name: sleeper\nversion: 1.0.0\n", fixture(t, "capsule-probe.wasm"))
 
 	// SIGKILL mid-run: no session_end; mur ps prunes the record; trace show
 	// says the session ended without one.
-	cmd, out, _ := startMur(t, home, proj, "run", "--json", "--task", "sleep 60s")
+	cmd, out, _ := startMur(t, homeDir, proj, "run", "--json", "--task", "sleep 60s")
 	rd := readReady(t, out)
-	r := runMur(t, home, proj, nil, "ps")
+	r := runMur(t, homeDir, proj, nil, "ps")
 	if !strings.Contains(r.Stdout, rd.SessionID) || !strings.Contains(r.Stdout, "local/sleeper@1.0.0") {
 		t.Fatalf("ps while running: %+v", r)
 	}
 	cmd.Process.Signal(syscall.SIGKILL)
 	cmd.Wait()
-	r = runMur(t, home, proj, nil, "ps")
+	r = runMur(t, homeDir, proj, nil, "ps")
 	if r.Stdout != "no running capsules\n" || !strings.Contains(r.Stderr, "pruned: "+rd.SessionID) {
 		t.Errorf("ps after SIGKILL: %+v", r)
 	}
-	r = runMur(t, home, proj, nil, "trace", "show", rd.SessionID)
+	r = runMur(t, homeDir, proj, nil, "trace", "show", rd.SessionID)
 	if !strings.Contains(r.Stdout, "ended without a session_end; its last event is session_start") {
 		t.Errorf("trace show after SIGKILL: %+v", r)
 	}
 
 	// SIGTERM: session_end {failed, terminated}, exit 143 at once, records cleaned.
-	cmd, out, stderr := startMur(t, home, proj, "run", "--json", "--task", "sleep 60s")
+	cmd, out, stderr := startMur(t, homeDir, proj, "run", "--json", "--task", "sleep 60s")
 	rd = readReady(t, out)
 	cmd.Process.Signal(syscall.SIGTERM)
 	err := cmd.Wait()
@@ -287,21 +287,21 @@ func TestRunKilledAndTerminated(t *testing.T) {
 	if end.Str("exit_status") != "failed" || end.Str("reason") != "terminated" {
 		t.Errorf("session_end after SIGTERM: %v", end.Fields)
 	}
-	if left, _ := running.Scan(running.Dir(home)); len(left) != 0 {
+	if left, _ := running.Scan(home.Running(homeDir)); len(left) != 0 {
 		t.Errorf("running record left after SIGTERM: %+v", left)
 	}
-	if _, err := os.Stat(filepath.Join(home, ".murmur", "sessions", rd.SessionID)); !os.IsNotExist(err) {
+	if _, err := os.Stat(filepath.Join(homeDir, ".murmur", "sessions", rd.SessionID)); !os.IsNotExist(err) {
 		t.Errorf("runtime dir left after SIGTERM: %v", err)
 	}
 }
 
 func TestRunWhatTheComponentSees(t *testing.T) {
-	home, base := t.TempDir(), t.TempDir()
+	homeDir, base := t.TempDir(), t.TempDir()
 	manifest := "name: probe\nversion: 0.3.0\ncapabilities:\n  env:\n    allow: [ALLOWED_VAR, UNSET_VAR]\n"
 	proj := capsule(t, filepath.Join(base, "probe"), manifest, fixture(t, "capsule-probe.wasm"))
 	wd := filepath.Join(base, "wd")
 
-	r := runMur(t, home, proj, []string{"ALLOWED_VAR=yes", "SECRET_TOKEN=no"}, "run", "--workdir", wd, "--task", "env")
+	r := runMur(t, homeDir, proj, []string{"ALLOWED_VAR=yes", "SECRET_TOKEN=no"}, "run", "--workdir", wd, "--task", "env")
 	if r.Code != 0 {
 		t.Fatalf("env run: %+v", r)
 	}
@@ -316,7 +316,7 @@ func TestRunWhatTheComponentSees(t *testing.T) {
 	// The task arrives through murmur-runtime/task.md, from a file or text.
 	taskFile := filepath.Join(base, "task.txt")
 	os.WriteFile(taskFile, []byte("task\nsecond line\n"), 0o644)
-	if r := runMur(t, home, proj, nil, "run", "--workdir", wd, "--task", taskFile); r.Code != 0 {
+	if r := runMur(t, homeDir, proj, nil, "run", "--workdir", wd, "--task", taskFile); r.Code != 0 {
 		t.Fatalf("task run: %+v", r)
 	}
 	got, _ = os.ReadFile(filepath.Join(wd, "out", "result.txt"))
@@ -327,7 +327,7 @@ func TestRunWhatTheComponentSees(t *testing.T) {
 	// Escapes: nothing is written outside the work folder, the runtime dir is read-only.
 	marker := filepath.Join(base, "before")
 	os.WriteFile(marker, nil, 0o644)
-	if r := runMur(t, home, proj, nil, "run", "--workdir", wd, "--task", "escape"); r.Code != 0 {
+	if r := runMur(t, homeDir, proj, nil, "run", "--workdir", wd, "--task", "escape"); r.Code != 0 {
 		t.Fatalf("escape run: %+v", r)
 	}
 	got, _ = os.ReadFile(filepath.Join(wd, "out", "result.txt"))
@@ -350,7 +350,7 @@ func TestRunWhatTheComponentSees(t *testing.T) {
 }
 
 func TestRunRefusals(t *testing.T) {
-	home, base := t.TempDir(), t.TempDir()
+	homeDir, base := t.TempDir(), t.TempDir()
 	coreModule := []byte("\x00asm\x01\x00\x00\x00")
 	two := capsule(t, filepath.Join(base, "two"), "name: two\nversion: 1.0.0\n", nil)
 	os.WriteFile(filepath.Join(two, "a.wasm"), fixture(t, "ok.wat"), 0o644)
@@ -374,7 +374,7 @@ func TestRunRefusals(t *testing.T) {
 		{"no manifest", base, nil, "E-MAN-020"},
 	}
 	for _, tc := range tests {
-		r := runMur(t, home, tc.dir, nil, append([]string{"run"}, tc.args...)...)
+		r := runMur(t, homeDir, tc.dir, nil, append([]string{"run"}, tc.args...)...)
 		if r.Code == 0 || !strings.Contains(r.Stderr, "error["+tc.code+"]") || !strings.Contains(r.Stderr, "hint:") {
 			t.Errorf("%s: want %s, got %+v", tc.name, tc.code, r)
 		}
@@ -384,7 +384,7 @@ func TestRunRefusals(t *testing.T) {
 	}
 	// Nothing started: no session was recorded, no runtime dir made.
 	for _, d := range []string{"records", "sessions", "running"} {
-		entries, _ := os.ReadDir(filepath.Join(home, ".murmur", d))
+		entries, _ := os.ReadDir(filepath.Join(homeDir, ".murmur", d))
 		if len(entries) != 0 {
 			t.Errorf("a refused run left ~/.murmur/%s entries", d)
 		}
@@ -392,17 +392,17 @@ func TestRunRefusals(t *testing.T) {
 }
 
 func TestRunInstalledCapsule(t *testing.T) {
-	home, base := t.TempDir(), t.TempDir()
+	homeDir, base := t.TempDir(), t.TempDir()
 	src := capsule(t, filepath.Join(base, "src"), "name: acme/probe\nversion: 2.0.0\n", fixture(t, "capsule-probe.wasm"))
-	if r := runMur(t, home, src, nil, "build"); r.Code != 0 {
+	if r := runMur(t, homeDir, src, nil, "build"); r.Code != 0 {
 		t.Fatalf("build: %+v", r)
 	}
-	if r := runMur(t, home, src, nil, "publish"); r.Code != 0 {
+	if r := runMur(t, homeDir, src, nil, "publish"); r.Code != 0 {
 		t.Fatalf("publish: %+v", r)
 	}
 	cwd := filepath.Join(base, "elsewhere")
 	os.MkdirAll(cwd, 0o755)
-	r := runMur(t, home, cwd, nil, "run", "--capsule", "acme/probe", "--capsule-version", "2.0.0", "--task", "task", "--json")
+	r := runMur(t, homeDir, cwd, nil, "run", "--capsule", "acme/probe", "--capsule-version", "2.0.0", "--task", "task", "--json")
 	if r.Code != 0 {
 		t.Fatalf("--capsule run: %+v", r)
 	}
@@ -410,7 +410,7 @@ func TestRunInstalledCapsule(t *testing.T) {
 	if want := filepath.Join(cwd, "workdir", rd.SessionID); rd.Workdir != want {
 		t.Errorf("--capsule workdir %s, want %s", rd.Workdir, want)
 	}
-	if want := filepath.Join(session.ProjectRecordsDir(home, rd.Workdir), rd.SessionID); rd.RecordsDir != want {
+	if want := filepath.Join(home.ProjectRecords(homeDir, rd.Workdir), rd.SessionID); rd.RecordsDir != want {
 		t.Errorf("--capsule records dir %s, want %s", rd.RecordsDir, want)
 	}
 	if got, _ := os.ReadFile(filepath.Join(rd.Workdir, "out", "result.txt")); string(got) != "task: \"task\"\n" {
@@ -419,9 +419,9 @@ func TestRunInstalledCapsule(t *testing.T) {
 }
 
 func TestRunTwentyAtOnce(t *testing.T) {
-	home, base := t.TempDir(), t.TempDir()
+	homeDir, base := t.TempDir(), t.TempDir()
 	proj := capsule(t, filepath.Join(base, "many"), "name: many\nversion: 1.0.0\n", fixture(t, "capsule-probe.wasm"))
-	if r := runMur(t, home, proj, nil, "run", "--task", "task"); r.Code != 0 { // warm the compile cache
+	if r := runMur(t, homeDir, proj, nil, "run", "--task", "task"); r.Code != 0 { // warm the compile cache
 		t.Fatalf("first run: %+v", r)
 	}
 	var wg sync.WaitGroup
@@ -430,7 +430,7 @@ func TestRunTwentyAtOnce(t *testing.T) {
 		wg.Add(1)
 		go func(i int) {
 			defer wg.Done()
-			results[i] = runMur(t, home, proj, nil, "run", "--json", "--task", fmt.Sprintf("task %d", i))
+			results[i] = runMur(t, homeDir, proj, nil, "run", "--json", "--task", fmt.Sprintf("task %d", i))
 		}(i)
 	}
 	wg.Wait()
@@ -453,23 +453,23 @@ func TestRunTwentyAtOnce(t *testing.T) {
 			t.Errorf("run %d did not end ok", i)
 		}
 	}
-	if left, _ := running.Scan(running.Dir(home)); len(left) != 0 {
+	if left, _ := running.Scan(home.Running(homeDir)); len(left) != 0 {
 		t.Errorf("%d running records left", len(left))
 	}
 }
 
 func TestRunTraceRetain(t *testing.T) {
-	home, base := t.TempDir(), t.TempDir()
+	homeDir, base := t.TempDir(), t.TempDir()
 	proj := capsule(t, filepath.Join(base, "ret"), "name: ret\nversion: 1.0.0\ntrace:\n  retain:\n    max_sessions: 2\n", fixture(t, "ok.wat"))
 	var last string
 	for i := 0; i < 4; i++ {
-		r := runMur(t, home, proj, nil, "run", "--json")
+		r := runMur(t, homeDir, proj, nil, "run", "--json")
 		if r.Code != 0 {
 			t.Fatalf("run %d: %+v", i, r)
 		}
 		last = parseReady(t, r.Stdout).SessionID
 	}
-	entries, _ := os.ReadDir(session.ProjectRecordsDir(home, proj))
+	entries, _ := os.ReadDir(home.ProjectRecords(homeDir, proj))
 	if len(entries) != 2 {
 		t.Fatalf("%d sessions kept, want 2", len(entries))
 	}
@@ -483,12 +483,12 @@ func TestRunTraceOnFullDisk(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("mounting a tmpfs needs root")
 	}
-	home, base := t.TempDir(), t.TempDir()
+	homeDir, base := t.TempDir(), t.TempDir()
 	proj := capsule(t, filepath.Join(base, "full"), "name: full\nversion: 1.0.0\n", fixture(t, "ok.wat"))
-	if r := runMur(t, home, proj, nil, "run"); r.Code != 0 { // warm the compile cache
+	if r := runMur(t, homeDir, proj, nil, "run"); r.Code != 0 { // warm the compile cache
 		t.Fatalf("first run: %+v", r)
 	}
-	recs := filepath.Join(home, ".murmur", "records")
+	recs := filepath.Join(homeDir, ".murmur", "records")
 	os.RemoveAll(recs)
 	os.MkdirAll(recs, 0o700)
 	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", recs).CombinedOutput(); err != nil {
@@ -499,7 +499,7 @@ func TestRunTraceOnFullDisk(t *testing.T) {
 	f, _ := os.Create(filepath.Join(recs, "filler"))
 	f.Write(make([]byte, 1<<20))
 	f.Close()
-	r := runMur(t, home, proj, nil, "run", "--json")
+	r := runMur(t, homeDir, proj, nil, "run", "--json")
 	if r.Code != 0 || !strings.Contains(r.Stderr, "warning[W-IO-050]") || strings.Count(r.Stderr, "W-IO-050") != 1 {
 		t.Fatalf("run on a full disk: %+v", r)
 	}
@@ -540,7 +540,7 @@ func (o *otlpReceiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // invoke (ok or error), totals in session_end, and with otel_endpoint set,
 // one capsule.session span and one capsule.tool_call span per invoke.
 func TestRunToolCallsAndSpans(t *testing.T) {
-	home, base := t.TempDir(), t.TempDir()
+	homeDir, base := t.TempDir(), t.TempDir()
 	tool := filepath.Join(base, "echo")
 	os.MkdirAll(tool, 0o755)
 	os.WriteFile(filepath.Join(tool, "murmur.yaml"), []byte("name: acme/echo\nversion: 1.0.0\nruntime: tool\n"), 0o644)
@@ -550,7 +550,7 @@ func TestRunToolCallsAndSpans(t *testing.T) {
 	}
 	os.WriteFile(filepath.Join(tool, "tool-echo.wasm"), echo, 0o644)
 	for _, cmd := range []string{"build", "publish"} {
-		if r := runMur(t, home, tool, nil, cmd); r.Code != 0 {
+		if r := runMur(t, homeDir, tool, nil, cmd); r.Code != 0 {
 			t.Fatalf("%s the tool: %+v", cmd, r)
 		}
 	}
@@ -560,7 +560,7 @@ func TestRunToolCallsAndSpans(t *testing.T) {
 	manifest := "name: caller\nversion: 0.1.0\nartifacts:\n  - name: acme/echo\n    version: 1.0.0\nobservability:\n  otel_endpoint: " + srv.URL + "\n"
 	proj := capsule(t, filepath.Join(base, "caller"), manifest, fixture(t, "capsule-probe.wasm"))
 
-	r := runMur(t, home, proj, nil, "run", "--json", "--task", "invoke echo hello tools")
+	r := runMur(t, homeDir, proj, nil, "run", "--json", "--task", "invoke echo hello tools")
 	if r.Code != 0 {
 		t.Fatalf("run: %+v", r)
 	}
@@ -594,7 +594,7 @@ func TestRunToolCallsAndSpans(t *testing.T) {
 	}
 
 	// An undeclared tool: the invoke answers err, the run goes on and ends ok.
-	r = runMur(t, home, proj, nil, "run", "--json", "--task", "invoke nope x")
+	r = runMur(t, homeDir, proj, nil, "run", "--json", "--task", "invoke nope x")
 	if r.Code != 0 {
 		t.Fatalf("run with an undeclared tool: %+v", r)
 	}
@@ -607,14 +607,14 @@ func TestRunToolCallsAndSpans(t *testing.T) {
 	if end := lastEnd(t, lines); end.Int("tool_calls") != 1 || end.Int("tool_errors") != 1 || lines[1].Str("status") != "error" {
 		t.Errorf("undeclared tool trace: %+v", lines)
 	}
-	if r := runMur(t, home, proj, nil, "trace", "show", rd.SessionID); !strings.Contains(r.Stdout, "tools:     1 (1 failed)") {
+	if r := runMur(t, homeDir, proj, nil, "trace", "show", rd.SessionID); !strings.Contains(r.Stdout, "tools:     1 (1 failed)") {
 		t.Errorf("trace show: %s", r.Stdout)
 	}
 
 	// A collector that is down: the run still ends ok, the trace is whole,
 	// and the export error is in logs/otel.log.
 	srv.Close()
-	r = runMur(t, home, proj, nil, "run", "--json", "--task", "invoke echo again")
+	r = runMur(t, homeDir, proj, nil, "run", "--json", "--task", "invoke echo again")
 	if r.Code != 0 {
 		t.Fatalf("run with the collector down: %+v", r)
 	}
@@ -651,7 +651,7 @@ func copyDir(t testing.TB, src, dst string) {
 // The Go-kit example: build and publish its tool, install into the capsule's
 // project, run it, and read it back with mur trace show.
 func TestRunGoKitExample(t *testing.T) {
-	home, base := t.TempDir(), t.TempDir()
+	homeDir, base := t.TempDir(), t.TempDir()
 	tool, capsuleDir := filepath.Join(base, "echo-tool"), filepath.Join(base, "hello-script")
 	copyDir(t, filepath.Join(repoRoot(), "examples", "echo-tool"), tool)
 	copyDir(t, filepath.Join(repoRoot(), "examples", "hello-script"), capsuleDir)
@@ -661,11 +661,11 @@ func TestRunGoKitExample(t *testing.T) {
 	}{
 		{tool, []string{"build"}}, {tool, []string{"publish"}}, {capsuleDir, []string{"install"}},
 	} {
-		if r := runMur(t, home, step.dir, nil, step.args...); r.Code != 0 {
+		if r := runMur(t, homeDir, step.dir, nil, step.args...); r.Code != 0 {
 			t.Fatalf("mur %v: %+v", step.args, r)
 		}
 	}
-	r := runMur(t, home, capsuleDir, nil, "run", "--json", "--task", "hello from the test")
+	r := runMur(t, homeDir, capsuleDir, nil, "run", "--json", "--task", "hello from the test")
 	if r.Code != 0 {
 		t.Fatalf("run: %+v", r)
 	}
@@ -674,7 +674,7 @@ func TestRunGoKitExample(t *testing.T) {
 	if err != nil || !strings.Contains(string(got), "hello from the test") {
 		t.Errorf("result.txt %q, %v", got, err)
 	}
-	r = runMur(t, home, capsuleDir, nil, "trace", "show")
+	r = runMur(t, homeDir, capsuleDir, nil, "trace", "show")
 	for _, want := range []string{rd.SessionID, "local/hello-script@0.1.0 (script)", "ending:    ok", "local/echo-tool", "tools:     1"} {
 		if !strings.Contains(r.Stdout, want) {
 			t.Errorf("trace show lacks %q:\n%s", want, r.Stdout)
@@ -685,7 +685,7 @@ func TestRunGoKitExample(t *testing.T) {
 // publishWAT wraps a WAT component into a .mur.zip (murmur.yaml + one root
 // .wasm holding the WAT text, which the engine compiles) and publishes it to
 // the global store under home.
-func publishWAT(t testing.TB, home, name, version, runtime string, wat []byte) {
+func publishWAT(t testing.TB, homeDir, name, version, runtime string, wat []byte) {
 	t.Helper()
 	var buf bytes.Buffer
 	zw := zip.NewWriter(&buf)
@@ -705,7 +705,7 @@ func publishWAT(t testing.TB, home, name, version, runtime string, wat []byte) {
 	if err := zw.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := store.Global(home).Publish(buf.Bytes(), false); err != nil {
+	if _, err := store.Global(homeDir).Publish(buf.Bytes(), false); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -713,14 +713,14 @@ func publishWAT(t testing.TB, home, name, version, runtime string, wat []byte) {
 // A tool that traps: the capsule's invoke answers err, the capsule goes on
 // and ends ok; the tool_call line records the error.
 func TestRunToolThatTraps(t *testing.T) {
-	home, base := t.TempDir(), t.TempDir()
+	homeDir, base := t.TempDir(), t.TempDir()
 	wat, err := os.ReadFile(filepath.Join(repoRoot(), "internal", "hostapi", "testdata", "trap_tool.wat"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	publishWAT(t, home, "acme/trapper", "1.0.0", "tool", wat)
+	publishWAT(t, homeDir, "acme/trapper", "1.0.0", "tool", wat)
 	proj := capsule(t, filepath.Join(base, "caller"), "name: caller\nversion: 0.1.0\nartifacts:\n  - name: acme/trapper\n    version: 1.0.0\n", fixture(t, "capsule-probe.wasm"))
-	r := runMur(t, home, proj, nil, "run", "--json", "--task", "invoke trapper boom")
+	r := runMur(t, homeDir, proj, nil, "run", "--json", "--task", "invoke trapper boom")
 	if r.Code != 0 {
 		t.Fatalf("run: %+v", r)
 	}
@@ -739,11 +739,11 @@ func TestRunToolThatTraps(t *testing.T) {
 // A running record that cannot be written is a W-SEC-023 warning; the run
 // goes on and ends ok.
 func TestRunRunningRecordUnwritable(t *testing.T) {
-	home, base := t.TempDir(), t.TempDir()
+	homeDir, base := t.TempDir(), t.TempDir()
 	proj := capsule(t, filepath.Join(base, "p"), "name: p\nversion: 1.0.0\n", fixture(t, "ok.wat"))
-	os.MkdirAll(filepath.Join(home, ".murmur"), 0o700)
-	os.WriteFile(filepath.Join(home, ".murmur", "running"), []byte("a file, not a directory"), 0o600)
-	r := runMur(t, home, proj, nil, "run", "--json")
+	os.MkdirAll(filepath.Join(homeDir, ".murmur"), 0o700)
+	os.WriteFile(filepath.Join(homeDir, ".murmur", "running"), []byte("a file, not a directory"), 0o600)
+	r := runMur(t, homeDir, proj, nil, "run", "--json")
 	if r.Code != 0 || !strings.Contains(r.Stderr, "warning[W-SEC-023]") {
 		t.Fatalf("run with ~/.murmur/running unwritable: %+v", r)
 	}
@@ -755,9 +755,9 @@ func TestRunRunningRecordUnwritable(t *testing.T) {
 // wasi:http from the built binary: the request is denied (the capsule's run
 // returns only then) and logged in logs/http.log.
 func TestRunDeniesHTTP(t *testing.T) {
-	home, base := t.TempDir(), t.TempDir()
+	homeDir, base := t.TempDir(), t.TempDir()
 	proj := capsule(t, filepath.Join(base, "net"), "name: net\nversion: 1.0.0\n", fixture(t, "http_capsule.wat"))
-	r := runMur(t, home, proj, nil, "run", "--json")
+	r := runMur(t, homeDir, proj, nil, "run", "--json")
 	if r.Code != 0 {
 		t.Fatalf("run: %+v", r)
 	}

@@ -15,9 +15,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/murmur-go/murmur/internal/diag"
+	"github.com/murmur-go/murmur/internal/home"
 	"github.com/murmur-go/murmur/internal/ids"
 	"github.com/murmur-go/murmur/internal/running"
-	"github.com/murmur-go/murmur/internal/session"
 	"github.com/murmur-go/murmur/internal/trace"
 )
 
@@ -109,12 +109,12 @@ func projectDir() (string, error) {
 
 // projectSessions lists the session ids recorded for the current project,
 // newest first (ids carry their start time).
-func projectSessions(home string) (string, []string, error) {
+func projectSessions(homeDir string) (string, []string, error) {
 	pd, err := projectDir()
 	if err != nil {
 		return "", nil, err
 	}
-	dir := session.ProjectRecordsDir(home, pd)
+	dir := home.ProjectRecords(homeDir, pd)
 	entries, err := os.ReadDir(dir)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return dir, nil, diag.Wrap(err, "E-TRC-003", "cannot list the sessions in %s", dir)
@@ -131,14 +131,14 @@ func projectSessions(home string) (string, []string, error) {
 
 // findSessionDir finds a session's records dir: first under this project,
 // then anywhere under ~/.murmur/records.
-func findSessionDir(home, id string) (string, error) {
+func findSessionDir(homeDir, id string) (string, error) {
 	if pd, err := projectDir(); err == nil {
-		p := filepath.Join(session.ProjectRecordsDir(home, pd), id)
+		p := filepath.Join(home.ProjectRecords(homeDir, pd), id)
 		if st, err := os.Stat(p); err == nil && st.IsDir() {
 			return p, nil
 		}
 	}
-	root := filepath.Join(home, ".murmur", "records")
+	root := home.Records(homeDir)
 	found := ""
 	_ = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil || !d.IsDir() || p == root {
@@ -167,7 +167,7 @@ func findSessionDir(home, id string) (string, error) {
 
 // resolveTrace turns SESSION, @N or PATH into the path of a trace.jsonl.
 func resolveTrace(ref string) (string, error) {
-	home, err := session.Home()
+	homeDir, err := home.Dir()
 	if err != nil {
 		return "", err
 	}
@@ -178,7 +178,7 @@ func resolveTrace(ref string) (string, error) {
 			return "", diag.New("E-TRC-005", "%q is not a session ordinal", ref).
 				WithHint("@1 is the newest session of this project, @2 the one before")
 		}
-		dir, list, err := projectSessions(home)
+		dir, list, err := projectSessions(homeDir)
 		if err != nil {
 			return "", err
 		}
@@ -192,7 +192,7 @@ func resolveTrace(ref string) (string, error) {
 		}
 		return filepath.Join(dir, list[n-1], trace.FileName), nil
 	case ids.Valid(ids.Session, ref):
-		dir, err := findSessionDir(home, ref)
+		dir, err := findSessionDir(homeDir, ref)
 		if err != nil {
 			return "", err
 		}
@@ -212,11 +212,11 @@ func resolveTrace(ref string) (string, error) {
 // liveSession returns the pid of the session's running process, or 0 when
 // it is not running (no live record in ~/.murmur/running).
 func liveSession(id string) int {
-	home, err := session.Home()
+	homeDir, err := home.Dir()
 	if id == "" || err != nil {
 		return 0
 	}
-	entries, _ := running.Scan(running.Dir(home))
+	entries, _ := running.Scan(home.Running(homeDir))
 	for _, e := range entries {
 		if e.State == running.Live && e.Record.SessionID == id {
 			return e.Record.PID
@@ -310,11 +310,11 @@ func traceRm(id string, stdout io.Writer) error {
 		return diag.New("E-TRC-005", "%q is not a session id", id).
 			WithHint("give ses_ and 32 lowercase hex digits, as 'mur trace show' prints")
 	}
-	home, err := session.Home()
+	homeDir, err := home.Dir()
 	if err != nil {
 		return err
 	}
-	if entries, err := running.Scan(running.Dir(home)); err == nil {
+	if entries, err := running.Scan(home.Running(homeDir)); err == nil {
 		for _, e := range entries {
 			if e.State == running.Live && e.Record.SessionID == id {
 				return diag.New("E-TRC-007", "session %s is still running (pid %d)", id, e.Record.PID).
@@ -322,7 +322,7 @@ func traceRm(id string, stdout io.Writer) error {
 			}
 		}
 	}
-	dir, err := findSessionDir(home, id)
+	dir, err := findSessionDir(homeDir, id)
 	if err != nil {
 		return err
 	}

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/murmur-go/murmur/internal/home"
 	"github.com/murmur-go/murmur/internal/running"
 	"github.com/murmur-go/murmur/internal/store"
 )
@@ -42,8 +43,8 @@ func benchDaemon(b *testing.B, padBytes int) (*Server, string) {
 		}
 		childName = "local/worker-b"
 	}
-	home := b.TempDir()
-	dir := running.Dir(home)
+	homeDir := b.TempDir()
+	dir := home.Running(homeDir)
 	os.MkdirAll(dir, 0o700)
 	pid, start, err := running.Self()
 	if err != nil {
@@ -145,7 +146,7 @@ func BenchmarkCensusRead256(b *testing.B) {
 // BenchmarkStartupScan256 is the start-up census itself: reading and
 // classifying 256 records in ~/.murmur/running and opening their pidfds.
 func BenchmarkStartupScan256(b *testing.B) {
-	dir := running.Dir(b.TempDir())
+	dir := home.Running(b.TempDir())
 	os.MkdirAll(dir, 0o700)
 	pid, start, _ := running.Self()
 	for i := 0; i < 256; i++ {

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/murmur-go/murmur/internal/home"
 	"github.com/murmur-go/murmur/internal/running"
 )
 
@@ -29,7 +30,7 @@ func waitCount(t *testing.T, s *startupSet, want int) {
 // reaped still holds its pid, and Alive counts it, as mur ps would; it stops
 // counting once reaped, and is never counted again.
 func TestStartupSetZombie(t *testing.T) {
-	dir := running.Dir(t.TempDir())
+	dir := home.Running(t.TempDir())
 	os.MkdirAll(dir, 0o700)
 	a, aStart := startSleeper(t)
 	b, bStart := startSleeper(t)
@@ -61,7 +62,7 @@ func TestStartupSetZombie(t *testing.T) {
 // TestStartupSetSlowPath: records without a pidfd are asked Alive on every
 // read and give the same answers.
 func TestStartupSetSlowPath(t *testing.T) {
-	dir := running.Dir(t.TempDir())
+	dir := home.Running(t.TempDir())
 	os.MkdirAll(dir, 0o700)
 	a, aStart := startSleeper(t)
 	writeRecord(t, dir, record("ses_a", a.Process.Pid, aStart))
@@ -96,7 +97,7 @@ func TestStartupSetSlowPath(t *testing.T) {
 // TestStartupSetAbsorbWatched: absorbing a record watched by a pidfd closes
 // it and takes it out of the poll set.
 func TestStartupSetAbsorbWatched(t *testing.T) {
-	dir := running.Dir(t.TempDir())
+	dir := home.Running(t.TempDir())
 	os.MkdirAll(dir, 0o700)
 	a, aStart := startSleeper(t)
 	writeRecord(t, dir, record("ses_a", a.Process.Pid, aStart))

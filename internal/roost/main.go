@@ -24,12 +24,12 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"strconv"
 	"syscall"
 	"time"
 
-	"github.com/murmur-go/murmur/internal/running"
+	"github.com/murmur-go/murmur/internal/diag"
+	"github.com/murmur-go/murmur/internal/home"
 	"github.com/murmur-go/murmur/internal/version"
 )
 
@@ -55,16 +55,16 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 
 	// The count is taken before the daemon listens: no request is answered
 	// from a count that has not seen the host.
-	home, err := homeDir()
+	homeDir, err := home.Dir()
 	if err != nil {
-		fmt.Fprintln(stderr, lineCannotCount("the home directory could not be resolved: "+err.Error()))
+		fmt.Fprintln(stderr, lineCannotCount(err.(*diag.Diagnostic).Message))
 		return 1
 	}
 	if cfg.MaxLiveCapsules < 0 {
 		cfg.MaxLiveCapsules = DefaultMaxLive()
 	}
 	if cfg.RegistryPath == "" {
-		cfg.RegistryPath = filepath.Join(home, ".murmur", "artifacts")
+		cfg.RegistryPath = home.Artifacts(homeDir)
 	}
 	srv, cnt, err := New(Options{
 		MaxDepth:        cfg.MaxDepth,
@@ -72,7 +72,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		MaxLiveCapsules: cfg.MaxLiveCapsules,
 		SpawnAllow:      cfg.SpawnAllow,
 		Registry:        StoreRegistry(cfg.RegistryPath),
-		RunningDir:      running.Dir(home),
+		RunningDir:      home.Running(homeDir),
 	})
 	if err != nil {
 		fmt.Fprintln(stderr, lineCannotCount(err.Error()))
@@ -118,20 +118,6 @@ func newHTTPServer(h http.Handler) *http.Server {
 		MaxHeaderBytes:    64 << 10,
 		ErrorLog:          nil,
 	}
-}
-
-// homeDir is $HOME, which must be set and absolute: the running directory
-// and the default registry both hang off it, and a relative one would change
-// meaning with the working directory.
-func homeDir() (string, error) {
-	h, ok := os.LookupEnv("HOME")
-	if !ok || h == "" {
-		return "", errors.New("HOME is not set")
-	}
-	if !filepath.IsAbs(h) {
-		return "", fmt.Errorf("HOME is not an absolute path: %s", h)
-	}
-	return filepath.Clean(h), nil
 }
 
 // unwrapOp drops net.OpError's own prefix, keeping the OS's words.

@@ -32,7 +32,7 @@ type Options struct {
 	SpawnAllow      []string
 	Registry        Registry
 	// RunningDir is the running-capsule directory the start-up census reads
-	// (running.Dir(home)); "" counts nothing.
+	// (home.Running(home)); "" counts nothing.
 	RunningDir string
 }
 

@@ -15,26 +15,27 @@ import (
 	"testing"
 	"time"
 
+	"github.com/murmur-go/murmur/internal/home"
 	"github.com/murmur-go/murmur/internal/running"
 	"github.com/murmur-go/murmur/internal/version"
 	"golang.org/x/sys/unix"
 )
 
-func baseEnv(home string) []string {
-	return []string{"HOME=" + home, "PATH=" + os.Getenv("PATH")}
+func baseEnv(homeDir string) []string {
+	return []string{"HOME=" + homeDir, "PATH=" + os.Getenv("PATH")}
 }
 
 var censusRE = regexp.MustCompile(`^mur-roost: (\d+) live capsules already running on this host, counted from (.+) \((\d+) records read in (\d+\.\d) ms; (\d+) stale and (\d+) unreadable not counted\)$`)
 
 func TestStartupLinesEmptyHome(t *testing.T) {
 	t.Parallel()
-	home := t.TempDir()
-	d := startDaemon(t, home)
+	homeDir := t.TempDir()
+	d := startDaemon(t, homeDir)
 	m := censusRE.FindStringSubmatch(d.lines[0])
 	if m == nil {
 		t.Fatalf("first line: %q", d.lines[0])
 	}
-	if m[1] != "0" || m[2] != filepath.Join(home, ".murmur", "running") || m[3] != "0" || m[5] != "0" || m[6] != "0" {
+	if m[1] != "0" || m[2] != filepath.Join(homeDir, ".murmur", "running") || m[3] != "0" || m[5] != "0" || m[6] != "0" {
 		t.Fatalf("census line figures: %q", d.lines[0])
 	}
 	var set unix.CPUSet
@@ -51,7 +52,7 @@ func TestStartupLinesEmptyHome(t *testing.T) {
 	}
 	// A missing running directory is a host running nothing, and the
 	// daemon did not create it.
-	if _, err := os.Lstat(filepath.Join(home, ".murmur")); !os.IsNotExist(err) {
+	if _, err := os.Lstat(filepath.Join(homeDir, ".murmur")); !os.IsNotExist(err) {
 		t.Fatalf("the daemon created ~/.murmur: %v", err)
 	}
 	d.stop()
@@ -252,8 +253,8 @@ func startSleeper(t testing.TB) (*exec.Cmd, string) {
 // daemon never touched the directory.
 func TestStartupCensus(t *testing.T) {
 	t.Parallel()
-	home := t.TempDir()
-	dir := running.Dir(home)
+	homeDir := t.TempDir()
+	dir := home.Running(homeDir)
 	os.MkdirAll(dir, 0o700)
 
 	selfPID, selfStart, err := running.Self()
@@ -285,7 +286,7 @@ func TestStartupCensus(t *testing.T) {
 	reg := t.TempDir()
 	publish(t, reg, "local/orchestrator", "0.1.0", "spawn:\n  allow: [local/worker-a]\n")
 	publish(t, reg, "local/worker-a", "0.1.0", "")
-	d := startDaemon(t, home, "--registry-path", reg, "--spawn-allow", "local/orchestrator", "--max-live-capsules", "6")
+	d := startDaemon(t, homeDir, "--registry-path", reg, "--spawn-allow", "local/orchestrator", "--max-live-capsules", "6")
 	m := censusRE.FindStringSubmatch(d.lines[0])
 	if m == nil {
 		t.Fatalf("census line: %q", d.lines[0])
@@ -328,12 +329,12 @@ func TestStartupCensusUnlistable(t *testing.T) {
 	if os.Geteuid() == 0 {
 		t.Skip("root can list a mode-000 directory; the not-a-directory case covers the refusal")
 	}
-	home := t.TempDir()
-	dir := running.Dir(home)
+	homeDir := t.TempDir()
+	dir := home.Running(homeDir)
 	os.MkdirAll(dir, 0o700)
 	os.Chmod(dir, 0)
 	defer os.Chmod(dir, 0o700)
-	code, _, errOut := runOnce(t, baseEnv(home), "--port", "0")
+	code, _, errOut := runOnce(t, baseEnv(homeDir), "--port", "0")
 	want := "mur-roost: cannot count the capsules already running on this host: " + dir + ": permission denied\n"
 	if code != 1 || errOut != want {
 		t.Fatalf("exit %d stderr %q, want 1 %q", code, errOut, want)

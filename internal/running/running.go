@@ -57,9 +57,6 @@ func (s State) String() string {
 	}
 }
 
-// Dir is the running directory under a home directory.
-func Dir(home string) string { return filepath.Join(home, ".murmur", "running") }
-
 // Entry is one file found in the running directory.
 type Entry struct {
 	File   string // absolute path of the .json file

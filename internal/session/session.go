@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/murmur-go/murmur/internal/diag"
+	"github.com/murmur-go/murmur/internal/home"
 	"github.com/murmur-go/murmur/internal/ids"
 	"github.com/murmur-go/murmur/internal/manifest"
 	"github.com/murmur-go/murmur/internal/running"
@@ -69,26 +70,11 @@ type Session struct {
 	RunningDir string
 	Started    time.Time
 
-	home        string
+	homeDir     string
 	sessionDir  string // ~/.murmur/sessions/<id>
 	spawnedBy   string
 	formationID string
 	recorded    bool
-}
-
-// Home returns $HOME, as a coded error when it cannot be found.
-func Home() (string, error) {
-	h, err := os.UserHomeDir()
-	if err != nil || h == "" {
-		return "", diag.New("E-IO-050", "cannot find the home directory: %v", err).
-			WithHint("set HOME to a writable directory")
-	}
-	return h, nil
-}
-
-// ProjectRecordsDir is $HOME/.murmur/records/<project dir without leading />.
-func ProjectRecordsDir(home, projectDir string) string {
-	return filepath.Join(home, ".murmur", "records", strings.TrimPrefix(filepath.Clean(projectDir), "/"))
 }
 
 // New mints the session id and creates the work folder, the records dir
@@ -99,13 +85,13 @@ func New(cfg Config) (*Session, error) {
 	if cfg.Now != nil {
 		now = cfg.Now
 	}
-	home := cfg.Home
-	if home == "" {
-		h, err := Home()
+	homeDir := cfg.Home
+	if homeDir == "" {
+		h, err := home.Dir()
 		if err != nil {
 			return nil, err
 		}
-		home = h
+		homeDir = h
 	}
 	id := cfg.ID
 	if id == "" {
@@ -113,8 +99,8 @@ func New(cfg Config) (*Session, error) {
 	}
 	s := &Session{
 		ID: id, Name: cfg.Name, Version: cfg.Version, CapsuleURL: cfg.CapsuleURL,
-		Started: now(), home: home, spawnedBy: cfg.SpawnedBy, formationID: cfg.FormationID,
-		RunningDir: running.Dir(home),
+		Started: now(), homeDir: homeDir, spawnedBy: cfg.SpawnedBy, formationID: cfg.FormationID,
+		RunningDir: home.Running(homeDir),
 	}
 
 	cwd := cfg.Cwd
@@ -142,18 +128,18 @@ func New(cfg Config) (*Session, error) {
 		return nil, diag.Wrap(err, "E-IO-052", "cannot create the work folder %s", s.Workdir).
 			WithHint("choose a writable place with --workdir")
 	}
-	s.ProjectRecordsDir = ProjectRecordsDir(home, s.ProjectDir)
+	s.ProjectRecordsDir = home.ProjectRecords(homeDir, s.ProjectDir)
 	s.RecordsDir = filepath.Join(s.ProjectRecordsDir, id)
 	if err := mkdirs(s.RecordsDir, "logs", "out"); err != nil {
 		return nil, diag.Wrap(err, "E-IO-053", "cannot create the records dir %s", s.RecordsDir).
-			WithHint("check that %s is writable", filepath.Join(home, ".murmur"))
+			WithHint("check that %s is writable", home.Murmur(homeDir))
 	}
-	s.sessionDir = filepath.Join(home, ".murmur", "sessions", id)
-	s.RuntimeDir = filepath.Join(s.sessionDir, "runtime")
+	s.sessionDir = home.Session(homeDir, id)
+	s.RuntimeDir = home.Runtime(homeDir, id)
 	if err := s.writeRuntime(cfg); err != nil {
 		os.RemoveAll(s.sessionDir)
 		return nil, diag.Wrap(err, "E-IO-054", "cannot create the runtime dir %s", s.RuntimeDir).
-			WithHint("check that %s is writable", filepath.Join(home, ".murmur"))
+			WithHint("check that %s is writable", home.Murmur(homeDir))
 	}
 	return s, nil
 }

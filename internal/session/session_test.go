@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/murmur-go/murmur/internal/diag"
+	"github.com/murmur-go/murmur/internal/home"
 	"github.com/murmur-go/murmur/internal/ids"
 	"github.com/murmur-go/murmur/internal/manifest"
 	"github.com/murmur-go/murmur/internal/running"
@@ -24,9 +25,9 @@ func mode(t *testing.T, p string) os.FileMode {
 }
 
 func TestNewLaysOutTheSession(t *testing.T) {
-	home, proj := t.TempDir(), t.TempDir()
+	homeDir, proj := t.TempDir(), t.TempDir()
 	s, err := New(Config{
-		Home: home, ManifestDir: proj, Name: "local/worker-a", Version: "0.1.0",
+		Home: homeDir, ManifestDir: proj, Name: "local/worker-a", Version: "0.1.0",
 		Task: "count the lines", ManifestYAML: []byte("name: worker-a\n"),
 		Grants: json.RawMessage(`{"env":{"allow":["LANG"]},"network":{"allow":[],"unix_sockets":false},"limits":{"deadline_seconds":5}}`),
 	})
@@ -39,15 +40,15 @@ func TestNewLaysOutTheSession(t *testing.T) {
 	if want := filepath.Join(proj, "workdir", s.ID); s.Workdir != want {
 		t.Errorf("workdir %s, want %s", s.Workdir, want)
 	}
-	wantRec := filepath.Join(home, ".murmur", "records", strings.TrimPrefix(proj, "/"), s.ID)
+	wantRec := filepath.Join(homeDir, ".murmur", "records", strings.TrimPrefix(proj, "/"), s.ID)
 	if s.RecordsDir != wantRec {
 		t.Errorf("records dir %s, want %s", s.RecordsDir, wantRec)
 	}
-	if want := filepath.Join(home, ".murmur", "sessions", s.ID, "runtime"); s.RuntimeDir != want {
+	if want := filepath.Join(homeDir, ".murmur", "sessions", s.ID, "runtime"); s.RuntimeDir != want {
 		t.Errorf("runtime dir %s, want %s", s.RuntimeDir, want)
 	}
 	for _, d := range []string{s.Workdir, s.RecordsDir, filepath.Join(s.RecordsDir, "logs"), filepath.Join(s.RecordsDir, "out"),
-		filepath.Join(home, ".murmur", "records"), s.RuntimeDir, filepath.Join(home, ".murmur", "sessions", s.ID)} {
+		filepath.Join(homeDir, ".murmur", "records"), s.RuntimeDir, filepath.Join(homeDir, ".murmur", "sessions", s.ID)} {
 		if m := mode(t, d); m != 0o700 {
 			t.Errorf("%s mode %o, want 700", d, m)
 		}
@@ -81,7 +82,7 @@ func TestNewLaysOutTheSession(t *testing.T) {
 	if entries, _ := running.Scan(s.RunningDir); len(entries) != 0 {
 		t.Errorf("record left after Close: %+v", entries)
 	}
-	if _, err := os.Stat(filepath.Join(home, ".murmur", "sessions", s.ID)); !os.IsNotExist(err) {
+	if _, err := os.Stat(filepath.Join(homeDir, ".murmur", "sessions", s.ID)); !os.IsNotExist(err) {
 		t.Errorf("runtime dir left after Close: %v", err)
 	}
 	if _, err := os.Stat(s.RecordsDir); err != nil {
@@ -93,8 +94,8 @@ func TestNewLaysOutTheSession(t *testing.T) {
 }
 
 func TestCapsuleRunWorkdirAndRecords(t *testing.T) {
-	home, cwd := t.TempDir(), t.TempDir()
-	s, err := New(Config{Home: home, Cwd: cwd, Name: "acme/x", Version: "1.0.0"})
+	homeDir, cwd := t.TempDir(), t.TempDir()
+	s, err := New(Config{Home: homeDir, Cwd: cwd, Name: "acme/x", Version: "1.0.0"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -102,11 +103,11 @@ func TestCapsuleRunWorkdirAndRecords(t *testing.T) {
 	if want := filepath.Join(cwd, "workdir", s.ID); s.Workdir != want {
 		t.Errorf("workdir %s, want %s", s.Workdir, want)
 	}
-	if s.ProjectDir != s.Workdir || s.RecordsDir != filepath.Join(ProjectRecordsDir(home, s.Workdir), s.ID) {
+	if s.ProjectDir != s.Workdir || s.RecordsDir != filepath.Join(home.ProjectRecords(homeDir, s.Workdir), s.ID) {
 		t.Errorf("project %s records %s", s.ProjectDir, s.RecordsDir)
 	}
 
-	s2, err := New(Config{Home: home, Cwd: cwd, Workdir: "rel/wd", Name: "acme/x", Version: "1"})
+	s2, err := New(Config{Home: homeDir, Cwd: cwd, Workdir: "rel/wd", Name: "acme/x", Version: "1"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -117,10 +118,10 @@ func TestCapsuleRunWorkdirAndRecords(t *testing.T) {
 }
 
 func TestUnwritablePlaces(t *testing.T) {
-	home := t.TempDir()
+	homeDir := t.TempDir()
 	blocker := filepath.Join(t.TempDir(), "file")
 	os.WriteFile(blocker, nil, 0o600)
-	if _, err := New(Config{Home: home, Cwd: t.TempDir(), Workdir: filepath.Join(blocker, "wd")}); diag.Code(err) != "E-IO-052" {
+	if _, err := New(Config{Home: homeDir, Cwd: t.TempDir(), Workdir: filepath.Join(blocker, "wd")}); diag.Code(err) != "E-IO-052" {
 		t.Errorf("workdir under a file: %v", err)
 	}
 	badHome := filepath.Join(t.TempDir(), "home")
@@ -132,8 +133,8 @@ func TestUnwritablePlaces(t *testing.T) {
 }
 
 func TestRunningRecordFailureIsAWarning(t *testing.T) {
-	home := t.TempDir()
-	s, err := New(Config{Home: home, Cwd: t.TempDir(), Name: "a/b", Version: "1"})
+	homeDir := t.TempDir()
+	s, err := New(Config{Home: homeDir, Cwd: t.TempDir(), Name: "a/b", Version: "1"})
 	if err != nil {
 		t.Fatal(err)
 	}

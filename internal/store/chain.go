@@ -16,8 +16,8 @@ type Chain struct {
 // ChainFor builds the chain of a project directory (project store, global store
 // under home, and the project's lock if any). projectDir "" gives a chain with
 // the global store only and no lock, as a --capsule run uses.
-func ChainFor(projectDir, home string) (Chain, error) {
-	c := Chain{Global: Global(home)}
+func ChainFor(projectDir, homeDir string) (Chain, error) {
+	c := Chain{Global: Global(homeDir)}
 	if projectDir == "" {
 		return c, nil
 	}

@@ -26,6 +26,7 @@ import (
 	"time"
 
 	"github.com/murmur-go/murmur/internal/diag"
+	"github.com/murmur-go/murmur/internal/home"
 	"github.com/murmur-go/murmur/internal/manifest"
 )
 
@@ -43,27 +44,17 @@ type Store struct {
 }
 
 // Global is the global store under home: $HOME/.murmur/artifacts.
-func Global(home string) *Store {
-	return &Store{Root: filepath.Join(home, ".murmur", "artifacts"), Kind: KindGlobal}
+func Global(homeDir string) *Store {
+	return &Store{Root: home.Artifacts(homeDir), Kind: KindGlobal}
 }
 
 // Project is the project store of projectDir: <project>/.murmur/artifacts.
 func Project(projectDir string) *Store {
-	return &Store{Root: filepath.Join(projectDir, ".murmur", "artifacts"), Kind: KindProject}
+	return &Store{Root: home.ProjectArtifacts(projectDir), Kind: KindProject}
 }
 
 // At is a store at an explicit root (mur-roost's --registry-path).
 func At(root string) *Store { return &Store{Root: root, Kind: KindRegistry} }
-
-// Home returns $HOME, which must be an absolute path.
-func Home() (string, error) {
-	h := os.Getenv("HOME")
-	if h == "" || !filepath.IsAbs(h) {
-		return "", diag.New("E-IO-003", "the home directory could not be resolved: HOME is %q", h).
-			WithHint("set HOME to an absolute path")
-	}
-	return h, nil
-}
 
 // FindProject returns the nearest directory at or above wd that holds a
 // murmur.yaml (contracts §3).

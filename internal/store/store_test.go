@@ -344,10 +344,6 @@ func TestStoreRoots(t *testing.T) {
 	if r := At("/r"); r.Root != "/r" || r.Kind != KindRegistry {
 		t.Fatal(r)
 	}
-	t.Setenv("HOME", "relative")
-	if _, err := Home(); diag.Code(err) != "E-IO-003" {
-		t.Fatal(err)
-	}
 }
 
 func TestStaleStagingRemoved(t *testing.T) {
