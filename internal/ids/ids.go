@@ -19,6 +19,8 @@ const (
 	Delegation = "dlg_"
 	Formation  = "frm_"
 	Event      = "evt_"
+	Task       = "tsk_"
+	Context    = "ctx_"
 )
 
 // New returns prefix followed by the hex digits of a fresh UUIDv7.
