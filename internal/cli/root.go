@@ -23,6 +23,10 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	if err == nil {
 		return 0
 	}
+	var es exitStatus
+	if errors.As(err, &es) {
+		return int(es) // the command has said what happened
+	}
 	var ue usageError
 	if errors.As(err, &ue) || strings.HasPrefix(err.Error(), "unknown command ") {
 		// cobra reports an unknown subcommand with a plain error of its own.
@@ -38,6 +42,12 @@ func Main(args []string, stdout, stderr io.Writer) int {
 
 // usageError marks a command-line mistake (exit status 2).
 type usageError struct{ error }
+
+// exitStatus ends mur with that status and prints nothing more: the command
+// already said why (a run ended by a signal exits 128 + signo).
+type exitStatus int
+
+func (e exitStatus) Error() string { return fmt.Sprintf("exit status %d", int(e)) }
 
 func newRoot(stdout, stderr io.Writer) *cobra.Command {
 	root := &cobra.Command{

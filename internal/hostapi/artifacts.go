@@ -312,7 +312,7 @@ func (s *Session) Remove(ctx context.Context, name string) (bool, error) {
 	}
 	for _, e := range vs {
 		if err := removeVersion(proj, e.Name, e.Version); err != nil {
-			return false, diag.Wrap(err, "E-IO-002", "cannot remove %s@%s from the project store: %v", e.Name, e.Version, err).
+			return false, diag.Wrap(err, "E-IO-002", "cannot remove %s@%s from the project store", e.Name, e.Version).
 				WithHint("check that the project store is writable")
 		}
 	}

@@ -17,7 +17,7 @@ import (
 )
 
 // Recorder receives the events the host interfaces must leave in the trace
-// (contracts §5). *script.Recorder implements it: the trace line and, when
+// (contracts §5). *trace.Recorder implements it: the trace line and, when
 // telemetry is on, the capsule.tool_call span.
 type Recorder interface {
 	ToolCall(tool string, start time.Time, inBytes, outBytes int, errText string)
@@ -105,8 +105,9 @@ func New(cfg Config) (*Session, error) {
 }
 
 // Register grants the three murmur:* interfaces to a run's Host, recording
-// through rec (nil records nothing). The script runtime's *script.Recorder
-// is a Recorder; its Imports hook is a two-line adapter calling Register. delegate-task is not among the tools:
+// through rec (nil records nothing). *trace.Recorder is one; the
+// script runtime's Imports hook is a two-line adapter calling Register.
+// delegate-task is not among the tools:
 // delegation is a later issue, so a capsule that declares spawn.allow finds
 // no such tool (invoke answers err naming it, like any undeclared name).
 func (s *Session) Register(h *wasmhost.Host, rec Recorder) {

@@ -105,7 +105,7 @@ func (s *Session) Send(ctx context.Context, peerURL string, m wasmhost.Message) 
 		[]*a2a.AgentInterface{a2a.NewAgentInterface(endpoint, a2a.TransportProtocolJSONRPC)},
 		a2aclient.WithJSONRPCTransport(s.http))
 	if err != nil {
-		return wasmhost.TaskResult{}, diag.Wrap(err, "E-RUN-071", "message/send to %s failed: %v", endpoint, err)
+		return wasmhost.TaskResult{}, diag.Wrap(err, "E-RUN-071", "message/send to %s failed", endpoint)
 	}
 	defer client.Destroy()
 	res, err := client.SendMessage(ctx, &a2a.SendMessageRequest{
@@ -113,7 +113,7 @@ func (s *Session) Send(ctx context.Context, peerURL string, m wasmhost.Message) 
 		Config:  &a2a.SendMessageConfig{ReturnImmediately: true},
 	})
 	if err != nil {
-		return wasmhost.TaskResult{}, diag.Wrap(err, "E-RUN-071", "message/send to %s failed: %v", endpoint, err).
+		return wasmhost.TaskResult{}, diag.Wrap(err, "E-RUN-071", "message/send to %s failed", endpoint).
 			WithHint("check that the peer capsule is running (mur ps) and serves A2A 1.0 at that URL")
 	}
 	var tr wasmhost.TaskResult

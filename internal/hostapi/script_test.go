@@ -21,7 +21,7 @@ import (
 // interfaces recording through it.
 type scriptImports struct{ s *Session }
 
-func (i scriptImports) Define(h *wasmhost.Host, rec *script.Recorder) error {
+func (i scriptImports) Define(h *wasmhost.Host, rec *trace.Recorder) error {
 	i.s.Register(h, rec)
 	return nil
 }
@@ -31,7 +31,7 @@ func (i scriptImports) Define(h *wasmhost.Host, rec *script.Recorder) error {
 // session's totals come from the same place.
 func TestScriptRunWithHostInterfaces(t *testing.T) {
 	e := newEnv(t, toolsManifest, publishStandardTools(t))
-	rec := script.NewRecorder(e.tw, nil, e.sess.Started)
+	rec := trace.NewRecorder(e.tw, nil, e.sess.Started, nil)
 	comp, err := testEngine.Compile(componentBytes(t, "capsule_echo"))
 	if err != nil {
 		t.Fatal(err)
@@ -83,7 +83,7 @@ func probe(t *testing.T) *wasmhost.Component {
 // returns its out/result.txt.
 func runProbe(t *testing.T, e *env) string {
 	t.Helper()
-	rec := script.NewRecorder(e.tw, nil, e.sess.Started)
+	rec := trace.NewRecorder(e.tw, nil, e.sess.Started, nil)
 	res := script.Run(context.Background(), script.Config{
 		Engine: testEngine, Component: probe(t), ComponentName: "capsule-probe.wasm", Session: e.sess,
 		Recorder: rec, Limits: e.m.Capabilities.EffLimits(), Lookup: os.LookupEnv,

@@ -13,6 +13,7 @@ import (
 	"github.com/murmur-go/murmur/internal/diag"
 	"github.com/murmur-go/murmur/internal/manifest"
 	"github.com/murmur-go/murmur/internal/sandbox"
+	"github.com/murmur-go/murmur/internal/trace"
 	"github.com/murmur-go/murmur/internal/wasmhost"
 )
 
@@ -173,7 +174,7 @@ func (s *Session) load(t *tool) error {
 		ref := t.decl.Name + "@" + t.decl.Version
 		r, err := s.cfg.Stores.Resolve(t.decl.Name, t.decl.Version, manifest.Options{SkipSecrets: true})
 		if err != nil {
-			t.err = diag.Wrap(err, "E-RUN-063", "tool %s cannot be loaded: %v", ref, err).
+			t.err = diag.Wrap(err, "E-RUN-063", "tool %s cannot be loaded", ref).
 				WithHint("run 'mur install' in the project")
 			return
 		}
@@ -190,7 +191,7 @@ func (s *Session) load(t *tool) error {
 		}
 		comp, err := s.cfg.Engine.Compile(data)
 		if err != nil {
-			t.err = diag.Wrap(err, "E-RUN-063", "tool %s cannot be loaded: %v", ref, err).
+			t.err = diag.Wrap(err, "E-RUN-063", "tool %s cannot be loaded", ref).
 				WithHint("rebuild it as a component exporting %s", wasmhost.IfaceToolRun)
 			return
 		}
@@ -248,7 +249,7 @@ func (s *Session) runConfig(t *tool) (wasmhost.RunConfig, error) {
 	env := sandbox.Env(sess, g.EnvAllow, s.lookup)
 	dir, err := scopeDir(sess.Workdir, g.FilesystemScope)
 	if err != nil {
-		return wasmhost.RunConfig{}, diag.Wrap(err, "E-RUN-065", "tool %s: its filesystem scope cannot be opened: %v", t.decl.Name, err).
+		return wasmhost.RunConfig{}, diag.Wrap(err, "E-RUN-065", "tool %s: its filesystem scope cannot be opened", t.decl.Name).
 			WithHint("capabilities.filesystem.scope must name a folder inside the work folder (not a symlink leading out of it)")
 	}
 	wasi := wasmhost.WASI{
@@ -308,30 +309,22 @@ func scopeDir(workdir string, scope *string) (string, error) {
 // capsule receives; a deadline passed while the tool waited on the runtime
 // also leaves a call_deadline line naming the tool and its call.
 func (s *Session) toolEnding(t *tool, lim wasmhost.Limits, err error) error {
-	var (
-		trap  *wasmhost.TrapError
-		dead  *wasmhost.DeadlineError
-		limit *wasmhost.ResourceLimitError
-		exit  *wasmhost.ExitError
-		canc  *wasmhost.CancelledError
-	)
 	name := t.decl.Name
-	switch {
-	case errors.As(err, &dead):
-		if dead.Waiting {
-			s.recorder().CallDeadline(name, ToolRunCall, lim.Deadline)
-		}
-		return diag.New("E-RUN-064", "tool %s: %v (deadline %s)", name, dead, lim.Deadline)
-	case errors.As(err, &limit):
-		return diag.New("E-RUN-064", "tool %s: %v", name, limit)
-	case errors.As(err, &exit):
-		return diag.New("E-RUN-064", "tool %s exited with status %d without returning a result", name, exit.Code)
-	case errors.As(err, &trap):
-		return diag.New("E-RUN-064", "tool %s trapped: %s", name, trap.Message)
-	case errors.As(err, &canc):
-		return diag.New("E-RUN-064", "tool %s: %v", name, canc)
+	e := sandbox.EndingOf(err)
+	if e.WaitedOnRuntime {
+		s.recorder().CallDeadline(name, ToolRunCall, lim.Deadline)
 	}
-	return diag.Wrap(err, "E-RUN-064", "tool %s failed: %v", name, err)
+	switch {
+	case e.Status == trace.EndDeadlineExceeded:
+		return diag.New("E-RUN-064", "tool %s: %v (deadline %s)", name, e.Err, lim.Deadline)
+	case e.Status == trace.EndResourceLimit, e.Cancelled:
+		return diag.New("E-RUN-064", "tool %s: %v", name, e.Err)
+	case e.Exited:
+		return diag.New("E-RUN-064", "tool %s exited with status %d without returning a result", name, e.ExitCode)
+	case e.Status == trace.EndTrapped:
+		return diag.New("E-RUN-064", "tool %s trapped: %s", name, e.Reason)
+	}
+	return diag.Wrap(err, "E-RUN-064", "tool %s failed", name)
 }
 
 // newToolHost is what a tool's component may import besides WASI (the tool

@@ -30,6 +30,17 @@ const MaxManifestBytes = 1 << 20
 
 // Load reads and parses the manifest at path.
 func Load(path string, opts Options) (*Manifest, error) {
+	buf, err := Read(path)
+	if err != nil {
+		return nil, err
+	}
+	return Parse(buf, path, opts)
+}
+
+// Read reads a manifest file's bytes, bounded by MaxManifestBytes. A run
+// keeps these bytes: it parses them, resolves secrets from them and copies
+// them into the runtime dir, so every step sees the same manifest.
+func Read(path string) ([]byte, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, diag.Wrap(err, "E-MAN-020", "cannot read manifest %s", path).
@@ -44,7 +55,7 @@ func Load(path string, opts Options) (*Manifest, error) {
 		return nil, diag.New("E-MAN-020", "manifest %s is larger than %d bytes", path, MaxManifestBytes).
 			WithHint("a murmur.yaml is configuration; move large content into files named by requires_files")
 	}
-	return Parse(buf, path, opts)
+	return buf, nil
 }
 
 // Parse parses and validates manifest bytes. file names the source in

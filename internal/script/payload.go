@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/murmur-go/murmur/internal/diag"
+	"github.com/murmur-go/murmur/internal/wasmhost"
 )
 
 // PreferredComponent is the root file chosen when a capsule has several.
@@ -86,4 +87,38 @@ func CheckComponent(what string, data []byte) error {
 			WithHint("wrap it into a component (wasm-tools component new with the WASI adapter), or build it with the Go guest kit")
 	}
 	return nil
+}
+
+// Compile checks and compiles a script capsule's component; what names it in
+// messages (its path, or its entry in the .mur.zip). A component that does
+// not export murmur:capsule/run with a run function is refused before any
+// session exists.
+func Compile(eng *wasmhost.Engine, what string, data []byte) (*wasmhost.Component, error) {
+	if err := CheckComponent(what, data); err != nil {
+		return nil, err
+	}
+	comp, err := eng.Compile(data)
+	if err != nil {
+		return nil, diag.Wrap(err, "E-RUN-005", "%s is not a component this runtime can load", what).
+			WithHint("build it as a component exporting %s, for example with the Go guest kit", RunInterface)
+	}
+	if !exportsRun(comp) {
+		comp.Close()
+		return nil, diag.New("E-RUN-006", "%s does not export %s with a run function", what, RunInterface).
+			WithHint("a script capsule's component must be built against the capsule world (murmur:runtime-guest/capsule)")
+	}
+	return comp, nil
+}
+
+func exportsRun(c *wasmhost.Component) bool {
+	for _, it := range c.Exports() {
+		if it.Name == RunInterface || strings.HasPrefix(it.Name, "murmur:capsule/run@0.1.") {
+			for _, m := range it.Exports {
+				if m.Name == RunFunc {
+					return true
+				}
+			}
+		}
+	}
+	return false
 }

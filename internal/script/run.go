@@ -12,7 +12,6 @@ package script
 
 import (
 	"context"
-	"errors"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -71,7 +70,7 @@ func (l *lazyFile) Close() error {
 // Imports grants host functions to a run. Define is called once per run,
 // before instantiation, with the recorder every event must go through.
 type Imports interface {
-	Define(h *wasmhost.Host, rec *Recorder) error
+	Define(h *wasmhost.Host, rec *trace.Recorder) error
 }
 
 // Config is one script capsule run.
@@ -81,7 +80,7 @@ type Config struct {
 	// ComponentName names the component in call_deadline lines ("capsule.wasm").
 	ComponentName string
 	Session       *session.Session
-	Recorder      *Recorder
+	Recorder      *trace.Recorder
 	// Limits are the capsule's effective limits (defaults applied).
 	Limits manifest.EffLimits
 	// EnvAllow is capabilities.env.allow; Lookup reads mur's own environment.
@@ -146,31 +145,14 @@ func Run(ctx context.Context, cfg Config) Result {
 	return Result{Ending: trace.EndOK}
 }
 
-// classify maps the engine's typed endings onto the spec's.
+// classify records the call_deadline line a deadline passed while waiting
+// on the runtime leaves, and words the ending as the run's Result.
 func classify(cfg Config, lim wasmhost.Limits, call string, err error) Result {
-	var (
-		trap  *wasmhost.TrapError
-		dead  *wasmhost.DeadlineError
-		limit *wasmhost.ResourceLimitError
-		exit  *wasmhost.ExitError
-	)
-	switch {
-	case errors.As(err, &dead):
-		if dead.Waiting {
-			// The line names the component call the deadline stopped; what
-			// it was waiting on (dead.Call) goes in the reason.
-			cfg.Recorder.CallDeadline(cfg.ComponentName, call, lim.Deadline)
-		}
-		return Result{Ending: trace.EndDeadlineExceeded, Reason: err.Error(), Err: err}
-	case errors.As(err, &limit):
-		return Result{Ending: trace.EndResourceLimit, Reason: err.Error(), Err: err}
-	case errors.As(err, &exit):
-		if exit.Code == 0 {
-			return Result{Ending: trace.EndOK}
-		}
-		return Result{Ending: trace.EndFailed, Reason: err.Error(), Err: err}
-	case errors.As(err, &trap):
-		return Result{Ending: trace.EndTrapped, Reason: trap.Message, Err: err}
+	e := sandbox.EndingOf(err)
+	if e.WaitedOnRuntime {
+		// The line names the component call the deadline stopped; what it
+		// was waiting on goes in the reason.
+		cfg.Recorder.CallDeadline(cfg.ComponentName, call, lim.Deadline)
 	}
-	return Result{Ending: trace.EndFailed, Reason: err.Error(), Err: err}
+	return Result{Ending: e.Status, Reason: e.Reason, Err: e.Err}
 }

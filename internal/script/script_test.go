@@ -6,7 +6,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/murmur-go/murmur/internal/diag"
 	"github.com/murmur-go/murmur/internal/manifest"
@@ -82,7 +81,7 @@ func runFixture(t *testing.T, eng *wasmhost.Engine, wat string, lim manifest.Eff
 	if err != nil {
 		t.Fatal(err)
 	}
-	rec := NewRecorder(tw, nil, s.Started)
+	rec := trace.NewRecorder(tw, nil, s.Started, nil)
 	tw.Emit(trace.SessionStart{CapsuleName: s.Name, CapsuleVersion: s.Version, Kind: "script"})
 	res := Run(context.Background(), Config{Engine: eng, Component: comp, ComponentName: "capsule.wasm",
 		Session: s, Recorder: rec, Limits: lim, Lookup: os.LookupEnv})
@@ -141,30 +140,6 @@ func TestRunEndings(t *testing.T) {
 				}
 			}
 		})
-	}
-}
-
-func TestRecorderCountsToolCalls(t *testing.T) {
-	p := filepath.Join(t.TempDir(), trace.FileName)
-	tw, err := trace.Create(p, "ses_x", trace.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	rec := NewRecorder(tw, nil, time.Now())
-	tw.Emit(trace.SessionStart{CapsuleName: "a/b", CapsuleVersion: "1", Kind: "script"})
-	rec.ToolCall("echo", time.Now(), 3, 4, "")
-	rec.ToolCall("nope", time.Now(), 1, 0, "tool not declared: nope")
-	rec.CallDeadline("capsule.wasm", "murmur:capsule/run@0.1.0#run", 1500*time.Millisecond)
-	rec.End(trace.EndOK, "", true)
-	tw.Close()
-	f, _ := trace.ReadFile(p)
-	s := trace.Summarize(f)
-	if len(s.ToolCalls) != 2 || s.ToolErrors != 1 || len(s.Deadlines) != 1 || s.Deadlines[0].Int("deadline_ms") != 1500 {
-		t.Fatalf("summary %+v", s)
-	}
-	end := f.Lines[len(f.Lines)-1]
-	if end.Int("tool_calls") != 2 || end.Int("tool_errors") != 1 {
-		t.Errorf("session_end totals %v", end.Fields)
 	}
 }
 

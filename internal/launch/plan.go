@@ -1,0 +1,278 @@
+// Package launch is one `mur run`, as data (contracts §5, §10): Load reads the
+// manifest once into a Plan — its bytes kept, the effective grants computed
+// once, the containment decision made once — which is also what
+// --explain-scope prints; Prepare then resolves what the run needs (secrets
+// from those same bytes, the component, every declared tool) without writing
+// anything; Run opens the session, the recorder and the trace, dispatches by
+// kind, and ends the session on one path driven by its context.
+//
+// The CLI keeps flags and rendering; everything a run decides is here, so an
+// agent capsule, a delegated child and a contained command share the same
+// lifecycle.
+package launch
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/murmur-go/murmur/internal/diag"
+	"github.com/murmur-go/murmur/internal/manifest"
+	"github.com/murmur-go/murmur/internal/script"
+	"github.com/murmur-go/murmur/internal/store"
+)
+
+// Request is what the person asked for on the command line.
+type Request struct {
+	// ManifestPath is a murmur.yaml path, or the directory holding one.
+	// Ignored when Capsule is set.
+	ManifestPath string
+	// Capsule and CapsuleVersion name an installed capsule to run with no
+	// project (--capsule, --capsule-version).
+	Capsule, CapsuleVersion string
+	// Containment is --containment: "" or a class name (already checked to
+	// be advisory, scoped or sealed).
+	Containment string
+	// Home is $HOME (internal/home.Dir).
+	Home string
+	// LookupEnv reads mur's own environment (secrets, env.allow); nil is
+	// os.LookupEnv.
+	LookupEnv func(string) (string, bool)
+}
+
+// Plan is everything a run knows before any session file exists.
+type Plan struct {
+	Home string
+	// Manifest is parsed from ManifestYAML, once; after Prepare its
+	// gateway.api_key secrets are resolved.
+	Manifest     *manifest.Manifest
+	ManifestYAML []byte
+	// From is where the manifest was read: the murmur.yaml path, or the
+	// installed .mur.zip of a --capsule run.
+	From string
+	// ManifestDir is the directory holding murmur.yaml; "" for --capsule.
+	ManifestDir string
+	// Stores is the project store (none for --capsule), then the global one.
+	Stores store.Chain
+	// Grants are the effective grants, computed once; GrantsJSON is the
+	// same value as session_start and MURMUR.md show it.
+	Grants     manifest.Grants
+	GrantsJSON json.RawMessage
+	// Warnings are the manifest's (W-MAN, W-SEC-007), for the caller to
+	// print once.
+	Warnings []manifest.Warning
+	// Containment is what this build applies to the capsule.
+	Containment Containment
+
+	// Filled by Prepare:
+
+	// ComponentName and Component are a script capsule's root component.
+	ComponentName string
+	Component     []byte
+	// Tools are the declared tool artifacts, resolved (lock-checked).
+	Tools []*store.Resolved
+
+	lookup    func(string) (string, bool)
+	capsule   bool            // a --capsule run
+	installed *store.Resolved // the installed capsule of a --capsule run
+	prepared  bool
+}
+
+// Kind is the plan's runtime kind in --explain-scope's words: "script
+// capsule", "agent capsule", or "<runtime> artifact".
+func (p *Plan) Kind() string {
+	switch {
+	case p.Manifest.RuntimeKind() != manifest.RuntimeCapsule:
+		return p.Manifest.RuntimeKind() + " artifact"
+	case p.Manifest.IsAgent():
+		return "agent capsule"
+	}
+	return "script capsule"
+}
+
+// ToolNames are the declared tools' full names, in manifest order.
+func (p *Plan) ToolNames() []string {
+	names := make([]string, 0, len(p.Tools))
+	for _, t := range p.Tools {
+		names = append(names, t.Name)
+	}
+	return names
+}
+
+// Load reads the manifest (or the installed capsule) once, computes its
+// grants and makes the containment decision. It resolves no secret, no
+// component and no tool, and writes nothing: it is all --explain-scope
+// needs. A --containment floor this build cannot deliver is refused here,
+// before anything is read.
+func Load(req Request) (*Plan, error) {
+	if err := checkRequestedFloor(req.Containment); err != nil {
+		return nil, err
+	}
+	p := &Plan{Home: req.Home, lookup: req.LookupEnv}
+	if p.lookup == nil {
+		p.lookup = os.LookupEnv
+	}
+	if req.Capsule != "" {
+		if err := p.loadInstalled(req); err != nil {
+			return nil, err
+		}
+	} else if err := p.loadFile(req.ManifestPath); err != nil {
+		return nil, err
+	}
+	var ws []manifest.Warning
+	p.Grants, ws = p.Manifest.EffectiveGrants()
+	_ = ws // the same W-SEC-007 warnings Parse already put in Manifest.Warnings
+	p.Warnings = p.Manifest.Warnings
+	b, err := json.Marshal(p.Grants)
+	if err != nil {
+		return nil, fmt.Errorf("launch: encoding the effective grants: %w", err)
+	}
+	p.GrantsJSON = b
+	p.Containment = decideContainment(p)
+	return p, nil
+}
+
+func (p *Plan) loadInstalled(req Request) error {
+	chain, err := store.ChainFor("", p.Home)
+	if err != nil {
+		return err
+	}
+	r, err := chain.Resolve(req.Capsule, req.CapsuleVersion, manifest.Options{SkipSecrets: true})
+	if err != nil {
+		if store.IsNotFound(err) {
+			return diag.New("E-RUN-008", "missing artifacts: %s@%s is not installed", req.Capsule, req.CapsuleVersion).
+				WithHint("publish its .mur.zip into the global store: mur publish %s-%s.mur.zip", manifest.Bare(req.Capsule), req.CapsuleVersion)
+		}
+		return err
+	}
+	p.capsule = true
+	p.Stores = chain
+	p.Manifest, p.From = r.Manifest, r.ZipPath
+	// The same bytes the store verified and parsed: Resolve read the zip once.
+	if p.ManifestYAML, err = r.Archive.ReadFile(store.ManifestEntry); err != nil {
+		return diag.Wrap(err, "E-RUN-002", "cannot read %s from %s", store.ManifestEntry, r.Ref())
+	}
+	p.installed = r
+	return nil
+}
+
+func (p *Plan) loadFile(manifestPath string) error {
+	path, err := filepath.Abs(manifestPath)
+	if err != nil {
+		return diag.Wrap(err, "E-RUN-002", "cannot resolve the manifest path %s", manifestPath)
+	}
+	if st, err := os.Stat(path); err == nil && st.IsDir() {
+		path = filepath.Join(path, store.ManifestEntry)
+	}
+	if p.ManifestYAML, err = manifest.Read(path); err != nil {
+		return err
+	}
+	// Secrets are resolved by Prepare, once the manifest is known to be one
+	// this mur runs: an unrunnable kind is refused as such, not for an
+	// unset provider key it would never use here.
+	if p.Manifest, err = manifest.Parse(p.ManifestYAML, path, manifest.Options{SkipSecrets: true}); err != nil {
+		return err
+	}
+	p.From, p.ManifestDir = path, filepath.Dir(path)
+	p.Stores, err = store.ChainFor(p.ManifestDir, p.Home)
+	return err
+}
+
+// Prepare makes a loaded plan ready to run: it refuses what this mur does
+// not run, resolves gateway.api_key secrets from the kept manifest bytes,
+// reads the script capsule's component and resolves every declared tool. It
+// writes nothing; a refusal leaves no session behind.
+func (p *Plan) Prepare() error {
+	if p.prepared {
+		return nil
+	}
+	m := p.Manifest
+	if m.IsAgent() {
+		return diag.New("E-RUN-009", "%s is an agent capsule (it has an inference: block); this mur runs script capsules only", m.Name).
+			WithHint("remove the inference: block and add a .wasm component exporting murmur:capsule/run to make it a script capsule")
+	}
+	if k := m.RuntimeKind(); k != manifest.RuntimeCapsule {
+		return diag.New("E-RUN-002", "%s is a %s artifact, not a capsule: only capsules run", m.Name, k).
+			WithHint("declare it under artifacts: of a capsule's manifest instead")
+	}
+	if err := p.Containment.refusal; err != nil {
+		return err
+	}
+	if err := p.resolveSecrets(); err != nil {
+		return err
+	}
+	if err := p.readComponent(); err != nil {
+		return err
+	}
+	if err := p.resolveTools(); err != nil {
+		return err
+	}
+	p.prepared = true
+	return nil
+}
+
+// readComponent reads the script capsule's root component: from the
+// installed archive Load already verified, or from the manifest's directory.
+func (p *Plan) readComponent() error {
+	var err error
+	if !p.capsule {
+		p.ComponentName, p.Component, err = script.ComponentInDir(p.ManifestDir)
+		return err
+	}
+	r := p.installed
+	if p.ComponentName, err = script.PickComponent(r.Ref(), r.Archive.Names()); err != nil {
+		return err
+	}
+	if p.Component, err = r.Archive.ReadFile(p.ComponentName); err != nil {
+		return diag.Wrap(err, "E-RUN-003", "cannot read %s from %s", p.ComponentName, r.Ref())
+	}
+	return nil
+}
+
+// resolveSecrets resolves ${NAME} in gateway.api_key (contracts §4: an unset
+// variable fails the load with E-MAN-003) by parsing the kept bytes again
+// with secrets on; a manifest without such a reference is not parsed again.
+func (p *Plan) resolveSecrets() error {
+	for _, a := range p.Manifest.Artifacts {
+		if a.Gateway != nil && a.Gateway.APIKeyRef != "" {
+			full, err := manifest.Parse(p.ManifestYAML, p.Manifest.File, manifest.Options{LookupEnv: p.lookup})
+			if err != nil {
+				return err
+			}
+			p.Manifest = full
+			return nil
+		}
+	}
+	return nil
+}
+
+// resolveTools resolves every declared tool artifact before anything
+// starts; the resolved artifacts are handed to the run, which does not
+// resolve them again.
+func (p *Plan) resolveTools() error {
+	var missing []string
+	for _, a := range p.Manifest.Artifacts {
+		if a.RuntimeKind() != manifest.RuntimeTool {
+			continue
+		}
+		r, err := p.Stores.Resolve(a.Name, a.Version, manifest.Options{SkipSecrets: true})
+		if err != nil {
+			if store.IsNotFound(err) {
+				missing = append(missing, a.Name+"@"+a.Version)
+				continue
+			}
+			return err
+		}
+		p.Tools = append(p.Tools, r)
+	}
+	if len(missing) > 0 {
+		hint := "run 'mur install' in the project to install every declared artifact from the global store (publish a missing one there first with 'mur publish <its .mur.zip>')"
+		if p.capsule {
+			hint = "publish each into the global store with 'mur publish <its .mur.zip>'"
+		}
+		return diag.New("E-RUN-008", "missing artifacts: %s", strings.Join(missing, ", ")).WithHint("%s", hint)
+	}
+	return nil
+}

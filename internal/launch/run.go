@@ -1,0 +1,300 @@
+package launch
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/murmur-go/murmur/internal/diag"
+	"github.com/murmur-go/murmur/internal/home"
+	"github.com/murmur-go/murmur/internal/hostapi"
+	"github.com/murmur-go/murmur/internal/manifest"
+	"github.com/murmur-go/murmur/internal/script"
+	"github.com/murmur-go/murmur/internal/session"
+	"github.com/murmur-go/murmur/internal/telemetry"
+	"github.com/murmur-go/murmur/internal/trace"
+	"github.com/murmur-go/murmur/internal/wasmhost"
+)
+
+// HardExitAfter bounds how long a run may take to end once its context is
+// cancelled by a signal. The ordinary path ends within an epoch tick (the
+// engine stops the guest and returns a CancelledError); only a call the
+// engine cannot interrupt is cut short by the fallback, which records the
+// session's end and exits the process.
+const HardExitAfter = time.Second
+
+// Options are a run's inputs besides the plan.
+type Options struct {
+	// Task is --task: a file when one exists at that path, else the text.
+	Task string
+	// Workdir is --workdir; "" picks the session default.
+	Workdir string
+	// Stderr receives the warnings of the run (one line each).
+	Stderr io.Writer
+	// Ready, when set, is called once the session is ready to be observed:
+	// session_start written and the running record in place (the --json
+	// line).
+	Ready func(Ready)
+	// Log receives what is worth a log line but not a trace line; nil is
+	// slog.Default().
+	Log *slog.Logger
+	// Exit ends the process on the fallback path; nil is os.Exit.
+	Exit func(code int)
+}
+
+// Ready describes a session once it is ready (contracts §10's --json line).
+type Ready struct {
+	URL        *string
+	PID        int
+	SessionID  string
+	Name       string
+	Version    string
+	Workdir    string
+	RecordsDir string
+}
+
+// Result is how a run ended.
+type Result struct {
+	SessionID, Name, Version, RecordsDir string
+	// Ending is the session_end exit_status; Reason says why ("" for ok).
+	Ending, Reason string
+	// Signal is set when a signal ended the run.
+	Signal *Signalled
+	// Err is the ending's diagnostic: nil for ok and for a signalled run,
+	// whose exit status is Signal.ExitCode().
+	Err error
+}
+
+// run is one session's state, shared by the ordinary ending and the
+// fallback.
+type run struct {
+	opts Options
+	mu   sync.Mutex
+	sess *session.Session
+	tw   *trace.Writer
+	rec  *trace.Recorder
+	done bool // the ordinary path has its result; the fallback stands down
+}
+
+// Run runs a prepared plan to its end. Errors before the session exists
+// (an engine or component that cannot load, an unreadable task file) are
+// returned as such and leave no session behind. Once the session exists,
+// every ending — the capsule's own, or a signal cancelling ctx — goes
+// through one path: session_end, trace closed, session closed. ctx should
+// come from NotifyContext.
+func Run(ctx context.Context, p *Plan, opts Options) (Result, error) {
+	if err := p.Prepare(); err != nil {
+		return Result{}, err
+	}
+	if opts.Stderr == nil {
+		opts.Stderr = io.Discard
+	}
+	if opts.Log == nil {
+		opts.Log = slog.Default()
+	}
+	if opts.Exit == nil {
+		opts.Exit = os.Exit
+	}
+	r := &run{opts: opts}
+	stop := context.AfterFunc(ctx, func() { time.AfterFunc(HardExitAfter, func() { r.hardExit(ctx) }) })
+	defer stop()
+
+	// Compile (or load from the cache) before any session file exists: a
+	// component that cannot run is refused without leaving a session behind.
+	eng, err := wasmhost.NewEngine(wasmhost.Config{CacheDir: home.Compiled(p.Home)})
+	if err != nil {
+		return Result{}, err
+	}
+	defer eng.Close()
+	what := p.ComponentName
+	if p.ManifestDir != "" {
+		what = filepath.Join(p.ManifestDir, p.ComponentName)
+	}
+	comp, err := script.Compile(eng, what, p.Component)
+	if err != nil {
+		return Result{}, err
+	}
+	defer comp.Close()
+	task, err := readTask(opts.Task)
+	if err != nil {
+		return Result{}, err
+	}
+	if s, ok := signalled(ctx); ok {
+		return Result{Signal: s, Ending: trace.EndFailed, Reason: s.Reason()}, nil
+	}
+
+	if err := r.open(p, task); err != nil {
+		return Result{}, err
+	}
+	sess := r.sess
+	if opts.Ready != nil {
+		opts.Ready(Ready{PID: os.Getpid(), SessionID: sess.ID, Name: sess.Name, Version: sess.Version,
+			Workdir: sess.Workdir, RecordsDir: sess.RecordsDir})
+	}
+
+	host, err := hostapi.New(hostapi.Config{Engine: eng, Manifest: p.Manifest, Grants: &p.Grants, Stores: p.Stores,
+		Session: sess, Lookup: p.lookup})
+	var imports script.Imports
+	if err != nil {
+		fmt.Fprintln(opts.Stderr, diag.Warn("W-IO-054", "the murmur:* host interfaces are unavailable to this run: %v", err).String())
+	} else {
+		defer host.Close()
+		imports = hostImports{host}
+	}
+	res := script.Run(ctx, script.Config{
+		Engine: eng, Component: comp, ComponentName: p.ComponentName,
+		Session: sess, Recorder: r.rec, Limits: p.Manifest.Capabilities.EffLimits(),
+		EnvAllow: p.Manifest.Capabilities.Env.Allow, Lookup: p.lookup,
+		Imports: imports,
+	})
+	out := Result{SessionID: sess.ID, Name: sess.Name, Version: sess.Version, RecordsDir: sess.RecordsDir,
+		Ending: res.Ending, Reason: res.Reason}
+	if s, ok := signalled(ctx); ok {
+		out.Signal, out.Ending, out.Reason = s, trace.EndFailed, s.Reason()
+	}
+	r.end(out.Ending, out.Reason, out.Signal == nil)
+	if out.Signal == nil && out.Ending != trace.EndOK {
+		out.Err = endingError(sess, out)
+	}
+	return out, nil
+}
+
+// open creates the session, its trace and recorder, writes session_start
+// and the running record.
+func (r *run) open(p *Plan, task string) error {
+	m := p.Manifest
+	sess, err := session.New(session.Config{
+		Home: p.Home, ManifestDir: p.ManifestDir, Workdir: r.opts.Workdir,
+		Name: m.Name, Version: m.Version, Task: task,
+		ManifestYAML: p.ManifestYAML, Grants: p.GrantsJSON,
+	})
+	if err != nil {
+		return err
+	}
+	if ret := retainOf(m); ret.MaxSessions > 0 || ret.MaxAge > 0 {
+		_, ws := session.ApplyRetain(sess.ProjectRecordsDir, sess.ID, ret, sess.RunningDir, time.Now())
+		diag.PrintWarnings(r.opts.Stderr, ws)
+	}
+	var warnMu sync.Mutex
+	tw, err := trace.Create(filepath.Join(sess.RecordsDir, trace.FileName), sess.ID, trace.Options{
+		Warn: func(w diag.Warning) { warnMu.Lock(); fmt.Fprintln(r.opts.Stderr, w.String()); warnMu.Unlock() },
+	})
+	if err != nil {
+		sess.Close()
+		return err
+	}
+	var spans trace.Spans
+	if ep := m.Observability.OtelEndpoint; ep != "" {
+		tel, err := telemetry.Start(ep, telemetry.Identity{SessionID: sess.ID, CapsuleName: sess.Name,
+			CapsuleVersion: sess.Version, Kind: "script"}, filepath.Join(sess.RecordsDir, "logs", "otel.log"),
+			telemetry.Options{}, sess.Started)
+		if err != nil {
+			fmt.Fprintln(r.opts.Stderr, diag.Warn("W-IO-053", "spans will not be exported: %v", err).String())
+		} else {
+			spans = tel
+		}
+	}
+	rec := trace.NewRecorder(tw, spans, sess.Started, r.opts.Log)
+	rec.Emit(trace.SessionStart{CapsuleName: sess.Name, CapsuleVersion: sess.Version, Kind: "script",
+		ToolsDeclared: p.ToolNames(), EffectiveGrants: p.GrantsJSON})
+	if w := sess.WriteRunningRecord(); w != nil {
+		fmt.Fprintln(r.opts.Stderr, w.String())
+	}
+	r.mu.Lock()
+	r.sess, r.tw, r.rec = sess, tw, rec
+	r.mu.Unlock()
+	return nil
+}
+
+// end writes session_end (once: the recorder is sealed by it), closes the
+// trace and the session, and stands the fallback down.
+func (r *run) end(status, reason string, flush bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.done = true
+	r.endLocked(status, reason, flush)
+}
+
+func (r *run) endLocked(status, reason string, flush bool) {
+	if r.rec == nil {
+		return
+	}
+	r.rec.End(status, reason, flush)
+	r.tw.Close()
+	r.sess.Close()
+}
+
+// hardExit is the fallback once a signal has cancelled the run and the
+// ordinary path has not ended it within HardExitAfter: it records the end
+// and exits, without waiting for the component.
+func (r *run) hardExit(ctx context.Context) {
+	s, ok := signalled(ctx)
+	if !ok {
+		return // cancelled by its owner, not a signal: the ordinary path ends it
+	}
+	r.mu.Lock()
+	if r.done {
+		r.mu.Unlock()
+		return
+	}
+	r.endLocked(trace.EndFailed, s.Reason(), false)
+	if r.sess != nil {
+		fmt.Fprintf(r.opts.Stderr, "%s: %s (%s)\n", r.sess.ID, trace.EndFailed, s.Reason())
+	}
+	r.mu.Unlock()
+	r.opts.Exit(s.ExitCode())
+}
+
+// hostImports grants internal/hostapi's murmur:* interfaces to a run,
+// recording through the run's recorder (trace lines and OTel spans).
+type hostImports struct{ s *hostapi.Session }
+
+func (h hostImports) Define(host *wasmhost.Host, rec *trace.Recorder) error {
+	h.s.Register(host, rec)
+	return nil
+}
+
+// endingError is the diagnostic for a run that did not end ok.
+func endingError(sess *session.Session, res Result) error {
+	codes := map[string]string{
+		trace.EndTrapped:          "E-RUN-010",
+		trace.EndDeadlineExceeded: "E-RUN-011",
+		trace.EndResourceLimit:    "E-RUN-012",
+		trace.EndFailed:           "E-RUN-013",
+	}
+	reason := res.Reason
+	if reason == "" {
+		reason = "no reason given"
+	}
+	return diag.New(codes[res.Ending], "%s@%s ended %s: %s", sess.Name, sess.Version, res.Ending, reason).
+		WithHint("its stderr is in %s; run 'mur trace show %s'", filepath.Join(sess.RecordsDir, "logs", script.StderrLog), sess.ID)
+}
+
+func retainOf(m *manifest.Manifest) session.Retain {
+	var r session.Retain
+	r.MaxSessions = m.Trace.Retain.MaxSessions.Or(0)
+	if d, ok := m.Trace.Retain.MaxAgeDuration(); ok {
+		r.MaxAge = d
+	}
+	return r
+}
+
+// readTask reads --task: a file when one exists at that path, else the text.
+func readTask(v string) (string, error) {
+	if v == "" {
+		return "", nil
+	}
+	if st, err := os.Stat(v); err == nil && st.Mode().IsRegular() {
+		b, err := os.ReadFile(v)
+		if err != nil {
+			return "", diag.Wrap(err, "E-RUN-007", "cannot read the task file %s", v)
+		}
+		return string(b), nil
+	}
+	return v, nil
+}

@@ -1,0 +1,162 @@
+package trace
+
+import (
+	"log/slog"
+	"sync"
+	"time"
+)
+
+// Spans mirrors the recorder's events as OpenTelemetry spans;
+// internal/telemetry implements it. The recorder never waits on it beyond
+// the call itself: a span exporter batches.
+type Spans interface {
+	ToolCall(tool string, start, end time.Time, inBytes, outBytes int, status, errText string)
+	End(exitStatus, reason string, end time.Time)
+}
+
+// Recorder is the one sink of a session's events: every kind of capsule and
+// every host interface records through it, so the session_end totals always
+// equal the lines written. It is sealed by End: once session_end is written,
+// any later event is refused (counted, and logged once), so a tool call that
+// returns after the session ended can never follow session_end in the trace.
+//
+// Counting and emitting happen under one lock, in that order, so the totals
+// in session_end cover exactly the lines before it. It is safe for
+// concurrent use.
+type Recorder struct {
+	tw      *Writer
+	spans   Spans // nil when observability.otel_endpoint is unset
+	started time.Time
+	log     *slog.Logger
+
+	mu         sync.Mutex
+	toolCalls  int
+	toolErrors int
+	ended      bool
+	refused    int
+}
+
+// NewRecorder records into tw, and into spans when it is not nil, for a
+// session that started at started. log receives the one line about refused
+// late events; nil is slog.Default().
+func NewRecorder(tw *Writer, spans Spans, started time.Time, log *slog.Logger) *Recorder {
+	if log == nil {
+		log = slog.Default()
+	}
+	return &Recorder{tw: tw, spans: spans, started: started, log: log}
+}
+
+// Trace is the session's trace writer.
+func (r *Recorder) Trace() *Writer { return r.tw }
+
+// emitLocked writes ev unless the session has ended; r.mu is held. It
+// returns the line's event_id, or "" for a refused event.
+func (r *Recorder) emitLocked(parent string, ev any) string {
+	if r.ended {
+		r.refused++
+		if r.refused == 1 {
+			t, _ := typeOf(ev)
+			r.log.Warn("an event arrived after session_end and was not recorded", "event_type", t, "session_id", r.tw.SessionID())
+		}
+		return ""
+	}
+	return r.tw.EmitUnder(parent, ev)
+}
+
+// Emit records one event under session_start (or, for session_start, as the
+// root) and returns its event_id; "" when the session has already ended.
+func (r *Recorder) Emit(ev any) string { return r.EmitUnder("", ev) }
+
+// EmitUnder records one event whose parent is the line parent ("" means
+// session_start). session_end cannot be written this way: End writes it.
+func (r *Recorder) EmitUnder(parent string, ev any) string {
+	switch ev.(type) {
+	case SessionEnd, *SessionEnd:
+		panic("trace: session_end is written by Recorder.End")
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.emitLocked(parent, ev)
+}
+
+// ToolCall records one tool call that began at start and has just returned.
+// errText is "" for a call that succeeded.
+func (r *Recorder) ToolCall(tool string, start time.Time, inBytes, outBytes int, errText string) {
+	end := time.Now()
+	status := "ok"
+	var errp *string
+	if errText != "" {
+		status = "error"
+		errp = &errText
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.emitLocked("", ToolCall{ToolName: tool, InputBytes: inBytes, OutputBytes: outBytes,
+		DurationMS: end.Sub(start).Milliseconds(), Status: status, Error: errp}) == "" {
+		return
+	}
+	r.toolCalls++
+	if errText != "" {
+		r.toolErrors++
+	}
+	if r.spans != nil {
+		r.spans.ToolCall(tool, start, end, inBytes, outBytes, status, errText)
+	}
+}
+
+// ArtifactPulled records one pull through murmur:artifact-manager.
+func (r *Recorder) ArtifactPulled(ev ArtifactPulled) { r.Emit(ev) }
+
+// A2ASend records one murmur:message/send.
+func (r *Recorder) A2ASend(ev A2ASend) { r.Emit(ev) }
+
+// CallDeadline records a component call stopped while waiting on the runtime.
+func (r *Recorder) CallDeadline(component, call string, deadline time.Duration) {
+	r.Emit(CallDeadline{Component: component, Call: call, DeadlineMS: deadline.Milliseconds()})
+}
+
+// Totals returns the tool calls and tool errors recorded so far.
+func (r *Recorder) Totals() (calls, errors int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.toolCalls, r.toolErrors
+}
+
+// Refused is how many events arrived after session_end.
+func (r *Recorder) Refused() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.refused
+}
+
+// Ended reports whether session_end has been written.
+func (r *Recorder) Ended() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.ended
+}
+
+// End writes session_end once, seals the recorder, and ends the session
+// span. It reports whether this call was the one that ended the session.
+// flush waits (bounded by the exporter's shutdown timeout) for spans to
+// reach the collector; a hard exit passes false.
+func (r *Recorder) End(status, reason string, flush bool) bool {
+	end := time.Now()
+	r.mu.Lock()
+	if r.ended {
+		r.mu.Unlock()
+		return false
+	}
+	var rp *string
+	if reason != "" {
+		rp = &reason
+	}
+	r.tw.Emit(SessionEnd{ExitStatus: status, Reason: rp, DurationMS: end.Sub(r.started).Milliseconds(),
+		ToolCalls: r.toolCalls, ToolErrors: r.toolErrors})
+	r.ended = true
+	r.mu.Unlock()
+	if flush && r.spans != nil {
+		r.spans.End(status, reason, end)
+	}
+	return true
+}
