@@ -5,83 +5,17 @@ import (
 	"context"
 	"os"
 	"os/exec"
-	"path/filepath"
-	"runtime"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/murmur-go/murmur/internal/testbin"
 )
 
-// The end-to-end tests run the real mur binary, built once per test process.
-// It is built lazily (not in TestMain) so this package's tests from other
-// commands can keep their own setup; it lands at a fixed path, replaced
-// atomically, so repeated runs do not pile binaries up in /tmp.
-var (
-	murOnce sync.Once
-	murPath string
-	murErr  error
-)
+// murBin is the real mur binary, built once per test process.
+func murBin(t testing.TB) string { return testbin.Path(t, "./cmd/mur") }
 
-func murBin(t testing.TB) string {
-	t.Helper()
-	murOnce.Do(func() {
-		dir := filepath.Join(os.TempDir(), "murmur-e2e-run")
-		if murErr = os.MkdirAll(dir, 0o755); murErr != nil {
-			return
-		}
-		tmp, err := os.CreateTemp(dir, "mur-*.tmp")
-		if err != nil {
-			murErr = err
-			return
-		}
-		tmp.Close()
-		_, file, _, _ := runtime.Caller(0)
-		root := filepath.Join(filepath.Dir(file), "..", "..")
-		cmd := exec.Command("go", "build", "-o", tmp.Name(), "./cmd/mur")
-		cmd.Dir = root
-		var out bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &out, &out
-		if err := cmd.Run(); err != nil {
-			os.Remove(tmp.Name())
-			murErr = &buildError{err, out.String()}
-			return
-		}
-		murPath = filepath.Join(dir, "mur")
-		murErr = os.Rename(tmp.Name(), murPath)
-	})
-	if murErr != nil {
-		t.Fatalf("building mur: %v", murErr)
-	}
-	return murPath
-}
-
-// shareCompileCache points home's compiled-component cache at one directory
-// shared by every test home, so each test does not recompile the same
-// multi-megabyte fixtures (a cached run is what the spec's figures are about).
-func shareCompileCache(t testing.TB, home string) {
-	t.Helper()
-	link := filepath.Join(home, ".murmur", "compiled")
-	if _, err := os.Lstat(link); err == nil {
-		return
-	}
-	shared := filepath.Join(os.TempDir(), "murmur-e2e-run", "compiled")
-	if err := os.MkdirAll(shared, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.MkdirAll(filepath.Dir(link), 0o700); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Symlink(shared, link); err != nil && !os.IsExist(err) {
-		t.Fatal(err)
-	}
-}
-
-type buildError struct {
-	err error
-	out string
-}
-
-func (e *buildError) Error() string { return e.err.Error() + "\n" + e.out }
+// shareCompileCache shares one compiled-component cache between test homes.
+func shareCompileCache(t testing.TB, home string) { testbin.ShareCompileCache(t, home) }
 
 // murResult is one finished mur process.
 type murResult struct {

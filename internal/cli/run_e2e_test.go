@@ -177,16 +177,16 @@ func TestRunEndings(t *testing.T) {
 		{name: "probe-trap", wasm: probe, task: "trap", ending: "trapped", code: "E-RUN-010"},
 		{name: "probe-sleep", wasm: probe, task: "sleep 30s", manifestExtra: "capabilities:\n  limits:\n    deadline_seconds: 1\n", ending: "deadline_exceeded", code: "E-RUN-011", deadline: true},
 	}
-	var wg sync.WaitGroup
 	for _, tc := range tests {
 		wasm := tc.wasm
 		if wasm == nil {
 			wasm = fixture(t, tc.wat)
 		}
 		proj := capsule(t, filepath.Join(base, tc.name), "name: "+tc.name+"\nversion: 1.0.0\n"+tc.manifestExtra, wasm)
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		// Subtests, not bare goroutines: runMur and the trace helpers call
+		// t.Fatal, which must run on the test's own goroutine.
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			args := []string{"run", "--json"}
 			if tc.task != "" {
 				args = append(args, "--task", tc.task)
@@ -218,9 +218,8 @@ func TestRunEndings(t *testing.T) {
 			case cd != nil:
 				t.Errorf("%s: unexpected call_deadline %v", tc.name, cd.Fields)
 			}
-		}()
+		})
 	}
-	wg.Wait()
 }
 
 // startMur starts mur in the background; its stdout is read line by line.

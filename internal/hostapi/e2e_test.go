@@ -8,12 +8,12 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/murmur-go/murmur/internal/manifest"
 	"github.com/murmur-go/murmur/internal/store"
+	"github.com/murmur-go/murmur/internal/testbin"
 	"github.com/murmur-go/murmur/internal/trace"
 )
 
@@ -22,52 +22,17 @@ import (
 // the artifact manager and message/send, proves the interfaces are granted
 // to a real run and leave their trace lines.
 
-var (
-	murOnce  sync.Once
-	murPath  string
-	murErr   error
-	murBuild string // the build's output when it failed
-)
-
 func murBin(t *testing.T) string {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("builds the mur binary")
 	}
-	murOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "hostapi-e2e-")
-		if err != nil {
-			murErr = err
-			return
-		}
-		murPath = filepath.Join(dir, "mur")
-		cmd := exec.Command("go", "build", "-o", murPath, "./cmd/mur")
-		cmd.Dir = filepath.Join("..", "..")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			murErr, murBuild = err, string(out)
-		}
-	})
-	if murErr != nil {
-		t.Fatalf("building mur: %v\n%s", murErr, murBuild)
-	}
-	return murPath
+	return testbin.Path(t, "./cmd/mur")
 }
 
-// sharedCompiled points home's compiled-component cache at one directory
-// kept across test processes: the 3 MB probe is compiled once, not per test.
-func sharedCompiled(t *testing.T, home string) {
-	t.Helper()
-	shared := filepath.Join(os.TempDir(), "murmur-hostapi-e2e-compiled")
-	if err := os.MkdirAll(shared, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.MkdirAll(filepath.Join(home, ".murmur"), 0o700); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Symlink(shared, filepath.Join(home, ".murmur", "compiled")); err != nil {
-		t.Fatal(err)
-	}
-}
+// sharedCompiled shares one compiled-component cache between test homes:
+// the 3 MB probe is compiled once, not per test.
+func sharedCompiled(t *testing.T, home string) { testbin.ShareCompileCache(t, home) }
 
 type ready struct {
 	SessionID  string `json:"session_id"`

@@ -37,9 +37,6 @@ func TestMain(m *testing.M) {
 	code := m.Run()
 	testEngine.Close()
 	os.RemoveAll(dir)
-	if murPath != "" && murErr == nil { // the mur binary the e2e tests built
-		os.RemoveAll(filepath.Dir(murPath))
-	}
 	os.Exit(code)
 }
 

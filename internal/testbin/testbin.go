@@ -1,0 +1,113 @@
+// Package testbin builds the project's real binaries once per test process
+// for black-box tests, and shares one compiled-component cache between test
+// homes. Only tests import it; an architecture test keeps it that way.
+package testbin
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"sync"
+	"testing"
+)
+
+var (
+	mu     sync.Mutex
+	builds = map[string]*build{}
+)
+
+type build struct {
+	once sync.Once
+	path string
+	err  error
+}
+
+// Root is the module's root directory.
+func Root() string {
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Join(filepath.Dir(file), "..", "..")
+}
+
+// Path returns the binary of pkg (a path relative to the module root, such
+// as "./cmd/mur"), building it on first use. The binary lands at a fixed
+// path under the temp dir, replaced atomically, so repeated test runs do not
+// pile binaries up. A failed build fails the test with the compiler's output.
+func Path(t testing.TB, pkg string) string {
+	t.Helper()
+	mu.Lock()
+	b := builds[pkg]
+	if b == nil {
+		b = &build{}
+		builds[pkg] = b
+	}
+	mu.Unlock()
+	b.once.Do(func() { b.path, b.err = buildPkg(pkg) })
+	if b.err != nil {
+		t.Fatalf("building %s: %v", pkg, b.err)
+	}
+	return b.path
+}
+
+// MustPath is Path for TestMain, which has no testing.TB: it panics on a
+// failed build.
+func MustPath(pkg string) string {
+	p, err := buildPkg(pkg)
+	if err != nil {
+		panic(fmt.Sprintf("building %s: %v", pkg, err))
+	}
+	return p
+}
+
+func buildPkg(pkg string) (string, error) {
+	dir := filepath.Join(os.TempDir(), "murmur-testbin")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	tmp, err := os.CreateTemp(dir, filepath.Base(pkg)+"-*.tmp")
+	if err != nil {
+		return "", err
+	}
+	tmp.Close()
+	cmd := exec.Command("go", "build", "-o", tmp.Name(), pkg)
+	cmd.Dir = Root()
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Run(); err != nil {
+		os.Remove(tmp.Name())
+		return "", fmt.Errorf("%v\n%s", err, out.String())
+	}
+	// Test processes building at once each rename a whole binary of the
+	// same source into place; a process already running the old file keeps
+	// its inode.
+	final := filepath.Join(dir, filepath.Base(pkg))
+	if err := os.Rename(tmp.Name(), final); err != nil {
+		return "", err
+	}
+	return final, nil
+}
+
+// ShareCompileCache points home's compiled-component cache at one directory
+// shared by every test home of every test process, so each test does not
+// recompile the same multi-megabyte fixtures (a cached run is what the
+// spec's figures are about). The cache verifies every entry, so sharing it
+// is safe.
+func ShareCompileCache(t testing.TB, home string) {
+	t.Helper()
+	link := filepath.Join(home, ".murmur", "compiled")
+	if _, err := os.Lstat(link); err == nil {
+		return
+	}
+	shared := filepath.Join(os.TempDir(), "murmur-testbin", "compiled")
+	if err := os.MkdirAll(shared, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Dir(link), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(shared, link); err != nil && !os.IsExist(err) {
+		t.Fatal(err)
+	}
+}
