@@ -1,0 +1,272 @@
+// Package archtest keeps docs/architecture.md true: the package map as
+// checks, in the manner of Tailscale's dependency tests. A new package must be
+// placed on the map here; an import that runs up the map, cgo outside the
+// engine, or a heavy dependency in mur-roost fails the build's tests.
+package archtest
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/murmur-go/murmur"
+
+// levels is the package map (docs/architecture.md): a package may import
+// packages of its own level or lower, never higher. Subpackages take their
+// parent's level unless listed.
+var levels = map[string]int{
+	"cmd/mur":        7,
+	"cmd/mur-roost":  7,
+	"cmd/roost-load": 7,
+
+	"internal/cli": 6,
+
+	"internal/launch": 5,
+
+	"internal/script":   4,
+	"internal/agent":    4,
+	"internal/door":     4,
+	"internal/delegate": 4,
+
+	"internal/tools":   3,
+	"internal/hooks":   3,
+	"internal/driver":  3,
+	"internal/hostapi": 3,
+	"internal/wit":     3,
+	"internal/sandbox": 3,
+
+	"internal/contain":   2,
+	"internal/roost":     2,
+	"internal/session":   2,
+	"internal/trace":     2,
+	"internal/store":     2,
+	"internal/envelope":  2,
+	"internal/telemetry": 2,
+
+	"internal/wasmhost": 1,
+	"internal/manifest": 1,
+	"internal/running":  1,
+	"internal/diag":     1,
+	"internal/ids":      1,
+	"internal/version":  1,
+	"internal/home":     1,
+
+	"guest": 0, // the public guest kit: compiled to wasm, imports nothing of ours
+
+	// Test support: imported by tests only (checked below).
+	"internal/testbin":                  -1,
+	"internal/driver/fakeprovider":      -1,
+	"internal/archtest":                 -1,
+	"testdata/components/capsule-probe": -1,
+}
+
+// testOnly packages may be imported by _test.go files only.
+var testOnly = []string{"internal/testbin", "internal/driver/fakeprovider"}
+
+// only lists import paths (prefixes) that exactly one package tree may use.
+var only = map[string][]string{
+	"github.com/spf13/cobra":                  {"internal/cli"},
+	"github.com/bytecodealliance/wasmtime-go": {"internal/wasmhost"},
+	"github.com/anthropics/anthropic-sdk-go":  {"internal/driver/anthropic"},
+	"github.com/openai/openai-go":             {"internal/driver/openai"},
+	"go.opentelemetry.io/otel":                {"internal/telemetry"},
+}
+
+// roostForbidden may not be anywhere in mur-roost's dependency closure: the
+// daemon referees spawns and must stay small, pure Go and free of the
+// runtime's engine, exporters and provider SDKs.
+var roostForbidden = []string{
+	"github.com/bytecodealliance/wasmtime-go",
+	module + "/internal/wasmhost",
+	"go.opentelemetry.io/",
+	"github.com/anthropics/",
+	"github.com/openai/",
+}
+
+type pkg struct {
+	ImportPath   string
+	Dir          string
+	Imports      []string
+	TestImports  []string
+	XTestImports []string
+	CgoFiles     []string
+	Standard     bool
+}
+
+func root() string {
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Join(filepath.Dir(file), "..", "..")
+}
+
+// list runs go list -json over patterns in the module root.
+func list(t *testing.T, env []string, args ...string) []pkg {
+	t.Helper()
+	cmd := exec.Command("go", append([]string{"list", "-json"}, args...)...)
+	cmd.Dir = root()
+	cmd.Env = append(cmd.Environ(), env...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list %v: %v\n%s", args, err, stderr.String())
+	}
+	var pkgs []pkg
+	dec := json.NewDecoder(bytes.NewReader(out))
+	for {
+		var p pkg
+		if err := dec.Decode(&p); err == io.EOF {
+			break
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		pkgs = append(pkgs, p)
+	}
+	return pkgs
+}
+
+// rel is a package's path inside the module ("" for one outside it).
+func rel(path string) string {
+	if path == module {
+		return "."
+	}
+	r, ok := strings.CutPrefix(path, module+"/")
+	if !ok {
+		return ""
+	}
+	return r
+}
+
+// levelOf finds the map entry for a module package: itself or its nearest
+// listed parent.
+func levelOf(r string) (int, string, bool) {
+	for p := r; p != "." && p != "/" && p != ""; p = filepath.Dir(p) {
+		if l, ok := levels[p]; ok {
+			return l, p, true
+		}
+	}
+	return 0, "", false
+}
+
+// TestPackageMap checks every package of the module against the map.
+func TestPackageMap(t *testing.T) {
+	for _, p := range list(t, nil, "./...") {
+		r := rel(p.ImportPath)
+		lvl, entry, ok := levelOf(r)
+		if !ok {
+			t.Errorf("%s is not on the package map: place it in internal/archtest (levels) and docs/architecture.md", r)
+			continue
+		}
+		for _, imp := range p.Imports {
+			ir := rel(imp)
+			if ir == "" {
+				continue
+			}
+			il, ientry, ok := levelOf(ir)
+			if !ok {
+				continue // reported on its own
+			}
+			if il < 0 {
+				t.Errorf("%s imports the test-support package %s from non-test code", r, ir)
+				continue
+			}
+			if lvl >= 0 && il > lvl {
+				t.Errorf("%s (level %d, %s) imports %s (level %d, %s): imports must not run up the map", r, lvl, entry, ir, il, ientry)
+			}
+		}
+	}
+}
+
+// TestOneHome checks the libraries that have exactly one importer, and that
+// cgo lives in internal/wasmhost alone.
+func TestOneHome(t *testing.T) {
+	for _, p := range list(t, nil, "./...") {
+		r := rel(p.ImportPath)
+		if len(p.CgoFiles) > 0 && r != "internal/wasmhost" {
+			t.Errorf("%s uses cgo (%s): cgo lives in internal/wasmhost only", r, strings.Join(p.CgoFiles, ", "))
+		}
+		all := append(append(append([]string(nil), p.Imports...), p.TestImports...), p.XTestImports...)
+		for _, imp := range all {
+			for lib, owners := range only {
+				if !strings.HasPrefix(imp, lib) {
+					continue
+				}
+				allowed := false
+				for _, o := range owners {
+					if r == o || strings.HasPrefix(r, o+"/") {
+						allowed = true
+					}
+				}
+				if !allowed {
+					t.Errorf("%s imports %s, which only %s may import", r, imp, strings.Join(owners, ", "))
+				}
+			}
+		}
+		for _, imp := range p.Imports {
+			for _, to := range testOnly {
+				if rel(imp) == to {
+					t.Errorf("%s imports %s from non-test code", r, to)
+				}
+			}
+		}
+	}
+}
+
+// TestRoostLinksNothingHeavy checks mur-roost's whole dependency closure:
+// nothing forbidden, no package outside the standard library with cgo, and
+// it builds with CGO_ENABLED=0 (the standard library's own cgo DNS resolver
+// is the only cgo a default build links, and the daemon never resolves
+// names: it listens on 127.0.0.1).
+func TestRoostLinksNothingHeavy(t *testing.T) {
+	const bin = "./cmd/mur-roost"
+	for _, cgo := range []string{"CGO_ENABLED=1", "CGO_ENABLED=0"} {
+		var bad []string
+		for _, p := range list(t, []string{cgo}, "-deps", bin) {
+			for _, f := range roostForbidden {
+				if strings.HasPrefix(p.ImportPath, f) {
+					bad = append(bad, p.ImportPath)
+				}
+			}
+			if len(p.CgoFiles) > 0 && !p.Standard {
+				bad = append(bad, p.ImportPath+" (cgo)")
+			}
+		}
+		sort.Strings(bad)
+		if len(bad) > 0 {
+			t.Errorf("%s (%s) links what it must not: %s", bin, cgo, strings.Join(bad, ", "))
+		}
+	}
+}
+
+// TestMapIsDocumented checks docs/architecture.md names every package on the
+// map, so the document and the checks cannot drift apart.
+func TestMapIsDocumented(t *testing.T) {
+	doc, err := readFile(filepath.Join(root(), "docs", "architecture.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	present := map[string]bool{}
+	for _, p := range list(t, nil, "./...") {
+		present[rel(p.ImportPath)] = true
+	}
+	for p := range levels {
+		if !present[p] {
+			continue // a planned package, not built yet
+		}
+		if !strings.Contains(doc, "`"+p+"`") {
+			t.Errorf("docs/architecture.md does not name `%s`", p)
+		}
+	}
+}
+
+func readFile(p string) (string, error) {
+	b, err := os.ReadFile(p)
+	return string(b), err
+}
