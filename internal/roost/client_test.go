@@ -137,7 +137,10 @@ func TestClientTransportAndContext(t *testing.T) {
 	c := &roostapi.Client{BaseURL: hs2.URL, HTTPClient: hs2.Client()}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { _, err := c.Spawn(ctx, cred, roostapi.SpawnRequest{Name: "local/a", Version: "1"}); done <- err }()
+	go func() {
+		_, err := c.Spawn(ctx, cred, roostapi.SpawnRequest{Name: "local/a", Version: "1"})
+		done <- err
+	}()
 	cancel()
 	if err := <-done; !errors.Is(err, context.Canceled) {
 		t.Fatalf("cancelled spawn: %v", err)

@@ -97,9 +97,15 @@ func (r *Referee) Close() {
 }
 
 // refusal builders: one status per kind of check.
-func badRequest(msg string) error { return &roostapi.Error{StatusCode: http.StatusBadRequest, Message: msg} }
-func forbidden(msg string) error  { return &roostapi.Error{StatusCode: http.StatusForbidden, Message: msg} }
-func notFound(msg string) error   { return &roostapi.Error{StatusCode: http.StatusNotFound, Message: msg} }
+func badRequest(msg string) error {
+	return &roostapi.Error{StatusCode: http.StatusBadRequest, Message: msg}
+}
+func forbidden(msg string) error {
+	return &roostapi.Error{StatusCode: http.StatusForbidden, Message: msg}
+}
+func notFound(msg string) error {
+	return &roostapi.Error{StatusCode: http.StatusNotFound, Message: msg}
+}
 func unresolved(name, version string, err error) error {
 	return &roostapi.Error{StatusCode: http.StatusInternalServerError, Message: msgUnresolved(name, version, err)}
 }
