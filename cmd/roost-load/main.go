@@ -34,6 +34,7 @@ import (
 	"time"
 
 	"github.com/murmur-go/murmur/internal/home"
+	"github.com/murmur-go/murmur/internal/roost/roostapi"
 	"github.com/murmur-go/murmur/internal/store"
 )
 
@@ -230,7 +231,7 @@ func client(hc *http.Client, base string, i int, deadline time.Time) *result {
 		case x < 300: // ½
 			do(opStatus, "GET", "/status/"+sid, nil, "", 200)
 		case x < 500: // ⅓
-			m := do(opSpawn, "POST", "/spawn", map[string]string{"x-murmur-spawn-credential": cred},
+			m := do(opSpawn, "POST", "/spawn", map[string]string{roostapi.HeaderCredential: cred},
 				`{"name": "local/worker-a", "version": "0.1.0"}`, 200, 403)
 			if m != nil && m["_code"] == float64(200) {
 				res.granted++
@@ -242,7 +243,7 @@ func client(hc *http.Client, base string, i int, deadline time.Time) *result {
 			ap := approvals[0]
 			approvals = approvals[1:]
 			seq++
-			m := do(opRegister, "POST", "/register", map[string]string{"x-murmur-spawn-approval": ap},
+			m := do(opRegister, "POST", "/register", map[string]string{roostapi.HeaderApproval: ap},
 				fmt.Sprintf(`{"session_id": "%s_c%d", "name": "local/worker-a", "version": "0.1.0"}`, sid, seq), 200)
 			if m != nil {
 				children = append(children, m["credential"].(string))
@@ -250,7 +251,7 @@ func client(hc *http.Client, base string, i int, deadline time.Time) *result {
 		case x >= 550 && len(children) > 0:
 			c := children[0]
 			children = children[1:]
-			do(opDeregister, "POST", "/deregister", map[string]string{"x-murmur-spawn-credential": c}, `{"outcome": "complete"}`, 200)
+			do(opDeregister, "POST", "/deregister", map[string]string{roostapi.HeaderCredential: c}, `{"outcome": "complete"}`, 200)
 		default:
 			do(opStatus, "GET", "/status/"+sid, nil, "", 200)
 		}

@@ -56,7 +56,7 @@ func TestApprovalExpiry(t *testing.T) {
 	clk := &fakeClock{t: time.Now()}
 	p := newInproc(t, Options{MaxDepth: 3, MaxConcurrent: 4, MaxLiveCapsules: 16, SpawnAllow: []string{"local/orchestrator"},
 		Registry: StoreRegistry(fx.reg)})
-	p.srv.now = clk.now
+	p.srv.ref.now = clk.now
 
 	cred := p.mustRegister("ses_p", "local/orchestrator", "0.1.0", "")
 	g1 := p.mustSpawn(cred, "local/worker-a", "0.1.0")
@@ -112,9 +112,9 @@ func TestApprovalExpiry(t *testing.T) {
 	if s := p.srv.Snapshot(); s.Census != 2 || s.Pending != 0 {
 		t.Fatalf("after cycling: %+v", s)
 	}
-	p.srv.mu.Lock()
-	n := len(p.srv.st.approvals)
-	p.srv.mu.Unlock()
+	p.srv.ref.mu.Lock()
+	n := len(p.srv.ref.st.approvals)
+	p.srv.ref.mu.Unlock()
 	if n != 0 {
 		t.Fatalf("%d approval records kept after their expiry", n)
 	}

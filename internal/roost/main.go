@@ -13,6 +13,11 @@
 // exit are evaluated when a request reads the census, so the figure a caller
 // is answered from is exact at the moment of the answer, an idle daemon does
 // no work, and there is no sweep to race against a request.
+//
+// The decisions and the state are the Referee, callable without HTTP; Server
+// is the HTTP layer over it, decoding each request, calling one Referee
+// method and encoding the answer. The wire types, the header names and a
+// typed client are package roostapi, which both sides use.
 package roost
 
 import (

@@ -48,6 +48,46 @@ func msgConcurrency(max, holding int) string {
 
 const msgSessionNotFound = "session not found"
 
+// Routing refusals: what Go's ServeMux would answer, in JSON.
+const (
+	msgNotFound         = "not found"
+	msgMethodNotAllowed = "method not allowed"
+)
+
+// Bad bodies (400). The specification gives these no sentence; they are the
+// daemon's own, and pinned by tests all the same.
+const (
+	msgBodyUnreadable  = "request body could not be read"
+	msgBodyNotObject   = "request body is not valid JSON: a JSON object is required"
+	msgSessionIDEmpty  = "session_id is empty"
+	msgNameRequired    = "name is required"
+	msgVersionRequired = "version is required"
+	msgOutcome         = "outcome must be complete or failed"
+)
+
+func msgBodyTooLarge(max int) string {
+	return fmt.Sprintf("request body is larger than %d bytes", max)
+}
+
+func msgBodyInvalid(problem string) string { return "request body is not valid JSON: " + problem }
+
+func msgFieldNotString(key string) string {
+	return fmt.Sprintf("request body is not valid JSON: field %s must be a string", key)
+}
+
+func msgSessionIDTooLong(n, max int) string {
+	return fmt.Sprintf("session_id is too long: its credential would be %d bytes, more than %d", n, max)
+}
+
+func msgNotFullName(name string) string {
+	return fmt.Sprintf("name is not a full name, <scope>/<name>: '%s'", name)
+}
+
+// msgUnresolved is the 500 of /spawn and /register.
+func msgUnresolved(name, version string, err error) string {
+	return fmt.Sprintf("capsule '%s@%s' could not be resolved from the registry: %v", name, version, err)
+}
+
 // Start-up lines (stdout) and refusals to start (stderr).
 func lineCensus(live int, dir string, read int, ms float64, stale, unreadable int) string {
 	return fmt.Sprintf("mur-roost: %d live capsules already running on this host, counted from %s (%d records read in %.1f ms; %d stale and %d unreadable not counted)", live, dir, read, ms, stale, unreadable)

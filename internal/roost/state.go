@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/murmur-go/murmur/internal/manifest"
+	"github.com/murmur-go/murmur/internal/roost/roostapi"
 )
 
 // approvalLifetime is how long an approval may be redeemed.
@@ -11,9 +12,9 @@ const approvalLifetime = 60 * time.Second
 
 // Session statuses, as GET /status reports them.
 const (
-	statusRunning  = "running"
-	statusComplete = "complete"
-	statusFailed   = "failed"
+	statusRunning  = roostapi.StatusRunning
+	statusComplete = roostapi.StatusComplete
+	statusFailed   = roostapi.StatusFailed
 )
 
 // session is one registered session. Records are never removed: GET /status

@@ -13,12 +13,13 @@ import (
 // checkState verifies the daemon's books against each other: every running
 // child is counted in its parent, every pending approval in its parent and in
 // the census, and the running count matches the sessions.
-func checkState(t testing.TB, s *Server) {
+func checkState(t testing.TB, srv *Server) {
 	t.Helper()
+	s := srv.ref
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	st := s.st
-	st.sweep(s.now())
+	s.sweepLocked()
 	children := map[*session]int{}
 	running, pending := 0, 0
 	for _, sess := range st.sessions {
@@ -69,7 +70,7 @@ func TestStress(t *testing.T) {
 	p := newInproc(t, Options{MaxDepth: 3, MaxConcurrent: maxConc, MaxLiveCapsules: ceiling,
 		SpawnAllow: []string{"local/orchestrator"}, Registry: StoreRegistry(fx.reg)})
 	clk := &skewClock{}
-	p.srv.now = clk.now
+	p.srv.ref.now = clk.now
 	p.hc = &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: clients, MaxConnsPerHost: clients}, Timeout: 30 * time.Second}
 
 	// Every client's top-level session registers first, so the census's

@@ -1,0 +1,477 @@
+package roost
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/murmur-go/murmur/internal/envelope"
+	"github.com/murmur-go/murmur/internal/manifest"
+	"github.com/murmur-go/murmur/internal/roost/roostapi"
+)
+
+// Options configure a Referee (and the Server over it).
+type Options struct {
+	MaxDepth        int
+	MaxConcurrent   int
+	MaxLiveCapsules int
+	SpawnAllow      []string
+	Registry        Registry
+	// RunningDir is the running-capsule directory the start-up census reads
+	// (home.Running(home)); "" counts nothing.
+	RunningDir string
+}
+
+// Referee is mur-roost's decisions and everything it keeps in memory:
+// sessions, approvals, reservations, the census and the two MAC keys. Each
+// method is one endpoint's contract, in the order of checks of contracts §7,
+// taking the decoded request and the token text the caller presented (an
+// absent or repeated header is ""). A refusal is a *roostapi.Error carrying
+// the status and the specification's sentence. It knows nothing of HTTP
+// beyond those status codes and is safe for concurrent use.
+//
+// Locking: mu guards st. A method whose name ends in Locked requires mu held;
+// every other method takes it itself, with defer. The registry is read with
+// mu not held.
+type Referee struct {
+	maxDepth, maxConcurrent, maxLive int
+	spawnAllow                       map[string]struct{}
+	reg                              Registry
+	cred, appr                       *minter
+
+	// now is the clock approvals expire by; tests move it forward. It is read
+	// with mu held, so the approval queue's grant order is its deadline order.
+	now func() time.Time
+
+	mu sync.Mutex
+	st *state
+}
+
+// NewReferee takes the start-up census of opts.RunningDir and returns the
+// referee. It fails, with the path and the OS's words, when that directory
+// exists and cannot be listed. Nothing is written anywhere.
+func NewReferee(opts Options) (*Referee, StartupCount, error) {
+	var set *startupSet
+	var cnt StartupCount
+	if opts.RunningDir != "" {
+		var err error
+		set, cnt, err = scanStartup(opts.RunningDir)
+		if err != nil {
+			return nil, cnt, err
+		}
+	}
+	cred, err := newMinter(credentialPrefix)
+	if err != nil {
+		set.close()
+		return nil, cnt, fmt.Errorf("mint the credential key: %w", err)
+	}
+	appr, err := newMinter(approvalPrefix)
+	if err != nil {
+		set.close()
+		return nil, cnt, fmt.Errorf("mint the approval key: %w", err)
+	}
+	r := &Referee{
+		maxDepth:      opts.MaxDepth,
+		maxConcurrent: opts.MaxConcurrent,
+		maxLive:       opts.MaxLiveCapsules,
+		spawnAllow:    map[string]struct{}{},
+		reg:           opts.Registry,
+		cred:          cred,
+		appr:          appr,
+		st:            newState(set),
+		now:           time.Now,
+	}
+	for _, n := range opts.SpawnAllow {
+		r.spawnAllow[n] = struct{}{}
+	}
+	return r, cnt, nil
+}
+
+// Close releases the start-up census's process handles.
+func (r *Referee) Close() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.st.startup.close()
+}
+
+// refusal builders: one status per kind of check.
+func badRequest(msg string) error {
+	return &roostapi.Error{StatusCode: http.StatusBadRequest, Message: msg}
+}
+func forbidden(msg string) error {
+	return &roostapi.Error{StatusCode: http.StatusForbidden, Message: msg}
+}
+func notFound(msg string) error {
+	return &roostapi.Error{StatusCode: http.StatusNotFound, Message: msg}
+}
+func unresolved(name, version string, err error) error {
+	return &roostapi.Error{StatusCode: http.StatusInternalServerError, Message: msgUnresolved(name, version, err)}
+}
+func identity() error { return forbidden(msgIdentity) }
+
+// ---- POST /spawn -----------------------------------------------------------
+
+// Spawn decides POST /spawn: fields (400) → credential names a running
+// session (identity 403) → name in that session's allow list (403) → depth →
+// machine ceiling → concurrency (403 each) → resolve the child (500) →
+// envelope (403) → grant: reserve a slot and mint the approval.
+func (r *Referee) Spawn(credential string, req roostapi.SpawnRequest) (roostapi.SpawnResponse, error) {
+	if msg := checkNameVersion(req.Name, req.Version); msg != "" {
+		return roostapi.SpawnResponse{}, badRequest(msg)
+	}
+	sid, ok := r.credentialSession(credential)
+	if !ok {
+		return roostapi.SpawnResponse{}, identity()
+	}
+	parent, parentManifest, err := r.admit(sid, req.Name)
+	if err != nil {
+		return roostapi.SpawnResponse{}, err
+	}
+	// The registry is read outside the lock: hashing an artifact must not
+	// hold up every other session's requests.
+	art, err := r.reg.Resolve(req.Name, req.Version)
+	if err != nil {
+		return roostapi.SpawnResponse{}, unresolved(req.Name, req.Version, err)
+	}
+	if ref := envelope.Check(parentManifest, art.Manifest); ref != nil {
+		return roostapi.SpawnResponse{}, forbidden(ref.Error())
+	}
+	a, err := r.grant(parent, art)
+	if err != nil {
+		return roostapi.SpawnResponse{}, err
+	}
+	expires := a.deadline.UnixMilli()
+	tok, err := r.appr.mint(approvalPayload{
+		V: 1, S: parent.id, Name: a.name, Version: a.version, SHA256: a.sha256,
+		Depth: a.depth, Expires: expires, Nonce: a.nonce,
+	})
+	if err != nil { // json.Marshal of strings and ints cannot fail
+		panic(err)
+	}
+	return roostapi.SpawnResponse{
+		Approval: tok, Name: a.name, Version: a.version, SHA256: a.sha256, ExpiresAtMS: expires,
+	}, nil
+}
+
+// admit is the part of POST /spawn asked before the registry is read: the
+// session is running, the name is in its allow list, and the bounds hold. It
+// returns the session and its manifest (which never changes once recorded).
+func (r *Referee) admit(sid, name string) (*session, *manifest.Manifest, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.sweepLocked()
+	parent := r.st.sessions[sid]
+	if parent == nil || parent.status != statusRunning {
+		return nil, nil, identity()
+	}
+	if _, ok := parent.allow[name]; !ok {
+		return nil, nil, forbidden(msgNotInParentAllow(name))
+	}
+	if msg := r.boundsLocked(parent); msg != "" {
+		return nil, nil, forbidden(msg)
+	}
+	return parent, parent.manifest, nil
+}
+
+// grant reserves a slot for art under parent and records the approval. The
+// bounds are asked again in this one critical section, because other
+// requests ran while the registry was read: without it two concurrent
+// spawns could both pass admit and together exceed --max-concurrent or the
+// ceiling.
+func (r *Referee) grant(parent *session, art Artifact) (*approval, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	now := r.now()
+	r.st.sweep(now)
+	if parent.status != statusRunning {
+		return nil, identity()
+	}
+	if msg := r.boundsLocked(parent); msg != "" {
+		return nil, forbidden(msg)
+	}
+	a := &approval{
+		nonce:    newNonce(),
+		parent:   parent,
+		name:     art.Name,
+		version:  art.Version,
+		sha256:   art.SHA256,
+		depth:    parent.depth - 1,
+		deadline: now.Add(approvalLifetime),
+		state:    apPending,
+	}
+	r.st.approvals[a.nonce] = a
+	r.st.queue = append(r.st.queue, a)
+	parent.pending[a] = struct{}{}
+	r.st.pending++
+	return a, nil
+}
+
+// boundsLocked asks depth, then the machine ceiling, then concurrency, and
+// returns the first refusal, or "". Call sweepLocked first.
+func (r *Referee) boundsLocked(parent *session) string {
+	if parent.depth <= 0 {
+		return msgDepth(r.maxDepth)
+	}
+	if c := r.st.census(); c >= r.maxLive {
+		return msgCeiling(r.maxLive, c)
+	}
+	if n := parent.liveChildren(); n >= r.maxConcurrent {
+		return msgConcurrency(r.maxConcurrent, n)
+	}
+	return ""
+}
+
+// sweepLocked applies every expiry due by now.
+func (r *Referee) sweepLocked() { r.st.sweep(r.now()) }
+
+// ---- POST /register --------------------------------------------------------
+
+// checkRegisterFields is the 400 step both register paths begin with.
+func checkRegisterFields(req roostapi.RegisterRequest) error {
+	if req.SessionID == "" {
+		return badRequest(msgSessionIDEmpty)
+	}
+	// A session id whose credential could not be presented back (tokens are
+	// bounded, and travel in a header) would register a session that can
+	// never spawn or deregister: refuse it as a bad body instead.
+	if n := credentialLen(req.SessionID); n > maxCredentialLen {
+		return badRequest(msgSessionIDTooLong(n, maxCredentialLen))
+	}
+	if msg := checkNameVersion(req.Name, req.Version); msg != "" {
+		return badRequest(msg)
+	}
+	return nil
+}
+
+// RegisterTopLevel decides POST /register presented with no approval: fields
+// (400) → name in --spawn-allow (403, published or not) → resolve (500) →
+// session_id unused (identity 403) → register with depth --max-depth. A
+// top-level registration counts toward the census and is never refused by
+// the ceiling.
+func (r *Referee) RegisterTopLevel(req roostapi.RegisterRequest) (roostapi.RegisterResponse, error) {
+	if err := checkRegisterFields(req); err != nil {
+		return roostapi.RegisterResponse{}, err
+	}
+	if _, ok := r.spawnAllow[req.Name]; !ok {
+		return roostapi.RegisterResponse{}, forbidden(msgNotInSpawnAllow(req.Name))
+	}
+	art, err := r.reg.Resolve(req.Name, req.Version)
+	if err != nil {
+		return roostapi.RegisterResponse{}, unresolved(req.Name, req.Version, err)
+	}
+	if err := r.registerTop(req.SessionID, art); err != nil {
+		return roostapi.RegisterResponse{}, err
+	}
+	return r.credentialFor(req.SessionID), nil
+}
+
+func (r *Referee) registerTop(id string, art Artifact) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.sweepLocked()
+	if _, taken := r.st.sessions[id]; taken {
+		return identity()
+	}
+	r.addSessionLocked(id, art, r.maxDepth, nil)
+	return nil
+}
+
+// RegisterApproved decides POST /register presented with an approval (any
+// header value, even an empty one, takes this path): fields (400) → resolve
+// (500; the approval is untouched) → the approval verifies and its granting
+// session is running (identity 403) → not expired, not already presented
+// (403) → marked spent → same name and version (403) → same content hash
+// (403) → session_id unused (identity 403) → register with the depth sealed
+// in the approval; the reservation becomes the running child.
+func (r *Referee) RegisterApproved(req roostapi.RegisterRequest, approvalToken string) (roostapi.RegisterResponse, error) {
+	if err := checkRegisterFields(req); err != nil {
+		return roostapi.RegisterResponse{}, err
+	}
+	art, err := r.reg.Resolve(req.Name, req.Version)
+	if err != nil {
+		return roostapi.RegisterResponse{}, unresolved(req.Name, req.Version, err)
+	}
+	var p approvalPayload
+	if r.appr.open(approvalToken, &p) != nil || p.V != 1 {
+		return roostapi.RegisterResponse{}, identity()
+	}
+	if err := r.redeem(p, req, art); err != nil {
+		return roostapi.RegisterResponse{}, err
+	}
+	return r.credentialFor(req.SessionID), nil
+}
+
+// redeem is RegisterApproved's decision on the state, in one critical
+// section: from finding the granting session to recording the child.
+func (r *Referee) redeem(p approvalPayload, req roostapi.RegisterRequest, art Artifact) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	now := r.now()
+	r.st.sweep(now)
+	parent := r.st.sessions[p.S]
+	if parent == nil || parent.status != statusRunning {
+		// The session that earned the approval has ended: every figure the
+		// child's bounds would be decided from is gone with it.
+		return identity()
+	}
+	a := r.st.approvals[p.Nonce]
+	if a != nil && a.parent != parent {
+		return identity() // cannot happen for a token this daemon MAC'd; refuse rather than guess
+	}
+	switch {
+	case a == nil || a.state == apReleased || !now.Before(a.deadline):
+		// Forgotten by the sweep, or released: with its parent still
+		// running, the only way there is its 60 seconds passing.
+		return forbidden(msgApprovalExpired)
+	case a.state != apPending:
+		return forbidden(msgApprovalReplayed)
+	}
+	// Spent as soon as it verifies, before the artifact is compared, so an
+	// approval presented for the wrong artifact is consumed. It keeps its
+	// slot until its expiry: the specification releases a slot at
+	// redemption, expiry or the parent's deregister, and at nothing else.
+	a.state = apConsumed
+
+	approved := p.Name + "@" + p.Version
+	presented := req.Name + "@" + req.Version
+	if approved != presented {
+		return forbidden(msgApprovalCoordinates(approved, presented))
+	}
+	if art.SHA256 != p.SHA256 {
+		return forbidden(msgApprovalBytes(presented, p.SHA256, art.SHA256))
+	}
+	if _, taken := r.st.sessions[req.SessionID]; taken {
+		return identity()
+	}
+	// The reservation becomes a running child: the parent's count and the
+	// census are unchanged (one reservation out, one child and one session in).
+	a.state = apRedeemed
+	delete(parent.pending, a)
+	r.st.pending--
+	r.addSessionLocked(req.SessionID, art, p.Depth, parent)
+	parent.children++
+	return nil
+}
+
+// addSessionLocked records a running session.
+func (r *Referee) addSessionLocked(id string, art Artifact, depth int, parent *session) {
+	sess := &session{
+		id: id, name: art.Name, version: art.Version, sha256: art.SHA256,
+		manifest: art.Manifest, allow: map[string]struct{}{},
+		depth: depth, status: statusRunning, parent: parent,
+		pending: map[*approval]struct{}{},
+	}
+	for _, n := range art.Manifest.Capabilities.Spawn.Allow {
+		sess.allow[n] = struct{}{}
+	}
+	r.st.sessions[id] = sess
+	r.st.running++
+	r.st.startup.absorb(id)
+}
+
+// credentialLen is the length of the credential a session id would get.
+func credentialLen(sessionID string) int {
+	body, _ := json.Marshal(credentialPayload{V: 1, S: sessionID})
+	return len(credentialPrefix) + b64.EncodedLen(len(body)) + 1 + b64.EncodedLen(32)
+}
+
+func (r *Referee) credentialFor(sessionID string) roostapi.RegisterResponse {
+	tok, err := r.cred.mint(credentialPayload{V: 1, S: sessionID})
+	if err != nil {
+		panic(err)
+	}
+	return roostapi.RegisterResponse{Credential: tok}
+}
+
+// credentialSession verifies a credential and returns the session it names
+// (which the caller must still find running).
+func (r *Referee) credentialSession(tok string) (string, bool) {
+	var p credentialPayload
+	if r.cred.open(tok, &p) != nil || p.V != 1 || p.S == "" {
+		return "", false
+	}
+	return p.S, true
+}
+
+// ---- POST /deregister ------------------------------------------------------
+
+// Deregister decides POST /deregister: outcome (400) → credential names a
+// running session (identity 403) → its status becomes the outcome; its
+// reservations, its own slot and its slot in its parent are released.
+func (r *Referee) Deregister(credential string, req roostapi.DeregisterRequest) error {
+	if req.Outcome != statusComplete && req.Outcome != statusFailed {
+		return badRequest(msgOutcome)
+	}
+	sid, ok := r.credentialSession(credential)
+	if !ok {
+		return identity()
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.sweepLocked()
+	sess := r.st.sessions[sid]
+	if sess == nil || sess.status != statusRunning {
+		return identity()
+	}
+	sess.status = req.Outcome
+	r.st.running--
+	// Every reservation it holds is released: an approval it earned can no
+	// longer be redeemed by anybody.
+	for a := range sess.pending {
+		r.st.release(a)
+	}
+	if sess.parent != nil {
+		sess.parent.children--
+	}
+	return nil
+}
+
+// ---- GET /status/{session_id} ----------------------------------------------
+
+// Status answers GET /status/{id}: the session's figures, or a 404 for an id
+// never registered.
+func (r *Referee) Status(id string) (roostapi.StatusResponse, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.sweepLocked()
+	sess := r.st.sessions[id]
+	if sess == nil {
+		return roostapi.StatusResponse{}, notFound(msgSessionNotFound)
+	}
+	return roostapi.StatusResponse{
+		Status:         sess.status,
+		DepthRemaining: sess.depth,
+		LiveChildren:   sess.liveChildren(),
+		LiveCapsules:   r.st.census(),
+	}, nil
+}
+
+// Snapshot is the daemon's state as figures, for tests and benchmarks.
+type Snapshot struct {
+	Running, Pending, Startup, Census int
+}
+
+// Snapshot reads the census exactly as a request would.
+func (r *Referee) Snapshot() Snapshot {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.sweepLocked()
+	st := r.st.startup.count()
+	return Snapshot{Running: r.st.running, Pending: r.st.pending, Startup: st, Census: r.st.running + r.st.pending + st}
+}
+
+// ---- field checks ------------------------------------------------------------
+
+func checkNameVersion(name, version string) string {
+	switch {
+	case name == "":
+		return msgNameRequired
+	case !manifest.IsFullName(name):
+		return msgNotFullName(name)
+	case version == "":
+		return msgVersionRequired
+	}
+	return ""
+}
