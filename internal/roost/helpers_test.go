@@ -8,32 +8,19 @@ import (
 	"io"
 	"net/http"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/murmur-go/murmur/internal/store"
+	"github.com/murmur-go/murmur/internal/testbin"
 )
 
 // roostBin is the real mur-roost binary, built once in TestMain.
 var roostBin string
 
 func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "roost-bin-")
-	if err != nil {
-		panic(err)
-	}
-	roostBin = filepath.Join(dir, "mur-roost")
-	cmd := exec.Command("go", "build", "-o", roostBin, "github.com/murmur-go/murmur/cmd/mur-roost")
-	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
-	if err := cmd.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "building mur-roost:", err)
-		os.Exit(1)
-	}
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
+	roostBin = testbin.MustPath("./cmd/mur-roost")
+	os.Exit(m.Run())
 }
 
 // capsuleYAML is a manifest-only agent capsule named name@version whose
