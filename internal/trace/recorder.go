@@ -32,8 +32,28 @@ type Recorder struct {
 	mu         sync.Mutex
 	toolCalls  int
 	toolErrors int
+	agent      agentTotals
 	ended      bool
 	refused    int
+}
+
+// agentTotals are the sums of the task_end lines written so far.
+type agentTotals struct {
+	tasks, turns, inTok, outTok, toolCalls, toolErrors, shellCalls int
+	lastNotOK                                                       string
+}
+
+func (a *agentTotals) add(e TaskEnd) {
+	a.tasks++
+	a.turns += e.Turns
+	a.inTok += e.InputTokens
+	a.outTok += e.OutputTokens
+	a.toolCalls += e.ToolCalls
+	a.toolErrors += e.ToolErrors
+	a.shellCalls += e.ShellCalls
+	if e.ExitStatus != EndOK {
+		a.lastNotOK = e.ExitStatus
+	}
 }
 
 // NewRecorder records into tw, and into spans when it is not nil, for a
@@ -60,6 +80,12 @@ func (r *Recorder) emitLocked(parent string, ev any) string {
 		}
 		return ""
 	}
+	switch e := ev.(type) {
+	case TaskEnd:
+		r.agent.add(e)
+	case *TaskEnd:
+		r.agent.add(*e)
+	}
 	return r.tw.EmitUnder(parent, ev)
 }
 
@@ -71,8 +97,8 @@ func (r *Recorder) Emit(ev any) string { return r.EmitUnder("", ev) }
 // session_start). session_end cannot be written this way: End writes it.
 func (r *Recorder) EmitUnder(parent string, ev any) string {
 	switch ev.(type) {
-	case SessionEnd, *SessionEnd:
-		panic("trace: session_end is written by Recorder.End")
+	case SessionEnd, *SessionEnd, AgentSessionEnd, *AgentSessionEnd:
+		panic("trace: session_end is written by Recorder.End or EndAgent")
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -153,6 +179,41 @@ func (r *Recorder) End(status, reason string, flush bool) bool {
 	}
 	r.tw.Emit(SessionEnd{ExitStatus: status, Reason: rp, DurationMS: end.Sub(r.started).Milliseconds(),
 		ToolCalls: r.toolCalls, ToolErrors: r.toolErrors})
+	r.ended = true
+	r.mu.Unlock()
+	if flush && r.spans != nil {
+		r.spans.End(status, reason, end)
+	}
+	return true
+}
+
+// LastTaskNotOK is the exit_status of the last task that did not end ok, ""
+// when every task so far ended ok: an agent session's exit_status.
+func (r *Recorder) LastTaskNotOK() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.agent.lastNotOK
+}
+
+// EndAgent is End for an agent session: its session_end carries the sums
+// of the task_end lines written before it.
+func (r *Recorder) EndAgent(status, reason string, flush bool) bool {
+	end := time.Now()
+	r.mu.Lock()
+	if r.ended {
+		r.mu.Unlock()
+		return false
+	}
+	var rp *string
+	if reason != "" {
+		rp = &reason
+	}
+	a := r.agent
+	r.tw.Emit(AgentSessionEnd{
+		SessionEnd: SessionEnd{ExitStatus: status, Reason: rp, DurationMS: end.Sub(r.started).Milliseconds(),
+			ToolCalls: a.toolCalls, ToolErrors: a.toolErrors},
+		Tasks: a.tasks, TotalTurns: a.turns, InputTokens: a.inTok, OutputTokens: a.outTok, ShellCalls: a.shellCalls,
+	})
 	r.ended = true
 	r.mu.Unlock()
 	if flush && r.spans != nil {

@@ -117,6 +117,9 @@ func typeOf(v any) (string, error) {
 	case SessionEnd, *SessionEnd:
 		return TypeSessionEnd, nil
 	}
+	if t, ok := agentTypeOf(v); ok {
+		return t, nil
+	}
 	return "", fmt.Errorf("trace: %T is not a trace event", v)
 }
 

@@ -1,0 +1,154 @@
+package trace
+
+// Agent event types (contracts §12, §13).
+const (
+	TypeTaskStart           = "task_start"
+	TypeInference           = "inference"
+	TypeTaskEnd             = "task_end"
+	TypeA2ATaskReceived     = "a2a_task_received"
+	TypeTaskRejected        = "task_rejected"
+	TypeTaskCanceled        = "task_canceled"
+	TypeSpendCeilingReached = "spend_ceiling_reached"
+)
+
+// Agent task endings (task_end.exit_status, and an agent's session_end).
+const (
+	EndMaxTurnsReached     = "max_turns_reached"
+	EndSpendCeilingReached = "spend_ceiling_reached"
+	EndCanceled            = "canceled"
+)
+
+// DriverInfo is session_start.driver.
+type DriverInfo struct {
+	Name           string `json:"name"`
+	Version        string `json:"version"`
+	Implementation string `json:"implementation"` // builtin | wasm
+	SHA256         string `json:"sha256"`
+}
+
+// AgentSessionStart is an agent capsule's session_start: §5's fields plus
+// the inference settings (the embedded struct's fields marshal flat).
+type AgentSessionStart struct {
+	SessionStart
+	Model              string     `json:"model"`
+	Driver             DriverInfo `json:"driver"`
+	MaxTurns           int        `json:"max_turns"`
+	MaxSessionTokens   *int       `json:"max_session_tokens"`
+	TaskAcceptance     string     `json:"task_acceptance"`
+	AfterTask          string     `json:"after_task"`
+	URL                string     `json:"url"`
+	SystemPromptSHA256 string     `json:"system_prompt_sha256"`
+	Hooks              []string   `json:"hooks"`
+}
+
+// TaskStart opens one task; its lines go under it.
+type TaskStart struct {
+	TaskID       string `json:"task_id"`
+	ContextID    string `json:"context_id"`
+	Source       string `json:"source"` // task_md | a2a
+	Origin       string `json:"origin"`
+	MessageBytes int    `json:"message_bytes"`
+}
+
+// Inference is one driver call (one turn); the turn's tool lines go under it.
+type Inference struct {
+	TaskID       string   `json:"task_id"`
+	Turn         int      `json:"turn"`
+	Model        string   `json:"model"`
+	InputTokens  int      `json:"input_tokens"`
+	OutputTokens int      `json:"output_tokens"`
+	StopReason   string   `json:"stop_reason"`
+	ToolCalls    []string `json:"tool_calls"`
+	DurationMS   int64    `json:"duration_ms"`
+}
+
+// AgentToolCall is a tool call the model asked for: §5's tool_call plus
+// where it belongs and how its component call ended.
+type AgentToolCall struct {
+	ToolCall
+	TaskID     string `json:"task_id"`
+	Turn       int    `json:"turn"`
+	ToolCallID string `json:"tool_call_id"`
+	Kind       string `json:"kind"`             // wasm | skill | runtime
+	Ending     string `json:"ending,omitempty"` // a component call's ending
+}
+
+// TaskEnd closes one task with its totals.
+type TaskEnd struct {
+	TaskID       string `json:"task_id"`
+	ExitStatus   string `json:"exit_status"`
+	Turns        int    `json:"turns"`
+	InputTokens  int    `json:"input_tokens"`
+	OutputTokens int    `json:"output_tokens"`
+	ToolCalls    int    `json:"tool_calls"`
+	ToolErrors   int    `json:"tool_errors"`
+	ShellCalls   int    `json:"shell_calls"`
+	DurationMS   int64  `json:"duration_ms"`
+}
+
+// AgentSessionEnd is an agent capsule's session_end: each total the sum of
+// the task_end lines (plus hooks' tokens).
+type AgentSessionEnd struct {
+	SessionEnd
+	Tasks        int `json:"tasks"`
+	TotalTurns   int `json:"total_turns"`
+	InputTokens  int `json:"input_tokens"`
+	OutputTokens int `json:"output_tokens"`
+	ShellCalls   int `json:"shell_calls"`
+}
+
+// A2ATaskReceived is every message the door accepted.
+type A2ATaskReceived struct {
+	TaskID    string `json:"task_id"`
+	ContextID string `json:"context_id"`
+	MessageID string `json:"message_id"`
+	Origin    string `json:"origin"`
+}
+
+// TaskRejected is a message the door answered with a rejected task.
+type TaskRejected struct {
+	TaskID string `json:"task_id"`
+	Reason string `json:"reason"`
+}
+
+// TaskCanceled is a task cancelled in some phase.
+type TaskCanceled struct {
+	TaskID        string   `json:"task_id"`
+	Phase         string   `json:"phase"`
+	DelegationIDs []string `json:"delegation_ids"`
+}
+
+// SpendCeilingReached is the admission check refusing the next call.
+type SpendCeilingReached struct {
+	TaskID    string `json:"task_id"`
+	Ceiling   int    `json:"ceiling"`
+	Used      int    `json:"used"`
+	Requested int    `json:"requested"`
+}
+
+// agentTypeOf maps the agent events to their event_type.
+func agentTypeOf(v any) (string, bool) {
+	switch v.(type) {
+	case AgentSessionStart, *AgentSessionStart:
+		return TypeSessionStart, true
+	case TaskStart, *TaskStart:
+		return TypeTaskStart, true
+	case Inference, *Inference:
+		return TypeInference, true
+	case AgentToolCall, *AgentToolCall:
+		return TypeToolCall, true
+	case TaskEnd, *TaskEnd:
+		return TypeTaskEnd, true
+	case AgentSessionEnd, *AgentSessionEnd:
+		return TypeSessionEnd, true
+	case A2ATaskReceived, *A2ATaskReceived:
+		return TypeA2ATaskReceived, true
+	case TaskRejected, *TaskRejected:
+		return TypeTaskRejected, true
+	case TaskCanceled, *TaskCanceled:
+		return TypeTaskCanceled, true
+	case SpendCeilingReached, *SpendCeilingReached:
+		return TypeSpendCeilingReached, true
+	}
+	return "", false
+}
