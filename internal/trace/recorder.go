@@ -40,7 +40,7 @@ type Recorder struct {
 // agentTotals are the sums of the task_end lines written so far.
 type agentTotals struct {
 	tasks, turns, inTok, outTok, toolCalls, toolErrors, shellCalls int
-	lastNotOK                                                       string
+	lastNotOK                                                      string
 }
 
 func (a *agentTotals) add(e TaskEnd) {
