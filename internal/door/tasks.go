@@ -3,6 +3,7 @@ package door
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"iter"
 	"slices"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2asrv"
+	"github.com/a2aproject/a2a-go/v2/a2asrv/taskstore"
 
 	"github.com/murmur-go/murmur/internal/ids"
 )
@@ -158,7 +160,48 @@ func (l *lifecycle) CancelTask(ctx context.Context, req *a2a.CancelTaskRequest) 
 	if final {
 		return nil, a2a.NewError(a2a.ErrTaskNotCancelable, fmt.Sprintf("task %s has already ended (%s)", req.ID, stateWord(state)))
 	}
-	return l.RequestHandler.CancelTask(ctx, req)
+	res, err := l.RequestHandler.CancelTask(ctx, req)
+	if err != nil {
+		l.s.mu.Lock()
+		ours := t.canceled
+		l.s.mu.Unlock()
+		if ours {
+			// The cancel ran but a2a-go carried its events to an execution
+			// that was already ending (one that had just reached
+			// INPUT_REQUIRED): record them in the store directly.
+			return l.s.storeCanceled(ctx, t)
+		}
+	}
+	return res, err
+}
+
+// storeCanceled writes a cancelled task's residue and final status into the
+// task store, unless they are there already.
+func (s *Server) storeCanceled(ctx context.Context, t *task) (*a2a.Task, error) {
+	for range 10 {
+		st, err := s.store.Get(ctx, t.info.TaskID)
+		if err != nil {
+			return nil, err
+		}
+		if st.Task.Status.State == a2a.TaskStateCanceled {
+			return st.Task, nil
+		}
+		task := st.Task
+		res := t.residueEvent().Artifact
+		task.Artifacts = slices.DeleteFunc(task.Artifacts, func(a *a2a.Artifact) bool { return a.ID == res.ID })
+		task.Artifacts = append(task.Artifacts, res)
+		now := time.Now()
+		task.Status = a2a.TaskStatus{State: a2a.TaskStateCanceled, Timestamp: &now}
+		_, err = s.store.Update(ctx, &taskstore.UpdateRequest{Task: task, PrevVersion: st.Version})
+		if errors.Is(err, taskstore.ErrConcurrentModification) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		return task, nil
+	}
+	return nil, fmt.Errorf("door: recording the cancel of %s: the task kept changing", t.pub.ID)
 }
 
 func (l *lifecycle) GetTask(ctx context.Context, req *a2a.GetTaskRequest) (*a2a.Task, error) {
