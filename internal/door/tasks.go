@@ -2,6 +2,7 @@ package door
 
 import (
 	"context"
+	"encoding/gob"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -77,11 +78,22 @@ func (t *task) statusLocked(state a2a.TaskState, text string) {
 	t.appendLocked(a2a.NewStatusUpdateEvent(t.info, state, msg))
 }
 
-func (t *task) residueEvent() *a2a.TaskArtifactUpdateEvent {
-	dels := t.residue
-	if dels == nil {
-		dels = []string{}
+// delegationList is the residue's list of delegation ids. a2a-go copies
+// tasks through encoding/gob, which turns an empty slice into nil (JSON
+// null); this type keeps an empty list "[]" through the copy.
+type delegationList []string
+
+func (d delegationList) MarshalJSON() ([]byte, error) {
+	if d == nil {
+		return []byte("[]"), nil
 	}
+	return json.Marshal([]string(d))
+}
+
+func init() { gob.Register(delegationList{}) }
+
+func (t *task) residueEvent() *a2a.TaskArtifactUpdateEvent {
+	dels := delegationList(t.residue)
 	return &a2a.TaskArtifactUpdateEvent{
 		TaskID: t.info.TaskID, ContextID: t.info.ContextID, LastChunk: true,
 		Artifact: &a2a.Artifact{ID: ArtifactResidue, Name: ArtifactResidue,
