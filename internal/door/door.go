@@ -1,0 +1,455 @@
+// Package door is an agent capsule's A2A 1.0 door (contracts §12): a plain
+// front handler that owns the A2A-Version check, the body bound, murmur's own
+// method murmur.StopSession and errors, and routing by x-murmur-task-origin,
+// in front of a2a-go's JSON-RPC handler and task machinery; and the tasks and
+// their lifecycle (task_acceptance, after_task, queue, cancel, input).
+//
+// The door runs no model. Each task is handed to a Runner (the inference
+// loop), which streams through Events and returns an Outcome.
+package door
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"regexp"
+	"sync"
+
+	"github.com/a2aproject/a2a-go/v2/a2a"
+	"github.com/a2aproject/a2a-go/v2/a2asrv"
+	"github.com/a2aproject/a2a-go/v2/a2asrv/taskstore"
+	"github.com/a2aproject/a2a-go/v2/errordetails"
+)
+
+// MaxBodyBytes bounds a POST / body; a longer one is -32600 and nothing past
+// the bound is read.
+const MaxBodyBytes = 4 << 20
+
+// Headers the door reads.
+const (
+	HeaderVersion           = "A2A-Version"
+	HeaderOrigin            = "x-murmur-task-origin"
+	HeaderTraceParent       = "traceparent"
+	HeaderCompletionSession = "x-murmur-completion-session"
+	HeaderDelegationID      = "x-murmur-delegation-id"
+)
+
+// MethodStopSession is murmur's own JSON-RPC method.
+const MethodStopSession = "murmur.StopSession"
+
+// The lifecycle words of the manifest (contracts §11).
+const (
+	AcceptNone   = "none"
+	AcceptSingle = "single"
+	AcceptQueue  = "queue"
+	AfterExit    = "exit"
+	AfterSleep   = "sleep"
+)
+
+// Config is what a door needs to know about its session.
+type Config struct {
+	Name      string // full capsule name, scope/name
+	Version   string
+	SessionID string
+	URL       string // http://127.0.0.1:PORT
+
+	TaskAcceptance string // none | single | queue; "" is single
+	QueueDepth     int    // for queue; < 1 is 1
+	AfterTask      string // exit | sleep; "" is exit
+
+	Runner      Runner            // required
+	Recorder    Recorder          // nil records nothing
+	Completions CompletionHandler // nil answers every completion COMPLETION_NOT_AWAITED
+	Logger      *slog.Logger      // nil is slog.Default()
+}
+
+// EndReason says why the door asked its owner to end the session.
+type EndReason string
+
+// Reasons Done is closed.
+const (
+	EndAfterTask   EndReason = "after_task" // lifecycle.after_task: exit and the work is done
+	EndStopSession EndReason = "stop_session"
+)
+
+// StopResult is murmur.StopSession's result.
+type StopResult struct {
+	SessionID  string   `json:"session_id"`
+	Canceled   []string `json:"canceled"`
+	Terminated []string `json:"terminated"`
+}
+
+// Server is the door: an http.Handler for the session's listener.
+type Server struct {
+	cfg   Config
+	log   *slog.Logger
+	store *taskstore.InMemory
+	inner a2asrv.RequestHandler // our lifecycle wrapper over a2a-go's handler
+	rpc   http.Handler          // a2a-go's JSON-RPC handler over inner
+	card  []byte
+
+	// baseCtx parents every runner's context; cancelled by Close.
+	baseCtx    context.Context
+	baseCancel context.CancelFunc
+
+	mu       sync.Mutex
+	tasks    map[string]*task
+	running  *task   // the task whose runner is live (single/queue/none)
+	queue    []*task // queue: tasks waiting in SUBMITTED, arrival order
+	accepted int     // tasks ever admitted
+	closing  bool    // WindDown began: new tasks are rejected
+	reason   EndReason
+	done     chan struct{}
+}
+
+// New makes a door. It fails when the config is incomplete.
+func New(cfg Config) (*Server, error) {
+	if cfg.Runner == nil {
+		return nil, errors.New("door: Config.Runner is required")
+	}
+	switch cfg.TaskAcceptance {
+	case "":
+		cfg.TaskAcceptance = AcceptSingle
+	case AcceptNone, AcceptSingle, AcceptQueue:
+	default:
+		return nil, fmt.Errorf("door: task_acceptance %q is not none, single or queue", cfg.TaskAcceptance)
+	}
+	switch cfg.AfterTask {
+	case "":
+		cfg.AfterTask = AfterExit
+	case AfterExit, AfterSleep:
+	default:
+		return nil, fmt.Errorf("door: after_task %q is not exit or sleep", cfg.AfterTask)
+	}
+	if cfg.QueueDepth < 1 {
+		cfg.QueueDepth = 1
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	s := &Server{
+		cfg:   cfg,
+		log:   cfg.Logger,
+		store: taskstore.NewInMemory(nil),
+		tasks: make(map[string]*task),
+		done:  make(chan struct{}),
+	}
+	s.baseCtx, s.baseCancel = context.WithCancel(context.Background())
+	card, err := json.Marshal(s.cardJSON())
+	if err != nil {
+		return nil, fmt.Errorf("door: agent card: %w", err)
+	}
+	s.card = card
+	base := a2asrv.NewHandler(&executor{s: s},
+		a2asrv.WithTaskStore(s.store),
+		a2asrv.WithLogger(cfg.Logger),
+	)
+	s.inner = &lifecycle{RequestHandler: base, s: s}
+	s.rpc = a2asrv.NewJSONRPCHandler(s.inner)
+	return s, nil
+}
+
+// Done is closed when the session should end: after_task exit and the work
+// is done, or murmur.StopSession. The door does not exit the process.
+func (s *Server) Done() <-chan struct{} { return s.done }
+
+// EndReason says why Done was closed ("" while it is open).
+func (s *Server) EndReason() EndReason {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.reason
+}
+
+// Close cancels every runner's context; it does not record cancels (use
+// WindDown for that).
+func (s *Server) Close() { s.baseCancel() }
+
+// ServeHTTP routes: POST / is JSON-RPC, GET /.well-known/agent-card.json the
+// card, everything else 404.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	switch {
+	case r.URL.Path == "/.well-known/agent-card.json" && (r.Method == http.MethodGet || r.Method == http.MethodHead):
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write(s.card)
+	case r.URL.Path == "/" && r.Method == http.MethodPost:
+		s.serveRPC(w, r)
+	default:
+		http.NotFound(w, r)
+	}
+}
+
+// envelope is a JSON-RPC 2.0 request as read by the front handler.
+type envelope struct {
+	JSONRPC string          `json:"jsonrpc"`
+	Method  string          `json:"method"`
+	Params  json.RawMessage `json:"params"`
+	ID      json.RawMessage `json:"id"`
+}
+
+var versionRE = regexp.MustCompile(`^1\.0(\.[0-9]+)?$`)
+
+type ctxKey int
+
+const (
+	keyOrigin ctxKey = iota
+	keyTraceParent
+	keySource
+)
+
+func (s *Server) serveRPC(w http.ResponseWriter, r *http.Request) {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxBodyBytes))
+	if err != nil {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			writeError(w, nil, &RPCError{Code: CodeInvalidRequest, Message: fmt.Sprintf("request body is over %d bytes (4 MiB)", MaxBodyBytes)})
+			return
+		}
+		writeError(w, nil, &RPCError{Code: CodeInvalidRequest, Message: "request body could not be read: " + err.Error()})
+		return
+	}
+	var env envelope
+	if err := json.Unmarshal(body, &env); err != nil {
+		writeError(w, nil, &RPCError{Code: CodeParseError, Message: "request body is not JSON: " + err.Error()})
+		return
+	}
+	if !validID(env.ID) {
+		writeError(w, nil, &RPCError{Code: CodeInvalidRequest, Message: "id must be a string, a number or null"})
+		return
+	}
+	if env.JSONRPC != "2.0" || env.Method == "" {
+		writeError(w, env.ID, &RPCError{Code: CodeInvalidRequest, Message: `a JSON-RPC 2.0 request needs "jsonrpc": "2.0" and a method`})
+		return
+	}
+	if v := r.Header.Get(HeaderVersion); !versionRE.MatchString(v) {
+		msg := "the A2A-Version header is missing; this door speaks A2A 1.0"
+		if v != "" {
+			msg = fmt.Sprintf("A2A-Version %q is not supported; this door speaks A2A 1.0", v)
+		}
+		writeError(w, env.ID, &RPCError{Code: CodeVersionNotSupported, Message: msg, Reason: "VERSION_NOT_SUPPORTED"})
+		return
+	}
+	origin, ok := parseOrigin(r.Header.Get(HeaderOrigin))
+	if !ok {
+		writeError(w, env.ID, &RPCError{Code: CodeInvalidRequest, Message: fmt.Sprintf("%s %q is not user, delegation, completion or peer", HeaderOrigin, r.Header.Get(HeaderOrigin))})
+		return
+	}
+	ctx := context.WithValue(r.Context(), keyOrigin, origin)
+	ctx = context.WithValue(ctx, keyTraceParent, r.Header.Get(HeaderTraceParent))
+	ctx = context.WithValue(ctx, keySource, SourceA2A)
+
+	// A completion is answered ahead of task_acceptance and the queue.
+	if origin == OriginCompletion {
+		s.serveCompletion(ctx, w, r, &env)
+		return
+	}
+
+	switch env.Method {
+	case MethodStopSession:
+		if !emptyParams(env.Params) {
+			writeError(w, env.ID, &RPCError{Code: CodeInvalidParams, Message: "murmur.StopSession takes no params"})
+			return
+		}
+		res := s.WindDown(ctx)
+		writeResult(w, env.ID, res)
+		s.end(EndStopSession)
+		return
+	case "SendMessage", "SendStreamingMessage":
+		var req a2a.SendMessageRequest
+		if rpcErr := decodeParams(env.Params, &req); rpcErr != nil {
+			writeError(w, env.ID, rpcErr)
+			return
+		}
+	case "GetTask", "CancelTask", "SubscribeToTask":
+		var req struct {
+			ID string `json:"id"`
+		}
+		if rpcErr := decodeParams(env.Params, &req); rpcErr != nil {
+			writeError(w, env.ID, rpcErr)
+			return
+		}
+		if req.ID == "" {
+			writeError(w, env.ID, &RPCError{Code: CodeInvalidParams, Message: env.Method + " needs params.id, the task id"})
+			return
+		}
+	default:
+		writeError(w, env.ID, &RPCError{Code: CodeMethodNotFound, Message: fmt.Sprintf("method %q is not served here", env.Method)})
+		return
+	}
+	r2 := r.WithContext(ctx)
+	r2.Body = io.NopCloser(bytes.NewReader(body))
+	r2.ContentLength = int64(len(body))
+	s.rpc.ServeHTTP(w, r2)
+}
+
+func (s *Server) serveCompletion(ctx context.Context, w http.ResponseWriter, r *http.Request, env *envelope) {
+	c := &Completion{
+		Session:      r.Header.Get(HeaderCompletionSession),
+		DelegationID: r.Header.Get(HeaderDelegationID),
+		Method:       env.Method,
+		Params:       env.Params,
+	}
+	if s.cfg.Completions == nil {
+		// Without a delegation runtime no delegation can be outstanding, so
+		// the spec's not-awaited answer is the true one.
+		writeError(w, env.ID, notAwaited(c.DelegationID))
+		return
+	}
+	res, err := s.cfg.Completions.HandleCompletion(ctx, c)
+	if err != nil {
+		var rpcErr *RPCError
+		if !errors.As(err, &rpcErr) {
+			rpcErr = &RPCError{Code: CodeInternal, Message: err.Error()}
+		}
+		writeError(w, env.ID, rpcErr)
+		return
+	}
+	writeResult(w, env.ID, res)
+}
+
+func notAwaited(dlg string) *RPCError {
+	if dlg == "" {
+		return &RPCError{Code: CodeCompletionNotAwaited, Reason: "COMPLETION_NOT_AWAITED", Domain: MurmurDomain,
+			Message:  "completion names no delegation in x-murmur-delegation-id, so no task in this session is waiting for it",
+			Metadata: map[string]string{"delegation_id": ""}}
+	}
+	return &RPCError{Code: CodeCompletionNotAwaited, Reason: "COMPLETION_NOT_AWAITED", Domain: MurmurDomain,
+		Message:  fmt.Sprintf("no task in this session is waiting for delegation %s", dlg),
+		Metadata: map[string]string{"delegation_id": dlg}}
+}
+
+func parseOrigin(h string) (Origin, bool) {
+	switch Origin(h) {
+	case "":
+		return OriginUser, true
+	case OriginUser, OriginDelegation, OriginCompletion, OriginPeer:
+		return Origin(h), true
+	}
+	return "", false
+}
+
+func validID(id json.RawMessage) bool {
+	if len(id) == 0 {
+		return true
+	}
+	switch id[0] {
+	case '"', 'n':
+		return true
+	}
+	var f float64
+	return json.Unmarshal(id, &f) == nil
+}
+
+func emptyParams(p json.RawMessage) bool {
+	t := bytes.TrimSpace(p)
+	switch string(t) {
+	case "", "null", "{}", "[]":
+		return true
+	}
+	var m map[string]json.RawMessage
+	return json.Unmarshal(t, &m) == nil && len(m) == 0
+}
+
+func decodeParams(p json.RawMessage, v any) *RPCError {
+	t := bytes.TrimSpace(p)
+	if len(t) == 0 || t[0] != '{' {
+		return &RPCError{Code: CodeInvalidParams, Message: "params must be an object"}
+	}
+	if err := json.Unmarshal(t, v); err != nil {
+		return &RPCError{Code: CodeInvalidParams, Message: "params: " + err.Error()}
+	}
+	return nil
+}
+
+// JSON-RPC and A2A error codes the front handler answers itself.
+const (
+	CodeParseError           = -32700
+	CodeInvalidRequest       = -32600
+	CodeMethodNotFound       = -32601
+	CodeInvalidParams        = -32602
+	CodeInternal             = -32603
+	CodeTaskNotFound         = -32001
+	CodeTaskNotCancelable    = -32002
+	CodeUnsupportedOperation = -32004
+	CodeUnsupportedContent   = -32005
+	CodeVersionNotSupported  = -32009
+	CodeCompletionMisaddr    = -31001
+	CodeCompletionNotAwaited = -31002
+)
+
+var codeReasons = map[int]string{
+	CodeParseError:           "PARSE_ERROR",
+	CodeInvalidRequest:       "INVALID_REQUEST",
+	CodeMethodNotFound:       "METHOD_NOT_FOUND",
+	CodeInvalidParams:        "INVALID_PARAMS",
+	CodeInternal:             "INTERNAL_ERROR",
+	CodeTaskNotFound:         "TASK_NOT_FOUND",
+	CodeTaskNotCancelable:    "TASK_NOT_CANCELABLE",
+	CodeUnsupportedOperation: "UNSUPPORTED_OPERATION",
+	CodeUnsupportedContent:   "CONTENT_TYPE_NOT_SUPPORTED",
+	CodeVersionNotSupported:  "VERSION_NOT_SUPPORTED",
+}
+
+// MurmurDomain is the ErrorInfo domain of murmur's own errors.
+const MurmurDomain = "murmur.nexus"
+
+// RPCError is a JSON-RPC error the door writes itself. Reason, when set, is
+// sent as a google.rpc.ErrorInfo in Domain (a2a-protocol.org when empty) with
+// Metadata.
+type RPCError struct {
+	Code     int
+	Message  string
+	Reason   string
+	Domain   string
+	Metadata map[string]string
+}
+
+func (e *RPCError) Error() string { return fmt.Sprintf("JSON-RPC error %d: %s", e.Code, e.Message) }
+
+type wireError struct {
+	Code    int                   `json:"code"`
+	Message string                `json:"message"`
+	Data    []*errordetails.Typed `json:"data,omitempty"`
+}
+
+type wireResponse struct {
+	JSONRPC string          `json:"jsonrpc"`
+	ID      json.RawMessage `json:"id"`
+	Result  any             `json:"result,omitempty"`
+	Error   *wireError      `json:"error,omitempty"`
+}
+
+func writeError(w http.ResponseWriter, id json.RawMessage, e *RPCError) {
+	we := &wireError{Code: e.Code, Message: e.Message}
+	if e.Reason == "" {
+		e.Reason = codeReasons[e.Code]
+	}
+	if e.Reason != "" {
+		domain := e.Domain
+		if domain == "" {
+			domain = a2a.ProtocolDomain
+		}
+		we.Data = []*errordetails.Typed{errordetails.NewErrorInfo(e.Reason, domain, e.Metadata)}
+	}
+	writeJSON(w, wireResponse{JSONRPC: "2.0", ID: nullID(id), Error: we})
+}
+
+func writeResult(w http.ResponseWriter, id json.RawMessage, result any) {
+	writeJSON(w, wireResponse{JSONRPC: "2.0", ID: nullID(id), Result: result})
+}
+
+func nullID(id json.RawMessage) json.RawMessage {
+	if len(id) == 0 {
+		return json.RawMessage("null")
+	}
+	return id
+}
+
+func writeJSON(w http.ResponseWriter, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(v)
+}

@@ -1,0 +1,741 @@
+package door
+
+import (
+	"context"
+	"encoding/gob"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"iter"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/a2aproject/a2a-go/v2/a2a"
+	"github.com/a2aproject/a2a-go/v2/a2asrv"
+	"github.com/a2aproject/a2a-go/v2/a2asrv/taskstore"
+
+	"github.com/murmur-go/murmur/internal/ids"
+)
+
+// Artifact ids (and names) the door writes.
+const (
+	ArtifactResponse = "response"
+	ArtifactResidue  = "residue"
+)
+
+// The rejection status messages of contracts §11, and the door's own for a
+// session that is already winding down.
+const (
+	rejectBusy      = "task rejected: capsule is busy"
+	rejectQueueFull = "task rejected: the queue is full (lifecycle.queue_depth %d)"
+	rejectEnding    = "task rejected: the session is ending"
+)
+
+// task is the door's side of one task. Every field is guarded by Server.mu.
+type task struct {
+	pub  *Task
+	info a2a.TaskInfo
+
+	state    a2a.TaskState
+	rejected string // the status message of a rejected task
+	phase    Phase
+	dels     []string // delegations in flight, as the runner last reported
+	residue  []string // the delegations named by the cancel's residue
+
+	// log holds every event after the first snapshot, in order; an a2a-go
+	// execution forwards it from a cursor. wake is closed (and replaced) on
+	// each append so a waiting execution looks again.
+	log      []a2a.Event
+	wake     chan struct{}
+	snapSent bool
+
+	final    bool // terminal: no more events are taken
+	canceled bool // final by a cancel; executions stop forwarding at once
+	started  bool
+	cancel   context.CancelFunc
+
+	inputCh   chan Reply // non-nil while INPUT_REQUIRED
+	answering bool       // a reply is admitted and not yet delivered
+	reply     Reply
+	prevPhase Phase
+
+	streamed bool // the response artifact exists (a chunk was sent)
+}
+
+func (t *task) appendLocked(ev a2a.Event) {
+	t.log = append(t.log, ev)
+	close(t.wake)
+	t.wake = make(chan struct{})
+}
+
+func (t *task) statusLocked(state a2a.TaskState, text string) {
+	t.state = state
+	var msg *a2a.Message
+	if text != "" {
+		msg = a2a.NewMessageForTask(a2a.MessageRoleAgent, t.info, a2a.NewTextPart(text))
+	}
+	t.appendLocked(a2a.NewStatusUpdateEvent(t.info, state, msg))
+}
+
+// delegationList is the residue's list of delegation ids. a2a-go copies
+// tasks through encoding/gob, which turns an empty slice into nil (JSON
+// null); this type keeps an empty list "[]" through the copy.
+type delegationList []string
+
+func (d delegationList) MarshalJSON() ([]byte, error) {
+	if d == nil {
+		return []byte("[]"), nil
+	}
+	return json.Marshal([]string(d))
+}
+
+func init() { gob.Register(delegationList{}) }
+
+func (t *task) residueEvent() *a2a.TaskArtifactUpdateEvent {
+	dels := delegationList(t.residue)
+	return &a2a.TaskArtifactUpdateEvent{
+		TaskID: t.info.TaskID, ContextID: t.info.ContextID, LastChunk: true,
+		Artifact: &a2a.Artifact{ID: ArtifactResidue, Name: ArtifactResidue,
+			Parts: a2a.ContentParts{a2a.NewDataPart(map[string]any{"delegations": dels})}},
+	}
+}
+
+func isFinalEvent(ev a2a.Event) bool {
+	var st a2a.TaskState
+	switch v := ev.(type) {
+	case *a2a.TaskStatusUpdateEvent:
+		st = v.Status.State
+	case *a2a.Task:
+		st = v.Status.State
+	default:
+		return false
+	}
+	return st.Terminal() || st == a2a.TaskStateInputRequired
+}
+
+func (s *Server) lookup(id string) *task {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.tasks[id]
+}
+
+// lifecycle wraps a2a-go's request handler: it admits messages (ids,
+// task_acceptance, the queue, replies to INPUT_REQUIRED) before a2a-go runs
+// them, and answers cancels of ended tasks.
+type lifecycle struct {
+	a2asrv.RequestHandler
+	s *Server
+}
+
+func (l *lifecycle) SendMessage(ctx context.Context, req *a2a.SendMessageRequest) (a2a.SendMessageResult, error) {
+	t, err := l.s.admit(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	res, err := l.RequestHandler.SendMessage(ctx, req)
+	if err != nil {
+		l.s.unadmit(t)
+	}
+	return res, err
+}
+
+func (l *lifecycle) SendStreamingMessage(ctx context.Context, req *a2a.SendMessageRequest) iter.Seq2[a2a.Event, error] {
+	return func(yield func(a2a.Event, error) bool) {
+		t, err := l.s.admit(ctx, req)
+		if err != nil {
+			yield(nil, err)
+			return
+		}
+		for ev, err := range l.RequestHandler.SendStreamingMessage(ctx, req) {
+			if err != nil {
+				l.s.unadmit(t)
+			}
+			if !yield(ev, err) {
+				return
+			}
+		}
+	}
+}
+
+func (l *lifecycle) CancelTask(ctx context.Context, req *a2a.CancelTaskRequest) (*a2a.Task, error) {
+	if req == nil || req.ID == "" {
+		return nil, a2a.NewError(a2a.ErrInvalidParams, "CancelTask needs params.id, the task id")
+	}
+	t := l.s.lookup(string(req.ID))
+	if t == nil {
+		return nil, a2a.NewError(a2a.ErrTaskNotFound, fmt.Sprintf("task %s is not known here", req.ID))
+	}
+	l.s.mu.Lock()
+	final, state := t.final, t.state
+	l.s.mu.Unlock()
+	if final {
+		return nil, a2a.NewError(a2a.ErrTaskNotCancelable, fmt.Sprintf("task %s has already ended (%s)", req.ID, stateWord(state)))
+	}
+	res, err := l.RequestHandler.CancelTask(ctx, req)
+	if err != nil {
+		l.s.mu.Lock()
+		ours := t.canceled
+		l.s.mu.Unlock()
+		if ours {
+			// The cancel ran but a2a-go carried its events to an execution
+			// that was already ending (one that had just reached
+			// INPUT_REQUIRED): record them in the store directly.
+			return l.s.storeCanceled(ctx, t)
+		}
+	}
+	return res, err
+}
+
+// storeCanceled writes a cancelled task's residue and final status into the
+// task store, unless they are there already.
+func (s *Server) storeCanceled(ctx context.Context, t *task) (*a2a.Task, error) {
+	for range 10 {
+		st, err := s.store.Get(ctx, t.info.TaskID)
+		if err != nil {
+			return nil, err
+		}
+		if st.Task.Status.State == a2a.TaskStateCanceled {
+			return st.Task, nil
+		}
+		task := st.Task
+		res := t.residueEvent().Artifact
+		task.Artifacts = slices.DeleteFunc(task.Artifacts, func(a *a2a.Artifact) bool { return a.ID == res.ID })
+		task.Artifacts = append(task.Artifacts, res)
+		now := time.Now()
+		task.Status = a2a.TaskStatus{State: a2a.TaskStateCanceled, Timestamp: &now}
+		_, err = s.store.Update(ctx, &taskstore.UpdateRequest{Task: task, PrevVersion: st.Version})
+		if errors.Is(err, taskstore.ErrConcurrentModification) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		return task, nil
+	}
+	return nil, fmt.Errorf("door: recording the cancel of %s: the task kept changing", t.pub.ID)
+}
+
+func (l *lifecycle) GetTask(ctx context.Context, req *a2a.GetTaskRequest) (*a2a.Task, error) {
+	if req != nil && l.s.lookup(string(req.ID)) == nil {
+		return nil, a2a.NewError(a2a.ErrTaskNotFound, fmt.Sprintf("task %s is not known here", req.ID))
+	}
+	return l.RequestHandler.GetTask(ctx, req)
+}
+
+func (l *lifecycle) SubscribeToTask(ctx context.Context, req *a2a.SubscribeToTaskRequest) iter.Seq2[a2a.Event, error] {
+	return func(yield func(a2a.Event, error) bool) {
+		if req != nil && l.s.lookup(string(req.ID)) == nil {
+			yield(nil, a2a.NewError(a2a.ErrTaskNotFound, fmt.Sprintf("task %s is not known here", req.ID)))
+			return
+		}
+		for ev, err := range l.RequestHandler.SubscribeToTask(ctx, req) {
+			if !yield(ev, err) {
+				return
+			}
+		}
+	}
+}
+
+// stateWord is the lower-case word of a state (completed, …).
+func stateWord(st a2a.TaskState) string {
+	return strings.ToLower(strings.TrimPrefix(string(st), "TASK_STATE_"))
+}
+
+func convertParts(in a2a.ContentParts) ([]Part, int, error) {
+	if len(in) == 0 {
+		return nil, 0, a2a.NewError(a2a.ErrInvalidParams, "message.parts is empty")
+	}
+	out := make([]Part, 0, len(in))
+	n := 0
+	for i, p := range in {
+		if p == nil {
+			return nil, 0, a2a.NewError(a2a.ErrInvalidParams, fmt.Sprintf("message.parts[%d] is null", i))
+		}
+		switch c := p.Content.(type) {
+		case a2a.Text:
+			out = append(out, Part{Text: string(c)})
+			n += len(c)
+		case a2a.Data:
+			b, err := json.Marshal(c.Value)
+			if err != nil {
+				return nil, 0, a2a.NewError(a2a.ErrInvalidParams, fmt.Sprintf("message.parts[%d].data: %v", i, err))
+			}
+			out = append(out, Part{Data: b})
+			n += len(b)
+		default:
+			return nil, 0, a2a.NewError(a2a.ErrUnsupportedContentType,
+				fmt.Sprintf("message.parts[%d] is a file part; this door takes text and data parts only", i))
+		}
+	}
+	return out, n, nil
+}
+
+func originFrom(ctx context.Context) Origin {
+	if o, ok := ctx.Value(keyOrigin).(Origin); ok {
+		return o
+	}
+	return OriginUser
+}
+
+func sourceFrom(ctx context.Context) Source {
+	if s, ok := ctx.Value(keySource).(Source); ok {
+		return s
+	}
+	return SourceA2A
+}
+
+// admit decides what a message is: a new task (admitted, queued or
+// rejected), or the reply to an INPUT_REQUIRED task. It returns the task it
+// touched so a failure inside a2a-go can undo a pending reply.
+func (s *Server) admit(ctx context.Context, req *a2a.SendMessageRequest) (*task, error) {
+	if req == nil || req.Message == nil {
+		return nil, a2a.NewError(a2a.ErrInvalidParams, "params.message is required")
+	}
+	msg := req.Message
+	if msg.ID == "" {
+		return nil, a2a.NewError(a2a.ErrInvalidParams, "message.messageId is required")
+	}
+	if msg.Role == "" {
+		return nil, a2a.NewError(a2a.ErrInvalidParams, "message.role is required")
+	}
+	parts, nbytes, err := convertParts(msg.Parts)
+	if err != nil {
+		return nil, err
+	}
+	origin := originFrom(ctx)
+	if msg.TaskID != "" {
+		return s.admitReply(msg, parts, origin)
+	}
+	source := sourceFrom(ctx)
+	if s.cfg.TaskAcceptance == AcceptNone && source != SourceTaskMD {
+		return nil, a2a.NewError(a2a.ErrUnsupportedOperation, "this capsule accepts no tasks at its door (lifecycle.task_acceptance: none)")
+	}
+	tid := ids.New(ids.Task)
+	cid := msg.ContextID
+	if cid == "" {
+		cid = ids.New(ids.Context)
+	}
+	tp, _ := ctx.Value(keyTraceParent).(string)
+	t := &task{
+		pub: &Task{ID: tid, ContextID: cid, MessageID: msg.ID, Origin: origin, Source: source,
+			Parts: parts, TraceParent: tp, MessageBytes: nbytes},
+		info:  a2a.TaskInfo{TaskID: a2a.TaskID(tid), ContextID: cid},
+		state: a2a.TaskStateSubmitted,
+		phase: PhaseQueued,
+		wake:  make(chan struct{}),
+	}
+	now := time.Now()
+	if _, err := s.store.Create(ctx, &a2a.Task{ID: t.info.TaskID, ContextID: cid,
+		Status: a2a.TaskStatus{State: a2a.TaskStateSubmitted, Timestamp: &now}}); err != nil {
+		return nil, fmt.Errorf("door: storing task %s: %w", tid, err)
+	}
+	msg.TaskID, msg.ContextID = t.info.TaskID, cid
+
+	s.mu.Lock()
+	switch {
+	case s.closing || s.reason != "":
+		t.rejected = rejectEnding
+	case s.running == nil:
+		s.running = t
+	case s.cfg.TaskAcceptance == AcceptQueue && len(s.queue) < s.cfg.QueueDepth:
+		s.queue = append(s.queue, t)
+	case s.cfg.TaskAcceptance == AcceptQueue:
+		t.rejected = fmt.Sprintf(rejectQueueFull, s.cfg.QueueDepth)
+	default:
+		t.rejected = rejectBusy
+	}
+	if t.rejected != "" {
+		t.state, t.final = a2a.TaskStateRejected, true
+	} else {
+		s.accepted++
+	}
+	s.tasks[tid] = t
+	if s.running == t {
+		s.startLocked(t)
+	}
+	s.mu.Unlock()
+
+	if rec := s.cfg.Recorder; rec != nil {
+		if t.rejected != "" {
+			rec.TaskRejected(tid, t.rejected)
+		} else if source == SourceA2A {
+			rec.TaskReceived(tid, cid, msg.ID, origin)
+		}
+	}
+	return t, nil
+}
+
+func (s *Server) admitReply(msg *a2a.Message, parts []Part, origin Origin) (*task, error) {
+	t := s.lookup(string(msg.TaskID))
+	if t == nil {
+		return nil, a2a.NewError(a2a.ErrTaskNotFound, fmt.Sprintf("task %s is not known here", msg.TaskID))
+	}
+	s.mu.Lock()
+	switch {
+	case t.final:
+		s.mu.Unlock()
+		return nil, a2a.NewError(a2a.ErrUnsupportedOperation, fmt.Sprintf("task %s has ended (%s); it takes no more messages", msg.TaskID, stateWord(t.state)))
+	case t.inputCh == nil || t.answering:
+		s.mu.Unlock()
+		return nil, a2a.NewError(a2a.ErrUnsupportedOperation, fmt.Sprintf("task %s is not waiting for input", msg.TaskID))
+	}
+	if msg.ContextID == "" {
+		msg.ContextID = t.info.ContextID
+	}
+	t.answering = true
+	t.reply = Reply{MessageID: msg.ID, Parts: parts}
+	s.mu.Unlock()
+	if rec := s.cfg.Recorder; rec != nil {
+		rec.TaskReceived(string(msg.TaskID), t.info.ContextID, msg.ID, origin)
+	}
+	return t, nil
+}
+
+// unadmit undoes a reply a2a-go did not take, so the task can be answered
+// again.
+func (s *Server) unadmit(t *task) {
+	if t == nil {
+		return
+	}
+	s.mu.Lock()
+	if t.answering && t.inputCh != nil {
+		t.answering = false
+	}
+	s.mu.Unlock()
+}
+
+// startLocked starts t's runner.
+func (s *Server) startLocked(t *task) {
+	ctx, cancel := context.WithCancel(s.baseCtx)
+	t.cancel, t.started, t.phase = cancel, true, PhaseInference
+	t.statusLocked(a2a.TaskStateWorking, "")
+	go s.run(ctx, t)
+}
+
+func (s *Server) run(ctx context.Context, t *task) {
+	defer t.cancel()
+	out := s.runSafely(ctx, t)
+	s.finish(t, out)
+}
+
+func (s *Server) runSafely(ctx context.Context, t *task) (out Outcome) {
+	defer func() {
+		if r := recover(); r != nil {
+			s.log.Error("door: runner panicked", "task_id", t.pub.ID, "panic", r)
+			out = Failed(fmt.Sprintf("the runner panicked: %v", r))
+		}
+	}()
+	return s.cfg.Runner.RunTask(ctx, t.pub, &events{s: s, t: t})
+}
+
+// finish records a runner's outcome (unless a cancel already ended the
+// task), starts the next queued task and checks whether the session ends.
+func (s *Server) finish(t *task, out Outcome) {
+	var canceledPhase Phase
+	s.mu.Lock()
+	if !t.final {
+		t.final = true
+		switch out.kind {
+		case outcomeAnswer:
+			t.appendLocked(&a2a.TaskArtifactUpdateEvent{
+				TaskID: t.info.TaskID, ContextID: t.info.ContextID, LastChunk: true,
+				Artifact: &a2a.Artifact{ID: ArtifactResponse, Name: ArtifactResponse,
+					Parts: a2a.ContentParts{a2a.NewTextPart(out.text)}},
+			})
+			t.statusLocked(a2a.TaskStateCompleted, out.text)
+		case outcomeFailed:
+			t.statusLocked(a2a.TaskStateFailed, out.text)
+		default:
+			canceledPhase = t.phase
+			t.residue = slices.Clone(t.dels)
+			t.appendLocked(t.residueEvent())
+			t.statusLocked(a2a.TaskStateCanceled, "")
+		}
+	}
+	if s.running == t {
+		s.running = nil
+		if len(s.queue) > 0 && !s.closing {
+			next := s.queue[0]
+			s.queue = s.queue[1:]
+			s.running = next
+			s.startLocked(next)
+		}
+	}
+	s.checkEndLocked()
+	residue := t.residue
+	s.mu.Unlock()
+	if canceledPhase != "" && s.cfg.Recorder != nil {
+		s.cfg.Recorder.TaskCanceled(t.pub.ID, canceledPhase, residue)
+	}
+}
+
+func (s *Server) checkEndLocked() {
+	if s.cfg.AfterTask == AfterExit && s.accepted > 0 && s.running == nil && len(s.queue) == 0 {
+		s.endLocked(EndAfterTask)
+	}
+}
+
+func (s *Server) end(r EndReason) {
+	s.mu.Lock()
+	s.endLocked(r)
+	s.mu.Unlock()
+}
+
+func (s *Server) endLocked(r EndReason) {
+	if s.reason == "" {
+		s.reason = r
+		close(s.done)
+	}
+}
+
+// cancelLocked ends t as cancelled, if it has not ended: it takes the phase
+// and the delegations in flight first, then stops the runner.
+func (s *Server) cancelLocked(t *task) (Phase, bool) {
+	if t.final {
+		return "", false
+	}
+	phase := t.phase
+	if !t.started {
+		phase = PhaseQueued
+		if i := slices.Index(s.queue, t); i >= 0 {
+			s.queue = slices.Delete(s.queue, i, i+1)
+		}
+	}
+	t.final, t.canceled, t.state = true, true, a2a.TaskStateCanceled
+	t.residue = slices.Clone(t.dels)
+	if t.cancel != nil {
+		t.cancel()
+	}
+	close(t.wake)
+	t.wake = make(chan struct{})
+	return phase, true
+}
+
+// executor is a2a-go's AgentExecutor: an execution forwards the task's
+// events from the door's log; the runner runs in its own goroutine, so a
+// task outlives the executions that carry it (one per message).
+type executor struct{ s *Server }
+
+func (x *executor) Execute(ctx context.Context, ec *a2asrv.ExecutorContext) iter.Seq2[a2a.Event, error] {
+	return func(yield func(a2a.Event, error) bool) {
+		s := x.s
+		t := s.lookup(string(ec.TaskID))
+		if t == nil {
+			yield(nil, a2a.NewError(a2a.ErrTaskNotFound, fmt.Sprintf("task %s is not known here", ec.TaskID)))
+			return
+		}
+		s.mu.Lock()
+		cursor := 0
+		var first a2a.Event
+		if !t.snapSent {
+			t.snapSent = true
+			snap := *ec.StoredTask
+			now := time.Now()
+			snap.Status = a2a.TaskStatus{State: a2a.TaskStateSubmitted, Timestamp: &now}
+			if t.rejected != "" {
+				snap.Status.State = a2a.TaskStateRejected
+				snap.Status.Message = a2a.NewMessageForTask(a2a.MessageRoleAgent, t.info, a2a.NewTextPart(t.rejected))
+			}
+			first = &snap
+		} else {
+			cursor = len(t.log)
+			if t.answering && t.inputCh != nil {
+				t.inputCh <- t.reply
+				t.inputCh, t.answering = nil, false
+				t.phase = t.prevPhase
+				t.statusLocked(a2a.TaskStateWorking, "")
+			}
+		}
+		s.mu.Unlock()
+		if first != nil {
+			if !yield(first, nil) || t.rejected != "" {
+				return
+			}
+		}
+		for {
+			s.mu.Lock()
+			evs, canceled, wake := t.log[cursor:], t.canceled, t.wake
+			cursor = len(t.log)
+			s.mu.Unlock()
+			if canceled {
+				// The cancel writes the residue and the final status itself.
+				return
+			}
+			for _, ev := range evs {
+				if !yield(ev, nil) || isFinalEvent(ev) {
+					return
+				}
+			}
+			select {
+			case <-wake:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}
+}
+
+func (x *executor) Cancel(ctx context.Context, ec *a2asrv.ExecutorContext) iter.Seq2[a2a.Event, error] {
+	return func(yield func(a2a.Event, error) bool) {
+		s := x.s
+		t := s.lookup(string(ec.TaskID))
+		if t == nil {
+			yield(nil, a2a.NewError(a2a.ErrTaskNotFound, fmt.Sprintf("task %s is not known here", ec.TaskID)))
+			return
+		}
+		s.mu.Lock()
+		phase, ok := s.cancelLocked(t)
+		state, residue := t.state, t.residue
+		s.mu.Unlock()
+		if !ok {
+			yield(nil, a2a.NewError(a2a.ErrTaskNotCancelable, fmt.Sprintf("task %s has already ended (%s)", ec.TaskID, stateWord(state))))
+			return
+		}
+		if rec := s.cfg.Recorder; rec != nil {
+			rec.TaskCanceled(t.pub.ID, phase, residue)
+		}
+		if !yield(t.residueEvent(), nil) {
+			return
+		}
+		yield(a2a.NewStatusUpdateEvent(t.info, a2a.TaskStateCanceled, nil), nil)
+	}
+}
+
+// events is the Events a runner gets.
+type events struct {
+	s *Server
+	t *task
+}
+
+func (e *events) AppendText(chunk string) {
+	if chunk == "" {
+		return
+	}
+	e.s.mu.Lock()
+	defer e.s.mu.Unlock()
+	t := e.t
+	if t.final {
+		return
+	}
+	t.appendLocked(&a2a.TaskArtifactUpdateEvent{
+		TaskID: t.info.TaskID, ContextID: t.info.ContextID, Append: t.streamed,
+		Artifact: &a2a.Artifact{ID: ArtifactResponse, Name: ArtifactResponse,
+			Parts: a2a.ContentParts{a2a.NewTextPart(chunk)}},
+	})
+	t.streamed = true
+}
+
+func (e *events) ToolResult(toolCallID, tool, text string, data json.RawMessage) {
+	part := a2a.NewTextPart(text)
+	if data != nil {
+		var v any
+		if err := json.Unmarshal(data, &v); err == nil {
+			part = a2a.NewDataPart(v)
+		}
+	}
+	e.s.mu.Lock()
+	defer e.s.mu.Unlock()
+	t := e.t
+	if t.final {
+		return
+	}
+	t.appendLocked(&a2a.TaskArtifactUpdateEvent{
+		TaskID: t.info.TaskID, ContextID: t.info.ContextID, LastChunk: true,
+		Artifact: &a2a.Artifact{ID: a2a.ArtifactID("tool-" + toolCallID), Name: tool,
+			Parts: a2a.ContentParts{part}},
+	})
+}
+
+func (e *events) Status(text string) {
+	e.s.mu.Lock()
+	defer e.s.mu.Unlock()
+	if !e.t.final {
+		e.t.statusLocked(a2a.TaskStateWorking, text)
+	}
+}
+
+func (e *events) Phase(p Phase) {
+	e.s.mu.Lock()
+	defer e.s.mu.Unlock()
+	e.t.phase = p
+}
+
+func (e *events) Delegations(ids []string) {
+	e.s.mu.Lock()
+	defer e.s.mu.Unlock()
+	e.t.dels = slices.Clone(ids)
+}
+
+func (e *events) RequestInput(ctx context.Context, prompt string) (Reply, error) {
+	e.s.mu.Lock()
+	t := e.t
+	if t.final {
+		e.s.mu.Unlock()
+		return Reply{}, fmt.Errorf("task %s has ended", t.pub.ID)
+	}
+	if t.inputCh != nil {
+		e.s.mu.Unlock()
+		return Reply{}, fmt.Errorf("task %s is already waiting for input", t.pub.ID)
+	}
+	ch := make(chan Reply, 1)
+	t.inputCh, t.prevPhase, t.phase = ch, t.phase, PhaseInput
+	t.statusLocked(a2a.TaskStateInputRequired, prompt)
+	e.s.mu.Unlock()
+	select {
+	case r := <-ch:
+		return r, nil
+	case <-ctx.Done():
+		return Reply{}, ctx.Err()
+	}
+}
+
+// SubmitTask starts the session's first task from --task (source task_md,
+// origin user) without HTTP, as a SendMessage with returnImmediately, and
+// returns its id. Under task_acceptance none it is the only way in.
+func (s *Server) SubmitTask(ctx context.Context, text string) (string, error) {
+	ctx = context.WithValue(ctx, keySource, SourceTaskMD)
+	ctx = context.WithValue(ctx, keyOrigin, OriginUser)
+	req := &a2a.SendMessageRequest{
+		Message: a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart(text)),
+		Config:  &a2a.SendMessageConfig{ReturnImmediately: true},
+	}
+	res, err := s.inner.SendMessage(ctx, req)
+	if err != nil {
+		return "", fmt.Errorf("door: submitting the --task task: %w", err)
+	}
+	t, ok := res.(*a2a.Task)
+	if !ok {
+		return "", fmt.Errorf("door: submitting the --task task: a2a-go answered %T, not a task", res)
+	}
+	if t.Status.State == a2a.TaskStateRejected {
+		return string(t.ID), fmt.Errorf("door: the --task task was rejected")
+	}
+	return string(t.ID), nil
+}
+
+// WindDown cancels every queued and live task (queued ones first, so none
+// starts in between), refuses new ones, and returns the cancelled task ids
+// and the delegations their residues name. It does not close Done.
+func (s *Server) WindDown(ctx context.Context) StopResult {
+	s.mu.Lock()
+	s.closing = true
+	var live []*task
+	live = append(live, s.queue...)
+	if s.running != nil && !s.running.final {
+		live = append(live, s.running)
+	}
+	s.mu.Unlock()
+	res := StopResult{SessionID: s.cfg.SessionID, Canceled: []string{}, Terminated: []string{}}
+	for _, t := range live {
+		if _, err := s.inner.CancelTask(context.WithoutCancel(ctx), &a2a.CancelTaskRequest{ID: t.info.TaskID}); err != nil {
+			s.log.Warn("door: wind-down cancel", "task_id", t.pub.ID, "error", err)
+			continue
+		}
+		res.Canceled = append(res.Canceled, t.pub.ID)
+		s.mu.Lock()
+		res.Terminated = append(res.Terminated, t.residue...)
+		s.mu.Unlock()
+	}
+	return res
+}
