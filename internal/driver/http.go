@@ -1,7 +1,9 @@
 package driver
 
 import (
+	"encoding/json"
 	"errors"
+	"io"
 	"fmt"
 	"net"
 	"net/http"
@@ -35,7 +37,7 @@ func HTTPClient() *http.Client {
 }
 
 // StatusError builds the error of a call the provider answered with an error
-// status after the retries; providerMsg is the provider's own message, if any.
+// status after the retries; cause carries the provider's own message.
 func StatusError(driver, keyVariable string, status int, cause error) *Error {
 	switch {
 	case status == http.StatusUnauthorized:
@@ -49,5 +51,23 @@ func StatusError(driver, keyVariable string, status int, cause error) *Error {
 	default:
 		return &Error{Kind: KindProvider, Driver: driver, Status: status,
 			Message: fmt.Sprintf("the provider refused the request (HTTP %d)", status), Err: cause}
+	}
+}
+
+// TransportError builds the error of a call that failed without an error
+// status: a redirect, a stream cut short, an answer that is not JSON, or no
+// connection at all. A provider driver passes what its SDK returned.
+func TransportError(driver string, err error) *Error {
+	var syn *json.SyntaxError
+	var typ *json.UnmarshalTypeError
+	switch {
+	case errors.Is(err, ErrRedirect):
+		return &Error{Kind: KindProvider, Driver: driver, Message: "the endpoint redirected", Err: ErrRedirect}
+	case errors.As(err, &syn), errors.As(err, &typ):
+		return &Error{Kind: KindMalformed, Driver: driver, Message: "the provider's answer is not its JSON protocol", Err: err}
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		return &Error{Kind: KindIncomplete, Driver: driver, Message: "the provider's answer was cut short", Err: err}
+	default:
+		return &Error{Kind: KindUnreachable, Driver: driver, Message: "the provider could not be reached", Err: err}
 	}
 }
