@@ -335,3 +335,12 @@ func stopOf(rep Reply) string {
 	}
 	return "end_turn"
 }
+
+// Key returns the API key a request carried: the x-api-key header, or the
+// bearer token of Authorization.
+func Key(r Request) string {
+	if k := r.Header.Get("x-api-key"); k != "" {
+		return k
+	}
+	return strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ")
+}
