@@ -15,6 +15,7 @@ import (
 	sdk "github.com/anthropics/anthropic-sdk-go/v2"
 	"github.com/anthropics/anthropic-sdk-go/v2/option"
 
+	"github.com/murmur-go/murmur/internal/diag"
 	"github.com/murmur-go/murmur/internal/driver"
 )
 
@@ -28,6 +29,9 @@ const DefaultEndpoint = "https://api.anthropic.com"
 // MaxRetries is how often a call is retried (connection errors, 408, 409, 429,
 // 5xx, honouring retry-after), always within the call's context.
 const MaxRetries = 2
+
+// CodeNoKey is the diagnostic of an entry whose key is empty.
+const CodeNoKey = "E-RUN-087"
 
 // Driver is a murmur/driver-anthropic instance.
 type Driver struct {
@@ -46,7 +50,8 @@ func New(cfg driver.Config) (*Driver, error) {
 		endpoint = DefaultEndpoint
 	}
 	if cfg.APIKey == "" {
-		return nil, fmt.Errorf("%s: no API key (gateway.api_key is empty)", Name)
+		return nil, diag.New(CodeNoKey, "%s: the driver entry's gateway.api_key is empty", Name).
+			WithHint("set gateway.api_key to ${ANTHROPIC_API_KEY} (or another variable) and export it")
 	}
 	client := sdk.NewClient(
 		option.WithoutEnvironmentDefaults(),

@@ -58,9 +58,6 @@ func New(cfg driver.Config) (*Driver, error) {
 	if endpoint == "" {
 		endpoint = DefaultEndpoint
 	}
-	if cfg.APIKey == "" {
-		return nil, fmt.Errorf("%s: no API key (gateway.api_key is empty)", Name)
-	}
 	d := &Driver{
 		info:   driver.Info{Name: cfg.Name, Version: cfg.Version, Implementation: driver.ImplementationBuiltin},
 		keyVar: cfg.KeyVariable,
@@ -72,12 +69,16 @@ func New(cfg driver.Config) (*Driver, error) {
 	default:
 		return nil, fmt.Errorf("%s: config %s is %v; use max_completion_tokens or max_tokens", Name, SettingMaxTokensField, f)
 	}
-	d.completions = sdk.NewChatCompletionService(
+	opts := []option.RequestOption{
 		option.WithBaseURL(endpoint),
-		option.WithAPIKey(cfg.APIKey),
 		option.WithHTTPClient(driver.HTTPClient()),
 		option.WithMaxRetries(MaxRetries),
-	)
+	}
+	// A local compatible server (Ollama, vLLM) may need no key.
+	if cfg.APIKey != "" {
+		opts = append(opts, option.WithAPIKey(cfg.APIKey))
+	}
+	d.completions = sdk.NewChatCompletionService(opts...)
 	return d, nil
 }
 
