@@ -1,0 +1,366 @@
+package anthropic_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/murmur-go/murmur/internal/driver"
+	"github.com/murmur-go/murmur/internal/driver/anthropic"
+	fp "github.com/murmur-go/murmur/internal/driver/fakeprovider"
+)
+
+const key = "sk-ant-configured-key"
+
+func newDriver(t *testing.T, endpoint string) *anthropic.Driver {
+	t.Helper()
+	d, err := anthropic.New(driver.Config{
+		Name: anthropic.Name, Version: "0.19.0", Endpoint: endpoint,
+		APIKey: key, KeyVariable: "ANTHROPIC_API_KEY",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+func request() *driver.Request {
+	return &driver.Request{
+		Model: "claude-test", MaxTokens: 256, System: "be brief",
+		Messages: []driver.Message{{Role: driver.RoleUser, Content: []driver.Block{driver.TextBlock("hi")}}},
+	}
+}
+
+func call(t *testing.T, d driver.Driver, req *driver.Request, timeout time.Duration) (*driver.Response, []string, error) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	var chunks []string
+	resp, err := d.Call(ctx, req, func(s string) { chunks = append(chunks, s) })
+	return resp, chunks, err
+}
+
+func TestCallAnswers(t *testing.T) {
+	tests := []struct {
+		name      string
+		reply     fp.Reply
+		stop      string
+		text      string
+		chunks    []string
+		toolCalls []driver.Block
+		usage     driver.Usage
+	}{
+		{
+			name:   "text streamed in order",
+			reply:  fp.Reply{Text: []string{"Hel", "lo, ", "world"}, InputTokens: 12, OutputTokens: 5},
+			stop:   driver.StopEndTurn,
+			text:   "Hello, world",
+			chunks: []string{"Hel", "lo, ", "world"},
+			usage:  driver.Usage{InputTokens: 12, OutputTokens: 5},
+		},
+		{
+			name: "text then two tool calls in pieces",
+			reply: fp.Reply{
+				Text: []string{"Let me look."},
+				ToolCalls: []fp.ToolCall{
+					{ID: "toolu_1", Name: "echo", Pieces: []string{`{"mes`, `sage": "a`, `b"}`}},
+					{ID: "toolu_2", Name: "murmur/echo", Pieces: []string{`{}`}},
+				},
+				InputTokens: 30, OutputTokens: 20,
+			},
+			stop:   driver.StopToolCall,
+			text:   "Let me look.",
+			chunks: []string{"Let me look."},
+			toolCalls: []driver.Block{
+				driver.ToolCallBlock("toolu_1", "echo", json.RawMessage(`{"message": "ab"}`)),
+				driver.ToolCallBlock("toolu_2", "murmur/echo", json.RawMessage(`{}`)),
+			},
+			usage: driver.Usage{InputTokens: 30, OutputTokens: 20},
+		},
+		{
+			name:  "tool call with no input pieces",
+			reply: fp.Reply{ToolCalls: []fp.ToolCall{{ID: "toolu_3", Name: "now"}}},
+			stop:  driver.StopToolCall,
+			toolCalls: []driver.Block{
+				driver.ToolCallBlock("toolu_3", "now", json.RawMessage(`{}`)),
+			},
+		},
+		{
+			name:   "max_tokens",
+			reply:  fp.Reply{Text: []string{"cut"}, Stop: "max_tokens", OutputTokens: 256},
+			stop:   driver.StopMaxTokens,
+			text:   "cut",
+			chunks: []string{"cut"},
+			usage:  driver.Usage{OutputTokens: 256},
+		},
+		{
+			name:   "stop_sequence ends the turn",
+			reply:  fp.Reply{Text: []string{"x"}, RawStop: "stop_sequence"},
+			stop:   driver.StopEndTurn,
+			text:   "x",
+			chunks: []string{"x"},
+		},
+		{
+			name:   "refusal ends the turn",
+			reply:  fp.Reply{Text: []string{"no"}, RawStop: "refusal"},
+			stop:   driver.StopEndTurn,
+			text:   "no",
+			chunks: []string{"no"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := fp.NewAnthropic()
+			defer srv.Close()
+			srv.Push(tt.reply)
+			resp, chunks, err := call(t, newDriver(t, srv.URL), request(), 10*time.Second)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if resp.StopReason != tt.stop {
+				t.Errorf("stop_reason = %q, want %q", resp.StopReason, tt.stop)
+			}
+			if got := resp.Text(); got != tt.text {
+				t.Errorf("text = %q, want %q", got, tt.text)
+			}
+			if strings.Join(chunks, "|") != strings.Join(tt.chunks, "|") {
+				t.Errorf("chunks = %q, want %q", chunks, tt.chunks)
+			}
+			calls := resp.ToolCalls()
+			if len(calls) != len(tt.toolCalls) {
+				t.Fatalf("tool calls = %+v, want %+v", calls, tt.toolCalls)
+			}
+			for i, c := range calls {
+				w := tt.toolCalls[i]
+				if c.ID != w.ID || c.Name != w.Name || !sameJSON(c.Input, w.Input) {
+					t.Errorf("tool call %d = %s %s %s, want %s %s %s", i, c.ID, c.Name, c.Input, w.ID, w.Name, w.Input)
+				}
+			}
+			if resp.Usage == nil || *resp.Usage != tt.usage {
+				t.Errorf("usage = %+v, want %+v", resp.Usage, tt.usage)
+			}
+			if err := resp.Validate(); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+}
+
+func sameJSON(a, b json.RawMessage) bool {
+	var x, y any
+	if json.Unmarshal(a, &x) != nil || json.Unmarshal(b, &y) != nil {
+		return false
+	}
+	xa, _ := json.Marshal(x)
+	ya, _ := json.Marshal(y)
+	return string(xa) == string(ya)
+}
+
+func TestRequestOnTheWire(t *testing.T) {
+	srv := fp.NewAnthropic()
+	defer srv.Close()
+	srv.Push(fp.Reply{Text: []string{"done"}})
+	req := &driver.Request{
+		Model: "claude-test", MaxTokens: 100, System: "sys prompt",
+		Messages: []driver.Message{
+			{Role: driver.RoleUser, Content: []driver.Block{driver.TextBlock("task")}},
+			{Role: driver.RoleAssistant, Content: []driver.Block{
+				driver.TextBlock("calling"),
+				driver.ToolCallBlock("toolu_a", "echo", json.RawMessage(`{"m":1}`)),
+				driver.ToolCallBlock("toolu_b", "echo", json.RawMessage(`{"m":2}`)),
+			}},
+			{Role: driver.RoleTool, ToolCallID: "toolu_a", Content: []driver.Block{driver.TextBlock("one")}},
+			{Role: driver.RoleTool, ToolCallID: "toolu_b", Content: []driver.Block{driver.TextBlock("two")}},
+		},
+		Tools: []driver.Tool{{Name: "echo", Description: "echoes", Parameters: json.RawMessage(
+			`{"type":"object","properties":{"m":{"type":"integer"}},"required":["m"],"additionalProperties":false}`)}},
+		Params: map[string]any{"temperature": 0.5},
+	}
+	if _, _, err := call(t, newDriver(t, srv.URL), req, 10*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	reqs := srv.Requests()
+	if len(reqs) != 1 {
+		t.Fatalf("%d requests, want 1", len(reqs))
+	}
+	r := reqs[0]
+	if r.Path != "/v1/messages" || r.Method != http.MethodPost {
+		t.Errorf("%s %s, want POST /v1/messages", r.Method, r.Path)
+	}
+	if got := fp.Key(r); got != key {
+		t.Errorf("key sent = %q, want %q", got, key)
+	}
+	if r.Header.Get("anthropic-version") == "" {
+		t.Error("no anthropic-version header")
+	}
+	want := `{
+	  "model": "claude-test", "max_tokens": 100, "stream": true, "temperature": 0.5,
+	  "system": [{"type": "text", "text": "sys prompt"}],
+	  "messages": [
+	    {"role": "user", "content": [{"type": "text", "text": "task"}]},
+	    {"role": "assistant", "content": [
+	      {"type": "text", "text": "calling"},
+	      {"type": "tool_use", "id": "toolu_a", "name": "echo", "input": {"m": 1}},
+	      {"type": "tool_use", "id": "toolu_b", "name": "echo", "input": {"m": 2}}]},
+	    {"role": "user", "content": [
+	      {"type": "tool_result", "tool_use_id": "toolu_a", "content": [{"type": "text", "text": "one"}], "is_error": false},
+	      {"type": "tool_result", "tool_use_id": "toolu_b", "content": [{"type": "text", "text": "two"}], "is_error": false}]}
+	  ],
+	  "tools": [{"name": "echo", "description": "echoes", "input_schema": {
+	    "type": "object", "properties": {"m": {"type": "integer"}}, "required": ["m"], "additionalProperties": false}}]
+	}`
+	if !sameJSON(r.Body, json.RawMessage(want)) {
+		t.Errorf("body =\n%s\nwant\n%s", r.Body, want)
+	}
+}
+
+func TestCallFailures(t *testing.T) {
+	tests := []struct {
+		name     string
+		replies  []fp.Reply
+		timeout  time.Duration
+		kind     driver.Kind
+		requests int
+		contains string
+	}{
+		{name: "401 names the variable", replies: []fp.Reply{{Status: 401, Message: "invalid x-api-key"}},
+			kind: driver.KindKeyRefused, requests: 1, contains: "ANTHROPIC_API_KEY"},
+		{name: "429 after the retries", replies: []fp.Reply{{Status: 429, RetryAfter: "0"}, {Status: 429, RetryAfter: "0"}, {Status: 429, RetryAfter: "0"}},
+			kind: driver.KindRateLimited, requests: 3},
+		{name: "500 retried then error", replies: []fp.Reply{{Status: 500}, {Status: 500}, {Status: 500}},
+			kind: driver.KindProvider, requests: 3, contains: "HTTP 500"},
+		{name: "400 not retried", replies: []fp.Reply{{Status: 400, Message: "bad model"}},
+			kind: driver.KindProvider, requests: 1, contains: "bad model"},
+		{name: "malformed JSON", replies: []fp.Reply{{Malformed: true}}, kind: driver.KindMalformed, requests: 1},
+		{name: "stream cut mid-event", replies: []fp.Reply{{Text: []string{"a", "b", "c"}, CutAfter: 4}},
+			kind: driver.KindIncomplete, requests: 1},
+		{name: "hang bounded by the deadline", replies: []fp.Reply{{Hang: true}}, timeout: 300 * time.Millisecond,
+			kind: driver.KindCanceled, requests: 1, contains: "deadline"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := fp.NewAnthropic()
+			defer srv.Close()
+			srv.Push(tt.replies...)
+			timeout := tt.timeout
+			if timeout == 0 {
+				timeout = 20 * time.Second
+			}
+			_, _, err := call(t, newDriver(t, srv.URL), request(), timeout)
+			if err == nil {
+				t.Fatal("no error")
+			}
+			if k := driver.KindOf(err); k != tt.kind {
+				t.Errorf("kind = %v, want %v (%v)", k, tt.kind, err)
+			}
+			if tt.contains != "" && !strings.Contains(err.Error(), tt.contains) {
+				t.Errorf("error %q does not say %q", err, tt.contains)
+			}
+			if n := len(srv.Requests()); n != tt.requests {
+				t.Errorf("%d requests, want %d", n, tt.requests)
+			}
+			if tt.kind == driver.KindCanceled && !errors.Is(err, context.DeadlineExceeded) {
+				t.Errorf("%v is not context.DeadlineExceeded", err)
+			}
+		})
+	}
+}
+
+func TestRetryHonoursRetryAfterThenSucceeds(t *testing.T) {
+	srv := fp.NewAnthropic()
+	defer srv.Close()
+	srv.Push(fp.Reply{Status: 429, RetryAfter: "0.05"}, fp.Reply{Status: 529, RetryAfter: "0"}, fp.Reply{Text: []string{"ok"}})
+	resp, _, err := call(t, newDriver(t, srv.URL), request(), 20*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.Text() != "ok" || len(srv.Requests()) != 3 {
+		t.Errorf("text %q after %d requests", resp.Text(), len(srv.Requests()))
+	}
+}
+
+// TestHostEnvironmentIsNeverRead sets every ANTHROPIC_* variable the SDK knows,
+// and the proxy variables, to trap values pointing at a second server, and
+// checks that only the configured key reaches only the configured endpoint.
+func TestHostEnvironmentIsNeverRead(t *testing.T) {
+	var trapped atomic.Int32
+	trap := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		trapped.Add(1)
+		w.WriteHeader(http.StatusTeapot)
+	}))
+	defer trap.Close()
+	for k, v := range map[string]string{
+		"ANTHROPIC_API_KEY":                            "trap-api-key",
+		"ANTHROPIC_AUTH_TOKEN":                         "trap-auth-token",
+		"ANTHROPIC_BASE_URL":                           trap.URL,
+		"ANTHROPIC_CUSTOM_HEADERS":                     "X-Trap: yes",
+		"ANTHROPIC_PROFILE":                            "trap-profile",
+		"ANTHROPIC_WEBHOOK_SIGNING_KEY":                "trap",
+		"ANTHROPIC_OPEN_TELEMETRY_PROPAGATION":         "true",
+		"ANTHROPIC_OPEN_TELEMETRY_TRACES_CONTENT_MODE": "content",
+		"HTTP_PROXY":                                   trap.URL,
+		"HTTPS_PROXY":                                  trap.URL,
+		"http_proxy":                                   trap.URL,
+		"NO_PROXY":                                     "",
+		"no_proxy":                                     "",
+	} {
+		t.Setenv(k, v)
+	}
+	srv := fp.NewAnthropic()
+	defer srv.Close()
+	srv.Push(fp.Reply{Text: []string{"clean"}})
+	if _, _, err := call(t, newDriver(t, srv.URL), request(), 10*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if n := trapped.Load(); n != 0 {
+		t.Errorf("the trap server got %d requests", n)
+	}
+	r := srv.Requests()[0]
+	if got := fp.Key(r); got != key {
+		t.Errorf("key sent = %q, want the configured key", got)
+	}
+	if r.Header.Get("x-api-key") != "" && r.Header.Get("Authorization") != "" {
+		t.Errorf("both x-api-key and Authorization sent: %v", r.Header)
+	}
+	for _, h := range []string{"X-Trap", "Traceparent"} {
+		if v := r.Header.Get(h); v != "" {
+			t.Errorf("header %s = %q leaked from the environment", h, v)
+		}
+	}
+}
+
+// TestKeyGoesToTheEndpointOnly: a redirect to another host is not followed, so
+// the key never reaches it.
+func TestKeyGoesToTheEndpointOnly(t *testing.T) {
+	var elsewhere atomic.Int32
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { elsewhere.Add(1) }))
+	defer other.Close()
+	srv := fp.NewAnthropic()
+	defer srv.Close()
+	for range 3 {
+		srv.Push(fp.Reply{RedirectTo: other.URL + "/v1/messages"})
+	}
+	_, _, err := call(t, newDriver(t, srv.URL), request(), 20*time.Second)
+	if driver.KindOf(err) != driver.KindProvider || !errors.Is(err, driver.ErrRedirect) {
+		t.Errorf("err = %v, want a provider error for the redirect", err)
+	}
+	if n := elsewhere.Load(); n != 0 {
+		t.Errorf("the redirect target got %d requests", n)
+	}
+}
+
+func TestUnreachable(t *testing.T) {
+	srv := fp.NewAnthropic()
+	url := srv.URL
+	srv.Close()
+	_, _, err := call(t, newDriver(t, url), request(), 20*time.Second)
+	if driver.KindOf(err) != driver.KindUnreachable {
+		t.Errorf("err = %v, want unreachable", err)
+	}
+}
