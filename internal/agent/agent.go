@@ -1,0 +1,287 @@
+// Package agent is the inference loop of an agent capsule (contracts §11,
+// §13): per task, task_start → turns → task_end, where a turn is one driver
+// call and then every tool call it asked for, in order. It implements the
+// door's Runner, so every task — the --task one and each accepted message —
+// runs here; it knows tools only through the Tools interface, so a WASM tool,
+// a skill, a shell tool and delegate-task are called alike.
+//
+// The loop owns the session's token ceiling (inference.max_session_tokens):
+// before each call it checks that the tokens used so far, plus this
+// request's input estimate, plus max_tokens, stay within it; once refused,
+// the ceiling latches for the rest of the session.
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/murmur-go/murmur/internal/door"
+	"github.com/murmur-go/murmur/internal/driver"
+	"github.com/murmur-go/murmur/internal/trace"
+)
+
+// Tools is the model's tool inventory; internal/tools implements it.
+type Tools interface {
+	// Specs lists the tools the model may call, in a stable order.
+	Specs() []driver.Tool
+	// Call runs one tool call and records its trace line (tool_call, or
+	// shell for a shell tool) under c.ParentID. A tool that does not exist,
+	// or input that is not an object it accepts, is an error Result the
+	// model sees, never a Go error: the task goes on.
+	Call(ctx context.Context, c Call) Result
+}
+
+// Call is one tool call the model asked for.
+type Call struct {
+	TaskID string
+	Turn   int
+	ID     string // the driver's tool_call id
+	Name   string
+	Input  json.RawMessage
+	// ParentID is the event_id of the turn's inference line.
+	ParentID string
+	// Events lets a tool stream chunks and ask for input (INPUT_REQUIRED).
+	Events door.Events
+}
+
+// Result is what a tool call gave.
+type Result struct {
+	// Text is what the model sees (already cut to the 64 KiB bound).
+	Text string
+	// IsError marks a call that failed; it counts in tool_errors.
+	IsError bool
+	// Shell marks a shell tool call: it counts in shell_calls, not tool_calls.
+	Shell bool
+	// Source names the result in its untrusted-content fence
+	// ("tool:acme/echo", "shell:bash").
+	Source string
+}
+
+// Config is one agent session's loop.
+type Config struct {
+	Driver driver.Driver
+	Model  string
+	// MaxTurns, MaxTokens and MaxSessionTokens (0 is no ceiling) are the
+	// inference block's values with defaults applied.
+	MaxTurns, MaxTokens, MaxSessionTokens int
+	// Params are passed to the driver unchanged.
+	Params map[string]any
+	// System is the whole system prompt (the [Capsule] block and the
+	// configured prompt).
+	System   string
+	Tools    Tools
+	Recorder *trace.Recorder
+	// ResultPath is <records dir>/out/result.txt: the latest task that
+	// ended ok writes its answer there.
+	ResultPath string
+	// Now is the clock; nil is time.Now.
+	Now func() time.Time
+}
+
+// Session runs the tasks of one agent session. It is safe for concurrent
+// tasks (a queue runs them one at a time, but nothing here relies on it).
+type Session struct {
+	cfg Config
+
+	mu      sync.Mutex
+	used    int  // tokens used by every call so far (input + output)
+	latched bool // the ceiling refused a call: every later call is refused
+	// resultMu orders writers of result.txt.
+	resultMu sync.Mutex
+}
+
+// New makes a session's loop.
+func New(cfg Config) *Session {
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.MaxTurns <= 0 {
+		cfg.MaxTurns = 1
+	}
+	return &Session{cfg: cfg}
+}
+
+// taskState is one task's counters, for its task_end line.
+type taskState struct {
+	turns, inTok, outTok, toolCalls, toolErrors, shellCalls int
+}
+
+// RunTask runs one task to its end (door.Runner).
+func (s *Session) RunTask(ctx context.Context, t *door.Task, ev door.Events) door.Outcome {
+	start := s.cfg.Now()
+	rec := s.cfg.Recorder
+	taskLine := rec.Emit(trace.TaskStart{TaskID: t.ID, ContextID: t.ContextID, Source: string(t.Source),
+		Origin: string(t.Origin), MessageBytes: t.MessageBytes})
+	var st taskState
+	status, out := s.loop(ctx, t, ev, taskLine, &st)
+	rec.EmitUnder(taskLine, trace.TaskEnd{TaskID: t.ID, ExitStatus: status, Turns: st.turns,
+		InputTokens: st.inTok, OutputTokens: st.outTok, ToolCalls: st.toolCalls, ToolErrors: st.toolErrors,
+		ShellCalls: st.shellCalls, DurationMS: s.cfg.Now().Sub(start).Milliseconds()})
+	return out
+}
+
+// loop is the turns of one task; it returns task_end's exit_status and the
+// task's outcome.
+func (s *Session) loop(ctx context.Context, t *door.Task, ev door.Events, taskLine string, st *taskState) (string, door.Outcome) {
+	rec := s.cfg.Recorder
+	msgs := []driver.Message{{Role: driver.RoleUser, Content: []driver.Block{driver.TextBlock(taskText(t))}}}
+	tools := s.cfg.Tools.Specs()
+	for turn := 1; turn <= s.cfg.MaxTurns; turn++ {
+		if ctx.Err() != nil {
+			return trace.EndCanceled, door.Canceled()
+		}
+		req := &driver.Request{Model: s.cfg.Model, MaxTokens: int64(s.cfg.MaxTokens), System: s.cfg.System,
+			Messages: msgs, Tools: tools, Params: s.cfg.Params}
+		if refused, used, requested := s.admit(req); refused {
+			rec.EmitUnder(taskLine, trace.SpendCeilingReached{TaskID: t.ID, Ceiling: s.cfg.MaxSessionTokens,
+				Used: used, Requested: requested})
+			return trace.EndSpendCeilingReached, door.Failed(trace.EndSpendCeilingReached)
+		}
+		ev.Phase(door.PhaseInference)
+		callStart := s.cfg.Now()
+		resp, err := s.cfg.Driver.Call(ctx, req, ev.AppendText)
+		st.turns++
+		inf := trace.Inference{TaskID: t.ID, Turn: turn, Model: s.cfg.Model, ToolCalls: []string{},
+			DurationMS: s.cfg.Now().Sub(callStart).Milliseconds()}
+		if err == nil {
+			err = resp.Validate()
+		}
+		if err == nil && resp.StopReason == driver.StopError {
+			err = fmt.Errorf("the driver reported an error: %s", resp.Text())
+		}
+		if resp != nil && resp.Usage != nil {
+			inf.InputTokens, inf.OutputTokens = int(resp.Usage.InputTokens), int(resp.Usage.OutputTokens)
+		}
+		s.spend(inf.InputTokens + inf.OutputTokens)
+		st.inTok += inf.InputTokens
+		st.outTok += inf.OutputTokens
+		if err != nil {
+			inf.StopReason = driver.StopError
+			rec.EmitUnder(taskLine, inf)
+			if ctx.Err() != nil {
+				return trace.EndCanceled, door.Canceled()
+			}
+			return trace.EndFailed, door.Failed(failureText(err))
+		}
+		calls := resp.ToolCalls()
+		inf.StopReason = resp.StopReason
+		for _, c := range calls {
+			inf.ToolCalls = append(inf.ToolCalls, c.Name)
+		}
+		infLine := rec.EmitUnder(taskLine, inf)
+		msgs = append(msgs, driver.Message{Role: driver.RoleAssistant, Content: resp.Content})
+		if len(calls) == 0 {
+			answer := resp.Text()
+			s.writeResult(answer)
+			return trace.EndOK, door.Answer(answer)
+		}
+		for _, c := range calls {
+			if ctx.Err() != nil {
+				return trace.EndCanceled, door.Canceled()
+			}
+			ev.Phase(door.PhaseTool)
+			r := s.cfg.Tools.Call(ctx, Call{TaskID: t.ID, Turn: turn, ID: c.ID, Name: c.Name, Input: c.Input,
+				ParentID: infLine, Events: ev})
+			if r.Shell {
+				st.shellCalls++
+			} else {
+				st.toolCalls++
+				if r.IsError {
+					st.toolErrors++
+				}
+			}
+			ev.ToolResult(c.ID, c.Name, r.Text, nil)
+			msgs = append(msgs, driver.Message{Role: driver.RoleTool, ToolCallID: c.ID,
+				Content: []driver.Block{driver.TextBlock(Fence(r.Source, r.Text))}})
+		}
+	}
+	return trace.EndMaxTurnsReached, door.Failed(trace.EndMaxTurnsReached)
+}
+
+// admit is the session ceiling's admission check: used + this request's
+// input estimate + max_tokens must not pass the ceiling. A refusal latches.
+func (s *Session) admit(req *driver.Request) (refused bool, used, requested int) {
+	if s.cfg.MaxSessionTokens <= 0 {
+		return false, 0, 0
+	}
+	requested = EstimateTokens(req) + s.cfg.MaxTokens
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	used = s.used
+	if s.latched || used+requested > s.cfg.MaxSessionTokens {
+		s.latched = true
+		return true, used, requested
+	}
+	return false, used, requested
+}
+
+func (s *Session) spend(tokens int) {
+	s.mu.Lock()
+	s.used += tokens
+	s.mu.Unlock()
+}
+
+// EstimateTokens is a request's input estimate for the admission check: a
+// quarter of the bytes of its JSON, rounded up. It errs high for English,
+// which keeps the ceiling a ceiling.
+func EstimateTokens(req *driver.Request) int {
+	b, err := json.Marshal(req)
+	if err != nil {
+		return 0
+	}
+	return (len(b) + 3) / 4
+}
+
+// writeResult writes the answer to result.txt atomically: a reader sees the
+// previous answer or this one, never a part.
+func (s *Session) writeResult(answer string) {
+	if s.cfg.ResultPath == "" {
+		return
+	}
+	s.resultMu.Lock()
+	defer s.resultMu.Unlock()
+	dir := filepath.Dir(s.cfg.ResultPath)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return
+	}
+	f, err := os.CreateTemp(dir, ".result-*.tmp")
+	if err != nil {
+		return
+	}
+	_, werr := f.WriteString(answer)
+	cerr := f.Close()
+	if werr != nil || cerr != nil || os.Rename(f.Name(), s.cfg.ResultPath) != nil {
+		os.Remove(f.Name())
+	}
+}
+
+// failureText is a failed task's status message: the driver's error as a
+// person reads it.
+func failureText(err error) string {
+	var de *driver.Error
+	if errors.As(err, &de) {
+		return de.Error()
+	}
+	return err.Error()
+}
+
+// taskText is the task's first user message: its text parts, and each data
+// part as a fenced JSON block (contracts §11).
+func taskText(t *door.Task) string {
+	var parts []string
+	for _, p := range t.Parts {
+		if p.Data != nil {
+			parts = append(parts, "```json\n"+string(p.Data)+"\n```")
+		} else {
+			parts = append(parts, p.Text)
+		}
+	}
+	return strings.Join(parts, "\n\n")
+}
