@@ -224,8 +224,8 @@ func (e *Engine) writeAtomic(base string, data []byte) error {
 	return os.Rename(tmp.Name(), filepath.Join(e.cacheDir, base))
 }
 
-// CachePath is the path of wasm's cache entry (whether or not it exists).
-func (e *Engine) CachePath(wasm []byte) string {
+// cachePath is the path of wasm's cache entry (whether or not it exists).
+func (e *Engine) cachePath(wasm []byte) string {
 	if e.cacheDir == "" {
 		return ""
 	}

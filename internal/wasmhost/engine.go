@@ -12,7 +12,6 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"path/filepath"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -42,7 +41,9 @@ const DefaultTick = 10 * time.Millisecond
 
 // Config configures an Engine.
 type Config struct {
-	// CacheDir holds compiled components. "" means ~/.murmur/compiled.
+	// CacheDir holds compiled components; it is created (0700) when
+	// missing. It is the caller's choice (Murmur passes home.Compiled) and
+	// required unless NoCache is set.
 	CacheDir string
 	// NoCache disables the on-disk cache (every Compile compiles).
 	NoCache bool
@@ -96,12 +97,8 @@ func NewEngine(cfg Config) (*Engine, error) {
 	if !cfg.NoCache {
 		dir := cfg.CacheDir
 		if dir == "" {
-			home, err := os.UserHomeDir()
-			if err != nil {
-				return nil, diag.Wrap(err, "E-RUN-102", "cannot locate the compiled-component cache").
-					WithHint("set HOME, or configure a cache directory")
-			}
-			dir = filepath.Join(home, ".murmur", "compiled")
+			return nil, diag.New("E-RUN-102", "no compiled-component cache directory given").
+				WithHint("pass Config.CacheDir, or set Config.NoCache to compile every time")
 		}
 		key, err := openCache(dir)
 		if err != nil {
@@ -214,9 +211,6 @@ func (e *Engine) enter() error {
 }
 
 func (e *Engine) leave() { e.live.Add(-1) }
-
-// CacheDir is the directory of the compiled-component cache ("" when disabled).
-func (e *Engine) CacheDir() string { return e.cacheDir }
 
 // errorText returns and frees a wasmtime error's message.
 func errorText(err *C.wasmtime_error_t) string {
