@@ -1,26 +1,15 @@
-package wasmhost
+package wit
 
 import (
-	"context"
-	"errors"
 	"fmt"
-	"strings"
+
+	"github.com/murmur-go/murmur/internal/wasmhost"
 )
 
-// Typed access to the murmur interfaces of contracts §9: Go structs for the
-// WIT records, registration helpers for the host interfaces, and calls of the
-// exported run functions. The runtime decides what the host functions do.
-
-// Interface names (as components import and export them).
-const (
-	IfaceCapsuleRun      = "murmur:capsule/run@0.1.0"
-	IfaceToolRun         = "murmur:tool/run@0.1.0"
-	IfaceToolRegistry    = "murmur:tool-registry/invoke@0.1.0"
-	IfaceArtifactManager = "murmur:artifact-manager/manage@0.1.0"
-	IfaceMessageSend     = "murmur:message/send@0.1.0"
-	IfaceTask            = "murmur:task/task@0.1.0"
-	IfaceTextChunks      = "murmur:text/chunks@0.1.0"
-)
+// The records of contracts §9 as Go structs, with their conversion to and
+// from the engine's values. Encoding cannot fail (Value); decoding checks the
+// shape and reports a mismatch as an error, never a panic (wasmtime's type
+// check already guarantees the shapes, but a bug should not crash a run).
 
 // Status is murmur:tool/run's status enum.
 type Status string
@@ -84,85 +73,85 @@ type TaskResult struct {
 	TaskID, ContextID, State string
 }
 
-// WIT types of the records above.
+// WIT types of the records above (the tests check answers against them).
 var (
-	TStatus     = TEnum("passed", "failed", "error")
-	TToolInput  = TRecord(Field{"data", TOption(TString)}, Field{"log-path", TOption(TString)})
-	TToolResult = TRecord(
-		Field{"status", TStatus},
-		Field{"summary", TOption(TString)},
-		Field{"data", TOption(TString)},
-		Field{"data-path", TOption(TString)},
-		Field{"truncated", TBool},
-		Field{"metadata", TList(TTuple(TString, TString))},
+	tStatus     = wasmhost.TEnum("passed", "failed", "error")
+	tToolInput  = wasmhost.TRecord(wasmhost.Field{Name: "data", Type: wasmhost.TOption(wasmhost.TString)}, wasmhost.Field{Name: "log-path", Type: wasmhost.TOption(wasmhost.TString)})
+	tToolResult = wasmhost.TRecord(
+		wasmhost.Field{Name: "status", Type: tStatus},
+		wasmhost.Field{Name: "summary", Type: wasmhost.TOption(wasmhost.TString)},
+		wasmhost.Field{Name: "data", Type: wasmhost.TOption(wasmhost.TString)},
+		wasmhost.Field{Name: "data-path", Type: wasmhost.TOption(wasmhost.TString)},
+		wasmhost.Field{Name: "truncated", Type: wasmhost.TBool},
+		wasmhost.Field{Name: "metadata", Type: wasmhost.TList(wasmhost.TTuple(wasmhost.TString, wasmhost.TString))},
 	)
-	TRuntimeType     = TEnum("wasm", "native")
-	TArtifactSummary = TRecord(Field{"name", TString}, Field{"version", TString}, Field{"runtime", TRuntimeType})
-	TArtifactInfo    = TRecord(Field{"name", TString}, Field{"version", TString}, Field{"description", TString},
-		Field{"tags", TList(TString)}, Field{"runtime", TRuntimeType},
-		Field{"input-schema", TOption(TString)}, Field{"output-schema", TOption(TString)})
-	TRuntimeState = TRecord(Field{"capsule-id", TString}, Field{"installed", TList(TArtifactSummary)},
-		Field{"capabilities", TString})
-	TMessage    = TRecord(Field{"message-id", TString}, Field{"context-id", TOption(TString)}, Field{"text", TString})
-	TTaskResult = TRecord(Field{"task-id", TString}, Field{"context-id", TString}, Field{"state", TString})
+	tRuntimeType     = wasmhost.TEnum("wasm", "native")
+	tArtifactSummary = wasmhost.TRecord(wasmhost.Field{Name: "name", Type: wasmhost.TString}, wasmhost.Field{Name: "version", Type: wasmhost.TString}, wasmhost.Field{Name: "runtime", Type: tRuntimeType})
+	tArtifactInfo    = wasmhost.TRecord(wasmhost.Field{Name: "name", Type: wasmhost.TString}, wasmhost.Field{Name: "version", Type: wasmhost.TString}, wasmhost.Field{Name: "description", Type: wasmhost.TString},
+		wasmhost.Field{Name: "tags", Type: wasmhost.TList(wasmhost.TString)}, wasmhost.Field{Name: "runtime", Type: tRuntimeType},
+		wasmhost.Field{Name: "input-schema", Type: wasmhost.TOption(wasmhost.TString)}, wasmhost.Field{Name: "output-schema", Type: wasmhost.TOption(wasmhost.TString)})
+	tRuntimeState = wasmhost.TRecord(wasmhost.Field{Name: "capsule-id", Type: wasmhost.TString}, wasmhost.Field{Name: "installed", Type: wasmhost.TList(tArtifactSummary)},
+		wasmhost.Field{Name: "capabilities", Type: wasmhost.TString})
+	tMessage    = wasmhost.TRecord(wasmhost.Field{Name: "message-id", Type: wasmhost.TString}, wasmhost.Field{Name: "context-id", Type: wasmhost.TOption(wasmhost.TString)}, wasmhost.Field{Name: "text", Type: wasmhost.TString})
+	tTaskResult = wasmhost.TRecord(wasmhost.Field{Name: "task-id", Type: wasmhost.TString}, wasmhost.Field{Name: "context-id", Type: wasmhost.TString}, wasmhost.Field{Name: "state", Type: wasmhost.TString})
 )
 
-func optS(p *string) Option {
+func optS(p *string) wasmhost.Option {
 	if p == nil {
-		return None
+		return wasmhost.None
 	}
-	return Some(*p)
+	return wasmhost.Some(*p)
 }
 
-// Value returns the WIT value of in.
-func (in ToolInput) Value() Value {
-	return Record{{"data", optS(in.Data)}, {"log-path", optS(in.LogPath)}}
+// wasmhost.Value returns the WIT value of in.
+func (in ToolInput) Value() wasmhost.Value {
+	return wasmhost.Record{{Name: "data", Value: optS(in.Data)}, {Name: "log-path", Value: optS(in.LogPath)}}
 }
 
-// Value returns the WIT value of r.
-func (r ToolResult) Value() Value {
-	md := make(List, len(r.Metadata))
+// wasmhost.Value returns the WIT value of r.
+func (r ToolResult) Value() wasmhost.Value {
+	md := make(wasmhost.List, len(r.Metadata))
 	for i, kv := range r.Metadata {
-		md[i] = Tuple{kv[0], kv[1]}
+		md[i] = wasmhost.Tuple{kv[0], kv[1]}
 	}
-	return Record{
-		{"status", Enum(r.Status)}, {"summary", optS(r.Summary)}, {"data", optS(r.Data)},
-		{"data-path", optS(r.DataPath)}, {"truncated", r.Truncated}, {"metadata", md},
+	return wasmhost.Record{
+		{Name: "status", Value: wasmhost.Enum(r.Status)}, {Name: "summary", Value: optS(r.Summary)}, {Name: "data", Value: optS(r.Data)},
+		{Name: "data-path", Value: optS(r.DataPath)}, {Name: "truncated", Value: r.Truncated}, {Name: "metadata", Value: md},
 	}
 }
 
-// Value returns the WIT value of s.
-func (s ArtifactSummary) Value() Value {
-	return Record{{"name", s.Name}, {"version", s.Version}, {"runtime", Enum(s.Runtime)}}
+// wasmhost.Value returns the WIT value of s.
+func (s ArtifactSummary) Value() wasmhost.Value {
+	return wasmhost.Record{{Name: "name", Value: s.Name}, {Name: "version", Value: s.Version}, {Name: "runtime", Value: wasmhost.Enum(s.Runtime)}}
 }
 
-// Value returns the WIT value of a.
-func (a ArtifactInfo) Value() Value {
-	tags := make(List, len(a.Tags))
+// wasmhost.Value returns the WIT value of a.
+func (a ArtifactInfo) Value() wasmhost.Value {
+	tags := make(wasmhost.List, len(a.Tags))
 	for i, t := range a.Tags {
 		tags[i] = t
 	}
-	return Record{{"name", a.Name}, {"version", a.Version}, {"description", a.Description}, {"tags", tags},
-		{"runtime", Enum(a.Runtime)}, {"input-schema", optS(a.InputSchema)}, {"output-schema", optS(a.OutputSchema)}}
+	return wasmhost.Record{{Name: "name", Value: a.Name}, {Name: "version", Value: a.Version}, {Name: "description", Value: a.Description}, {Name: "tags", Value: tags},
+		{Name: "runtime", Value: wasmhost.Enum(a.Runtime)}, {Name: "input-schema", Value: optS(a.InputSchema)}, {Name: "output-schema", Value: optS(a.OutputSchema)}}
 }
 
-// Value returns the WIT value of s.
-func (s RuntimeState) Value() Value {
-	return Record{{"capsule-id", s.CapsuleID}, {"installed", summaries(s.Installed)}, {"capabilities", s.Capabilities}}
+// wasmhost.Value returns the WIT value of s.
+func (s RuntimeState) Value() wasmhost.Value {
+	return wasmhost.Record{{Name: "capsule-id", Value: s.CapsuleID}, {Name: "installed", Value: summaries(s.Installed)}, {Name: "capabilities", Value: s.Capabilities}}
 }
 
-// Value returns the WIT value of t.
-func (t TaskResult) Value() Value {
-	return Record{{"task-id", t.TaskID}, {"context-id", t.ContextID}, {"state", t.State}}
+// wasmhost.Value returns the WIT value of t.
+func (t TaskResult) Value() wasmhost.Value {
+	return wasmhost.Record{{Name: "task-id", Value: t.TaskID}, {Name: "context-id", Value: t.ContextID}, {Name: "state", Value: t.State}}
 }
 
-// Value returns the WIT value of m.
-func (m Message) Value() Value {
-	return Record{{"message-id", m.MessageID}, {"context-id", optS(m.ContextID)}, {"text", m.Text}}
+// wasmhost.Value returns the WIT value of m.
+func (m Message) Value() wasmhost.Value {
+	return wasmhost.Record{{Name: "message-id", Value: m.MessageID}, {Name: "context-id", Value: optS(m.ContextID)}, {Name: "text", Value: m.Text}}
 }
 
-func summaries(s []ArtifactSummary) List {
-	out := make(List, len(s))
+func summaries(s []ArtifactSummary) wasmhost.List {
+	out := make(wasmhost.List, len(s))
 	for i, x := range s {
 		out[i] = x.Value()
 	}
@@ -180,16 +169,16 @@ func (d *decoder) fail(format string, a ...any) {
 	}
 }
 
-func (d *decoder) record(v Value, n int) Record {
-	r, ok := v.(Record)
+func (d *decoder) record(v wasmhost.Value, n int) wasmhost.Record {
+	r, ok := v.(wasmhost.Record)
 	if !ok || len(r) != n {
 		d.fail("want a record of %d fields, got %T", n, v)
-		return make(Record, n)
+		return make(wasmhost.Record, n)
 	}
 	return r
 }
 
-func (d *decoder) str(v Value) string {
+func (d *decoder) str(v wasmhost.Value) string {
 	s, ok := v.(string)
 	if !ok {
 		d.fail("want string, got %T", v)
@@ -197,8 +186,8 @@ func (d *decoder) str(v Value) string {
 	return s
 }
 
-func (d *decoder) optStr(v Value) *string {
-	o, ok := v.(Option)
+func (d *decoder) optStr(v wasmhost.Value) *string {
+	o, ok := v.(wasmhost.Option)
 	if !ok {
 		d.fail("want option<string>, got %T", v)
 		return nil
@@ -210,8 +199,8 @@ func (d *decoder) optStr(v Value) *string {
 	return &s
 }
 
-func (d *decoder) enum(v Value) string {
-	e, ok := v.(Enum)
+func (d *decoder) enum(v wasmhost.Value) string {
+	e, ok := v.(wasmhost.Enum)
 	if !ok {
 		d.fail("want enum, got %T", v)
 	}
@@ -219,7 +208,7 @@ func (d *decoder) enum(v Value) string {
 }
 
 // DecodeToolInput converts a guest's tool-input value.
-func DecodeToolInput(v Value) (ToolInput, error) {
+func DecodeToolInput(v wasmhost.Value) (ToolInput, error) {
 	var d decoder
 	r := d.record(v, 2)
 	in := ToolInput{Data: d.optStr(r[0].Value), LogPath: d.optStr(r[1].Value)}
@@ -227,7 +216,7 @@ func DecodeToolInput(v Value) (ToolInput, error) {
 }
 
 // DecodeToolResult converts a guest's tool-result value.
-func DecodeToolResult(v Value) (ToolResult, error) {
+func DecodeToolResult(v wasmhost.Value) (ToolResult, error) {
 	var d decoder
 	r := d.record(v, 6)
 	out := ToolResult{
@@ -239,9 +228,9 @@ func DecodeToolResult(v Value) (ToolResult, error) {
 	} else {
 		d.fail("truncated: want bool")
 	}
-	if l, ok := r[5].Value.(List); ok {
+	if l, ok := r[5].Value.(wasmhost.List); ok {
 		for _, e := range l {
-			if t, ok := e.(Tuple); ok && len(t) == 2 {
+			if t, ok := e.(wasmhost.Tuple); ok && len(t) == 2 {
 				out.Metadata = append(out.Metadata, [2]string{d.str(t[0]), d.str(t[1])})
 			} else {
 				d.fail("metadata: want tuple<string, string>")
@@ -254,158 +243,9 @@ func DecodeToolResult(v Value) (ToolResult, error) {
 }
 
 // DecodeMessage converts a guest's message value.
-func DecodeMessage(v Value) (Message, error) {
+func DecodeMessage(v wasmhost.Value) (Message, error) {
 	var d decoder
 	r := d.record(v, 3)
 	m := Message{MessageID: d.str(r[0].Value), ContextID: d.optStr(r[1].Value), Text: d.str(r[2].Value)}
 	return m, d.err
-}
-
-// errValue turns a helper's Go error into the WIT err(string) answer, unless
-// it was wrapped with Fatal (then the guest traps).
-func errValue(err error) (Value, error) {
-	var f *fatalError
-	if errors.As(err, &f) {
-		return nil, f.err
-	}
-	return Err(strings.ToValidUTF8(err.Error(), "\uFFFD")), nil
-}
-
-// ToolRegistry grants murmur:tool-registry/invoke@0.1.0. A returned error is
-// answered as err(message) and the guest goes on (wrap it with Fatal to trap).
-func (h *Host) ToolRegistry(fn func(ctx context.Context, name string, in ToolInput) (ToolResult, error)) {
-	h.Define(IfaceToolRegistry, "invoke", func(ctx context.Context, args []Value) (Value, error) {
-		name, ok := args[0].(string)
-		if !ok {
-			return nil, fmt.Errorf("invoke: name is %T", args[0])
-		}
-		in, err := DecodeToolInput(args[1])
-		if err != nil {
-			return nil, fmt.Errorf("invoke: %w", err)
-		}
-		res, err := fn(ctx, name, in)
-		if err != nil {
-			return errValue(err)
-		}
-		return Ok(res.Value()), nil
-	})
-}
-
-// ArtifactManager is what murmur:artifact-manager/manage@0.1.0 asks of the
-// runtime. Errors of the functions whose WIT result has an error side are
-// answered as err(message) (wrap with Fatal to trap); List's error traps.
-type ArtifactManager interface {
-	List(ctx context.Context) ([]ArtifactSummary, error)
-	Describe(ctx context.Context, name string) (ArtifactInfo, error)
-	Search(ctx context.Context, query string) ([]ArtifactSummary, error)
-	Pull(ctx context.Context, name, version string) (ArtifactSummary, error)
-	Remove(ctx context.Context, name string) (bool, error)
-	Diagnostics(ctx context.Context) (RuntimeState, error)
-}
-
-// ArtifactManager grants murmur:artifact-manager/manage@0.1.0.
-func (h *Host) ArtifactManager(m ArtifactManager) {
-	const I = IfaceArtifactManager
-	str := func(v Value) string { s, _ := v.(string); return s }
-	h.Define(I, "list", func(ctx context.Context, _ []Value) (Value, error) {
-		l, err := m.List(ctx)
-		if err != nil {
-			return nil, err
-		}
-		return summaries(l), nil
-	})
-	h.Define(I, "describe", func(ctx context.Context, a []Value) (Value, error) {
-		info, err := m.Describe(ctx, str(a[0]))
-		if err != nil {
-			return errValue(err)
-		}
-		return Ok(info.Value()), nil
-	})
-	h.Define(I, "search", func(ctx context.Context, a []Value) (Value, error) {
-		l, err := m.Search(ctx, str(a[0]))
-		if err != nil {
-			return errValue(err)
-		}
-		return Ok(summaries(l)), nil
-	})
-	h.Define(I, "pull", func(ctx context.Context, a []Value) (Value, error) {
-		s, err := m.Pull(ctx, str(a[0]), str(a[1]))
-		if err != nil {
-			return errValue(err)
-		}
-		return Ok(s.Value()), nil
-	})
-	h.Define(I, "remove", func(ctx context.Context, a []Value) (Value, error) {
-		ok, err := m.Remove(ctx, str(a[0]))
-		if err != nil {
-			return errValue(err)
-		}
-		return Ok(ok), nil
-	})
-	h.Define(I, "diagnostics", func(ctx context.Context, _ []Value) (Value, error) {
-		s, err := m.Diagnostics(ctx)
-		if err != nil {
-			return errValue(err)
-		}
-		return Ok(s.Value()), nil
-	})
-}
-
-// MessageSend grants murmur:message/send@0.1.0. A returned error is answered
-// as err(message) (wrap with Fatal to trap).
-func (h *Host) MessageSend(fn func(ctx context.Context, peerURL string, m Message) (TaskResult, error)) {
-	h.Define(IfaceMessageSend, "send", func(ctx context.Context, a []Value) (Value, error) {
-		peer, _ := a[0].(string)
-		m, err := DecodeMessage(a[1])
-		if err != nil {
-			return nil, fmt.Errorf("send: %w", err)
-		}
-		tr, err := fn(ctx, peer, m)
-		if err != nil {
-			return errValue(err)
-		}
-		return Ok(tr.Value()), nil
-	})
-}
-
-// Task grants murmur:task/task@0.1.0 (request-input). Its WIT result has no
-// error side: a returned error traps the guest.
-func (h *Host) Task(fn func(ctx context.Context, prompt string) (string, error)) {
-	h.Define(IfaceTask, "request-input", func(ctx context.Context, a []Value) (Value, error) {
-		p, _ := a[0].(string)
-		s, err := fn(ctx, p)
-		if err != nil {
-			return nil, err
-		}
-		return s, nil
-	})
-}
-
-// TextChunks grants murmur:text/chunks@0.1.0; thinking tells emit-chunk from
-// emit-thinking-chunk. A returned error traps the guest.
-func (h *Host) TextChunks(fn func(ctx context.Context, text string, thinking bool) error) {
-	for _, c := range []struct {
-		name     string
-		thinking bool
-	}{{"emit-chunk", false}, {"emit-thinking-chunk", true}} {
-		h.Define(IfaceTextChunks, c.name, func(ctx context.Context, a []Value) (Value, error) {
-			s, _ := a[0].(string)
-			return nil, fn(ctx, s, c.thinking)
-		})
-	}
-}
-
-// CallCapsuleRun calls murmur:capsule/run@0.1.0#run.
-func (i *Instance) CallCapsuleRun(ctx context.Context) error {
-	_, err := i.Call(ctx, IfaceCapsuleRun, "run")
-	return err
-}
-
-// CallToolRun calls murmur:tool/run@0.1.0#run.
-func (i *Instance) CallToolRun(ctx context.Context, in ToolInput) (ToolResult, error) {
-	v, err := i.Call(ctx, IfaceToolRun, "run", in.Value())
-	if err != nil {
-		return ToolResult{}, err
-	}
-	return DecodeToolResult(v)
 }
