@@ -25,6 +25,7 @@ import (
 	"github.com/murmur-go/murmur/internal/telemetry"
 	"github.com/murmur-go/murmur/internal/trace"
 	"github.com/murmur-go/murmur/internal/wasmhost"
+	"github.com/murmur-go/murmur/internal/wit"
 )
 
 func init() { register(newRunCmd) }
@@ -127,7 +128,7 @@ func runCapsule(f runFlags, stdout, stderr io.Writer) error {
 
 	// Compile (or load from the cache) before any session file exists: a
 	// component that cannot run is refused without leaving a session behind.
-	eng, err := wasmhost.NewEngine(wasmhost.Config{})
+	eng, err := wasmhost.NewEngine(wasmhost.Config{CacheDir: home.Compiled(homeDir)})
 	if err != nil {
 		return err
 	}
@@ -443,27 +444,14 @@ func compileCapsule(eng *wasmhost.Engine, l *launch) (*wasmhost.Component, error
 	comp, err := eng.Compile(l.component)
 	if err != nil {
 		return nil, diag.Wrap(err, "E-RUN-005", "%s is not a component this runtime can load", what).
-			WithHint("build it as a component exporting %s, for example with the Go guest kit", script.RunInterface)
+			WithHint("build it as a component exporting %s, for example with the Go guest kit", wit.IfaceCapsuleRun)
 	}
-	if !exportsRun(comp) {
+	if !wit.ExportsCapsuleRun(comp) {
 		comp.Close()
-		return nil, diag.New("E-RUN-006", "%s does not export %s with a run function", what, script.RunInterface).
+		return nil, diag.New("E-RUN-006", "%s does not export %s with a run function", what, wit.IfaceCapsuleRun).
 			WithHint("a script capsule's component must be built against the capsule world (murmur:runtime-guest/capsule)")
 	}
 	return comp, nil
-}
-
-func exportsRun(c *wasmhost.Component) bool {
-	for _, it := range c.Exports() {
-		if it.Name == script.RunInterface || strings.HasPrefix(it.Name, "murmur:capsule/run@0.1.") {
-			for _, m := range it.Exports {
-				if m.Name == script.RunFunc {
-					return true
-				}
-			}
-		}
-	}
-	return false
 }
 
 // readTask reads --task: a file when one exists at that path, else the text.
