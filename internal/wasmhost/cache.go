@@ -109,7 +109,7 @@ func cacheName(wasm []byte) string {
 	h := sha256.New()
 	h.Write(wasm)
 	h.Write([]byte{0})
-	h.Write([]byte("wasmtime-" + WasmtimeVersion))
+	h.Write([]byte("wasmtime-" + wasmtimeVersion))
 	h.Write([]byte{0})
 	h.Write([]byte(engineSettings))
 	h.Write([]byte{0})

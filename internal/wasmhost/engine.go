@@ -26,18 +26,18 @@ import (
 	"github.com/murmur-go/murmur/internal/diag"
 )
 
-// WasmtimeVersion is the wasmtime release whose C API and static library this
+// wasmtimeVersion is the wasmtime release whose C API and static library this
 // package is built against (github.com/bytecodealliance/wasmtime-go/v39@v39.0.1).
-const WasmtimeVersion = "39.0.1"
+const wasmtimeVersion = "39.0.1"
 
 // engineSettings names every engine option that changes compiled code. It is
 // part of the compile cache key: a cache written under other settings is
 // never loaded.
 const engineSettings = "cranelift;opt=speed;component-model;epoch-interruption;memory-creator=murmur-v1;cow=off"
 
-// DefaultTick is how often the engine's epoch advances: the granularity of
+// defaultTick is how often the engine's epoch advances: the granularity of
 // deadlines for guests running their own code.
-const DefaultTick = 10 * time.Millisecond
+const defaultTick = 10 * time.Millisecond
 
 // Config configures an Engine.
 type Config struct {
@@ -47,7 +47,7 @@ type Config struct {
 	CacheDir string
 	// NoCache disables the on-disk cache (every Compile compiles).
 	NoCache bool
-	// Tick overrides DefaultTick.
+	// Tick overrides defaultTick.
 	Tick time.Duration
 	// Logger receives the engine's log lines (cache rebuilds, denied
 	// requests). nil means slog.Default().
@@ -121,7 +121,7 @@ func NewEngine(cfg Config) (*Engine, error) {
 
 	tick := cfg.Tick
 	if tick <= 0 {
-		tick = DefaultTick
+		tick = defaultTick
 	}
 	eng.stop, eng.done, eng.wake = make(chan struct{}), make(chan struct{}), make(chan struct{}, 1)
 	go eng.ticker(tick)

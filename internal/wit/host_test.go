@@ -54,17 +54,17 @@ func (m fakeManager) Diagnostics(context.Context) (RuntimeState, error) {
 // TestTypedHelpersShapes calls every typed helper's host function the way the
 // dispatcher does and checks each answer against the contracts §9 WIT type.
 func TestTypedHelpersShapes(t *testing.T) {
-	resultOf := func(ok *wasmhost.Type) *wasmhost.Type { return wasmhost.TResult(ok, wasmhost.TString) }
+	resultOf := func(ok *wasmhost.Type) *wasmhost.Type { return tResult(ok, tString) }
 	want := map[string]*wasmhost.Type{
 		IfaceToolRegistry + "#invoke":            resultOf(tToolResult),
-		IfaceArtifactManager + "#list":           wasmhost.TList(tArtifactSummary),
+		IfaceArtifactManager + "#list":           tList(tArtifactSummary),
 		IfaceArtifactManager + "#describe":       resultOf(tArtifactInfo),
-		IfaceArtifactManager + "#search":         resultOf(wasmhost.TList(tArtifactSummary)),
+		IfaceArtifactManager + "#search":         resultOf(tList(tArtifactSummary)),
 		IfaceArtifactManager + "#pull":           resultOf(tArtifactSummary),
-		IfaceArtifactManager + "#remove":         resultOf(wasmhost.TBool),
+		IfaceArtifactManager + "#remove":         resultOf(tBool),
 		IfaceArtifactManager + "#diagnostics":    resultOf(tRuntimeState),
 		IfaceMessageSend + "#send":               resultOf(tTaskResult),
-		IfaceTask + "#request-input":             wasmhost.TString,
+		IfaceTask + "#request-input":             tString,
 		IfaceTextChunks + "#emit-chunk":          nil,
 		IfaceTextChunks + "#emit-thinking-chunk": nil,
 	}
@@ -259,4 +259,23 @@ func TestExportsRun(t *testing.T) {
 			t.Errorf("%s: ExportsToolRun = %v", c.fixture, got)
 		}
 	}
+}
+
+// TestRecordTypesMatchComponent: the record types the tests check against
+// are those a real tool component exports.
+func TestRecordTypesMatchComponent(t *testing.T) {
+	exp := fixture(t, "echo_tool.wat").Exports()
+	if len(exp) != 1 || exp[0].Name != IfaceToolRun {
+		t.Fatalf("exports %v", exp)
+	}
+	for _, m := range exp[0].Exports {
+		if m.Name != RunFunc {
+			continue
+		}
+		if m.Func.Params[0].Type.String() != tToolInput.String() || m.Func.Result.String() != tToolResult.String() {
+			t.Fatalf("run: %s", m.Func)
+		}
+		return
+	}
+	t.Fatal("no run function")
 }

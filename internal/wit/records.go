@@ -73,29 +73,6 @@ type TaskResult struct {
 	TaskID, ContextID, State string
 }
 
-// WIT types of the records above (the tests check answers against them).
-var (
-	tStatus     = wasmhost.TEnum("passed", "failed", "error")
-	tToolInput  = wasmhost.TRecord(wasmhost.Field{Name: "data", Type: wasmhost.TOption(wasmhost.TString)}, wasmhost.Field{Name: "log-path", Type: wasmhost.TOption(wasmhost.TString)})
-	tToolResult = wasmhost.TRecord(
-		wasmhost.Field{Name: "status", Type: tStatus},
-		wasmhost.Field{Name: "summary", Type: wasmhost.TOption(wasmhost.TString)},
-		wasmhost.Field{Name: "data", Type: wasmhost.TOption(wasmhost.TString)},
-		wasmhost.Field{Name: "data-path", Type: wasmhost.TOption(wasmhost.TString)},
-		wasmhost.Field{Name: "truncated", Type: wasmhost.TBool},
-		wasmhost.Field{Name: "metadata", Type: wasmhost.TList(wasmhost.TTuple(wasmhost.TString, wasmhost.TString))},
-	)
-	tRuntimeType     = wasmhost.TEnum("wasm", "native")
-	tArtifactSummary = wasmhost.TRecord(wasmhost.Field{Name: "name", Type: wasmhost.TString}, wasmhost.Field{Name: "version", Type: wasmhost.TString}, wasmhost.Field{Name: "runtime", Type: tRuntimeType})
-	tArtifactInfo    = wasmhost.TRecord(wasmhost.Field{Name: "name", Type: wasmhost.TString}, wasmhost.Field{Name: "version", Type: wasmhost.TString}, wasmhost.Field{Name: "description", Type: wasmhost.TString},
-		wasmhost.Field{Name: "tags", Type: wasmhost.TList(wasmhost.TString)}, wasmhost.Field{Name: "runtime", Type: tRuntimeType},
-		wasmhost.Field{Name: "input-schema", Type: wasmhost.TOption(wasmhost.TString)}, wasmhost.Field{Name: "output-schema", Type: wasmhost.TOption(wasmhost.TString)})
-	tRuntimeState = wasmhost.TRecord(wasmhost.Field{Name: "capsule-id", Type: wasmhost.TString}, wasmhost.Field{Name: "installed", Type: wasmhost.TList(tArtifactSummary)},
-		wasmhost.Field{Name: "capabilities", Type: wasmhost.TString})
-	tMessage    = wasmhost.TRecord(wasmhost.Field{Name: "message-id", Type: wasmhost.TString}, wasmhost.Field{Name: "context-id", Type: wasmhost.TOption(wasmhost.TString)}, wasmhost.Field{Name: "text", Type: wasmhost.TString})
-	tTaskResult = wasmhost.TRecord(wasmhost.Field{Name: "task-id", Type: wasmhost.TString}, wasmhost.Field{Name: "context-id", Type: wasmhost.TString}, wasmhost.Field{Name: "state", Type: wasmhost.TString})
-)
-
 func optS(p *string) wasmhost.Option {
 	if p == nil {
 		return wasmhost.None
