@@ -16,7 +16,7 @@ import (
 	"github.com/murmur-go/murmur/internal/manifest"
 	"github.com/murmur-go/murmur/internal/store"
 	"github.com/murmur-go/murmur/internal/trace"
-	"github.com/murmur-go/murmur/internal/wasmhost"
+	"github.com/murmur-go/murmur/internal/wit"
 )
 
 // The artifact manager (murmur:artifact-manager/manage) answers from the two
@@ -24,7 +24,7 @@ import (
 // the global store. Listing reads the .meta.json sidecars (cheap); describe
 // and pull verify the artifact's bytes like a run's resolve does.
 
-var _ wasmhost.ArtifactManager = (*Session)(nil)
+var _ wit.ArtifactManager = (*Session)(nil)
 
 // installed is every artifact of the project and global stores, the project
 // store's copy winning where both hold name@version. Entries whose sidecars
@@ -69,7 +69,7 @@ func (s *Session) installed() ([]store.Entry, error) {
 // runtimeType maps an artifact onto the WIT runtime-type: wasm for what runs
 // as a component (tools, drivers, hooks, script capsules), native for what
 // the runtime itself carries out (skills, agent capsules).
-func runtimeType(e store.Entry) wasmhost.RuntimeType {
+func runtimeType(e store.Entry) wit.RuntimeType {
 	switch e.Runtime {
 	case manifest.RuntimeSkill:
 		return "native"
@@ -92,19 +92,19 @@ func runtimeType(e store.Entry) wasmhost.RuntimeType {
 	return "wasm"
 }
 
-func summary(e store.Entry) wasmhost.ArtifactSummary {
-	return wasmhost.ArtifactSummary{Name: e.Name, Version: e.Version, Runtime: runtimeType(e)}
+func summary(e store.Entry) wit.ArtifactSummary {
+	return wit.ArtifactSummary{Name: e.Name, Version: e.Version, Runtime: runtimeType(e)}
 }
 
 // List implements list: every installed artifact visible to the session.
 // Its WIT result has no error side and an error would trap the capsule, so
 // a store that cannot be read is logged and left out.
-func (s *Session) List(ctx context.Context) ([]wasmhost.ArtifactSummary, error) {
+func (s *Session) List(ctx context.Context) ([]wit.ArtifactSummary, error) {
 	es, err := s.installed()
 	if err != nil {
 		s.log.Warn("artifact-manager: list is incomplete", "session", s.cfg.Session.ID, "error", err)
 	}
-	out := make([]wasmhost.ArtifactSummary, 0, len(es))
+	out := make([]wit.ArtifactSummary, 0, len(es))
 	for _, e := range es {
 		out = append(out, summary(e))
 	}
@@ -113,13 +113,13 @@ func (s *Session) List(ctx context.Context) ([]wasmhost.ArtifactSummary, error) 
 
 // Search implements search: a case-insensitive substring match over names,
 // descriptions and tags ("" matches everything).
-func (s *Session) Search(ctx context.Context, query string) ([]wasmhost.ArtifactSummary, error) {
+func (s *Session) Search(ctx context.Context, query string) ([]wit.ArtifactSummary, error) {
 	es, err := s.installed()
 	if err != nil {
 		return nil, err
 	}
 	q := strings.ToLower(strings.TrimSpace(query))
-	out := []wasmhost.ArtifactSummary{}
+	out := []wit.ArtifactSummary{}
 	for _, e := range es {
 		hay := []string{e.Name, e.Description}
 		hay = append(hay, e.Tags...)
@@ -169,24 +169,24 @@ func findInstalled(es []store.Entry, name string) (string, []store.Entry, error)
 
 // Describe implements describe: the newest installed version of name, read
 // and verified from its store.
-func (s *Session) Describe(ctx context.Context, name string) (wasmhost.ArtifactInfo, error) {
+func (s *Session) Describe(ctx context.Context, name string) (wit.ArtifactInfo, error) {
 	es, err := s.installed()
 	if err != nil {
-		return wasmhost.ArtifactInfo{}, err
+		return wit.ArtifactInfo{}, err
 	}
 	full, vs, err := findInstalled(es, name)
 	if err != nil {
-		return wasmhost.ArtifactInfo{}, err
+		return wit.ArtifactInfo{}, err
 	}
 	if len(vs) == 0 {
-		return wasmhost.ArtifactInfo{}, notInstalled(full)
+		return wit.ArtifactInfo{}, notInstalled(full)
 	}
 	e := vs[len(vs)-1]
 	r, err := e.Store.Resolve(e.Name, e.Version, manifest.Options{SkipSecrets: true})
 	if err != nil {
-		return wasmhost.ArtifactInfo{}, err
+		return wit.ArtifactInfo{}, err
 	}
-	rt := wasmhost.RuntimeType("wasm")
+	rt := wit.RuntimeType("wasm")
 	if file, _, ok := r.Archive.Payload(); !ok || !strings.HasSuffix(file, ".wasm") {
 		rt = "native"
 	}
@@ -194,7 +194,7 @@ func (s *Session) Describe(ctx context.Context, name string) (wasmhost.ArtifactI
 	if tags == nil {
 		tags = []string{}
 	}
-	return wasmhost.ArtifactInfo{Name: r.Name, Version: r.Version, Description: r.Manifest.Description,
+	return wit.ArtifactInfo{Name: r.Name, Version: r.Version, Description: r.Manifest.Description,
 		Tags: tags, Runtime: rt}, nil
 }
 
@@ -253,29 +253,29 @@ func (s *Session) projectStore(verb string) (*store.Store, error) {
 // artifact's runtime), and records an artifact_pulled line. The bytes are
 // verified on the way (hash, sidecars, manifest), and the write is the
 // store's atomic publish: an identical copy already there is a success.
-func (s *Session) Pull(ctx context.Context, name, version string) (wasmhost.ArtifactSummary, error) {
+func (s *Session) Pull(ctx context.Context, name, version string) (wit.ArtifactSummary, error) {
 	full, err := store.NormalizeRef(name, version)
 	if err != nil {
-		return wasmhost.ArtifactSummary{}, err
+		return wit.ArtifactSummary{}, err
 	}
 	ref := full + "@" + version
 	proj, err := s.projectStore("pull")
 	if err != nil {
-		return wasmhost.ArtifactSummary{}, err
+		return wit.ArtifactSummary{}, err
 	}
 	if s.cfg.Stores.Global == nil {
-		return wasmhost.ArtifactSummary{}, diag.New("E-RUN-068", "pull is not available: this session has no global store")
+		return wit.ArtifactSummary{}, diag.New("E-RUN-068", "pull is not available: this session has no global store")
 	}
 	r, err := s.cfg.Stores.Global.Resolve(full, version, manifest.Options{SkipSecrets: true})
 	if err != nil {
-		return wasmhost.ArtifactSummary{}, err
+		return wit.ArtifactSummary{}, err
 	}
 	if err := s.checkInstall("pull", ref, full, r.Runtime); err != nil {
-		return wasmhost.ArtifactSummary{}, err
+		return wit.ArtifactSummary{}, err
 	}
 	got, err := proj.Publish(r.Archive.Bytes(), false)
 	if err != nil {
-		return wasmhost.ArtifactSummary{}, err
+		return wit.ArtifactSummary{}, err
 	}
 	s.recorder().ArtifactPulled(trace.ArtifactPulled{Name: got.Name, Version: got.Version, SHA256: got.SHA256, Store: store.KindProject})
 	return summary(store.Entry{Name: got.Name, Version: got.Version, Runtime: got.Runtime, Store: proj}), nil
@@ -342,12 +342,12 @@ func removeVersion(st *store.Store, name, version string) error {
 
 // Diagnostics implements diagnostics: the session id, what is installed and
 // the effective grants as JSON.
-func (s *Session) Diagnostics(ctx context.Context) (wasmhost.RuntimeState, error) {
+func (s *Session) Diagnostics(ctx context.Context) (wit.RuntimeState, error) {
 	l, err := s.List(ctx)
 	if err != nil {
-		return wasmhost.RuntimeState{}, err
+		return wit.RuntimeState{}, err
 	}
-	return wasmhost.RuntimeState{CapsuleID: s.cfg.Session.ID, Installed: l, Capabilities: s.grantsJSON}, nil
+	return wit.RuntimeState{CapsuleID: s.cfg.Session.ID, Installed: l, Capabilities: s.grantsJSON}, nil
 }
 
 // compareVersions orders versions by dot-separated parts, numerically where

@@ -12,7 +12,7 @@ import (
 	"github.com/murmur-go/murmur/internal/manifest"
 	"github.com/murmur-go/murmur/internal/store"
 	"github.com/murmur-go/murmur/internal/trace"
-	"github.com/murmur-go/murmur/internal/wasmhost"
+	"github.com/murmur-go/murmur/internal/wit"
 )
 
 const managerManifest = `name: local/manager
@@ -45,7 +45,7 @@ func managerStores(t testing.TB) func(*env) {
 	}
 }
 
-func names(l []wasmhost.ArtifactSummary) []string {
+func names(l []wit.ArtifactSummary) []string {
 	var out []string
 	for _, s := range l {
 		out = append(out, s.Name+"@"+s.Version+":"+string(s.Runtime))

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/murmur-go/murmur/internal/wasmhost"
+	"github.com/murmur-go/murmur/internal/wit"
 )
 
 // The figure the issue asks for is invoke's overhead over the bare tool run
@@ -29,7 +30,7 @@ func benchEnv(b *testing.B) *env {
 	})
 }
 
-var benchInput = wasmhost.ToolInput{Data: ptr("hello, tool")}
+var benchInput = wit.ToolInput{Data: ptr("hello, tool")}
 
 func BenchmarkToolRunBare(b *testing.B) {
 	e := benchEnv(b)
@@ -51,7 +52,7 @@ func BenchmarkToolRunBare(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		if _, err := inst.CallToolRun(ctx, benchInput); err != nil {
+		if _, err := wit.CallToolRun(ctx, inst, benchInput); err != nil {
 			b.Fatal(err)
 		}
 		inst.Close()
@@ -123,7 +124,7 @@ func BenchmarkInvokeOverhead(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		if _, err := inst.CallToolRun(ctx, benchInput); err != nil {
+		if _, err := wit.CallToolRun(ctx, inst, benchInput); err != nil {
 			b.Fatal(err)
 		}
 		inst.Close()

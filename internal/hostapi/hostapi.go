@@ -14,6 +14,7 @@ import (
 	"github.com/murmur-go/murmur/internal/store"
 	"github.com/murmur-go/murmur/internal/trace"
 	"github.com/murmur-go/murmur/internal/wasmhost"
+	"github.com/murmur-go/murmur/internal/wit"
 )
 
 // Recorder receives the events the host interfaces must leave in the trace
@@ -114,9 +115,9 @@ func (s *Session) Register(h *wasmhost.Host, rec Recorder) {
 	s.mu.Lock()
 	s.rec = rec
 	s.mu.Unlock()
-	h.ToolRegistry(s.Invoke)
-	h.ArtifactManager(s)
-	h.MessageSend(s.Send)
+	wit.GrantToolRegistry(h, s.Invoke)
+	wit.GrantArtifactManager(h, s)
+	wit.GrantMessageSend(h, s.Send)
 }
 
 // Close waits for invokes still running, then releases the compiled tool

@@ -15,7 +15,7 @@ import (
 	"github.com/murmur-go/murmur/internal/diag"
 	"github.com/murmur-go/murmur/internal/manifest"
 	"github.com/murmur-go/murmur/internal/trace"
-	"github.com/murmur-go/murmur/internal/wasmhost"
+	"github.com/murmur-go/murmur/internal/wit"
 )
 
 // newHTTPClient is message/send's client: no proxy (the grant is checked
@@ -83,14 +83,14 @@ func PeerEndpoint(peer string) (endpoint, entry string, err error) {
 // TASK_STATE_COMPLETED and its task id whatever the message names (often
 // ""). Every answered send leaves one a2a_send line; a refused or failed
 // send answers err and leaves none (nothing was exchanged).
-func (s *Session) Send(ctx context.Context, peerURL string, m wasmhost.Message) (wasmhost.TaskResult, error) {
+func (s *Session) Send(ctx context.Context, peerURL string, m wit.Message) (wit.TaskResult, error) {
 	endpoint, entry, err := PeerEndpoint(peerURL)
 	if err != nil {
-		return wasmhost.TaskResult{}, diag.New("E-RUN-070", "message/send to %q refused: %v", clip(peerURL), err).
+		return wit.TaskResult{}, diag.New("E-RUN-070", "message/send to %q refused: %v", clip(peerURL), err).
 			WithHint("give the peer's capsule URL: http://host:port or https://host[:port]")
 	}
 	if !manifest.NetListCovers(s.grants.Capsule.NetworkAllow, entry) {
-		return wasmhost.TaskResult{}, diag.New("E-RUN-070", "message/send to %s refused: capabilities.network.allow does not cover %s", clip(peerURL), clip(entry)).
+		return wit.TaskResult{}, diag.New("E-RUN-070", "message/send to %s refused: capabilities.network.allow does not cover %s", clip(peerURL), clip(entry)).
 			WithHint("add %s (or its host) to capabilities.network.allow in murmur.yaml", entry)
 	}
 	msgID := m.MessageID
@@ -105,7 +105,7 @@ func (s *Session) Send(ctx context.Context, peerURL string, m wasmhost.Message) 
 		[]*a2a.AgentInterface{a2a.NewAgentInterface(endpoint, a2a.TransportProtocolJSONRPC)},
 		a2aclient.WithJSONRPCTransport(s.http))
 	if err != nil {
-		return wasmhost.TaskResult{}, diag.Wrap(err, "E-RUN-071", "message/send to %s failed", endpoint)
+		return wit.TaskResult{}, diag.Wrap(err, "E-RUN-071", "message/send to %s failed", endpoint)
 	}
 	defer client.Destroy()
 	res, err := client.SendMessage(ctx, &a2a.SendMessageRequest{
@@ -113,17 +113,17 @@ func (s *Session) Send(ctx context.Context, peerURL string, m wasmhost.Message) 
 		Config:  &a2a.SendMessageConfig{ReturnImmediately: true},
 	})
 	if err != nil {
-		return wasmhost.TaskResult{}, diag.Wrap(err, "E-RUN-071", "message/send to %s failed", endpoint).
+		return wit.TaskResult{}, diag.Wrap(err, "E-RUN-071", "message/send to %s failed", endpoint).
 			WithHint("check that the peer capsule is running (mur ps) and serves A2A 1.0 at that URL")
 	}
-	var tr wasmhost.TaskResult
+	var tr wit.TaskResult
 	switch r := res.(type) {
 	case *a2a.Task:
-		tr = wasmhost.TaskResult{TaskID: string(r.ID), ContextID: r.ContextID, State: r.Status.State.String()}
+		tr = wit.TaskResult{TaskID: string(r.ID), ContextID: r.ContextID, State: r.Status.State.String()}
 	case *a2a.Message:
-		tr = wasmhost.TaskResult{TaskID: string(r.TaskID), ContextID: r.ContextID, State: a2a.TaskStateCompleted.String()}
+		tr = wit.TaskResult{TaskID: string(r.TaskID), ContextID: r.ContextID, State: a2a.TaskStateCompleted.String()}
 	default:
-		return wasmhost.TaskResult{}, diag.New("E-RUN-071", "message/send to %s: the peer answered with %T, neither a task nor a message", endpoint, res)
+		return wit.TaskResult{}, diag.New("E-RUN-071", "message/send to %s: the peer answered with %T, neither a task nor a message", endpoint, res)
 	}
 	s.recorder().A2ASend(trace.A2ASend{PeerURL: peerURL, MessageID: msgID, TaskID: tr.TaskID, ContextID: tr.ContextID, State: tr.State})
 	return tr, nil

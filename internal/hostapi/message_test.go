@@ -17,7 +17,7 @@ import (
 
 	"github.com/murmur-go/murmur/internal/diag"
 	"github.com/murmur-go/murmur/internal/trace"
-	"github.com/murmur-go/murmur/internal/wasmhost"
+	"github.com/murmur-go/murmur/internal/wit"
 )
 
 // peer is a real A2A 1.0 server (a2a-go's JSON-RPC handler) on 127.0.0.1
@@ -101,7 +101,7 @@ func TestSendAllowed(t *testing.T) {
 		t.Run(grant, func(t *testing.T) {
 			e := newEnv(t, msgManifest(grant), nil)
 			ctxID := "ctx-given"
-			tr, err := e.api.Send(context.Background(), p.srv.URL, wasmhost.Message{MessageID: "msg-1", ContextID: &ctxID, Text: "do the thing"})
+			tr, err := e.api.Send(context.Background(), p.srv.URL, wit.Message{MessageID: "msg-1", ContextID: &ctxID, Text: "do the thing"})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -137,7 +137,7 @@ func TestSendAllowed(t *testing.T) {
 func TestSendCapsuleURLFormAndMessageAnswer(t *testing.T) {
 	p := startPeer(t, "message")
 	e := newEnv(t, msgManifest("127.0.0.1"), nil)
-	tr, err := e.api.Send(context.Background(), p.hostPort(), wasmhost.Message{Text: "hi"})
+	tr, err := e.api.Send(context.Background(), p.hostPort(), wit.Message{Text: "hi"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -175,7 +175,7 @@ func TestSendRefused(t *testing.T) {
 			grants = append(grants, c.grant)
 		}
 		e := newEnv(t, msgManifest(grants...), nil)
-		_, err := e.api.Send(context.Background(), c.url, wasmhost.Message{Text: "x"})
+		_, err := e.api.Send(context.Background(), c.url, wit.Message{Text: "x"})
 		wantErr(t, err, c.parts...)
 		if diag.Code(err) != "E-RUN-070" {
 			t.Fatalf("%s → %s: code %s", c.grant, c.url, diag.Code(err))
@@ -200,7 +200,7 @@ func TestSendPeerDownAndDeadline(t *testing.T) {
 	down := "http://" + l.Addr().String()
 	l.Close()
 	e := newEnv(t, msgManifest("127.0.0.1"), nil)
-	_, err = e.api.Send(context.Background(), down, wasmhost.Message{Text: "x"})
+	_, err = e.api.Send(context.Background(), down, wit.Message{Text: "x"})
 	wantErr(t, err, "E-RUN-071", down)
 
 	// A peer that never answers: the call's context bounds the send.
@@ -213,7 +213,7 @@ func TestSendPeerDownAndDeadline(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 	defer cancel()
 	start := time.Now()
-	_, err = e.api.Send(ctx, p.srv.URL, wasmhost.Message{Text: "x"})
+	_, err = e.api.Send(ctx, p.srv.URL, wit.Message{Text: "x"})
 	wantErr(t, err, "E-RUN-071")
 	if d := time.Since(start); d > 10*time.Second {
 		t.Fatalf("send outlived its context by far: %s", d)
@@ -232,7 +232,7 @@ func TestSendNoRedirect(t *testing.T) {
 	}))
 	defer redir.Close()
 	e := newEnv(t, msgManifest(redir.URL), nil)
-	_, err := e.api.Send(context.Background(), redir.URL, wasmhost.Message{Text: "x"})
+	_, err := e.api.Send(context.Background(), redir.URL, wit.Message{Text: "x"})
 	wantErr(t, err, "E-RUN-071")
 	target.mu.Lock()
 	defer target.mu.Unlock()

@@ -15,10 +15,11 @@ import (
 	"github.com/murmur-go/murmur/internal/sandbox"
 	"github.com/murmur-go/murmur/internal/trace"
 	"github.com/murmur-go/murmur/internal/wasmhost"
+	"github.com/murmur-go/murmur/internal/wit"
 )
 
 // ToolRunCall names the call a tool's deadline stops, in call_deadline lines.
-const ToolRunCall = wasmhost.IfaceToolRun + "#run"
+const ToolRunCall = wit.IfaceToolRun + "#run"
 
 // tool is one declared tool artifact: resolved and compiled on its first
 // invoke, then reused by every later invoke of the session (each in a fresh
@@ -45,11 +46,11 @@ func (t *tool) close() {
 // undeclared name, a tool that cannot be loaded and a tool that traps, runs
 // past its deadline or hits a resource limit all answer err with the reason:
 // the capsule goes on.
-func (s *Session) Invoke(ctx context.Context, name string, in wasmhost.ToolInput) (wasmhost.ToolResult, error) {
+func (s *Session) Invoke(ctx context.Context, name string, in wit.ToolInput) (wit.ToolResult, error) {
 	start := time.Now()
 	t, err := s.lookupTool(name)
 	label := clip(name)
-	var res wasmhost.ToolResult
+	var res wit.ToolResult
 	if err == nil {
 		label = t.decl.Name
 		res, err = s.run(ctx, t, in)
@@ -65,14 +66,14 @@ func (s *Session) Invoke(ctx context.Context, name string, in wasmhost.ToolInput
 
 // inputBytes and outputBytes measure the payload of a call: the data
 // strings (what a tool consumes and produces), not the fixed record fields.
-func inputBytes(in wasmhost.ToolInput) int {
+func inputBytes(in wit.ToolInput) int {
 	if in.Data == nil {
 		return 0
 	}
 	return len(*in.Data)
 }
 
-func outputBytes(r wasmhost.ToolResult, err error) int {
+func outputBytes(r wit.ToolResult, err error) int {
 	if err != nil || r.Data == nil {
 		return 0
 	}
@@ -192,12 +193,12 @@ func (s *Session) load(t *tool) error {
 		comp, err := s.cfg.Engine.Compile(data)
 		if err != nil {
 			t.err = diag.Wrap(err, "E-RUN-063", "tool %s cannot be loaded", ref).
-				WithHint("rebuild it as a component exporting %s", wasmhost.IfaceToolRun)
+				WithHint("rebuild it as a component exporting %s", wit.IfaceToolRun)
 			return
 		}
-		if !exportsToolRun(comp) {
+		if !wit.ExportsToolRun(comp) {
 			comp.Close()
-			t.err = diag.New("E-RUN-063", "tool %s cannot be loaded: %s does not export %s with a run function", ref, file, wasmhost.IfaceToolRun).
+			t.err = diag.New("E-RUN-063", "tool %s cannot be loaded: %s does not export %s with a run function", ref, file, wit.IfaceToolRun).
 				WithHint("build it against the tool world (murmur:runtime-guest/tool)")
 			return
 		}
@@ -206,36 +207,23 @@ func (s *Session) load(t *tool) error {
 	return t.err
 }
 
-func exportsToolRun(c *wasmhost.Component) bool {
-	for _, it := range c.Exports() {
-		if it.Name == wasmhost.IfaceToolRun || strings.HasPrefix(it.Name, "murmur:tool/run@0.1.") {
-			for _, m := range it.Exports {
-				if m.Name == "run" {
-					return true
-				}
-			}
-		}
-	}
-	return false
-}
-
 // run instantiates the tool in a fresh store and calls its run once.
-func (s *Session) run(ctx context.Context, t *tool, in wasmhost.ToolInput) (wasmhost.ToolResult, error) {
+func (s *Session) run(ctx context.Context, t *tool, in wit.ToolInput) (wit.ToolResult, error) {
 	if err := s.load(t); err != nil {
-		return wasmhost.ToolResult{}, err
+		return wit.ToolResult{}, err
 	}
 	rc, err := s.runConfig(t)
 	if err != nil {
-		return wasmhost.ToolResult{}, err
+		return wit.ToolResult{}, err
 	}
 	inst, err := s.cfg.Engine.Instantiate(ctx, t.comp, rc)
 	if err != nil {
-		return wasmhost.ToolResult{}, s.toolEnding(t, rc.Limits, err)
+		return wit.ToolResult{}, s.toolEnding(t, rc.Limits, err)
 	}
 	defer inst.Close()
-	res, err := inst.CallToolRun(ctx, in)
+	res, err := wit.CallToolRun(ctx, inst, in)
 	if err != nil {
-		return wasmhost.ToolResult{}, s.toolEnding(t, rc.Limits, err)
+		return wit.ToolResult{}, s.toolEnding(t, rc.Limits, err)
 	}
 	return res, nil
 }
@@ -333,11 +321,11 @@ func (s *Session) toolEnding(t *tool, lim wasmhost.Limits, err error) error {
 // error saying so (its WIT result has no error side).
 func (s *Session) newToolHost() *wasmhost.Host {
 	h := wasmhost.NewHost()
-	h.TextChunks(func(ctx context.Context, text string, thinking bool) error {
+	wit.GrantTextChunks(h, func(ctx context.Context, text string, thinking bool) error {
 		s.log.Debug("tool chunk", "session", s.cfg.Session.ID, "thinking", thinking, "bytes", len(text))
 		return nil
 	})
-	h.Task(func(ctx context.Context, prompt string) (string, error) {
+	wit.GrantTask(h, func(ctx context.Context, prompt string) (string, error) {
 		return "", errors.New("murmur:task/task#request-input: a script capsule's tool has no one to ask for input")
 	})
 	return h

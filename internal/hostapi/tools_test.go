@@ -11,9 +11,11 @@ import (
 	"testing"
 
 	"github.com/murmur-go/murmur/internal/diag"
+	"github.com/murmur-go/murmur/internal/manifest"
 	"github.com/murmur-go/murmur/internal/sandbox"
 	"github.com/murmur-go/murmur/internal/trace"
 	"github.com/murmur-go/murmur/internal/wasmhost"
+	"github.com/murmur-go/murmur/internal/wit"
 )
 
 const toolsManifest = `name: local/caller
@@ -40,11 +42,11 @@ func TestInvokeDeclaredTool(t *testing.T) {
 	e := newEnv(t, toolsManifest, publishStandardTools(t))
 	ctx := context.Background()
 	for _, name := range []string{"echo", "local/echo"} {
-		res, err := e.api.Invoke(ctx, name, wasmhost.ToolInput{Data: ptr("hello")})
+		res, err := e.api.Invoke(ctx, name, wit.ToolInput{Data: ptr("hello")})
 		if err != nil {
 			t.Fatalf("invoke %s: %v", name, err)
 		}
-		if res.Status != wasmhost.StatusPassed || res.Data == nil || *res.Data != "hello" ||
+		if res.Status != wit.StatusPassed || res.Data == nil || *res.Data != "hello" ||
 			res.Summary == nil || *res.Summary != "ok" || len(res.Metadata) != 1 || res.Metadata[0] != [2]string{"echo", "1"} {
 			t.Fatalf("invoke %s: unexpected result %+v", name, res)
 		}
@@ -81,14 +83,14 @@ func TestInvokeRefusals(t *testing.T) {
 		{"", "E-RUN-062", []string{`""`}},
 	}
 	for _, c := range cases {
-		_, err := e.api.Invoke(ctx, c.name, wasmhost.ToolInput{})
+		_, err := e.api.Invoke(ctx, c.name, wit.ToolInput{})
 		wantErr(t, err, c.parts...)
 		if diag.Code(err) != c.code {
 			t.Fatalf("%s: code %s, want %s", c.name, diag.Code(err), c.code)
 		}
 	}
 	// The session goes on: a declared tool still runs.
-	if _, err := e.api.Invoke(ctx, "echo", wasmhost.ToolInput{Data: ptr("x")}); err != nil {
+	if _, err := e.api.Invoke(ctx, "echo", wit.ToolInput{Data: ptr("x")}); err != nil {
 		t.Fatal(err)
 	}
 	ls := e.lines(t, trace.TypeToolCall)
@@ -107,13 +109,13 @@ func TestInvokeTrappingToolGoesOn(t *testing.T) {
 	e := newEnv(t, toolsManifest, publishStandardTools(t))
 	ctx := context.Background()
 	for i := 0; i < 2; i++ { // the second call gets a fresh instance, and traps again
-		_, err := e.api.Invoke(ctx, "crash", wasmhost.ToolInput{Data: ptr("boom")})
+		_, err := e.api.Invoke(ctx, "crash", wit.ToolInput{Data: ptr("boom")})
 		wantErr(t, err, "acme/crash", "trapped", "unreachable")
 		if diag.Code(err) != "E-RUN-064" {
 			t.Fatalf("code %s", diag.Code(err))
 		}
 	}
-	res, err := e.api.Invoke(ctx, "echo", wasmhost.ToolInput{Data: ptr("after")})
+	res, err := e.api.Invoke(ctx, "echo", wit.ToolInput{Data: ptr("after")})
 	if err != nil || *res.Data != "after" {
 		t.Fatalf("echo after a trap: %v %+v", err, res)
 	}
@@ -136,12 +138,12 @@ artifacts:
 		// local/lying is installed as a skill: the store's runtime wins.
 		publishSkill(t, e.chain.Project, "local/lying", "0.1.0", "")
 	})
-	_, err := e.api.Invoke(context.Background(), "ghost", wasmhost.ToolInput{})
+	_, err := e.api.Invoke(context.Background(), "ghost", wit.ToolInput{})
 	wantErr(t, err, "local/ghost@0.1.0", "cannot be loaded", "not installed")
 	if diag.Code(err) != "E-RUN-063" {
 		t.Fatalf("code %s", diag.Code(err))
 	}
-	_, err = e.api.Invoke(context.Background(), "lying", wasmhost.ToolInput{})
+	_, err = e.api.Invoke(context.Background(), "lying", wit.ToolInput{})
 	wantErr(t, err, "local/lying@0.1.0", "skill, not a tool")
 }
 
@@ -160,7 +162,7 @@ artifacts:
 `, func(e *env) {
 		publishTool(t, e.chain.Project, "local/sleepy", "0.1.0", componentBytes(t, "sleep_tool"), "")
 	})
-	_, err := e.api.Invoke(context.Background(), "sleepy", wasmhost.ToolInput{})
+	_, err := e.api.Invoke(context.Background(), "sleepy", wit.ToolInput{})
 	wantErr(t, err, "local/sleepy", "deadline exceeded", "1s")
 	cd := e.lines(t, trace.TypeCallDeadline)
 	if len(cd) != 1 || cd[0].Str("component") != "local/sleepy" || cd[0].Str("call") != ToolRunCall || cd[0].Int("deadline_ms") != 1000 {
@@ -187,20 +189,20 @@ artifacts:
     version: "0.1.0"
 `, func(e *env) { publishTool(t, e.chain.Global, "local/tool-echo", "0.1.0", wasm, "") })
 	ctx := context.Background()
-	res, err := e.api.Invoke(ctx, "tool-echo", wasmhost.ToolInput{Data: ptr("hi there")})
-	if err != nil || res.Data == nil || *res.Data != "hi there" || res.Status != wasmhost.StatusPassed {
+	res, err := e.api.Invoke(ctx, "tool-echo", wit.ToolInput{Data: ptr("hi there")})
+	if err != nil || res.Data == nil || *res.Data != "hi there" || res.Status != wit.StatusPassed {
 		t.Fatalf("echo: %v %+v", err, res)
 	}
-	_, err = e.api.Invoke(ctx, "tool-echo", wasmhost.ToolInput{Data: ptr("panic")})
+	_, err = e.api.Invoke(ctx, "tool-echo", wit.ToolInput{Data: ptr("panic")})
 	wantErr(t, err, "local/tool-echo", "trapped")
 	stderr, _ := os.ReadFile(filepath.Join(e.sess.RecordsDir, "logs", "tools", "local", "tool-echo.stderr.log"))
 	if !strings.Contains(string(stderr), "panic: tool-echo: panic requested") {
 		t.Errorf("the tool's stderr log does not hold its panic: %q", stderr)
 	}
-	_, err = e.api.Invoke(ctx, "tool-echo", wasmhost.ToolInput{Data: ptr("ask:name?")})
+	_, err = e.api.Invoke(ctx, "tool-echo", wit.ToolInput{Data: ptr("ask:name?")})
 	wantErr(t, err, "no one to ask")
-	res, err = e.api.Invoke(ctx, "tool-echo", wasmhost.ToolInput{Data: ptr("chunks:a,b")})
-	if err != nil || res.Status != wasmhost.StatusPassed {
+	res, err = e.api.Invoke(ctx, "tool-echo", wit.ToolInput{Data: ptr("chunks:a,b")})
+	if err != nil || res.Status != wit.StatusPassed {
 		t.Fatalf("chunks: %v %+v", err, res)
 	}
 }
@@ -217,13 +219,13 @@ func runCapsule(t *testing.T, e *env) error {
 	defer comp.Close()
 	h := wasmhost.NewHost()
 	e.api.Register(h, e.rec)
-	inst, err := testEngine.Instantiate(context.Background(), comp, wasmhost.RunConfig{Host: h,
+	inst, err := testEngine.Instantiate(context.Background(), comp, wasmhost.RunConfig{Host: h, Limits: sandbox.Limits(manifest.Capabilities{}.EffLimits()),
 		WASI: wasmhost.WASI{Preopens: sandbox.Preopens(e.sess.Workdir, e.sess.RuntimeDir)}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer inst.Close()
-	return inst.CallCapsuleRun(context.Background())
+	return wit.CallCapsuleRun(context.Background(), inst)
 }
 
 // TestCapsuleInvokesTool: a real capsule component calls invoke through the
@@ -352,12 +354,12 @@ func TestInvokeConcurrent(t *testing.T) {
 			defer wg.Done()
 			data := fmt.Sprintf("call-%d", i)
 			if i%4 == 3 {
-				if _, err := e.api.Invoke(context.Background(), "crash", wasmhost.ToolInput{Data: &data}); err == nil {
+				if _, err := e.api.Invoke(context.Background(), "crash", wit.ToolInput{Data: &data}); err == nil {
 					errs <- fmt.Errorf("crash %d did not fail", i)
 				}
 				return
 			}
-			res, err := e.api.Invoke(context.Background(), "echo", wasmhost.ToolInput{Data: &data})
+			res, err := e.api.Invoke(context.Background(), "echo", wit.ToolInput{Data: &data})
 			if err != nil || res.Data == nil || *res.Data != data {
 				errs <- fmt.Errorf("echo %d: %v %+v", i, err, res)
 			}
@@ -381,7 +383,7 @@ func TestInvokeConcurrent(t *testing.T) {
 func TestInvokeLongNameAndClose(t *testing.T) {
 	e := newEnv(t, toolsManifest, publishStandardTools(t))
 	long := strings.Repeat("é", 10000)
-	_, err := e.api.Invoke(context.Background(), long, wasmhost.ToolInput{})
+	_, err := e.api.Invoke(context.Background(), long, wit.ToolInput{})
 	wantErr(t, err, "E-RUN-062", "…")
 	if len(err.Error()) > 600 {
 		t.Fatalf("error of %d bytes", len(err.Error()))
@@ -393,7 +395,7 @@ func TestInvokeLongNameAndClose(t *testing.T) {
 	if err := e.api.Close(); err != nil {
 		t.Fatal(err)
 	}
-	_, err = e.api.Invoke(context.Background(), "echo", wasmhost.ToolInput{})
+	_, err = e.api.Invoke(context.Background(), "echo", wit.ToolInput{})
 	wantErr(t, err, "session is over")
 	if err := e.api.Close(); err != nil { // twice is fine
 		t.Fatal(err)
@@ -402,6 +404,6 @@ func TestInvokeLongNameAndClose(t *testing.T) {
 
 func TestInvokeDelegateTaskNotInThisBuild(t *testing.T) {
 	e := newEnv(t, "name: local/parent\nversion: \"0.1.0\"\ncapabilities:\n  spawn:\n    allow: [local/worker]\n", nil)
-	_, err := e.api.Invoke(context.Background(), "delegate-task", wasmhost.ToolInput{Data: ptr("{}")})
+	_, err := e.api.Invoke(context.Background(), "delegate-task", wit.ToolInput{Data: ptr("{}")})
 	wantErr(t, err, "E-RUN-062", "delegate-task", "not available in this build")
 }

@@ -57,6 +57,13 @@ const (
 	DefaultMaxTokens                = 8192
 	DefaultQueueDepth               = 1
 	DefaultDelegationDeadline       = 600
+	// DefaultMemories and DefaultTables cap how many linear memories and
+	// tables one run may create, so the total stays bounded (contracts §4).
+	DefaultMemories int64 = 100
+	DefaultTables   int64 = 1_000
+	// GraceSeconds: a call waiting on the runtime is stopped at its
+	// deadline plus this grace (capsules.txt "Execution limits").
+	GraceSeconds = 2
 )
 
 // Manifest is one parsed murmur.yaml.

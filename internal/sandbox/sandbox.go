@@ -64,12 +64,17 @@ func Preopens(dir, runtimeDir string) []wasmhost.Preopen {
 	}
 }
 
-// Limits turns effective limits (defaults applied) into the engine's.
+// Limits turns effective limits (defaults applied) into the engine's, which
+// has no defaults of its own: the memory and table counts and the grace are
+// the built-in values of internal/manifest.
 func Limits(l manifest.EffLimits) wasmhost.Limits {
 	return wasmhost.Limits{
 		MemoryBytes:   l.MemoryBytes,
 		TableElements: l.TableElements,
 		Instances:     l.Instances,
+		Memories:      manifest.DefaultMemories,
+		Tables:        manifest.DefaultTables,
 		Deadline:      time.Duration(l.DeadlineSeconds) * time.Second,
+		Grace:         manifest.GraceSeconds * time.Second,
 	}
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/murmur-go/murmur/internal/diag"
 	"github.com/murmur-go/murmur/internal/wasmhost"
+	"github.com/murmur-go/murmur/internal/wit"
 )
 
 // PreferredComponent is the root file chosen when a capsule has several.
@@ -100,25 +101,12 @@ func Compile(eng *wasmhost.Engine, what string, data []byte) (*wasmhost.Componen
 	comp, err := eng.Compile(data)
 	if err != nil {
 		return nil, diag.Wrap(err, "E-RUN-005", "%s is not a component this runtime can load", what).
-			WithHint("build it as a component exporting %s, for example with the Go guest kit", RunInterface)
+			WithHint("build it as a component exporting %s, for example with the Go guest kit", wit.IfaceCapsuleRun)
 	}
-	if !exportsRun(comp) {
+	if !wit.ExportsCapsuleRun(comp) {
 		comp.Close()
-		return nil, diag.New("E-RUN-006", "%s does not export %s with a run function", what, RunInterface).
+		return nil, diag.New("E-RUN-006", "%s does not export %s with a run function", what, wit.IfaceCapsuleRun).
 			WithHint("a script capsule's component must be built against the capsule world (murmur:runtime-guest/capsule)")
 	}
 	return comp, nil
-}
-
-func exportsRun(c *wasmhost.Component) bool {
-	for _, it := range c.Exports() {
-		if it.Name == RunInterface || strings.HasPrefix(it.Name, "murmur:capsule/run@0.1.") {
-			for _, m := range it.Exports {
-				if m.Name == RunFunc {
-					return true
-				}
-			}
-		}
-	}
-	return false
 }

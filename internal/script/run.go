@@ -22,12 +22,7 @@ import (
 	"github.com/murmur-go/murmur/internal/session"
 	"github.com/murmur-go/murmur/internal/trace"
 	"github.com/murmur-go/murmur/internal/wasmhost"
-)
-
-// The export a script capsule's component runs.
-const (
-	RunInterface = "murmur:capsule/run@0.1.0"
-	RunFunc      = "run"
+	"github.com/murmur-go/murmur/internal/wit"
 )
 
 // Log files in the records dir's logs/.
@@ -112,7 +107,7 @@ func Run(ctx context.Context, cfg Config) Result {
 	// capabilities.network.allow is a later issue) and logged to logs/http.log.
 	httpLog := &lazyFile{path: filepath.Join(s.RecordsDir, "logs", HTTPLog)}
 	defer httpLog.Close()
-	host.HTTP(wasmhost.DenyAllHTTP, slog.New(slog.NewTextHandler(httpLog, nil)))
+	wit.GrantHTTP(host, wit.DenyAllHTTP, slog.New(slog.NewTextHandler(httpLog, nil)))
 	if cfg.Imports != nil {
 		if err := cfg.Imports.Define(host, cfg.Recorder); err != nil {
 			return Result{Ending: trace.EndFailed, Reason: "host interfaces: " + err.Error(), Err: err}
@@ -138,9 +133,8 @@ func Run(ctx context.Context, cfg Config) Result {
 		return classify(cfg, lim, "instantiate", err)
 	}
 	defer inst.Close()
-	_, err = inst.Call(ctx, RunInterface, RunFunc)
-	if err != nil {
-		return classify(cfg, lim, RunInterface+"#"+RunFunc, err)
+	if err := wit.CallCapsuleRun(ctx, inst); err != nil {
+		return classify(cfg, lim, wit.IfaceCapsuleRun+"#"+wit.RunFunc, err)
 	}
 	return Result{Ending: trace.EndOK}
 }

@@ -26,7 +26,7 @@ func benchBinary(b *testing.B, name string) []byte {
 	if err != nil {
 		b.Fatal(err)
 	}
-	bin, err := ParseWAT(src)
+	bin, err := parseWAT(src)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -101,7 +101,7 @@ func BenchmarkInstantiate(b *testing.B) {
 			rc := benchRunConfig(b)
 			b.ReportAllocs()
 			for b.Loop() {
-				i, err := e.Instantiate(context.Background(), c, rc)
+				i, err := instantiateFull(e, context.Background(), c, rc)
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -130,11 +130,11 @@ func BenchmarkColdRunCached(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				i, err := e.Instantiate(ctx, c, rc)
+				i, err := instantiateFull(e, ctx, c, rc)
 				if err != nil {
 					b.Fatal(err)
 				}
-				if _, err := i.CallToolRun(ctx, ToolInput{Data: &data}); err != nil {
+				if _, err := i.Call(ctx, toolRun, "run", toolInput(&data, nil)); err != nil {
 					b.Fatal(err)
 				}
 				i.Close()
@@ -153,7 +153,7 @@ func BenchmarkToolRun(b *testing.B) {
 				b.Fatal(err)
 			}
 			defer c.Close()
-			i, err := e.Instantiate(context.Background(), c, benchRunConfig(b))
+			i, err := instantiateFull(e, context.Background(), c, benchRunConfig(b))
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -162,8 +162,8 @@ func BenchmarkToolRun(b *testing.B) {
 			ctx := context.Background()
 			b.ReportAllocs()
 			for b.Loop() {
-				r, err := i.CallToolRun(ctx, ToolInput{Data: &data, LogPath: &lp})
-				if err != nil || r.Status != StatusPassed {
+				r, err := i.Call(ctx, toolRun, "run", toolInput(&data, &lp))
+				if rec, ok := r.(Record); err != nil || !ok || rec.Get("status") != Enum("passed") {
 					b.Fatal(r, err)
 				}
 			}
@@ -182,7 +182,7 @@ func BenchmarkHostImport(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer c.Close()
-	i, err := e.Instantiate(context.Background(), c, RunConfig{Host: h})
+	i, err := instantiateFull(e, context.Background(), c, RunConfig{Host: h})
 	if err != nil {
 		b.Fatal(err)
 	}

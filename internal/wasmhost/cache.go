@@ -109,7 +109,7 @@ func cacheName(wasm []byte) string {
 	h := sha256.New()
 	h.Write(wasm)
 	h.Write([]byte{0})
-	h.Write([]byte("wasmtime-" + WasmtimeVersion))
+	h.Write([]byte("wasmtime-" + wasmtimeVersion))
 	h.Write([]byte{0})
 	h.Write([]byte(engineSettings))
 	h.Write([]byte{0})
@@ -224,8 +224,8 @@ func (e *Engine) writeAtomic(base string, data []byte) error {
 	return os.Rename(tmp.Name(), filepath.Join(e.cacheDir, base))
 }
 
-// CachePath is the path of wasm's cache entry (whether or not it exists).
-func (e *Engine) CachePath(wasm []byte) string {
+// cachePath is the path of wasm's cache entry (whether or not it exists).
+func (e *Engine) cachePath(wasm []byte) string {
 	if e.cacheDir == "" {
 		return ""
 	}

@@ -27,7 +27,7 @@ func TestCacheHitAndCorruption(t *testing.T) {
 		t.Fatalf("first compile: cached=%v err=%v", c1 != nil && c1.FromCache, err)
 	}
 	c1.Close()
-	path := e.CachePath(src)
+	path := e.cachePath(src)
 	if _, err := os.Stat(path); err != nil {
 		t.Fatalf("no cache entry: %v", err)
 	}
@@ -106,8 +106,8 @@ func TestCacheHitAndCorruption(t *testing.T) {
 	defer e2.Close()
 	c, _ := e2.Compile(src)
 	c.Close()
-	foreign, _ := os.ReadFile(e2.CachePath(src))
-	foreignMAC, _ := os.ReadFile(strings.TrimSuffix(e2.CachePath(src), ".cwasm") + ".mac")
+	foreign, _ := os.ReadFile(e2.cachePath(src))
+	foreignMAC, _ := os.ReadFile(strings.TrimSuffix(e2.cachePath(src), ".cwasm") + ".mac")
 	os.WriteFile(path, foreign, 0o600)
 	os.WriteFile(macPath, foreignMAC, 0o600)
 	c, err = e.Compile(src)
@@ -125,7 +125,7 @@ func flip(b []byte, i int) []byte {
 
 func runAdd(t *testing.T, e *Engine, c *Component) {
 	t.Helper()
-	i, err := e.Instantiate(bg, c, RunConfig{})
+	i, err := instantiateFull(e, bg, c, RunConfig{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -187,12 +187,12 @@ func TestHostileComponentBytes(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer empty.Close()
-	i, err := testEngine.Instantiate(bg, empty, RunConfig{})
+	i, err := instantiateFull(testEngine, bg, empty, RunConfig{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer i.Close()
-	if err := i.CallCapsuleRun(bg); err == nil || !strings.Contains(err.Error(), "E-RUN-103") {
+	if err := callCapsuleRun(i); err == nil || !strings.Contains(err.Error(), "E-RUN-103") {
 		t.Fatalf("run on an empty component: %v", err)
 	}
 	// Truncations of a real binary component.
@@ -210,7 +210,7 @@ func TestHostileComponentBytes(t *testing.T) {
 // the WAT text itself is parsed by wasmtime; for truncation we need binary).
 func binaryOf(t *testing.T, wat []byte) []byte {
 	t.Helper()
-	b, err := ParseWAT(wat)
+	b, err := parseWAT(wat)
 	if err != nil {
 		t.Skip("no WAT-to-binary converter:", err)
 	}
@@ -230,7 +230,7 @@ func TestUnsupportedImportKinds(t *testing.T) {
 		if err != nil {
 			continue // refused at compile time is fine too
 		}
-		i, err := testEngine.Instantiate(bg, c, RunConfig{})
+		i, err := instantiateFull(testEngine, bg, c, RunConfig{})
 		if err == nil {
 			i.Close()
 			t.Errorf("%s instantiated", src)
@@ -251,7 +251,7 @@ func TestEngineCloseRefusedWithLiveInstances(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	i, err := e.Instantiate(bg, c, RunConfig{})
+	i, err := instantiateFull(e, bg, c, RunConfig{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -282,11 +282,11 @@ func TestComponentCloseUnderLiveInstances(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a, err := testEngine.Instantiate(bg, c, RunConfig{})
+	a, err := instantiateFull(testEngine, bg, c, RunConfig{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := testEngine.Instantiate(bg, c, RunConfig{})
+	b, err := instantiateFull(testEngine, bg, c, RunConfig{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -295,7 +295,7 @@ func TestComponentCloseUnderLiveInstances(t *testing.T) {
 	}
 	c.Close()
 	c.Close()
-	if _, err := testEngine.Instantiate(bg, c, RunConfig{}); err != ErrClosed {
+	if _, err := instantiateFull(testEngine, bg, c, RunConfig{}); err != ErrClosed {
 		t.Fatalf("instantiate a closed component: %v, want ErrClosed", err)
 	}
 	if v, err := a.Call(bg, "", "add", uint32(2), uint32(3)); err != nil || v != uint32(5) {
@@ -311,7 +311,7 @@ func TestComponentCloseUnderLiveInstances(t *testing.T) {
 	if !c.freed {
 		t.Fatal("component not freed with its last instance")
 	}
-	if _, err := testEngine.Instantiate(bg, c, RunConfig{}); err != ErrClosed {
+	if _, err := instantiateFull(testEngine, bg, c, RunConfig{}); err != ErrClosed {
 		t.Fatalf("instantiate a freed component: %v", err)
 	}
 }
@@ -340,7 +340,7 @@ func TestEngineCloseRacesInstantiate(t *testing.T) {
 				} else if err != ErrClosed {
 					t.Error(err)
 				}
-				i, err := e.Instantiate(bg, c, RunConfig{})
+				i, err := instantiateFull(e, bg, c, RunConfig{})
 				if err != nil {
 					if err != ErrClosed {
 						t.Error(err)

@@ -69,14 +69,14 @@ func (le *linkerEntry) addClock(l *C.wasmtime_component_linker_t) error {
 			typ  *FuncType
 			f    func(*run, []Value) (Value, error)
 		}{
-			{"now", &FuncType{Result: TU64}, func(*run, []Value) (Value, error) {
+			{"now", &FuncType{Result: tU64}, func(*run, []Value) (Value, error) {
 				return uint64(time.Since(procStart)), nil
 			}},
-			{"resolution", &FuncType{Result: TU64}, func(*run, []Value) (Value, error) { return uint64(1), nil }},
-			{"subscribe-duration", &FuncType{Params: []Param{{"when", TU64}}, Result: own}, func(r *run, a []Value) (Value, error) {
+			{"resolution", &FuncType{Result: tU64}, func(*run, []Value) (Value, error) { return uint64(1), nil }},
+			{"subscribe-duration", &FuncType{Params: []Param{{"when", tU64}}, Result: own}, func(r *run, a []Value) (Value, error) {
 				return r.subscribe(a[0].(uint64), "subscribe-duration")
 			}},
-			{"subscribe-instant", &FuncType{Params: []Param{{"when", TU64}}, Result: own}, func(r *run, a []Value) (Value, error) {
+			{"subscribe-instant", &FuncType{Params: []Param{{"when", tU64}}, Result: own}, func(r *run, a []Value) (Value, error) {
 				now := uint64(time.Since(procStart))
 				var d uint64
 				if w := a[0].(uint64); w > now {
@@ -133,7 +133,7 @@ func (r *run) subscribe(ns uint64, fn string) (Value, error) {
 		r.helper = hi
 	}
 	var arg, res [1]cval
-	lower(uint64(d), TU64, &arg[0])
+	lower(uint64(d), tU64, &arg[0])
 	if cerr := C.wasmtime_component_func_call(&r.helper.fn, r.cctx, &arg[0], 1, &res[0], 1); cerr != nil {
 		return nil, goErr("wasmhost: clock helper", cerr)
 	}

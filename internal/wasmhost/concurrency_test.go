@@ -59,7 +59,7 @@ func oneRun(w, it int, basic, ping, limits *Component, h *Host, endings *[4]atom
 	ctx := context.Background()
 	switch (w + it) % 5 {
 	case 0: // trap
-		i, err := testEngine.Instantiate(ctx, basic, RunConfig{})
+		i, err := instantiateFull(testEngine, ctx, basic, RunConfig{})
 		if err != nil {
 			return err
 		}
@@ -73,7 +73,7 @@ func oneRun(w, it int, basic, ping, limits *Component, h *Host, endings *[4]atom
 		// The deadline bounds instantiation too: under this much contention
 		// (16 goroutines, 2 cores, -race) it can already end there.
 		var de *DeadlineError
-		i, err := testEngine.Instantiate(ctx, basic, RunConfig{Limits: Limits{Deadline: 30 * time.Millisecond}})
+		i, err := instantiateFull(testEngine, ctx, basic, RunConfig{Limits: Limits{Deadline: 30 * time.Millisecond}})
 		if errors.As(err, &de) && !de.Waiting {
 			endings[2].Add(1)
 			return nil
@@ -87,7 +87,7 @@ func oneRun(w, it int, basic, ping, limits *Component, h *Host, endings *[4]atom
 		}
 		endings[2].Add(1)
 	case 2: // memory balloon
-		i, err := testEngine.Instantiate(ctx, limits, RunConfig{Limits: Limits{MemoryBytes: 4 << 20}})
+		i, err := instantiateFull(testEngine, ctx, limits, RunConfig{Limits: Limits{MemoryBytes: 4 << 20}})
 		if err != nil {
 			return err
 		}
@@ -98,7 +98,7 @@ func oneRun(w, it int, basic, ping, limits *Component, h *Host, endings *[4]atom
 		}
 		endings[3].Add(1)
 	case 3: // host imports
-		i, err := testEngine.Instantiate(ctx, ping, RunConfig{Host: h})
+		i, err := instantiateFull(testEngine, ctx, ping, RunConfig{Host: h})
 		if err != nil {
 			return err
 		}
@@ -108,7 +108,7 @@ func oneRun(w, it int, basic, ping, limits *Component, h *Host, endings *[4]atom
 		}
 		endings[0].Add(1)
 	default: // many plain calls
-		i, err := testEngine.Instantiate(ctx, basic, RunConfig{})
+		i, err := instantiateFull(testEngine, ctx, basic, RunConfig{})
 		if err != nil {
 			return err
 		}

@@ -40,18 +40,18 @@ func TestLowerIgnoresStaleCMemory(t *testing.T) {
 		typ *Type
 		v   Value
 	}{
-		{&Type{Kind: KindOption, Elem: TString}, None},
-		{&Type{Kind: KindOption, Elem: TU64}, Some(uint64(7))},
-		{&Type{Kind: KindResult, Ok: TU64}, Result{Value: uint64(7)}},
+		{&Type{Kind: KindOption, Elem: tString}, None},
+		{&Type{Kind: KindOption, Elem: tU64}, Some(uint64(7))},
+		{&Type{Kind: KindResult, Ok: tU64}, Result{Value: uint64(7)}},
 		{&Type{Kind: KindResult}, Result{IsErr: true}},
-		{&Type{Kind: KindVariant, Cases: []Case{{Name: "a"}, {Name: "b", Type: TU64}}}, Variant{Case: "b", Value: uint64(7)}},
+		{&Type{Kind: KindVariant, Cases: []Case{{Name: "a"}, {Name: "b", Type: tU64}}}, Variant{Case: "b", Value: uint64(7)}},
 	}
 	stale := strings.Repeat("\xad\xde", int(unsafe.Sizeof(cval{}))/2) // 0xdeaddead... little-endian
 	for range 20000 {
 		for _, c := range cases {
 			// A wasmtime-allocated buffer of one value's size, full of stale bytes.
 			var buf [1]cval
-			lower(stale, TString, &buf[0])
+			lower(stale, tString, &buf[0])
 			dst := (*cval)(*(*unsafe.Pointer)(unsafe.Add(of(&buf[0]), unsafe.Sizeof(uintptr(0)))))
 			lower(c.v, c.typ, dst)
 			if got := lift(dst, nil); !Equal(got, c.v) {

@@ -1,24 +1,27 @@
 // Package wasmhost runs WebAssembly components (WASI 0.2) through wasmtime's
 // component C API — wasmtime 39, linked from the static library inside
 // github.com/bytecodealliance/wasmtime-go/v39 — via cgo. It is the only
-// package of Murmur with cgo; everything else sees a small Go API:
+// package of Murmur with cgo, and it is the engine only: it knows no Murmur
+// interface, record or policy (those are internal/wit's). Everything else
+// sees a small Go API:
 //
 //   - Engine (NewEngine): one per process. Cranelift, the component model,
 //     an epoch ticker (every 10 ms) for deadlines, and a memory creator that
 //     makes memory limits observable. Compile turns component bytes (binary
-//     or WAT) into a Component, through an on-disk cache
-//     (~/.murmur/compiled/, MAC-verified before wasmtime sees a file).
+//     or WAT) into a Component, through an on-disk cache in the directory
+//     the caller gives (Config.CacheDir; MAC-verified before wasmtime sees a
+//     file).
 //   - Component: immutable, shared by all runs; Imports/Exports describe it
 //     with WIT-like types.
 //   - Host: the Go functions a run grants, by interface and function name
-//     (Define), plus typed helpers for the murmur interfaces of contracts §9
-//     (ToolRegistry, ArtifactManager, MessageSend, Task, TextChunks) and a
-//     deny-only wasi:http (HTTP). Whatever a component imports that the Host
-//     does not grant is linked anyway and fails when called with
-//     "capability not granted: <iface>#<func>".
+//     (Define), and the wasi:http hook point (HTTP: the engine builds the
+//     request, the caller's function decides it). Whatever a component
+//     imports that the Host does not grant is linked anyway and fails when
+//     called with "capability not granted: <iface>#<func>".
 //   - Instance (Engine.Instantiate with a RunConfig: Limits, WASI, Host): one
-//     store for one run. Call / CallCapsuleRun / CallToolRun call exports
-//     with Go values (see Value), each bounded by the deadline.
+//     store for one run. Call calls an export with Go values (see Value),
+//     bounded by the deadline. Limits has no defaults: every field is given
+//     by the caller, and a zero one is refused.
 //
 // A call that does not return normally ends with a typed error, which the
 // runtime maps onto the spec's endings: *TrapError (trapped),

@@ -86,19 +86,3 @@ var ErrInstanceDead = errors.New("wasmhost: instance stopped by an earlier endin
 
 // ErrClosed is returned by operations on a closed engine, component or instance.
 var ErrClosed = errors.New("wasmhost: closed")
-
-// fatalError marks an error from a typed murmur helper that must stop the
-// guest instead of being returned to it as a WIT err value.
-type fatalError struct{ err error }
-
-func (f *fatalError) Error() string { return f.err.Error() }
-func (f *fatalError) Unwrap() error { return f.err }
-
-// Fatal wraps err so a typed host helper whose WIT result has an error side
-// (result<_, string>) traps the guest instead of answering err(message).
-func Fatal(err error) error {
-	if err == nil {
-		return nil
-	}
-	return &fatalError{err}
-}

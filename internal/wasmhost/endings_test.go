@@ -17,7 +17,7 @@ func TestCallOK(t *testing.T) {
 	if err != nil || v != uint32(42) {
 		t.Fatalf("add = %v, %v", v, err)
 	}
-	if err := i.CallCapsuleRun(bg); err != nil {
+	if err := callCapsuleRun(i); err != nil {
 		t.Fatal(err)
 	}
 	// The instance stays usable after successful calls.
@@ -93,7 +93,7 @@ func TestDeadlineWhileSleeping(t *testing.T) {
 	// and reported as waiting on the clock.
 	i := instantiate(t, "sleep.wat", RunConfig{Limits: Limits{Deadline: 200 * time.Millisecond, Grace: 300 * time.Millisecond}})
 	start := time.Now()
-	err := i.CallCapsuleRun(bg)
+	err := callCapsuleRun(i)
 	el := time.Since(start)
 	de := asDeadline(t, err)
 	if !de.Waiting || de.Call != "wasi:clocks/monotonic-clock#subscribe-duration" {
@@ -110,7 +110,7 @@ func TestDeadlineWhileSleepingDefaultGrace(t *testing.T) {
 	}
 	i := instantiate(t, "sleep.wat", RunConfig{Limits: Limits{Deadline: 300 * time.Millisecond}})
 	start := time.Now()
-	err := i.CallCapsuleRun(bg)
+	err := callCapsuleRun(i)
 	el := time.Since(start)
 	de := asDeadline(t, err)
 	if !de.Waiting {
@@ -161,7 +161,7 @@ func TestMemoryGrowWithinLimit(t *testing.T) {
 }
 
 func TestMemoryMinimumOverLimit(t *testing.T) {
-	_, err := testEngine.Instantiate(bg, fixture(t, "bigmemory.wat"), RunConfig{Limits: Limits{MemoryBytes: 16 << 20}})
+	_, err := instantiateFull(testEngine, bg, fixture(t, "bigmemory.wat"), RunConfig{Limits: Limits{MemoryBytes: 16 << 20}})
 	if le := asLimit(t, err); le.Which != "memory" {
 		t.Fatalf("which = %q", le.Which)
 	}
@@ -170,7 +170,7 @@ func TestMemoryMinimumOverLimit(t *testing.T) {
 }
 
 func TestTableMinimumOverLimit(t *testing.T) {
-	_, err := testEngine.Instantiate(bg, fixture(t, "bigtable.wat"), RunConfig{})
+	_, err := instantiateFull(testEngine, bg, fixture(t, "bigtable.wat"), RunConfig{})
 	if le := asLimit(t, err); le.Which != "table" {
 		t.Fatalf("which = %q (%v)", le.Which, err)
 	}
@@ -186,7 +186,7 @@ func TestTableGrowthRefused(t *testing.T) {
 }
 
 func TestInstanceLimit(t *testing.T) {
-	_, err := testEngine.Instantiate(bg, fixture(t, "instances.wat"), RunConfig{Limits: Limits{Instances: 4}})
+	_, err := instantiateFull(testEngine, bg, fixture(t, "instances.wat"), RunConfig{Limits: Limits{Instances: 4}})
 	if le := asLimit(t, err); le.Which != "instances" {
 		t.Fatalf("which = %q (%v)", le.Which, err)
 	}
@@ -224,11 +224,11 @@ func TestCancelAfterCallDoesNotLeak(t *testing.T) {
 }
 
 func TestMemoryAndTableCounts(t *testing.T) {
-	_, err := testEngine.Instantiate(bg, fixture(t, "counts.wat"), RunConfig{Limits: Limits{Memories: 2}})
+	_, err := instantiateFull(testEngine, bg, fixture(t, "counts.wat"), RunConfig{Limits: Limits{Memories: 2}})
 	if le := asLimit(t, err); le.Which != "memory" {
 		t.Fatalf("memories over the cap: which = %q (%v)", le.Which, err)
 	}
-	_, err = testEngine.Instantiate(bg, fixture(t, "counts.wat"), RunConfig{Limits: Limits{Tables: 2}})
+	_, err = instantiateFull(testEngine, bg, fixture(t, "counts.wat"), RunConfig{Limits: Limits{Tables: 2}})
 	if le := asLimit(t, err); le.Which != "table" {
 		t.Fatalf("tables over the cap: which = %q (%v)", le.Which, err)
 	}
@@ -244,7 +244,7 @@ func TestMemoryAndTableCounts(t *testing.T) {
 func TestMemoryLimitIsTotalOverMemories(t *testing.T) {
 	const page = 65536
 	// Three memories of one page each: three pages fit, fewer do not.
-	if _, err := testEngine.Instantiate(bg, fixture(t, "counts.wat"), RunConfig{Limits: Limits{MemoryBytes: 3*page - 1}}); asLimit(t, err).Which != "memory" {
+	if _, err := instantiateFull(testEngine, bg, fixture(t, "counts.wat"), RunConfig{Limits: Limits{MemoryBytes: 3*page - 1}}); asLimit(t, err).Which != "memory" {
 		t.Fatalf("three pages under a limit of under three: %v", err)
 	}
 	instantiate(t, "counts.wat", RunConfig{Limits: Limits{MemoryBytes: 3 * page}})
@@ -297,7 +297,7 @@ func TestStartFunctionEndings(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer comp.Close()
-			i, err := testEngine.Instantiate(bg, comp, RunConfig{Limits: Limits{Deadline: 200 * time.Millisecond, MemoryBytes: 8 << 20}})
+			i, err := instantiateFull(testEngine, bg, comp, RunConfig{Limits: Limits{Deadline: 200 * time.Millisecond, MemoryBytes: 8 << 20}})
 			if err == nil {
 				i.Close()
 				t.Fatal("instantiated")

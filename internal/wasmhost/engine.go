@@ -12,7 +12,6 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"path/filepath"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -27,26 +26,28 @@ import (
 	"github.com/murmur-go/murmur/internal/diag"
 )
 
-// WasmtimeVersion is the wasmtime release whose C API and static library this
+// wasmtimeVersion is the wasmtime release whose C API and static library this
 // package is built against (github.com/bytecodealliance/wasmtime-go/v39@v39.0.1).
-const WasmtimeVersion = "39.0.1"
+const wasmtimeVersion = "39.0.1"
 
 // engineSettings names every engine option that changes compiled code. It is
 // part of the compile cache key: a cache written under other settings is
 // never loaded.
 const engineSettings = "cranelift;opt=speed;component-model;epoch-interruption;memory-creator=murmur-v1;cow=off"
 
-// DefaultTick is how often the engine's epoch advances: the granularity of
+// defaultTick is how often the engine's epoch advances: the granularity of
 // deadlines for guests running their own code.
-const DefaultTick = 10 * time.Millisecond
+const defaultTick = 10 * time.Millisecond
 
 // Config configures an Engine.
 type Config struct {
-	// CacheDir holds compiled components. "" means ~/.murmur/compiled.
+	// CacheDir holds compiled components; it is created (0700) when
+	// missing. It is the caller's choice (Murmur passes home.Compiled) and
+	// required unless NoCache is set.
 	CacheDir string
 	// NoCache disables the on-disk cache (every Compile compiles).
 	NoCache bool
-	// Tick overrides DefaultTick.
+	// Tick overrides defaultTick.
 	Tick time.Duration
 	// Logger receives the engine's log lines (cache rebuilds, denied
 	// requests). nil means slog.Default().
@@ -96,12 +97,8 @@ func NewEngine(cfg Config) (*Engine, error) {
 	if !cfg.NoCache {
 		dir := cfg.CacheDir
 		if dir == "" {
-			home, err := os.UserHomeDir()
-			if err != nil {
-				return nil, diag.Wrap(err, "E-RUN-102", "cannot locate the compiled-component cache").
-					WithHint("set HOME, or configure a cache directory")
-			}
-			dir = filepath.Join(home, ".murmur", "compiled")
+			return nil, diag.New("E-RUN-102", "no compiled-component cache directory given").
+				WithHint("pass Config.CacheDir, or set Config.NoCache to compile every time")
 		}
 		key, err := openCache(dir)
 		if err != nil {
@@ -124,7 +121,7 @@ func NewEngine(cfg Config) (*Engine, error) {
 
 	tick := cfg.Tick
 	if tick <= 0 {
-		tick = DefaultTick
+		tick = defaultTick
 	}
 	eng.stop, eng.done, eng.wake = make(chan struct{}), make(chan struct{}), make(chan struct{}, 1)
 	go eng.ticker(tick)
@@ -214,9 +211,6 @@ func (e *Engine) enter() error {
 }
 
 func (e *Engine) leave() { e.live.Add(-1) }
-
-// CacheDir is the directory of the compiled-component cache ("" when disabled).
-func (e *Engine) CacheDir() string { return e.cacheDir }
 
 // errorText returns and frees a wasmtime error's message.
 func errorText(err *C.wasmtime_error_t) string {

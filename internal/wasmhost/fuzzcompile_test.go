@@ -17,7 +17,7 @@ func FuzzCompile(f *testing.F) {
 	if err != nil {
 		f.Fatal(err)
 	}
-	bin, err := ParseWAT(src)
+	bin, err := parseWAT(src)
 	if err != nil {
 		f.Fatal(err)
 	}

@@ -20,8 +20,8 @@ func TestVendoredHeaders(t *testing.T) {
 		t.Fatalf("go list %s: %v", mod, err)
 	}
 	version, dir, _ := strings.Cut(strings.TrimSpace(string(out)), " ")
-	if version != "v"+WasmtimeVersion {
-		t.Fatalf("go.mod requires %s %s, headers are pinned to v%s", mod, version, WasmtimeVersion)
+	if version != "v"+wasmtimeVersion {
+		t.Fatalf("go.mod requires %s %s, headers are pinned to v%s", mod, version, wasmtimeVersion)
 	}
 	if dir == "" {
 		t.Fatalf("module %s not downloaded (run go mod download)", mod)
@@ -35,7 +35,7 @@ func TestVendoredHeaders(t *testing.T) {
 			continue
 		}
 		if !bytes.Equal(got, want) {
-			t.Errorf("include/%s differs from %s@v%s", name, mod, WasmtimeVersion)
+			t.Errorf("include/%s differs from %s@v%s", name, mod, wasmtimeVersion)
 		}
 	}
 	for name := range vendored {

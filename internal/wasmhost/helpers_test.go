@@ -6,6 +6,9 @@ import (
 	"os"
 	"sync"
 	"testing"
+	"time"
+
+	"github.com/murmur-go/murmur/internal/manifest"
 )
 
 var (
@@ -35,7 +38,7 @@ func fixture(t testing.TB, name string) *Component {
 
 func instantiate(t testing.TB, name string, rc RunConfig) *Instance {
 	t.Helper()
-	i, err := testEngine.Instantiate(context.Background(), fixture(t, name), rc)
+	i, err := instantiateFull(testEngine, context.Background(), fixture(t, name), rc)
 	if err != nil {
 		t.Fatalf("instantiate %s: %v", name, err)
 	}
@@ -68,4 +71,61 @@ func asLimit(t *testing.T, err error) *ResourceLimitError {
 		t.Fatalf("want *ResourceLimitError, got %T: %v", err, err)
 	}
 	return le
+}
+
+// instantiateFull is Engine.Instantiate with every limit the test leaves zero
+// set to the spec's defaults (the engine has none of its own).
+func instantiateFull(e *Engine, ctx context.Context, c *Component, rc RunConfig) (*Instance, error) {
+	rc.Limits = fullLimits(rc.Limits)
+	return e.Instantiate(ctx, c, rc)
+}
+
+func fullLimits(l Limits) Limits {
+	def := func(v *int64, d int64) {
+		if *v == 0 {
+			*v = d
+		}
+	}
+	def(&l.MemoryBytes, manifest.DefaultMemoryBytes)
+	def(&l.TableElements, manifest.DefaultTableElements)
+	def(&l.Instances, manifest.DefaultInstances)
+	def(&l.Memories, manifest.DefaultMemories)
+	def(&l.Tables, manifest.DefaultTables)
+	if l.Deadline == 0 {
+		l.Deadline = manifest.DefaultDeadlineSeconds * time.Second
+	}
+	if l.Grace == 0 {
+		l.Grace = manifest.GraceSeconds * time.Second
+	}
+	return l
+}
+
+// Murmur's interface names, spelled out: the engine tests use Murmur-shaped
+// fixtures as plain components (internal/wit owns the names).
+const (
+	capsuleRun   = "murmur:capsule/run@0.1.0"
+	toolRun      = "murmur:tool/run@0.1.0"
+	toolRegistry = "murmur:tool-registry/invoke@0.1.0"
+)
+
+func callCapsuleRun(i *Instance) error {
+	_, err := i.Call(bg, capsuleRun, "run")
+	return err
+}
+
+// toolInput is murmur:tool/run's tool-input record.
+func toolInput(data, logPath *string) Value {
+	opt := func(p *string) Option {
+		if p == nil {
+			return None
+		}
+		return Some(*p)
+	}
+	return Record{{"data", opt(data)}, {"log-path", opt(logPath)}}
+}
+
+// toolResult is murmur:tool/run's tool-result record with only status and data.
+func toolResult(status string, data Value) Value {
+	return Record{{"status", Enum(status)}, {"summary", None}, {"data", data}, {"data-path", None},
+		{"truncated", false}, {"metadata", List{}}}
 }

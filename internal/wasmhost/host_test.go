@@ -10,14 +10,16 @@ import (
 	"time"
 )
 
+// echoRegistry answers murmur:tool-registry#invoke with plain Values: the
+// echo tool passes its input's data back.
 func echoRegistry(calls *atomic.Int32) *Host {
 	h := NewHost()
-	h.ToolRegistry(func(ctx context.Context, name string, in ToolInput) (ToolResult, error) {
+	h.Define(toolRegistry, "invoke", func(ctx context.Context, a []Value) (Value, error) {
 		calls.Add(1)
-		if name != "echo" {
-			return ToolResult{}, errors.New("tool not allowlisted: " + name)
+		if a[0] != "echo" {
+			return Err("tool not allowlisted: " + a[0].(string)), nil
 		}
-		return ToolResult{Status: StatusPassed, Data: in.Data}, nil
+		return Ok(toolResult("passed", a[1].(Record).Get("data"))), nil
 	})
 	return h
 }
@@ -27,7 +29,7 @@ func TestHostImportToolRegistry(t *testing.T) {
 	// toolchains: a types-only murmur:tool/run instance, WASI @0.2.9/@0.2.12.
 	var calls atomic.Int32
 	i := instantiate(t, "capsule.wat", RunConfig{Host: echoRegistry(&calls), WASI: WASI{Args: []string{"capsule"}}})
-	if err := i.CallCapsuleRun(bg); err != nil {
+	if err := callCapsuleRun(i); err != nil {
 		t.Fatal(err)
 	}
 	if calls.Load() != 1 {
@@ -38,11 +40,11 @@ func TestHostImportToolRegistry(t *testing.T) {
 func TestHostImportAnswersWrongly(t *testing.T) {
 	// The guest checks the answer and traps on anything but ok(passed, "hi").
 	h := NewHost()
-	h.ToolRegistry(func(ctx context.Context, name string, in ToolInput) (ToolResult, error) {
-		return ToolResult{}, errors.New("no such tool")
+	h.Define(toolRegistry, "invoke", func(ctx context.Context, a []Value) (Value, error) {
+		return Err("no such tool"), nil
 	})
 	i := instantiate(t, "capsule.wat", RunConfig{Host: h})
-	te := asTrap(t, i.CallCapsuleRun(bg))
+	te := asTrap(t, callCapsuleRun(i))
 	if !strings.Contains(te.Message, "unreachable") || te.Err != nil {
 		t.Fatalf("trap %+v", te)
 	}
@@ -52,7 +54,7 @@ func TestUnknownImportNamesCapability(t *testing.T) {
 	// Nothing granted: the component still instantiates, and its call of the
 	// import fails naming the capability.
 	i := instantiate(t, "capsule.wat", RunConfig{})
-	err := i.CallCapsuleRun(bg)
+	err := callCapsuleRun(i)
 	te := asTrap(t, err)
 	want := "capability not granted: murmur:tool-registry/invoke@0.1.0#invoke"
 	if te.Message != want {
@@ -77,20 +79,13 @@ func TestHostImportErrors(t *testing.T) {
 		{"bad utf-8", func(ctx context.Context, a []Value) (Value, error) {
 			return Err("\xff\xfe"), nil
 		}, "not valid UTF-8"},
-		{"fatal typed", nil, "fatal tool error"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			h := NewHost()
-			if c.f != nil {
-				h.Define("murmur:tool-registry/invoke", "invoke", c.f)
-			} else {
-				h.ToolRegistry(func(ctx context.Context, name string, in ToolInput) (ToolResult, error) {
-					return ToolResult{}, Fatal(errors.New("fatal tool error"))
-				})
-			}
+			h.Define("murmur:tool-registry/invoke", "invoke", c.f)
 			i := instantiate(t, "capsule.wat", RunConfig{Host: h})
-			err := i.CallCapsuleRun(bg)
+			err := callCapsuleRun(i)
 			te := asTrap(t, err)
 			if !strings.Contains(te.Message, c.want) || te.Err == nil {
 				t.Fatalf("trap %+v, want message containing %q", te, c.want)

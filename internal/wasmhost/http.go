@@ -3,20 +3,21 @@ package wasmhost
 import (
 	"context"
 	"errors"
-	"log/slog"
 	"strings"
 )
 
-// wasi:http, deny-only. wasmtime 39's C API provides no wasi:http, so the
-// host defines the part of wasi:http/types and wasi:http/outgoing-handler a
-// guest needs to build a request and hand it to `handle`, in Go (the
+// wasi:http, the mechanism. wasmtime 39's C API provides no wasi:http, so
+// the host defines the part of wasi:http/types and wasi:http/outgoing-handler
+// a guest needs to build a request and hand it to `handle`, in Go (the
 // reference note's §6.2 design): fields, outgoing-request and its setters,
 // request-options, outgoing-body (whose `write` is refused: a body stream
-// would have to be a wasip2 output-stream), and `handle`, which asks the run's
-// HTTP policy and answers err(HTTP-request-denied) when it refuses. Real
-// egress is a later issue: a request the policy allows is answered
-// err(internal-error("…not implemented")). Without Host.HTTP the functions
-// fail with "capability not granted" like any ungranted import.
+// would have to be a wasip2 output-stream), and `handle`, which hands the
+// request to the run's Host.HTTP decision and answers
+// err(HTTP-request-denied) when it refuses. What is allowed is the caller's
+// policy, not the engine's. Real egress is a later issue: a request the
+// decision allows is answered err(internal-error("…not implemented")).
+// Without Host.HTTP the functions fail with "capability not granted" like
+// any ungranted import.
 
 // HTTPRequest is what a guest asked wasi:http to send.
 type HTTPRequest struct {
@@ -36,29 +37,21 @@ func (r HTTPRequest) URL() string {
 	return s + "://" + r.Authority + r.PathWithQuery
 }
 
-// HTTPPolicy decides an outgoing request: nil allows it, an error denies it
-// (the guest gets HTTP-request-denied; the error is logged).
-type HTTPPolicy func(ctx context.Context, req HTTPRequest) error
-
-// ErrHTTPDenied is the policy answer of DenyAllHTTP.
-var ErrHTTPDenied = errors.New("outbound HTTP is not granted")
-
-// DenyAllHTTP denies every request.
-func DenyAllHTTP(context.Context, HTTPRequest) error { return ErrHTTPDenied }
-
-// HTTP grants the deny-only wasi:http described above, deciding each request
-// with policy (DenyAllHTTP to refuse all). log receives one line per request
-// (nil: slog.Default()).
-func (h *Host) HTTP(policy HTTPPolicy, log *slog.Logger) {
-	if log == nil {
-		log = slog.Default()
+// HTTP grants the wasi:http functions described above. decide is asked
+// about every request handed to outgoing-handler.handle: nil allows it, an
+// error denies it (the guest gets HTTP-request-denied). A nil decide denies
+// every request. decide runs on the guest's call and gets its context.
+func (h *Host) HTTP(decide func(ctx context.Context, req HTTPRequest) error) {
+	if decide == nil {
+		decide = func(context.Context, HTTPRequest) error { return errHTTPDenied }
 	}
-	h.http = &httpGrant{policy: policy, log: log}
+	h.http = &httpGrant{decide: decide}
 }
 
+var errHTTPDenied = errors.New("outbound HTTP is not granted")
+
 type httpGrant struct {
-	policy HTTPPolicy
-	log    *slog.Logger
+	decide func(context.Context, HTTPRequest) error
 }
 
 type httpFields struct{ entries [][2]string }
@@ -230,15 +223,11 @@ func httpHandle(r *run, a []Value) (Value, error) {
 	if req == nil {
 		return nil, errors.New("wasi:http handle: not a request made by this host")
 	}
-	g := r.host.http
-	err := ErrHTTPDenied
-	if g.policy != nil {
-		err = g.policy(r.callCtx, req.HTTPRequest)
-	}
-	if err != nil {
-		g.log.Info("wasi:http request denied", "method", req.Method, "url", req.URL(), "reason", err.Error())
+	if err := r.host.http.decide(r.callCtx, req.HTTPRequest); err != nil {
 		return Err(Variant{Case: "HTTP-request-denied"}), nil
 	}
-	g.log.Info("wasi:http request allowed by policy but egress is not implemented", "method", req.Method, "url", req.URL())
-	return Err(Variant{Case: "internal-error", Value: Some("murmur: outbound HTTP is not implemented yet")}), nil
+	return Err(Variant{Case: "internal-error", Value: Some(httpNotImplemented)}), nil
 }
+
+// httpNotImplemented is the internal-error text of an allowed request.
+const httpNotImplemented = "murmur: outbound HTTP is not implemented yet"

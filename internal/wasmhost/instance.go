@@ -23,25 +23,15 @@ import (
 	"github.com/murmur-go/murmur/internal/diag"
 )
 
-// Default limits (spec "Execution limits": generous, never unlimited).
-const (
-	DefaultMemoryBytes   = 512 << 20
-	DefaultTableElements = 100_000
-	DefaultInstances     = 1_000
-	DefaultMemories      = 100
-	DefaultTables        = 1_000
-	DefaultDeadline      = 600 * time.Second
-	// Grace is how long past the deadline a call waiting on the runtime is
-	// allowed before it is stopped.
-	Grace = 2 * time.Second
-)
-
 // lateStop: an epoch stop this long after the deadline means the guest was
 // blocked in the runtime when the deadline passed (while running its own code
 // it is stopped within one tick).
 const lateStop = 500 * time.Millisecond
 
-// Limits bound one run. Zero fields take the defaults.
+// Limits bound one run. Every field is required and must be positive: the
+// engine has no defaults of its own (Murmur's live in internal/manifest and
+// reach it through internal/sandbox), and a zero is never read as
+// "unlimited". Instantiate refuses Limits with a field <= 0.
 type Limits struct {
 	// MemoryBytes bounds the total of all linear memories of the run.
 	MemoryBytes int64
@@ -54,28 +44,26 @@ type Limits struct {
 	Tables   int64
 	// Deadline bounds each call (instantiation included) in wall-clock time.
 	Deadline time.Duration
-	// Grace overrides the 2-second grace for calls waiting on the runtime.
+	// Grace is how long past the deadline a call waiting on the runtime (a
+	// clock wait, a Go host function) is allowed before it is stopped.
 	Grace time.Duration
 }
 
-func (l Limits) withDefaults() Limits {
-	def := func(v *int64, d int64) {
-		if *v <= 0 {
-			*v = d
+// check refuses a missing (zero) or negative limit, naming it.
+func (l Limits) check() error {
+	for _, f := range []struct {
+		name string
+		v    int64
+	}{
+		{"MemoryBytes", l.MemoryBytes}, {"TableElements", l.TableElements}, {"Instances", l.Instances},
+		{"Memories", l.Memories}, {"Tables", l.Tables},
+		{"Deadline", int64(l.Deadline)}, {"Grace", int64(l.Grace)},
+	} {
+		if f.v <= 0 {
+			return fmt.Errorf("wasmhost: Limits.%s is %d: every limit must be given and positive", f.name, f.v)
 		}
 	}
-	def(&l.MemoryBytes, DefaultMemoryBytes)
-	def(&l.TableElements, DefaultTableElements)
-	def(&l.Instances, DefaultInstances)
-	def(&l.Memories, DefaultMemories)
-	def(&l.Tables, DefaultTables)
-	if l.Deadline <= 0 {
-		l.Deadline = DefaultDeadline
-	}
-	if l.Grace <= 0 {
-		l.Grace = Grace
-	}
-	return l
+	return nil
 }
 
 // Preopen maps a host directory into the guest's filesystem.
@@ -169,6 +157,9 @@ func (r *run) adoptResource(p *C.wasmtime_component_resource_any_t) *Resource {
 // linked to a "capability not granted" error) and instantiates it, bounded by
 // the deadline.
 func (e *Engine) Instantiate(ctx context.Context, c *Component, rc RunConfig) (*Instance, error) {
+	if err := rc.Limits.check(); err != nil {
+		return nil, err
+	}
 	if err := e.enter(); err != nil { // left by Instance.Close
 		return nil, err
 	}
@@ -185,7 +176,7 @@ func (e *Engine) Instantiate(ctx context.Context, c *Component, rc RunConfig) (*
 		return nil, diag.Wrap(err, "E-RUN-101", "cannot link component").
 			WithHint("the component imports something this runtime cannot provide; check its imports")
 	}
-	lim := rc.Limits.withDefaults()
+	lim := rc.Limits
 	r := &run{eng: e, host: rc.Host, limits: lim}
 	r.c = C.wh_run_new()
 	r.c.mem_limit = C.int64_t(lim.MemoryBytes)
@@ -206,24 +197,17 @@ func (e *Engine) Instantiate(ctx context.Context, c *Component, rc RunConfig) (*
 		return nil, err
 	}
 
-	done := r.beginCall(ctx)
-	C.wasmtime_context_set_epoch_deadline(i.cctx, 1)
 	// Start functions (a Go guest's package init) may block in native WASI
 	// code too: the same watchdog as Call.
-	ch := make(chan callOut, 1)
-	go func() {
+	o, finished := i.watched(ctx, func(done func()) callOut {
 		cerr := C.wh_instantiate(l, i.cctx, c.c, &i.inst, r.c)
 		done()
 		if cerr != nil {
-			ch <- callOut{err: r.ending(ctx, cerr, true)}
-			return
+			return callOut{err: r.ending(ctx, cerr, true)}
 		}
-		ch <- callOut{err: r.lateReturn()}
-	}()
-	o, finished := r.await(ctx, ch)
+		return callOut{err: r.lateReturn()}
+	})
 	if !finished {
-		r.peak = int64(r.c.mem_peak)
-		i.stuck = ch
 		i.Close() // frees the store once the native code returns
 		return nil, o.err
 	}
@@ -525,23 +509,12 @@ func (i *Instance) Call(ctx context.Context, iface, fn string, args ...Value) (V
 		argp = &cargs[0]
 	}
 	r := i.run
-	done := r.beginCall(ctx)
-	C.wasmtime_context_set_epoch_deadline(i.cctx, 1)
-	// The call runs on its own goroutine so that a guest blocked inside
-	// wasmtime's native WASI code (a read of a FIFO in a preopened
-	// directory: neither the epoch nor a context reaches it) cannot hold the
-	// caller past deadline + grace. Past that (plus a margin, so the normal
-	// endings win whenever they can) the caller gets a waiting DeadlineError
-	// and the instance is dead; the store is freed once the native call
-	// returns (see Close).
-	ch := make(chan callOut, 1)
-	go func() {
+	o, _ := i.watched(ctx, func(done func()) callOut {
 		cerr := C.wasmtime_component_func_call(&cf, i.cctx, argp, C.size_t(len(cargs)), &res[0], C.size_t(nres))
 		deleteVals(cargs)
 		if cerr != nil {
 			done()
-			ch <- callOut{err: r.ending(ctx, cerr, false)}
-			return
+			return callOut{err: r.ending(ctx, cerr, false)}
 		}
 		var out Value
 		if nres == 1 {
@@ -551,26 +524,50 @@ func (i *Instance) Call(ctx context.Context, iface, fn string, args ...Value) (V
 		cerr = C.wasmtime_component_func_post_return(&cf, i.cctx)
 		done()
 		if cerr != nil {
-			ch <- callOut{err: r.ending(ctx, cerr, false)}
-			return
+			return callOut{err: r.ending(ctx, cerr, false)}
 		}
 		if late := r.lateReturn(); late != nil {
 			// The guest got back from a wait after the deadline and returned
 			// before its next epoch check: the call still ran over.
-			ch <- callOut{err: late}
-			return
+			return callOut{err: late}
 		}
-		ch <- callOut{out: out}
+		return callOut{out: out}
+	})
+	if o.err != nil {
+		i.dead = o.err
+	}
+	return o.out, o.err
+}
+
+// watched runs body — one instantiation or call into the store — under the
+// deadline and the caller's cancellation. body runs on a goroutine of its own
+// so that a guest blocked inside wasmtime's native WASI code (a read of a
+// FIFO in a preopened directory: neither the epoch nor a context reaches it)
+// cannot hold the caller past deadline + grace: past that (plus a margin, so
+// the normal endings win whenever they can) watched gives up on it
+// (finished = false) with a waiting DeadlineError, and the instance keeps
+// the goroutine's channel so that Close frees the store only once the native
+// code returns. body calls done once it is out of wasmtime, before it
+// classifies the ending; done is idempotent. Callers hold i.mu (or, in
+// Instantiate, own i alone).
+func (i *Instance) watched(ctx context.Context, body func(done func()) callOut) (callOut, bool) {
+	r := i.run
+	disarm := r.beginCall(ctx)
+	var once sync.Once
+	done := func() { once.Do(disarm) }
+	C.wasmtime_context_set_epoch_deadline(i.cctx, 1)
+	ch := make(chan callOut, 1)
+	go func() {
+		o := body(done)
+		done()
+		ch <- o
 	}()
 	o, finished := r.await(ctx, ch)
 	if !finished {
 		r.peak = int64(r.c.mem_peak)
 		i.stuck = ch
 	}
-	if o.err != nil {
-		i.dead = o.err
-	}
-	return o.out, o.err
+	return o, finished
 }
 
 // await waits for a call's goroutine (finished = true), or gives up on it

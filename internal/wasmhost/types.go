@@ -228,39 +228,5 @@ func (f *FuncType) writeN(b *strings.Builder, names map[string]string) {
 	}
 }
 
-// Convenience constructors for hand-built types.
-var (
-	TBool   = &Type{Kind: KindBool}
-	TU8     = &Type{Kind: KindU8}
-	TU32    = &Type{Kind: KindU32}
-	TU64    = &Type{Kind: KindU64}
-	TS32    = &Type{Kind: KindS32}
-	TS64    = &Type{Kind: KindS64}
-	TF64    = &Type{Kind: KindF64}
-	TChar   = &Type{Kind: KindChar}
-	TString = &Type{Kind: KindString}
-)
-
-// TList returns list<elem>.
-func TList(elem *Type) *Type { return &Type{Kind: KindList, Elem: elem} }
-
-// TOption returns option<elem>.
-func TOption(elem *Type) *Type { return &Type{Kind: KindOption, Elem: elem} }
-
-// TResult returns result<ok, err>; either may be nil.
-func TResult(ok, err *Type) *Type { return &Type{Kind: KindResult, Ok: ok, Err: err} }
-
-// TTuple returns tuple<elems...>.
-func TTuple(elems ...*Type) *Type { return &Type{Kind: KindTuple, Tuple: elems} }
-
-// TRecord returns a record with the given fields.
-func TRecord(fields ...Field) *Type { return &Type{Kind: KindRecord, Fields: fields} }
-
-// TEnum returns an enum with the given case names.
-func TEnum(names ...string) *Type { return &Type{Kind: KindEnum, Names: names} }
-
-// TFlags returns flags with the given names.
-func TFlags(names ...string) *Type { return &Type{Kind: KindFlags, Names: names} }
-
-// TVariant returns a variant with the given cases.
-func TVariant(cases ...Case) *Type { return &Type{Kind: KindVariant, Cases: cases} }
+// tU64 is u64 (the clock functions' type).
+var tU64 = &Type{Kind: KindU64}

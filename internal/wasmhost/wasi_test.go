@@ -37,7 +37,7 @@ func TestWASIEnvIsExactlyWhatWasGiven(t *testing.T) {
 
 func TestWASIInvalidEnv(t *testing.T) {
 	for _, env := range []map[string]string{{"A=B": "x"}, {"": "x"}, {"A": "x\x00y"}, {"A\xff": "x"}, {"A": "x\xff"}} {
-		_, err := testEngine.Instantiate(bg, fixture(t, "wasi.wat"), RunConfig{WASI: WASI{Env: env}})
+		_, err := instantiateFull(testEngine, bg, fixture(t, "wasi.wat"), RunConfig{WASI: WASI{Env: env}})
 		if err == nil {
 			t.Errorf("env %q accepted", env)
 		}
@@ -81,7 +81,7 @@ func TestWASIStdio(t *testing.T) {
 }
 
 func TestWASIUnwritableStdout(t *testing.T) {
-	_, err := testEngine.Instantiate(bg, fixture(t, "wasi.wat"), RunConfig{WASI: WASI{StdoutPath: "/nonexistent/dir/out.log"}})
+	_, err := instantiateFull(testEngine, bg, fixture(t, "wasi.wat"), RunConfig{WASI: WASI{StdoutPath: "/nonexistent/dir/out.log"}})
 	if err == nil {
 		t.Fatal("stdout in a missing directory accepted")
 	}
@@ -135,7 +135,7 @@ func TestWASIPreopens(t *testing.T) {
 			t.Errorf("%s appeared outside the preopen", p)
 		}
 	}
-	if _, err := testEngine.Instantiate(bg, fixture(t, "wasi.wat"), RunConfig{WASI: WASI{Preopens: []Preopen{{HostDir: filepath.Join(parent, "missing"), GuestPath: "."}}}}); err == nil {
+	if _, err := instantiateFull(testEngine, bg, fixture(t, "wasi.wat"), RunConfig{WASI: WASI{Preopens: []Preopen{{HostDir: filepath.Join(parent, "missing"), GuestPath: "."}}}}); err == nil {
 		t.Error("a missing preopen directory was accepted")
 	}
 }
@@ -153,7 +153,7 @@ func TestWASIInvalidPaths(t *testing.T) {
 		{Preopens: []Preopen{{HostDir: dir + "/h\xff", GuestPath: "."}}},
 		{StdoutPath: dir + "/o\xff"},
 	} {
-		_, err := testEngine.Instantiate(bg, fixture(t, "wasi.wat"), RunConfig{WASI: w})
+		_, err := instantiateFull(testEngine, bg, fixture(t, "wasi.wat"), RunConfig{WASI: w})
 		if err == nil || !strings.Contains(err.Error(), "E-RUN-104") {
 			t.Errorf("%+v: %v", w, err)
 		} else if strings.Contains(fmt.Sprint(w), "\xff") && !strings.Contains(err.Error(), "UTF-8") {
@@ -173,7 +173,7 @@ func TestCallBlockedInWASIFile(t *testing.T) {
 		t.Skip("no FIFOs here:", err)
 	}
 	before := testEngine.live.Load()
-	i, err := testEngine.Instantiate(bg, fixture(t, "wasi.wat"), RunConfig{
+	i, err := instantiateFull(testEngine, bg, fixture(t, "wasi.wat"), RunConfig{
 		WASI:   WASI{Preopens: []Preopen{{HostDir: dir, GuestPath: "."}}},
 		Limits: Limits{Deadline: 200 * time.Millisecond, Grace: 200 * time.Millisecond},
 	})

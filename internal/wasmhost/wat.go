@@ -10,10 +10,10 @@ import (
 	"unsafe"
 )
 
-// ParseWAT converts WebAssembly text (a component or a core module) to its
+// parseWAT converts WebAssembly text (a component or a core module) to its
 // binary form with wasmtime's parser. Compile accepts text directly; this is
-// for tools and tests that need the binary (hashes, truncation).
-func ParseWAT(text []byte) ([]byte, error) {
+// for tests that need the binary (hashes, truncation).
+func parseWAT(text []byte) ([]byte, error) {
 	if len(text) == 0 {
 		return nil, errors.New("wasmhost: empty WAT")
 	}

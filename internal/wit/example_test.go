@@ -1,39 +1,44 @@
-package wasmhost_test
+package wit_test
 
 import (
 	"context"
 	"errors"
 	"fmt"
 	"os"
-	"time"
 
+	"github.com/murmur-go/murmur/internal/manifest"
+	"github.com/murmur-go/murmur/internal/sandbox"
 	"github.com/murmur-go/murmur/internal/wasmhost"
+	"github.com/murmur-go/murmur/internal/wit"
 )
 
 // A script capsule run: grant the tool registry, run murmur:capsule/run
-// under limits, and tell the endings apart.
+// under the manifest's limits, and tell the endings apart.
 func Example() {
 	eng, err := wasmhost.NewEngine(wasmhost.Config{NoCache: true})
 	if err != nil {
 		panic(err)
 	}
 	defer eng.Close()
-	wat, _ := os.ReadFile("testdata/capsule.wat")
+	wat, _ := os.ReadFile("../wasmhost/testdata/capsule.wat")
 	comp, err := eng.Compile(wat)
 	if err != nil {
 		panic(err)
 	}
 	defer comp.Close()
+	if !wit.ExportsCapsuleRun(comp) {
+		panic("not a script capsule")
+	}
 
 	host := wasmhost.NewHost()
-	host.ToolRegistry(func(ctx context.Context, name string, in wasmhost.ToolInput) (wasmhost.ToolResult, error) {
+	wit.GrantToolRegistry(host, func(ctx context.Context, name string, in wit.ToolInput) (wit.ToolResult, error) {
 		if name != "echo" {
-			return wasmhost.ToolResult{}, fmt.Errorf("tool not allowlisted: %s", name)
+			return wit.ToolResult{}, fmt.Errorf("tool not allowlisted: %s", name)
 		}
-		return wasmhost.ToolResult{Status: wasmhost.StatusPassed, Data: in.Data}, nil
+		return wit.ToolResult{Status: wit.StatusPassed, Data: in.Data}, nil
 	})
 	inst, err := eng.Instantiate(context.Background(), comp, wasmhost.RunConfig{
-		Limits: wasmhost.Limits{MemoryBytes: 64 << 20, Deadline: 5 * time.Second},
+		Limits: sandbox.Limits(manifest.Capabilities{}.EffLimits()),
 		WASI:   wasmhost.WASI{Env: map[string]string{"MURMUR_SESSION_ID": "ses_example"}},
 		Host:   host,
 	})
@@ -42,7 +47,7 @@ func Example() {
 	}
 	defer inst.Close()
 
-	err = inst.CallCapsuleRun(context.Background())
+	err = wit.CallCapsuleRun(context.Background(), inst)
 	var trap *wasmhost.TrapError
 	var deadline *wasmhost.DeadlineError
 	var limit *wasmhost.ResourceLimitError

@@ -1,16 +1,20 @@
-package wasmhost
+package wit
 
 import (
+	"strings"
+
+	"github.com/murmur-go/murmur/internal/wasmhost"
+
 	"context"
 	"errors"
 	"testing"
 )
 
 func TestCallToolRun(t *testing.T) {
-	i := instantiate(t, "echo_tool.wat", RunConfig{})
+	i := instantiate(t, "echo_tool.wat", nil)
 	data, lp := "hello ✓", "logs/x.log"
 	for range 3 { // the same instance serves repeated calls
-		r, err := i.CallToolRun(bg, ToolInput{Data: &data, LogPath: &lp})
+		r, err := CallToolRun(bg, i, ToolInput{Data: &data, LogPath: &lp})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -19,12 +23,12 @@ func TestCallToolRun(t *testing.T) {
 			t.Fatalf("result %+v", r)
 		}
 	}
-	r, err := i.CallToolRun(bg, ToolInput{})
+	r, err := CallToolRun(bg, i, ToolInput{})
 	if err != nil || r.Data != nil {
 		t.Fatalf("no input: %+v, %v", r, err)
 	}
 	bad := "\xff"
-	if _, err := i.CallToolRun(bg, ToolInput{Data: &bad}); err == nil {
+	if _, err := CallToolRun(bg, i, ToolInput{Data: &bad}); err == nil {
 		t.Fatal("invalid UTF-8 input crossed into the guest")
 	}
 }
@@ -50,21 +54,21 @@ func (m fakeManager) Diagnostics(context.Context) (RuntimeState, error) {
 // TestTypedHelpersShapes calls every typed helper's host function the way the
 // dispatcher does and checks each answer against the contracts §9 WIT type.
 func TestTypedHelpersShapes(t *testing.T) {
-	resultOf := func(ok *Type) *Type { return TResult(ok, TString) }
-	want := map[string]*Type{
-		IfaceToolRegistry + "#invoke":            resultOf(TToolResult),
-		IfaceArtifactManager + "#list":           TList(TArtifactSummary),
-		IfaceArtifactManager + "#describe":       resultOf(TArtifactInfo),
-		IfaceArtifactManager + "#search":         resultOf(TList(TArtifactSummary)),
-		IfaceArtifactManager + "#pull":           resultOf(TArtifactSummary),
-		IfaceArtifactManager + "#remove":         resultOf(TBool),
-		IfaceArtifactManager + "#diagnostics":    resultOf(TRuntimeState),
-		IfaceMessageSend + "#send":               resultOf(TTaskResult),
-		IfaceTask + "#request-input":             TString,
+	resultOf := func(ok *wasmhost.Type) *wasmhost.Type { return tResult(ok, tString) }
+	want := map[string]*wasmhost.Type{
+		IfaceToolRegistry + "#invoke":            resultOf(tToolResult),
+		IfaceArtifactManager + "#list":           tList(tArtifactSummary),
+		IfaceArtifactManager + "#describe":       resultOf(tArtifactInfo),
+		IfaceArtifactManager + "#search":         resultOf(tList(tArtifactSummary)),
+		IfaceArtifactManager + "#pull":           resultOf(tArtifactSummary),
+		IfaceArtifactManager + "#remove":         resultOf(tBool),
+		IfaceArtifactManager + "#diagnostics":    resultOf(tRuntimeState),
+		IfaceMessageSend + "#send":               resultOf(tTaskResult),
+		IfaceTask + "#request-input":             tString,
 		IfaceTextChunks + "#emit-chunk":          nil,
 		IfaceTextChunks + "#emit-thinking-chunk": nil,
 	}
-	args := map[string][]Value{
+	args := map[string][]wasmhost.Value{
 		"invoke":        {"echo", ToolInput{}.Value()},
 		"describe":      {"acme/echo"},
 		"search":        {"q"},
@@ -74,25 +78,25 @@ func TestTypedHelpersShapes(t *testing.T) {
 		"request-input": {"prompt?"},
 		"emit-chunk":    {"a"}, "emit-thinking-chunk": {"b"},
 	}
-	for _, fail := range []error{nil, errors.New("nope"), Fatal(errors.New("fatal"))} {
+	for _, fail := range []error{nil, errors.New("nope"), fatal(errors.New("fatal"))} {
 		var chunks []string
-		h := NewHost()
-		h.ToolRegistry(func(ctx context.Context, name string, in ToolInput) (ToolResult, error) {
+		h := definer{}
+		GrantToolRegistry(h, func(ctx context.Context, name string, in ToolInput) (ToolResult, error) {
 			return ToolResult{Status: StatusFailed, Metadata: [][2]string{{"k", "v"}}}, fail
 		})
-		h.ArtifactManager(fakeManager{fail})
-		h.MessageSend(func(ctx context.Context, peer string, m Message) (TaskResult, error) {
+		GrantArtifactManager(h, fakeManager{fail})
+		GrantMessageSend(h, func(ctx context.Context, peer string, m Message) (TaskResult, error) {
 			return TaskResult{TaskID: "t", ContextID: "c", State: "TASK_STATE_COMPLETED"}, fail
 		})
-		h.Task(func(ctx context.Context, p string) (string, error) { return "answer to " + p, fail })
-		h.TextChunks(func(ctx context.Context, s string, thinking bool) error {
+		GrantTask(h, func(ctx context.Context, p string) (string, error) { return "answer to " + p, fail })
+		GrantTextChunks(h, func(ctx context.Context, s string, thinking bool) error {
 			chunks = append(chunks, s)
 			return fail
 		})
-		if len(h.funcs) != len(want) {
-			t.Fatalf("%d functions registered, want %d", len(h.funcs), len(want))
+		if len(h) != len(want) {
+			t.Fatalf("%d functions registered, want %d", len(h), len(want))
 		}
-		for key, f := range h.funcs {
+		for key, f := range h {
 			fn := key[len(key)-len(funcName(key)):]
 			res, err := f(bg, args[fn])
 			ty := want[key]
@@ -104,7 +108,7 @@ func TestTypedHelpersShapes(t *testing.T) {
 				t.Errorf("%s: a Fatal error did not trap", key)
 			case err != nil:
 				// Functions without an error side trap on any error.
-				if ty != nil && ty.Kind == KindResult && fe == nil {
+				if ty != nil && ty.Kind == wasmhost.KindResult && fe == nil {
 					t.Errorf("%s: plain error trapped instead of err(...)", key)
 				}
 			case ty == nil:
@@ -112,10 +116,10 @@ func TestTypedHelpersShapes(t *testing.T) {
 					t.Errorf("%s: returned %v", key, res)
 				}
 			default:
-				if cerr := Check(res, ty); cerr != nil {
+				if cerr := wasmhost.Check(res, ty); cerr != nil {
 					t.Errorf("%s (fail=%v): %v\n%#v", key, fail, cerr, res)
 				}
-				if fail != nil && ty.Kind == KindResult && !res.(Result).IsErr {
+				if fail != nil && ty.Kind == wasmhost.KindResult && !res.(wasmhost.Result).IsErr {
 					t.Errorf("%s: error answered ok", key)
 				}
 			}
@@ -136,7 +140,7 @@ func funcName(key string) string {
 }
 
 func TestDecodeToolResultRejectsWrongShapes(t *testing.T) {
-	for _, v := range []Value{nil, "x", Record{}, Record{{"a", 1}}} {
+	for _, v := range []wasmhost.Value{nil, "x", wasmhost.Record{}, wasmhost.Record{{Name: "a", Value: 1}}} {
 		if _, err := DecodeToolResult(v); err == nil {
 			t.Errorf("%#v decoded", v)
 		}
@@ -164,38 +168,38 @@ func (m *recordingManager) Pull(_ context.Context, n, v string) (ArtifactSummary
 func TestArtifactManagerAndMessageThroughGuest(t *testing.T) {
 	m := &recordingManager{}
 	var sent []Message
-	h := NewHost()
-	h.ArtifactManager(m)
-	h.MessageSend(func(ctx context.Context, peer string, msg Message) (TaskResult, error) {
+	h := wasmhost.NewHost()
+	GrantArtifactManager(h, m)
+	GrantMessageSend(h, func(ctx context.Context, peer string, msg Message) (TaskResult, error) {
 		sent = append(sent, msg)
 		if peer != "http://127.0.0.1:7701" {
 			return TaskResult{}, errors.New("peer not in the formation: " + peer)
 		}
 		return TaskResult{TaskID: "task-1", ContextID: "ctx-9", State: "TASK_STATE_COMPLETED"}, nil
 	})
-	i := instantiate(t, "manage.wat", RunConfig{Host: h})
+	i := instantiate(t, "manage.wat", h)
 
 	v, err := i.Call(bg, "", "list-back")
-	want := List{Record{{"name", "acme/echo"}, {"version", "1.0.0"}, {"runtime", Enum("wasm")}}}
-	if err != nil || !Equal(v, want) {
+	want := wasmhost.List{wasmhost.Record{{Name: "name", Value: "acme/echo"}, {Name: "version", Value: "1.0.0"}, {Name: "runtime", Value: wasmhost.Enum("wasm")}}}
+	if err != nil || !wasmhost.Equal(v, want) {
 		t.Fatalf("list-back = %#v, %v", v, err)
 	}
 	v, err = i.Call(bg, "", "pull-back", "acme/tool", "2.1.0")
-	if err != nil || !Equal(v, Ok(Record{{"name", "acme/tool"}, {"version", "2.1.0"}, {"runtime", Enum("native")}})) {
+	if err != nil || !wasmhost.Equal(v, wasmhost.Ok(wasmhost.Record{{Name: "name", Value: "acme/tool"}, {Name: "version", Value: "2.1.0"}, {Name: "runtime", Value: wasmhost.Enum("native")}})) {
 		t.Fatalf("pull-back = %#v, %v", v, err)
 	}
 	v, err = i.Call(bg, "", "pull-back", "missing", "9")
-	if err != nil || !Equal(v, Err("artifact missing@9 is in no store")) {
+	if err != nil || !wasmhost.Equal(v, wasmhost.Err("artifact missing@9 is in no store")) {
 		t.Fatalf("pull-back missing = %#v, %v", v, err)
 	}
 	ctxID := "ctx-9"
 	msg := Message{MessageID: "m-1", ContextID: &ctxID, Text: "hello ✓"}
 	v, err = i.Call(bg, "", "send-back", "http://127.0.0.1:7701", msg.Value())
-	if err != nil || !Equal(v, Ok(TaskResult{"task-1", "ctx-9", "TASK_STATE_COMPLETED"}.Value())) {
+	if err != nil || !wasmhost.Equal(v, wasmhost.Ok(TaskResult{"task-1", "ctx-9", "TASK_STATE_COMPLETED"}.Value())) {
 		t.Fatalf("send-back = %#v, %v", v, err)
 	}
 	v, err = i.Call(bg, "", "send-back", "http://elsewhere", Message{MessageID: "m-2", Text: "x"}.Value())
-	if err != nil || !Equal(v, Err("peer not in the formation: http://elsewhere")) {
+	if err != nil || !wasmhost.Equal(v, wasmhost.Err("peer not in the formation: http://elsewhere")) {
 		t.Fatalf("send-back refused = %#v, %v", v, err)
 	}
 	if len(sent) != 2 || sent[0].Text != "hello ✓" || sent[0].ContextID == nil || *sent[0].ContextID != "ctx-9" || sent[1].ContextID != nil {
@@ -204,4 +208,74 @@ func TestArtifactManagerAndMessageThroughGuest(t *testing.T) {
 	if len(m.pulled) != 2 {
 		t.Fatalf("pulled %v", m.pulled)
 	}
+}
+
+// definer records what the helpers define, so each function can be called
+// the way the engine's dispatcher calls it.
+type definer map[string]wasmhost.HostFunc
+
+func (d definer) Define(iface, fn string, f wasmhost.HostFunc) { d[iface+"#"+fn] = f }
+
+// TestFatalTrapsThroughGuest: capsule.wat calls invoke once; a plain error is
+// answered err(...) (the guest then traps on its own unreachable), a fatal
+// one stops the guest with the host's error.
+func TestFatalTrapsThroughGuest(t *testing.T) {
+	for _, c := range []struct {
+		name    string
+		err     error
+		want    string
+		hostErr bool
+	}{
+		{"plain error is answered", errors.New("no such tool"), "unreachable", false},
+		{"fatal error traps", fatal(errors.New("fatal tool error")), "fatal tool error", true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			h := wasmhost.NewHost()
+			GrantToolRegistry(h, func(context.Context, string, ToolInput) (ToolResult, error) { return ToolResult{}, c.err })
+			te := asTrap(t, CallCapsuleRun(bg, instantiate(t, "capsule.wat", h)))
+			if !strings.Contains(te.Message, c.want) || (te.Err != nil) != c.hostErr {
+				t.Fatalf("trap %+v, want %q", te, c.want)
+			}
+		})
+	}
+}
+
+func TestExportsRun(t *testing.T) {
+	for _, c := range []struct {
+		fixture       string
+		capsule, tool bool
+	}{
+		{"capsule.wat", true, false},
+		{"echo_tool.wat", false, true},
+		{"basic.wat", true, false},
+		{"values.wat", false, false},
+		{"http.wat", false, false},
+	} {
+		comp := fixture(t, c.fixture)
+		if got := ExportsCapsuleRun(comp); got != c.capsule {
+			t.Errorf("%s: ExportsCapsuleRun = %v", c.fixture, got)
+		}
+		if got := ExportsToolRun(comp); got != c.tool {
+			t.Errorf("%s: ExportsToolRun = %v", c.fixture, got)
+		}
+	}
+}
+
+// TestRecordTypesMatchComponent: the record types the tests check against
+// are those a real tool component exports.
+func TestRecordTypesMatchComponent(t *testing.T) {
+	exp := fixture(t, "echo_tool.wat").Exports()
+	if len(exp) != 1 || exp[0].Name != IfaceToolRun {
+		t.Fatalf("exports %v", exp)
+	}
+	for _, m := range exp[0].Exports {
+		if m.Name != RunFunc {
+			continue
+		}
+		if m.Func.Params[0].Type.String() != tToolInput.String() || m.Func.Result.String() != tToolResult.String() {
+			t.Fatalf("run: %s", m.Func)
+		}
+		return
+	}
+	t.Fatal("no run function")
 }

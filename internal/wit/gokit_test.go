@@ -1,4 +1,4 @@
-package wasmhost_test
+package wit_test
 
 // Components built with the Go guest kit (guest/, scripts/build-component.sh) run
 // through this package with real host imports. The components are the committed
@@ -20,7 +20,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/murmur-go/murmur/internal/manifest"
+	"github.com/murmur-go/murmur/internal/sandbox"
 	"github.com/murmur-go/murmur/internal/wasmhost"
+	"github.com/murmur-go/murmur/internal/wit"
 )
 
 var (
@@ -133,12 +136,12 @@ func runCapsule(t *testing.T, rel string, s session, h *wasmhost.Host, lim wasmh
 	if lim.Deadline == 0 {
 		lim.Deadline = time.Minute // a hung guest fails the test instead of stalling it
 	}
-	inst, err := e.Instantiate(context.Background(), c, wasmhost.RunConfig{Limits: lim, WASI: s.wasi(env), Host: h})
+	inst, err := instantiate(e, context.Background(), c, wasmhost.RunConfig{Limits: lim, WASI: s.wasi(env), Host: h})
 	if err != nil {
 		t.Fatalf("instantiate %s: %v", rel, err)
 	}
 	defer inst.Close()
-	return inst.CallCapsuleRun(context.Background())
+	return wit.CallCapsuleRun(context.Background(), inst)
 }
 
 // toolRunner runs a tool component in a fresh instance per invoke, as the runtime's
@@ -153,18 +156,18 @@ type toolRunner struct {
 	lastErrs []error
 }
 
-func (r *toolRunner) invoke(ctx context.Context, name string, in wasmhost.ToolInput) (wasmhost.ToolResult, error) {
+func (r *toolRunner) invoke(ctx context.Context, name string, in wit.ToolInput) (wit.ToolResult, error) {
 	r.mu.Lock()
 	r.invoked = append(r.invoked, name)
 	r.mu.Unlock()
 	rel, ok := r.tools[name]
 	if !ok {
-		return wasmhost.ToolResult{}, fmt.Errorf("tool not declared by this capsule: %s", name)
+		return wit.ToolResult{}, fmt.Errorf("tool not declared by this capsule: %s", name)
 	}
 	e, c := gokitComponent(r.t, rel)
 	h := wasmhost.NewHost()
-	h.Task(func(_ context.Context, prompt string) (string, error) { return r.answers[prompt], nil })
-	h.TextChunks(func(_ context.Context, text string, thinking bool) error {
+	wit.GrantTask(h, func(_ context.Context, prompt string) (string, error) { return r.answers[prompt], nil })
+	wit.GrantTextChunks(h, func(_ context.Context, text string, thinking bool) error {
 		r.mu.Lock()
 		defer r.mu.Unlock()
 		if thinking {
@@ -173,12 +176,12 @@ func (r *toolRunner) invoke(ctx context.Context, name string, in wasmhost.ToolIn
 		r.chunks = append(r.chunks, text)
 		return nil
 	})
-	inst, err := e.Instantiate(ctx, c, wasmhost.RunConfig{Host: h, Limits: wasmhost.Limits{Deadline: 30 * time.Second}})
+	inst, err := instantiate(e, ctx, c, wasmhost.RunConfig{Host: h, Limits: wasmhost.Limits{Deadline: 30 * time.Second}})
 	if err != nil {
-		return wasmhost.ToolResult{}, err
+		return wit.ToolResult{}, err
 	}
 	defer inst.Close()
-	res, err := inst.CallToolRun(ctx, in)
+	res, err := wit.CallToolRun(ctx, inst, in)
 	if err != nil {
 		r.mu.Lock()
 		r.lastErrs = append(r.lastErrs, err)
@@ -189,7 +192,7 @@ func (r *toolRunner) invoke(ctx context.Context, name string, in wasmhost.ToolIn
 
 func (r *toolRunner) host() *wasmhost.Host {
 	h := wasmhost.NewHost()
-	h.ToolRegistry(r.invoke)
+	wit.GrantToolRegistry(h, r.invoke)
 	return h
 }
 
@@ -199,15 +202,15 @@ func TestGoKitToolEcho(t *testing.T) {
 	e, c := gokitComponent(t, toolEchoWasm)
 	r := &toolRunner{t: t, answers: map[string]string{"your name?": "Gopher"}}
 	h := wasmhost.NewHost()
-	h.Task(func(_ context.Context, prompt string) (string, error) { return r.answers[prompt], nil })
-	h.TextChunks(func(_ context.Context, text string, thinking bool) error {
+	wit.GrantTask(h, func(_ context.Context, prompt string) (string, error) { return r.answers[prompt], nil })
+	wit.GrantTextChunks(h, func(_ context.Context, text string, thinking bool) error {
 		if thinking {
 			text = "thinking:" + text
 		}
 		r.chunks = append(r.chunks, text)
 		return nil
 	})
-	inst, err := e.Instantiate(context.Background(), c, wasmhost.RunConfig{Host: h})
+	inst, err := instantiate(e, context.Background(), c, wasmhost.RunConfig{Host: h})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -216,30 +219,30 @@ func TestGoKitToolEcho(t *testing.T) {
 	meta := [][2]string{{"tool", "tool-echo"}}
 	tests := []struct {
 		name string
-		in   wasmhost.ToolInput
-		want wasmhost.ToolResult
+		in   wit.ToolInput
+		want wit.ToolResult
 	}{
-		{"echo", wasmhost.ToolInput{Data: some("hello")},
-			wasmhost.ToolResult{Status: wasmhost.StatusPassed, Summary: some("echoed 5 bytes"), Data: some("hello"), Metadata: meta}},
-		{"no input", wasmhost.ToolInput{},
-			wasmhost.ToolResult{Status: wasmhost.StatusPassed, Summary: some("no input"), Metadata: meta}},
-		{"log path", wasmhost.ToolInput{Data: some("ünï ✓"), LogPath: some("logs/x.log")},
-			wasmhost.ToolResult{Status: wasmhost.StatusPassed, Summary: some("echoed 9 bytes"), Data: some("ünï ✓"),
+		{"echo", wit.ToolInput{Data: some("hello")},
+			wit.ToolResult{Status: wit.StatusPassed, Summary: some("echoed 5 bytes"), Data: some("hello"), Metadata: meta}},
+		{"no input", wit.ToolInput{},
+			wit.ToolResult{Status: wit.StatusPassed, Summary: some("no input"), Metadata: meta}},
+		{"log path", wit.ToolInput{Data: some("ünï ✓"), LogPath: some("logs/x.log")},
+			wit.ToolResult{Status: wit.StatusPassed, Summary: some("echoed 9 bytes"), Data: some("ünï ✓"),
 				Metadata: [][2]string{{"tool", "tool-echo"}, {"log-path", "logs/x.log"}}}},
-		{"empty", wasmhost.ToolInput{Data: some("")},
-			wasmhost.ToolResult{Status: wasmhost.StatusPassed, Summary: some("echoed 0 bytes"), Data: some(""), Metadata: meta}},
-		{"fail", wasmhost.ToolInput{Data: some("fail")},
-			wasmhost.ToolResult{Status: wasmhost.StatusFailed, Summary: some("failure requested"), Metadata: meta}},
-		{"request-input", wasmhost.ToolInput{Data: some("ask:your name?")},
-			wasmhost.ToolResult{Status: wasmhost.StatusPassed, Summary: some("echoed 6 bytes"), Data: some("Gopher"), Metadata: meta}},
-		{"chunks", wasmhost.ToolInput{Data: some("chunks:a,b,c")},
-			wasmhost.ToolResult{Status: wasmhost.StatusPassed, Summary: some("echoed 12 bytes"), Data: some("chunks:a,b,c"), Metadata: meta}},
+		{"empty", wit.ToolInput{Data: some("")},
+			wit.ToolResult{Status: wit.StatusPassed, Summary: some("echoed 0 bytes"), Data: some(""), Metadata: meta}},
+		{"fail", wit.ToolInput{Data: some("fail")},
+			wit.ToolResult{Status: wit.StatusFailed, Summary: some("failure requested"), Metadata: meta}},
+		{"request-input", wit.ToolInput{Data: some("ask:your name?")},
+			wit.ToolResult{Status: wit.StatusPassed, Summary: some("echoed 6 bytes"), Data: some("Gopher"), Metadata: meta}},
+		{"chunks", wit.ToolInput{Data: some("chunks:a,b,c")},
+			wit.ToolResult{Status: wit.StatusPassed, Summary: some("echoed 12 bytes"), Data: some("chunks:a,b,c"), Metadata: meta}},
 	}
 	// All on one instance: each call's parameters and result memory must be
 	// released and reused correctly (post-return) for the next.
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := inst.CallToolRun(context.Background(), tt.in)
+			got, err := wit.CallToolRun(context.Background(), inst, tt.in)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -253,7 +256,7 @@ func TestGoKitToolEcho(t *testing.T) {
 	}
 }
 
-func show(r wasmhost.ToolResult) string {
+func show(r wit.ToolResult) string {
 	o := func(p *string) string {
 		if p == nil {
 			return "none"
@@ -268,14 +271,14 @@ func show(r wasmhost.ToolResult) string {
 // (128 KiB), and nothing may leak call to call.
 func TestGoKitToolManyLargeCalls(t *testing.T) {
 	e, c := gokitComponent(t, toolEchoWasm)
-	inst, err := e.Instantiate(context.Background(), c, wasmhost.RunConfig{Limits: wasmhost.Limits{MemoryBytes: 256 << 20}})
+	inst, err := instantiate(e, context.Background(), c, wasmhost.RunConfig{Limits: wasmhost.Limits{MemoryBytes: 256 << 20}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer inst.Close()
 	for i := range 60 {
 		data := strings.Repeat(string(rune('a'+i%26)), 200_000+i*1000)
-		got, err := inst.CallToolRun(context.Background(), wasmhost.ToolInput{Data: &data})
+		got, err := wit.CallToolRun(context.Background(), inst, wit.ToolInput{Data: &data})
 		if err != nil {
 			t.Fatalf("call %d: %v", i, err)
 		}
@@ -292,12 +295,12 @@ func TestGoKitToolManyLargeCalls(t *testing.T) {
 func TestGoKitToolPanicTraps(t *testing.T) {
 	e, c := gokitComponent(t, toolEchoWasm)
 	s := newSession(t, "")
-	inst, err := e.Instantiate(context.Background(), c, wasmhost.RunConfig{WASI: s.wasi(nil), Limits: wasmhost.Limits{Deadline: time.Minute}})
+	inst, err := instantiate(e, context.Background(), c, wasmhost.RunConfig{WASI: s.wasi(nil), Limits: wasmhost.Limits{Deadline: time.Minute}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer inst.Close()
-	_, err = inst.CallToolRun(context.Background(), wasmhost.ToolInput{Data: some("panic")})
+	_, err = wit.CallToolRun(context.Background(), inst, wit.ToolInput{Data: some("panic")})
 	var trap *wasmhost.TrapError
 	if !errors.As(err, &trap) {
 		t.Fatalf("got %v, want a *TrapError", err)
@@ -496,7 +499,7 @@ func TestGoKitCapsuleEndings(t *testing.T) {
 		e, c := gokitComponent(t, probeWasm)
 		ended := make(chan error, 1)
 		go func() {
-			inst, err := e.Instantiate(context.Background(), c, wasmhost.RunConfig{
+			inst, err := instantiate(e, context.Background(), c, wasmhost.RunConfig{
 				Limits: wasmhost.Limits{Deadline: 300 * time.Millisecond, Grace: 300 * time.Millisecond},
 				WASI:   s.wasi(map[string]string{"PROBE_INIT_READ": "fifo"}),
 			})
@@ -537,33 +540,33 @@ type artifactStore struct {
 	calls []string
 }
 
-var catalogue = []wasmhost.ArtifactSummary{
+var catalogue = []wit.ArtifactSummary{
 	{Name: "local/echo-tool", Version: "0.1.0", Runtime: "wasm"},
 	{Name: "acme/fetch", Version: "1.2.3", Runtime: "native"},
 }
 
-func (a *artifactStore) List(context.Context) ([]wasmhost.ArtifactSummary, error) {
+func (a *artifactStore) List(context.Context) ([]wit.ArtifactSummary, error) {
 	a.calls = append(a.calls, "list")
 	return catalogue, nil
 }
 
-func (a *artifactStore) Describe(_ context.Context, name string) (wasmhost.ArtifactInfo, error) {
+func (a *artifactStore) Describe(_ context.Context, name string) (wit.ArtifactInfo, error) {
 	a.calls = append(a.calls, "describe "+name)
 	if name != "acme/fetch" {
-		return wasmhost.ArtifactInfo{}, fmt.Errorf("no artifact named %s", name)
+		return wit.ArtifactInfo{}, fmt.Errorf("no artifact named %s", name)
 	}
-	return wasmhost.ArtifactInfo{Name: name, Version: "1.2.3", Description: "fetches", Tags: []string{"net", "http"},
+	return wit.ArtifactInfo{Name: name, Version: "1.2.3", Description: "fetches", Tags: []string{"net", "http"},
 		Runtime: "native", InputSchema: some(`{"type":"string"}`)}, nil
 }
 
-func (a *artifactStore) Search(_ context.Context, q string) ([]wasmhost.ArtifactSummary, error) {
+func (a *artifactStore) Search(_ context.Context, q string) ([]wit.ArtifactSummary, error) {
 	a.calls = append(a.calls, "search "+q)
 	return catalogue[1:], nil
 }
 
-func (a *artifactStore) Pull(_ context.Context, name, version string) (wasmhost.ArtifactSummary, error) {
+func (a *artifactStore) Pull(_ context.Context, name, version string) (wit.ArtifactSummary, error) {
 	a.calls = append(a.calls, "pull "+name+" "+version)
-	return wasmhost.ArtifactSummary{Name: name, Version: version, Runtime: "native"}, nil
+	return wit.ArtifactSummary{Name: name, Version: version, Runtime: "native"}, nil
 }
 
 func (a *artifactStore) Remove(_ context.Context, name string) (bool, error) {
@@ -571,16 +574,16 @@ func (a *artifactStore) Remove(_ context.Context, name string) (bool, error) {
 	return false, errors.New("remove refused: not in the project store")
 }
 
-func (a *artifactStore) Diagnostics(context.Context) (wasmhost.RuntimeState, error) {
+func (a *artifactStore) Diagnostics(context.Context) (wit.RuntimeState, error) {
 	a.calls = append(a.calls, "diagnostics")
-	return wasmhost.RuntimeState{CapsuleID: "ses_probe", Installed: catalogue, Capabilities: "install.tool: acme/*"}, nil
+	return wit.RuntimeState{CapsuleID: "ses_probe", Installed: catalogue, Capabilities: "install.tool: acme/*"}, nil
 }
 
 func TestGoKitCapsuleArtifactManager(t *testing.T) {
 	s := newSession(t, "artifacts acme/fetch 1.2.3\n")
 	store := &artifactStore{}
 	h := wasmhost.NewHost()
-	h.ArtifactManager(store)
+	wit.GrantArtifactManager(h, store)
 	if err := runCapsule(t, probeWasm, s, h, wasmhost.Limits{}, nil); err != nil {
 		t.Fatalf("run: %v (stderr %q)", err, s.read("stderr"))
 	}
@@ -604,25 +607,25 @@ remove error: murmur:artifact-manager/manage@0.1.0#remove: remove refused: not i
 func TestGoKitCapsuleMessageSend(t *testing.T) {
 	tests := []struct {
 		name string
-		fn   func(context.Context, string, wasmhost.Message) (wasmhost.TaskResult, error)
+		fn   func(context.Context, string, wit.Message) (wit.TaskResult, error)
 		want string
 	}{
-		{"answered", func(_ context.Context, peer string, m wasmhost.Message) (wasmhost.TaskResult, error) {
+		{"answered", func(_ context.Context, peer string, m wit.Message) (wit.TaskResult, error) {
 			if peer != "http://127.0.0.1:7777" || m.MessageID != "msg-capsule-probe-1" || m.ContextID == nil ||
 				*m.ContextID != "ctx-probe" || m.Text != "hello peer ✓" {
-				return wasmhost.TaskResult{}, fmt.Errorf("host received %q %+v", peer, m)
+				return wit.TaskResult{}, fmt.Errorf("host received %q %+v", peer, m)
 			}
-			return wasmhost.TaskResult{TaskID: "task-9", ContextID: "ctx-probe", State: "TASK_STATE_SUBMITTED"}, nil
+			return wit.TaskResult{TaskID: "task-9", ContextID: "ctx-probe", State: "TASK_STATE_SUBMITTED"}, nil
 		}, "send: task=task-9 context=ctx-probe state=TASK_STATE_SUBMITTED\n"},
-		{"refused", func(context.Context, string, wasmhost.Message) (wasmhost.TaskResult, error) {
-			return wasmhost.TaskResult{}, errors.New("peer not covered by capabilities.network.allow")
+		{"refused", func(context.Context, string, wit.Message) (wit.TaskResult, error) {
+			return wit.TaskResult{}, errors.New("peer not covered by capabilities.network.allow")
 		}, "send error: murmur:message/send@0.1.0#send: peer not covered by capabilities.network.allow\n"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			s := newSession(t, "send http://127.0.0.1:7777 hello peer ✓\n")
 			h := wasmhost.NewHost()
-			h.MessageSend(tt.fn)
+			wit.GrantMessageSend(h, tt.fn)
 			if err := runCapsule(t, probeWasm, s, h, wasmhost.Limits{}, nil); err != nil {
 				t.Fatalf("run: %v", err)
 			}
@@ -671,13 +674,13 @@ func TestGoKitParallelInstances(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for k := range 3 {
-				inst, err := e.Instantiate(context.Background(), c, wasmhost.RunConfig{})
+				inst, err := instantiate(e, context.Background(), c, wasmhost.RunConfig{})
 				if err != nil {
 					errs <- err
 					return
 				}
 				data := fmt.Sprintf("g%d-k%d", g, k)
-				res, err := inst.CallToolRun(context.Background(), wasmhost.ToolInput{Data: &data})
+				res, err := wit.CallToolRun(context.Background(), inst, wit.ToolInput{Data: &data})
 				inst.Close()
 				if err != nil || res.Data == nil || *res.Data != data {
 					errs <- fmt.Errorf("goroutine %d call %d: %v %s", g, k, err, show(res))
@@ -696,15 +699,15 @@ func TestGoKitParallelInstances(t *testing.T) {
 // BenchmarkGoKitToolRun: host -> Go guest murmur:tool/run on a warm instance.
 func BenchmarkGoKitToolRun(b *testing.B) {
 	e, c := gokitComponent(b, toolEchoWasm)
-	inst, err := e.Instantiate(context.Background(), c, wasmhost.RunConfig{})
+	inst, err := instantiate(e, context.Background(), c, wasmhost.RunConfig{})
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer inst.Close()
-	in := wasmhost.ToolInput{Data: some("hello")}
+	in := wit.ToolInput{Data: some("hello")}
 	b.ResetTimer()
 	for b.Loop() {
-		if _, err := inst.CallToolRun(context.Background(), in); err != nil {
+		if _, err := wit.CallToolRun(context.Background(), inst, in); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -715,7 +718,7 @@ func BenchmarkGoKitInstantiate(b *testing.B) {
 	e, c := gokitComponent(b, toolEchoWasm)
 	b.ResetTimer()
 	for b.Loop() {
-		inst, err := e.Instantiate(context.Background(), c, wasmhost.RunConfig{})
+		inst, err := instantiate(e, context.Background(), c, wasmhost.RunConfig{})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -727,14 +730,14 @@ func BenchmarkGoKitInstantiate(b *testing.B) {
 // invoke of a Go-kit tool by a capsule (compiled component in memory).
 func BenchmarkGoKitColdToolRun(b *testing.B) {
 	e, c := gokitComponent(b, toolEchoWasm)
-	in := wasmhost.ToolInput{Data: some("hello")}
+	in := wit.ToolInput{Data: some("hello")}
 	b.ResetTimer()
 	for b.Loop() {
-		inst, err := e.Instantiate(context.Background(), c, wasmhost.RunConfig{})
+		inst, err := instantiate(e, context.Background(), c, wasmhost.RunConfig{})
 		if err != nil {
 			b.Fatal(err)
 		}
-		if _, err := inst.CallToolRun(context.Background(), in); err != nil {
+		if _, err := wit.CallToolRun(context.Background(), inst, in); err != nil {
 			b.Fatal(err)
 		}
 		inst.Close()
@@ -790,13 +793,13 @@ func TestGoKitComponentShapes(t *testing.T) {
 		imports, exports []string
 		invokeSig        bool
 	}{
-		{probeWasm, []string{wasmhost.IfaceToolRun, wasmhost.IfaceToolRegistry, wasmhost.IfaceArtifactManager, wasmhost.IfaceMessageSend},
-			[]string{wasmhost.IfaceCapsuleRun}, true},
-		{toolEchoWasm, []string{wasmhost.IfaceTask, wasmhost.IfaceTextChunks}, []string{wasmhost.IfaceToolRun}, false},
+		{probeWasm, []string{wit.IfaceToolRun, wit.IfaceToolRegistry, wit.IfaceArtifactManager, wit.IfaceMessageSend},
+			[]string{wit.IfaceCapsuleRun}, true},
+		{toolEchoWasm, []string{wit.IfaceTask, wit.IfaceTextChunks}, []string{wit.IfaceToolRun}, false},
 		{"testdata/components/capsule-http/capsule-http.wasm", []string{"wasi:http/types@0.2.12", "wasi:http/outgoing-handler@0.2.12"},
-			[]string{wasmhost.IfaceCapsuleRun}, false},
-		{helloScriptWasm, []string{wasmhost.IfaceToolRun, wasmhost.IfaceToolRegistry}, []string{wasmhost.IfaceCapsuleRun}, true},
-		{echoToolWasm, nil, []string{wasmhost.IfaceToolRun}, false},
+			[]string{wit.IfaceCapsuleRun}, false},
+		{helloScriptWasm, []string{wit.IfaceToolRun, wit.IfaceToolRegistry}, []string{wit.IfaceCapsuleRun}, true},
+		{echoToolWasm, nil, []string{wit.IfaceToolRun}, false},
 	}
 	for _, tt := range tests {
 		t.Run(filepath.Base(tt.rel), func(t *testing.T) {
@@ -808,7 +811,7 @@ func TestGoKitComponentShapes(t *testing.T) {
 					continue // the preview1 adapter's WASI imports
 				}
 				imports = append(imports, it.Name)
-				if it.Name == wasmhost.IfaceToolRegistry {
+				if it.Name == wit.IfaceToolRegistry {
 					invoke = it.String()
 				}
 			}
@@ -830,4 +833,21 @@ func TestGoKitComponentShapes(t *testing.T) {
 			}
 		})
 	}
+}
+
+// instantiate is Engine.Instantiate with every limit the test leaves zero
+// taken from the manifest's defaults (the engine has none of its own).
+func instantiate(e *wasmhost.Engine, ctx context.Context, c *wasmhost.Component, rc wasmhost.RunConfig) (*wasmhost.Instance, error) {
+	def := sandbox.Limits(manifest.Capabilities{}.EffLimits())
+	l := &rc.Limits
+	for _, f := range []struct{ v, d *int64 }{
+		{&l.MemoryBytes, &def.MemoryBytes}, {&l.TableElements, &def.TableElements}, {&l.Instances, &def.Instances},
+		{&l.Memories, &def.Memories}, {&l.Tables, &def.Tables},
+		{(*int64)(&l.Deadline), (*int64)(&def.Deadline)}, {(*int64)(&l.Grace), (*int64)(&def.Grace)},
+	} {
+		if *f.v == 0 {
+			*f.v = *f.d
+		}
+	}
+	return e.Instantiate(ctx, c, rc)
 }
