@@ -11,8 +11,6 @@ import (
 	"testing"
 	"time"
 
-	wasmtime "github.com/bytecodealliance/wasmtime-go/v39"
-
 	"github.com/murmur-go/murmur/internal/manifest"
 	"github.com/murmur-go/murmur/internal/session"
 	"github.com/murmur-go/murmur/internal/store"
@@ -45,8 +43,9 @@ var (
 	watCache = map[string][]byte{}
 )
 
-// componentBytes is testdata/<name>.wat as binary component bytes (what
-// 'mur build' packs).
+// componentBytes is testdata/<name>.wat as a tool's payload: the engine
+// compiles WAT text as it does binary components, so the tests need no
+// second WAT parser of their own (wasmtime stays behind internal/wasmhost).
 func componentBytes(t testing.TB, name string) []byte {
 	t.Helper()
 	watMu.Lock()
@@ -58,12 +57,8 @@ func componentBytes(t testing.TB, name string) []byte {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := wasmtime.Wat2Wasm(string(src))
-	if err != nil {
-		t.Fatalf("wat2wasm %s: %v", name, err)
-	}
-	watCache[name] = b
-	return b
+	watCache[name] = src
+	return src
 }
 
 // murZip packs a .mur.zip: murmur.yaml and the given entries.
