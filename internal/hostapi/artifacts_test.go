@@ -248,7 +248,7 @@ func TestArtifactRemove(t *testing.T) {
 
 func TestArtifactNoProjectStore(t *testing.T) {
 	e := newEnv(t, managerManifest, managerStores(t))
-	api, err := New(Config{Engine: testEngine, Manifest: e.m, Stores: store.Chain{Global: e.chain.Global}, Session: e.sess})
+	api, err := New(Config{Manifest: e.m, Stores: store.Chain{Global: e.chain.Global}, Session: e.sess})
 	if err != nil {
 		t.Fatal(err)
 	}

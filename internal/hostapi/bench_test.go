@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/murmur-go/murmur/internal/tools"
 	"github.com/murmur-go/murmur/internal/wasmhost"
 	"github.com/murmur-go/murmur/internal/wit"
 )
@@ -38,17 +39,18 @@ func BenchmarkToolRunBare(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	if err := e.api.load(t); err != nil {
+	comp, err := t.Component()
+	if err != nil {
 		b.Fatal(err)
 	}
-	rc, err := e.api.runConfig(t)
+	rc, err := t.RunConfig(tools.Invocation{})
 	if err != nil {
 		b.Fatal(err)
 	}
 	ctx := context.Background()
 	b.ReportAllocs()
 	for b.Loop() {
-		inst, err := testEngine.Instantiate(ctx, t.comp, rc)
+		inst, err := testEngine.Instantiate(ctx, comp, rc)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -113,14 +115,18 @@ func BenchmarkInvokeOverhead(b *testing.B) {
 	if _, err := e.api.Invoke(ctx, "echo", benchInput); err != nil {
 		b.Fatal(err)
 	}
-	rc, err := e.api.runConfig(t)
+	comp, err := t.Component()
+	if err != nil {
+		b.Fatal(err)
+	}
+	rc, err := t.RunConfig(tools.Invocation{})
 	if err != nil {
 		b.Fatal(err)
 	}
 	var bare, inv, diff []float64
 	for b.Loop() {
 		t0 := time.Now()
-		inst, err := testEngine.Instantiate(ctx, t.comp, rc)
+		inst, err := testEngine.Instantiate(ctx, comp, rc)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -14,6 +14,7 @@ import (
 	"github.com/murmur-go/murmur/internal/manifest"
 	"github.com/murmur-go/murmur/internal/session"
 	"github.com/murmur-go/murmur/internal/store"
+	"github.com/murmur-go/murmur/internal/tools"
 	"github.com/murmur-go/murmur/internal/trace"
 	"github.com/murmur-go/murmur/internal/wasmhost"
 )
@@ -107,7 +108,8 @@ type env struct {
 	chain         store.Chain
 	sess          *session.Session
 	tw            *trace.Writer
-	rec           *traceRecorder
+	rec           *trace.Recorder
+	inv           *tools.Inventory
 	api           *Session
 }
 
@@ -155,9 +157,25 @@ func newEnvTask(t testing.TB, manifestYAML, task string, before func(e *env)) *e
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { e.tw.Close() })
-	e.rec = &traceRecorder{tw: e.tw}
-	e.tw.Emit(trace.SessionStart{CapsuleName: m.Name, CapsuleVersion: m.Version, Kind: "script"})
-	e.api, err = New(Config{Engine: testEngine, Manifest: m, Stores: e.chain, Session: e.sess})
+	e.rec = trace.NewRecorder(e.tw, nil, time.Now(), nil)
+	e.rec.Emit(trace.SessionStart{CapsuleName: m.Name, CapsuleVersion: m.Version, Kind: "script"})
+	// As the launch does: every declared tool resolved once, before the
+	// session's host exists; one that does not resolve fails when called.
+	var resolved []*store.Resolved
+	for _, a := range m.Artifacts {
+		if k := a.RuntimeKind(); k == manifest.RuntimeTool || k == manifest.RuntimeSkill {
+			if r, err := e.chain.Resolve(a.Name, a.Version, manifest.Options{SkipSecrets: true}); err == nil {
+				resolved = append(resolved, r)
+			}
+		}
+	}
+	grants, _ := m.EffectiveGrants()
+	e.inv, err = tools.Build(&tools.Env{Engine: testEngine, Session: e.sess}, m, grants, resolved)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(e.inv.Close)
+	e.api, err = New(Config{Manifest: m, Tools: e.inv, Stores: e.chain, Session: e.sess})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -196,47 +214,11 @@ func wantErr(t *testing.T, err error, parts ...string) {
 	}
 }
 
-// traceRecorder records into a real trace writer the lines the script
-// runtime's Recorder writes for these events (that one lives in
-// internal/script, which this package does not import), and counts them.
-type traceRecorder struct {
-	tw *trace.Writer
-
-	mu          sync.Mutex
-	calls, errs int
-}
-
-func (r *traceRecorder) ToolCall(tool string, start time.Time, in, out int, errText string) {
-	status := "ok"
-	var ep *string
-	if errText != "" {
-		status, ep = "error", &errText
+// testTool finds a declared component tool without counting it in flight.
+func (s *Session) testTool(name string) (*tools.WASM, error) {
+	e, err := s.tools.Lookup(name)
+	if err != nil {
+		return nil, err
 	}
-	r.mu.Lock()
-	r.calls++
-	if errText != "" {
-		r.errs++
-	}
-	r.mu.Unlock()
-	r.tw.Emit(trace.ToolCall{ToolName: tool, InputBytes: in, OutputBytes: out,
-		DurationMS: time.Since(start).Milliseconds(), Status: status, Error: ep})
-}
-
-func (r *traceRecorder) ArtifactPulled(ev trace.ArtifactPulled) { r.tw.Emit(ev) }
-func (r *traceRecorder) A2ASend(ev trace.A2ASend)               { r.tw.Emit(ev) }
-func (r *traceRecorder) CallDeadline(component, call string, d time.Duration) {
-	r.tw.Emit(trace.CallDeadline{Component: component, Call: call, DeadlineMS: d.Milliseconds()})
-}
-
-func (r *traceRecorder) Totals() (int, int) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.calls, r.errs
-}
-
-// testTool finds a declared tool without counting it in flight.
-func (s *Session) testTool(name string) (*tool, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.findTool(name)
+	return e.(*tools.WASM), nil
 }

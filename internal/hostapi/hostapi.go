@@ -12,6 +12,7 @@ import (
 	"github.com/murmur-go/murmur/internal/manifest"
 	"github.com/murmur-go/murmur/internal/session"
 	"github.com/murmur-go/murmur/internal/store"
+	"github.com/murmur-go/murmur/internal/tools"
 	"github.com/murmur-go/murmur/internal/trace"
 	"github.com/murmur-go/murmur/internal/wasmhost"
 	"github.com/murmur-go/murmur/internal/wit"
@@ -29,15 +30,15 @@ type Recorder interface {
 
 // Config is what a Session needs from the run that owns it.
 type Config struct {
-	// Engine compiles and instantiates the tool components.
-	Engine *wasmhost.Engine
-	// Manifest is the capsule's manifest: its artifacts are the tools invoke
-	// may run.
+	// Manifest is the capsule's manifest.
 	Manifest *manifest.Manifest
+	// Tools is the session's tool inventory (internal/tools), built once at
+	// launch from the resolved artifacts: what invoke may run. nil is none.
+	Tools *tools.Inventory
 	// Grants are the capsule's effective grants; nil computes them from
 	// Manifest (the warnings are the caller's to print, so pass them in).
 	Grants *manifest.Grants
-	// Stores resolves declared tools and backs the artifact manager: its
+	// Stores backs the artifact manager: its
 	// Project store (nil for a --capsule run) is where pull installs and
 	// remove removes; its Global store is where pull installs from.
 	Stores store.Chain
@@ -64,24 +65,26 @@ type Session struct {
 	lookup     func(string) (string, bool)
 	http       *http.Client
 	log        *slog.Logger
-	toolHost   *wasmhost.Host
+	tools      *tools.Inventory
 
 	mu       sync.Mutex
 	rec      Recorder
-	tools    map[string]*tool // by full name, and by each name it was invoked as
 	closed   bool
 	inflight sync.WaitGroup // invokes running: Close waits for them
 	ownHTTP  bool
 }
 
-// New checks cfg and returns a Session. Nothing is compiled or resolved yet:
-// a tool is loaded on its first invoke, so a capsule that never calls a tool
-// pays nothing for it.
+// New checks cfg and returns a Session. Nothing is compiled here: a tool is
+// compiled on its first invoke, so a capsule that never calls a tool pays
+// nothing for it.
 func New(cfg Config) (*Session, error) {
-	if cfg.Engine == nil || cfg.Manifest == nil || cfg.Session == nil {
-		return nil, errors.New("hostapi: Config needs Engine, Manifest and Session")
+	if cfg.Manifest == nil || cfg.Session == nil {
+		return nil, errors.New("hostapi: Config needs Manifest and Session")
 	}
-	s := &Session{cfg: cfg, lookup: cfg.Lookup, http: cfg.HTTPClient, log: cfg.Logger, tools: map[string]*tool{}}
+	s := &Session{cfg: cfg, lookup: cfg.Lookup, http: cfg.HTTPClient, log: cfg.Logger, tools: cfg.Tools}
+	if s.tools == nil {
+		s.tools = tools.NewInventory(cfg.Manifest.Name)
+	}
 	if cfg.Grants != nil {
 		s.grants = *cfg.Grants
 	} else {
@@ -101,7 +104,6 @@ func New(cfg Config) (*Session, error) {
 	if s.http == nil {
 		s.http, s.ownHTTP = newHTTPClient(), true
 	}
-	s.toolHost = s.newToolHost()
 	return s, nil
 }
 
@@ -120,9 +122,9 @@ func (s *Session) Register(h *wasmhost.Host, rec Recorder) {
 	wit.GrantMessageSend(h, s.Send)
 }
 
-// Close waits for invokes still running, then releases the compiled tool
-// components (and the idle connections of its own HTTP client). Invokes
-// after Close answer err.
+// Close waits for invokes still running, then releases the idle
+// connections of its own HTTP client. Invokes after Close answer err. The
+// tool inventory is its owner's to close (tools.Inventory.Close).
 func (s *Session) Close() error {
 	s.mu.Lock()
 	if s.closed {
@@ -134,28 +136,14 @@ func (s *Session) Close() error {
 	s.inflight.Wait()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for _, t := range s.tools {
-		t.close() // a tool under two names is closed twice: Component.Close is idempotent
-	}
 	if s.ownHTTP {
 		s.http.CloseIdleConnections()
 	}
 	return nil
 }
 
-// clip shortens a guest-supplied string for messages and trace lines: a
-// capsule cannot make its own trace lines arbitrarily long through a name.
-func clip(s string) string {
-	const max = 256
-	if len(s) <= max {
-		return s
-	}
-	cut := max
-	for cut > 0 && s[cut]&0xC0 == 0x80 { // do not split a UTF-8 sequence
-		cut--
-	}
-	return s[:cut] + "…"
-}
+// clip shortens a guest-supplied string for messages and trace lines.
+func clip(s string) string { return tools.Clip(s) }
 
 // GrantsJSON is the effective grants as JSON (what diagnostics answers).
 func (s *Session) GrantsJSON() string { return s.grantsJSON }

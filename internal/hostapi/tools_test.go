@@ -13,6 +13,7 @@ import (
 	"github.com/murmur-go/murmur/internal/diag"
 	"github.com/murmur-go/murmur/internal/manifest"
 	"github.com/murmur-go/murmur/internal/sandbox"
+	"github.com/murmur-go/murmur/internal/tools"
 	"github.com/murmur-go/murmur/internal/trace"
 	"github.com/murmur-go/murmur/internal/wasmhost"
 	"github.com/murmur-go/murmur/internal/wit"
@@ -282,7 +283,7 @@ capabilities:
 	if err != nil {
 		t.Fatal(err)
 	}
-	rc, err := e.api.runConfig(tl)
+	rc, err := tl.RunConfig(tools.Invocation{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -322,7 +323,7 @@ capabilities:
 
 	// The undeclared-grant artifact inherits the capsule's: whole work folder.
 	wide, _ := e.api.testTool("wide")
-	rc, err = e.api.runConfig(wide)
+	rc, err = wide.RunConfig(tools.Invocation{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -337,7 +338,7 @@ capabilities:
 	if err := os.Symlink(t.TempDir(), src); err != nil {
 		t.Fatal(err)
 	}
-	_, err = e.api.runConfig(tl)
+	_, err = tl.RunConfig(tools.Invocation{})
 	wantErr(t, err, "E-RUN-065", "outside the work folder")
 }
 

@@ -17,6 +17,7 @@ import (
 	"github.com/murmur-go/murmur/internal/script"
 	"github.com/murmur-go/murmur/internal/session"
 	"github.com/murmur-go/murmur/internal/telemetry"
+	"github.com/murmur-go/murmur/internal/tools"
 	"github.com/murmur-go/murmur/internal/trace"
 	"github.com/murmur-go/murmur/internal/wasmhost"
 )
@@ -137,7 +138,14 @@ func Run(ctx context.Context, p *Plan, opts Options) (Result, error) {
 			Workdir: sess.Workdir, RecordsDir: sess.RecordsDir})
 	}
 
-	host, err := hostapi.New(hostapi.Config{Engine: eng, Manifest: p.Manifest, Grants: &p.Grants, Stores: p.Stores,
+	inv, err := tools.Build(&tools.Env{Engine: eng, Session: sess, Lookup: p.lookup, Logger: opts.Log},
+		p.Manifest, p.Grants, p.Tools)
+	if err != nil {
+		r.end(trace.EndFailed, err.Error(), true)
+		return Result{}, err
+	}
+	defer inv.Close()
+	host, err := hostapi.New(hostapi.Config{Manifest: p.Manifest, Tools: inv, Grants: &p.Grants, Stores: p.Stores,
 		Session: sess, Lookup: p.lookup})
 	var imports script.Imports
 	if err != nil {

@@ -1,0 +1,321 @@
+package tools
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/murmur-go/murmur/internal/diag"
+	"github.com/murmur-go/murmur/internal/manifest"
+	"github.com/murmur-go/murmur/internal/sandbox"
+	"github.com/murmur-go/murmur/internal/session"
+	"github.com/murmur-go/murmur/internal/store"
+	"github.com/murmur-go/murmur/internal/trace"
+	"github.com/murmur-go/murmur/internal/wasmhost"
+	"github.com/murmur-go/murmur/internal/wit"
+)
+
+// ToolRunCall names the call a tool's deadline stops, in call_deadline lines.
+const ToolRunCall = wit.IfaceToolRun + "#" + wit.RunFunc
+
+// Env is what every component tool of a session shares: the engine, the
+// session's identity and folders, and mur's own environment for env.allow.
+type Env struct {
+	Engine  *wasmhost.Engine
+	Session *session.Session
+	// Lookup reads mur's own environment; nil is os.LookupEnv.
+	Lookup func(string) (string, bool)
+	// Logger receives what is worth a log line but not a trace line; nil
+	// is slog.Default().
+	Logger *slog.Logger
+}
+
+// DeadlineRecorder receives the call_deadline line a tool's deadline leaves
+// when it passed while the tool waited on the runtime.
+type DeadlineRecorder interface {
+	CallDeadline(component, call string, deadline time.Duration)
+}
+
+// Invocation is one call of a component tool.
+type Invocation struct {
+	Input wit.ToolInput
+	// Chunks receives murmur:text/chunks from the tool; nil logs them.
+	Chunks func(ctx context.Context, text string, thinking bool) error
+	// RequestInput answers murmur:task/task#request-input; nil refuses it
+	// (a script capsule's tool has no one to ask).
+	RequestInput func(ctx context.Context, prompt string) (string, error)
+	// Recorder receives call_deadline lines; nil records none.
+	Recorder DeadlineRecorder
+}
+
+// WASM is a tool artifact whose payload is a component exporting
+// murmur:tool/run: compiled on its first call, then reused by every later
+// call of the session, each in a fresh instance bounded by the tool's own
+// narrowed grant.
+type WASM struct {
+	decl     manifest.Artifact
+	grant    manifest.ArtifactGrant
+	resolved *store.Resolved // nil: the artifact could not be resolved (loadErr says why)
+	env      *Env
+
+	once    sync.Once
+	comp    *wasmhost.Component
+	loadErr error
+}
+
+// NewWASM is the tool decl, resolved at launch as r (nil when it could not
+// be: loadErr is then returned by every call), granted grant.
+func NewWASM(env *Env, decl manifest.Artifact, grant manifest.ArtifactGrant, r *store.Resolved, loadErr error) *WASM {
+	return &WASM{decl: decl, grant: grant, resolved: r, env: env, loadErr: loadErr}
+}
+
+func (t *WASM) Name() string { return t.decl.Name }
+func (t *WASM) Kind() string { return KindWASM }
+
+func (t *WASM) Description() string {
+	if t.resolved != nil && t.resolved.Manifest != nil && t.resolved.Manifest.Description != "" {
+		return t.resolved.Manifest.Description
+	}
+	return "the tool " + ref(t.decl)
+}
+
+func (t *WASM) Schema() json.RawMessage { return DefaultSchema }
+
+// Close releases the compiled component. Calls after Close fail.
+func (t *WASM) Close() {
+	t.once.Do(func() { t.loadErr = errors.New("tools: the session is over") })
+	if t.comp != nil {
+		t.comp.Close()
+	}
+}
+
+// Component compiles the tool's component, once per session, and returns
+// it; a launch may call it early to pay the compile before the first call.
+func (t *WASM) Component() (*wasmhost.Component, error) {
+	if err := t.load(); err != nil {
+		return nil, err
+	}
+	return t.comp, nil
+}
+
+// load compiles the tool's component, once per session.
+func (t *WASM) load() error {
+	t.once.Do(func() {
+		if t.loadErr != nil {
+			return
+		}
+		r, rf := t.resolved, ref(t.decl)
+		if r.Runtime != manifest.RuntimeTool {
+			t.loadErr = diag.New("E-RUN-063", "tool %s cannot be loaded: the installed artifact is a %s, not a tool", rf, r.Runtime).
+				WithHint("declare it with its own runtime, or install the tool artifact of that name")
+			return
+		}
+		file, data, ok := r.Archive.Payload()
+		if !ok || !strings.HasSuffix(file, ".wasm") {
+			t.loadErr = diag.New("E-RUN-063", "tool %s cannot be loaded: its .mur.zip holds no root .wasm component", rf).
+				WithHint("rebuild it with 'mur build' from a directory holding the tool's component")
+			return
+		}
+		comp, err := t.env.Engine.Compile(data)
+		if err != nil {
+			t.loadErr = diag.Wrap(err, "E-RUN-063", "tool %s cannot be loaded", rf).
+				WithHint("rebuild it as a component exporting %s", wit.IfaceToolRun)
+			return
+		}
+		if !wit.ExportsToolRun(comp) {
+			comp.Close()
+			t.loadErr = diag.New("E-RUN-063", "tool %s cannot be loaded: %s does not export %s with a run function", rf, file, wit.IfaceToolRun).
+				WithHint("build it against the tool world (murmur:runtime-guest/tool)")
+			return
+		}
+		t.comp = comp
+	})
+	return t.loadErr
+}
+
+// Run instantiates the tool in a fresh store and calls its run once. A tool
+// that cannot be loaded, and one that traps, runs past its deadline or hits
+// a resource limit, answers an E-RUN-06x error with the reason; the caller
+// goes on.
+func (t *WASM) Run(ctx context.Context, inv Invocation) (wit.ToolResult, error) {
+	if err := t.load(); err != nil {
+		return wit.ToolResult{}, err
+	}
+	rc, err := t.RunConfig(inv)
+	if err != nil {
+		return wit.ToolResult{}, err
+	}
+	inst, err := t.env.Engine.Instantiate(ctx, t.comp, rc)
+	if err != nil {
+		return wit.ToolResult{}, t.ending(inv, rc.Limits, err)
+	}
+	defer inst.Close()
+	res, err := wit.CallToolRun(ctx, inst, inv.Input)
+	if err != nil {
+		return wit.ToolResult{}, t.ending(inv, rc.Limits, err)
+	}
+	return res, nil
+}
+
+func (e *Env) lookup() func(string) (string, bool) {
+	if e.Lookup == nil {
+		return os.LookupEnv
+	}
+	return e.Lookup
+}
+
+func (e *Env) logger() *slog.Logger {
+	if e.Logger == nil {
+		return slog.Default()
+	}
+	return e.Logger
+}
+
+// RunConfig is the sandbox one call runs in: its narrowed limits, an
+// environment of its env.allow names plus the identity, a filesystem of its
+// scope of the work folder (read-write) and the runtime dir (read-only), and
+// the host interfaces of the tool world.
+func (t *WASM) RunConfig(inv Invocation) (wasmhost.RunConfig, error) {
+	g := t.grant.Grants
+	sess := t.env.Session
+	dir, err := scopeDir(sess.Workdir, g.FilesystemScope)
+	if err != nil {
+		return wasmhost.RunConfig{}, diag.Wrap(err, "E-RUN-065", "tool %s: its filesystem scope cannot be opened", t.decl.Name).
+			WithHint("capabilities.filesystem.scope must name a folder inside the work folder (not a symlink leading out of it)")
+	}
+	wasi := wasmhost.WASI{
+		Args:     []string{manifest.Bare(t.decl.Name)},
+		Env:      sandbox.Env(sess, g.EnvAllow, t.env.lookup()),
+		Preopens: sandbox.Preopens(dir, sess.RuntimeDir),
+	}
+	// The tool's stdout and stderr go to logs/tools/<scope>/<name>.std{out,err}.log
+	// in the records dir; each invoke starts them afresh, so they hold the
+	// last call's output. Without a records dir they are discarded.
+	if logs := filepath.Join(sess.RecordsDir, "logs"); sess.RecordsDir != "" && isDir(logs) {
+		scope, bare, _ := strings.Cut(t.decl.Name, "/")
+		dir := filepath.Join(logs, "tools", scope)
+		if err := os.MkdirAll(dir, 0o700); err == nil {
+			wasi.StdoutPath = filepath.Join(dir, bare+".stdout.log")
+			wasi.StderrPath = filepath.Join(dir, bare+".stderr.log")
+		} else {
+			t.env.logger().Warn("tool logs are discarded", "tool", t.decl.Name, "error", err)
+		}
+	}
+	return wasmhost.RunConfig{Limits: sandbox.Limits(g.Limits), WASI: wasi, Host: t.host(inv)}, nil
+}
+
+// host is what a tool's component may import besides WASI (the tool world):
+// murmur:text/chunks and murmur:task/task, answered by the invocation.
+func (t *WASM) host(inv Invocation) *wasmhost.Host {
+	h := wasmhost.NewHost()
+	chunks := inv.Chunks
+	if chunks == nil {
+		log, sid := t.env.logger(), t.env.Session.ID
+		chunks = func(ctx context.Context, text string, thinking bool) error {
+			log.Debug("tool chunk", "session", sid, "thinking", thinking, "bytes", len(text))
+			return nil
+		}
+	}
+	wit.GrantTextChunks(h, chunks)
+	ask := inv.RequestInput
+	if ask == nil {
+		// Its WIT result has no error side: the error stops the tool.
+		ask = func(ctx context.Context, prompt string) (string, error) {
+			return "", errors.New("murmur:task/task#request-input: a script capsule's tool has no one to ask for input")
+		}
+	}
+	wit.GrantTask(h, ask)
+	return h
+}
+
+// ending words a tool call that did not return normally as the error its
+// caller receives; a deadline passed while the tool waited on the runtime
+// also leaves a call_deadline line naming the tool and its call.
+func (t *WASM) ending(inv Invocation, lim wasmhost.Limits, err error) error {
+	name := t.decl.Name
+	e := sandbox.EndingOf(err)
+	if e.WaitedOnRuntime && inv.Recorder != nil {
+		inv.Recorder.CallDeadline(name, ToolRunCall, lim.Deadline)
+	}
+	var out *diag.Diagnostic
+	switch {
+	case e.Status == trace.EndDeadlineExceeded:
+		out = diag.New("E-RUN-064", "tool %s: %v (deadline %s)", name, e.Err, lim.Deadline)
+	case e.Status == trace.EndResourceLimit, e.Cancelled:
+		out = diag.New("E-RUN-064", "tool %s: %v", name, e.Err)
+	case e.Exited:
+		out = diag.New("E-RUN-064", "tool %s exited with status %d without returning a result", name, e.ExitCode)
+	case e.Status == trace.EndTrapped:
+		out = diag.New("E-RUN-064", "tool %s trapped: %s", name, e.Reason)
+	default:
+		out = diag.Wrap(err, "E-RUN-064", "tool %s failed", name)
+	}
+	return &EndingError{Ending: e.Status, Diagnostic: out}
+}
+
+// EndingError is a component tool call that did not return normally: the
+// diagnostic its caller sees, and its ending in the spec's words (an agent's
+// tool_call line records it: a limit is never reported as a crash).
+type EndingError struct {
+	Ending string
+	*diag.Diagnostic
+}
+
+func (e *EndingError) Unwrap() error { return e.Diagnostic }
+
+// EndingOf is the ending of a tool call's error: ok for nil, the component
+// call's ending for an *EndingError, failed for any other error.
+func EndingOf(err error) string {
+	var ee *EndingError
+	switch {
+	case err == nil:
+		return trace.EndOK
+	case errors.As(err, &ee):
+		return ee.Ending
+	}
+	return trace.EndFailed
+}
+
+// scopeDir is the folder a tool sees as its work folder: the whole work
+// folder, or its filesystem.scope inside it (created when missing). A scope
+// that resolves outside the work folder through a symlink is refused.
+func scopeDir(workdir string, scope *string) (string, error) {
+	if scope == nil {
+		return workdir, nil
+	}
+	clean, err := manifest.CleanScope(*scope)
+	if err != nil {
+		return "", err
+	}
+	if clean == "." {
+		return workdir, nil
+	}
+	dir := filepath.Join(workdir, filepath.FromSlash(clean))
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return "", err
+	}
+	realWork, err := filepath.EvalSymlinks(workdir)
+	if err != nil {
+		return "", err
+	}
+	realDir, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		return "", err
+	}
+	if realDir != realWork && !strings.HasPrefix(realDir, realWork+string(filepath.Separator)) {
+		return "", fmt.Errorf("%s resolves to %s, outside the work folder", clean, realDir)
+	}
+	return realDir, nil
+}
+
+func isDir(p string) bool {
+	fi, err := os.Stat(p)
+	return err == nil && fi.IsDir()
+}
