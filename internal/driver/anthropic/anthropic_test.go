@@ -364,3 +364,25 @@ func TestUnreachable(t *testing.T) {
 		t.Errorf("err = %v, want unreachable", err)
 	}
 }
+
+// BenchmarkCall measures one streamed turn (three text chunks and a tool call
+// in three pieces) against the loopback fake: the driver's per-call overhead
+// plus the SDK's, with the fake's own cost in it too.
+func BenchmarkCall(b *testing.B) {
+	srv := fp.NewAnthropic()
+	defer srv.Close()
+	d, err := anthropic.New(driver.Config{Name: anthropic.Name, Version: "1", Endpoint: srv.URL, APIKey: key, KeyVariable: "K"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	reply := fp.Reply{Text: []string{"a", "b", "c"}, ToolCalls: []fp.ToolCall{{ID: "call_1", Name: "echo", Pieces: []string{`{"m"`, `:`, `1}`}}}, InputTokens: 10, OutputTokens: 5}
+	req := request()
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		srv.Push(reply)
+		if _, err := d.Call(ctx, req, func(string) {}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
