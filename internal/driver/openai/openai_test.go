@@ -384,3 +384,43 @@ func BenchmarkCall(b *testing.B) {
 		}
 	}
 }
+
+// TestKeyless: a local compatible server may need no key; none is sent, and
+// the host's OPENAI_API_KEY is not used in its place.
+func TestKeyless(t *testing.T) {
+	t.Setenv("OPENAI_API_KEY", "trap-api-key")
+	srv := fp.NewOpenAI()
+	defer srv.Close()
+	srv.Push(fp.Reply{Text: []string{"local"}})
+	d, err := openai.New(driver.Config{Name: openai.Name, Version: "1", Endpoint: srv.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := call(t, d, request(), 10*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if h := srv.Requests()[0].Header.Get("Authorization"); h != "" {
+		t.Errorf("Authorization = %q, want none", h)
+	}
+}
+
+func TestMaxTokensField(t *testing.T) {
+	srv := fp.NewOpenAI()
+	defer srv.Close()
+	srv.Push(fp.Reply{Text: []string{"x"}})
+	d, err := openai.New(driver.Config{Name: openai.Name, Endpoint: srv.URL, APIKey: key,
+		Settings: map[string]any{openai.SettingMaxTokensField: "max_tokens"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := call(t, d, request(), 10*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	body := srv.Requests()[0].JSON()
+	if body["max_tokens"] != float64(256) || body["max_completion_tokens"] != nil {
+		t.Errorf("body = %v", body)
+	}
+	if _, err := openai.New(driver.Config{Name: openai.Name, Settings: map[string]any{openai.SettingMaxTokensField: "tokens"}}); err == nil {
+		t.Error("a bad max_tokens_field was accepted")
+	}
+}
