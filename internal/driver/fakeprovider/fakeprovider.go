@@ -65,6 +65,11 @@ type Reply struct {
 	// CutAfter > 0 cuts the stream after that many events, in the middle of
 	// the next one, by dropping the connection.
 	CutAfter int
+	// StreamError, when set, sends the provider's in-stream error event with
+	// this message after the first event, and ends the stream there (Anthropic:
+	// an "error" event such as overloaded_error; OpenAI: a data line holding
+	// an "error" object).
+	StreamError string
 	// Hang never answers: the handler waits until the client gives up (or the
 	// server closes).
 	Hang bool
@@ -154,6 +159,11 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	body, _ := io.ReadAll(r.Body)
 	s.mu.Lock()
 	s.requests = append(s.requests, Request{Method: r.Method, Path: r.URL.Path, Header: r.Header.Clone(), Body: body})
+	if !s.pathOK(r) {
+		s.mu.Unlock()
+		s.writeError(w, http.StatusNotFound, "fakeprovider: no such endpoint "+r.Method+" "+r.URL.Path)
+		return
+	}
 	var rep Reply
 	ok := len(s.queue) > 0
 	if ok {
@@ -161,10 +171,6 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	s.mu.Unlock()
 
-	if !s.pathOK(r) {
-		s.writeError(w, http.StatusNotFound, "fakeprovider: no such endpoint "+r.Method+" "+r.URL.Path)
-		return
-	}
 	if !ok {
 		s.writeError(w, http.StatusInternalServerError, "fakeprovider: no scripted reply left")
 		return
@@ -206,6 +212,9 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Cache-Control", "no-cache")
 	w.WriteHeader(http.StatusOK)
 	fl, _ := w.(http.Flusher)
+	if rep.StreamError != "" {
+		events = append(events[:1:1], s.errorEvent(rep.StreamError))
+	}
 	for i, ev := range events {
 		if rep.CutAfter > 0 && i == rep.CutAfter {
 			// Half an event, then the connection drops: the client sees the
@@ -232,6 +241,17 @@ func (s *Server) pathOK(r *http.Request) bool {
 		return r.URL.Path == "/v1/messages"
 	}
 	return r.URL.Path == "/v1/chat/completions" || r.URL.Path == "/chat/completions"
+}
+
+func (s *Server) errorEvent(msg string) event {
+	if s.proto == Anthropic {
+		return event{Name: "error", Data: mustJSON(map[string]any{
+			"type": "error", "error": map[string]any{"type": "overloaded_error", "message": msg},
+		})}
+	}
+	return event{Data: mustJSON(map[string]any{"error": map[string]any{
+		"message": msg, "type": "server_error", "param": nil, "code": nil,
+	}})}
 }
 
 // writeError answers with the provider's error body.

@@ -239,6 +239,8 @@ func TestCallFailures(t *testing.T) {
 			kind: driver.KindProvider, requests: 3, contains: "HTTP 500"},
 		{name: "400 not retried", replies: []fp.Reply{{Status: 400, Message: "bad model"}},
 			kind: driver.KindProvider, requests: 1, contains: "bad model"},
+		{name: "error event mid-stream", replies: []fp.Reply{{StreamError: "Overloaded"}},
+			kind: driver.KindProvider, requests: 1, contains: "Overloaded"},
 		{name: "malformed JSON", replies: []fp.Reply{{Malformed: true}}, kind: driver.KindMalformed, requests: 1},
 		{name: "stream cut mid-event", replies: []fp.Reply{{Text: []string{"a", "b", "c"}, CutAfter: 4}},
 			kind: driver.KindIncomplete, requests: 1},
