@@ -70,6 +70,9 @@ type Reply struct {
 	// an "error" event such as overloaded_error; OpenAI: a data line holding
 	// an "error" object).
 	StreamError string
+	// HangAfter > 0 sends that many events, then stops sending and holds the
+	// connection open until the client gives up (a model stuck mid-answer).
+	HangAfter int
 	// Hang never answers: the handler waits until the client gives up (or the
 	// server closes).
 	Hang bool
@@ -216,6 +219,13 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		events = append(events[:1:1], s.errorEvent(rep.StreamError))
 	}
 	for i, ev := range events {
+		if rep.HangAfter > 0 && i == rep.HangAfter {
+			select {
+			case <-r.Context().Done():
+			case <-s.closing:
+			}
+			return
+		}
 		if rep.CutAfter > 0 && i == rep.CutAfter {
 			// Half an event, then the connection drops: the client sees the
 			// body end without the chunked terminator.

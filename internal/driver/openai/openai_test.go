@@ -426,3 +426,34 @@ func TestMaxTokensField(t *testing.T) {
 		t.Error("a bad max_tokens_field was accepted")
 	}
 }
+
+// TestDeadlineBoundsEverything: a retry-after longer than the deadline, and a
+// stream that stops mid-answer, both end the call by its deadline.
+func TestDeadlineBoundsEverything(t *testing.T) {
+	t.Run("long retry-after", func(t *testing.T) {
+		srv := fp.NewOpenAI()
+		defer srv.Close()
+		srv.Push(fp.Reply{Status: 429, RetryAfter: "3600"}, fp.Reply{Text: []string{"late"}})
+		_, _, err := call(t, newDriver(t, srv.URL), request(), 500*time.Millisecond)
+		// The SDK either waits (and the deadline ends the wait) or gives up
+		// at once on a wait it will not make; it never waits an hour.
+		if k := driver.KindOf(err); k != driver.KindCanceled && k != driver.KindRateLimited {
+			t.Errorf("err = %v, want canceled or rate limited", err)
+		}
+		if n := len(srv.Requests()); n != 1 {
+			t.Errorf("%d requests, want 1", n)
+		}
+	})
+	t.Run("stream stops mid-answer", func(t *testing.T) {
+		srv := fp.NewOpenAI()
+		defer srv.Close()
+		srv.Push(fp.Reply{Text: []string{"a", "b", "c", "d"}, HangAfter: 4})
+		_, chunks, err := call(t, newDriver(t, srv.URL), request(), 500*time.Millisecond)
+		if !errors.Is(err, driver.ErrCanceled) || !errors.Is(err, context.DeadlineExceeded) {
+			t.Errorf("err = %v, want canceled by the deadline", err)
+		}
+		if len(chunks) == 0 {
+			t.Error("no chunk arrived before the stall")
+		}
+	})
+}
