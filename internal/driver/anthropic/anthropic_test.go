@@ -237,6 +237,8 @@ func TestCallFailures(t *testing.T) {
 			kind: driver.KindProvider, requests: 3, contains: "HTTP 500"},
 		{name: "400 not retried", replies: []fp.Reply{{Status: 400, Message: "bad model"}},
 			kind: driver.KindProvider, requests: 1, contains: "bad model"},
+		{name: "error event mid-stream", replies: []fp.Reply{{StreamError: "Overloaded"}},
+			kind: driver.KindProvider, requests: 1, contains: "Overloaded"},
 		{name: "malformed JSON", replies: []fp.Reply{{Malformed: true}}, kind: driver.KindMalformed, requests: 1},
 		{name: "stream cut mid-event", replies: []fp.Reply{{Text: []string{"a", "b", "c"}, CutAfter: 4}},
 			kind: driver.KindIncomplete, requests: 1},
@@ -363,4 +365,57 @@ func TestUnreachable(t *testing.T) {
 	if driver.KindOf(err) != driver.KindUnreachable {
 		t.Errorf("err = %v, want unreachable", err)
 	}
+}
+
+// BenchmarkCall measures one streamed turn (three text chunks and a tool call
+// in three pieces) against the loopback fake: the driver's per-call overhead
+// plus the SDK's, with the fake's own cost in it too.
+func BenchmarkCall(b *testing.B) {
+	srv := fp.NewAnthropic()
+	defer srv.Close()
+	d, err := anthropic.New(driver.Config{Name: anthropic.Name, Version: "1", Endpoint: srv.URL, APIKey: key, KeyVariable: "K"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	reply := fp.Reply{Text: []string{"a", "b", "c"}, ToolCalls: []fp.ToolCall{{ID: "call_1", Name: "echo", Pieces: []string{`{"m"`, `:`, `1}`}}}, InputTokens: 10, OutputTokens: 5}
+	req := request()
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		srv.Push(reply)
+		if _, err := d.Call(ctx, req, func(string) {}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// TestDeadlineBoundsEverything: a retry-after longer than the deadline, and a
+// stream that stops mid-answer, both end the call by its deadline.
+func TestDeadlineBoundsEverything(t *testing.T) {
+	t.Run("long retry-after", func(t *testing.T) {
+		srv := fp.NewAnthropic()
+		defer srv.Close()
+		srv.Push(fp.Reply{Status: 429, RetryAfter: "3600"}, fp.Reply{Text: []string{"late"}})
+		_, _, err := call(t, newDriver(t, srv.URL), request(), 500*time.Millisecond)
+		// The SDK either waits (and the deadline ends the wait) or gives up
+		// at once on a wait it will not make; it never waits an hour.
+		if k := driver.KindOf(err); k != driver.KindCanceled && k != driver.KindRateLimited {
+			t.Errorf("err = %v, want canceled or rate limited", err)
+		}
+		if n := len(srv.Requests()); n != 1 {
+			t.Errorf("%d requests, want 1", n)
+		}
+	})
+	t.Run("stream stops mid-answer", func(t *testing.T) {
+		srv := fp.NewAnthropic()
+		defer srv.Close()
+		srv.Push(fp.Reply{Text: []string{"a", "b", "c", "d"}, HangAfter: 4})
+		_, chunks, err := call(t, newDriver(t, srv.URL), request(), 500*time.Millisecond)
+		if !errors.Is(err, driver.ErrCanceled) || !errors.Is(err, context.DeadlineExceeded) {
+			t.Errorf("err = %v, want canceled by the deadline", err)
+		}
+		if len(chunks) == 0 {
+			t.Error("no chunk arrived before the stall")
+		}
+	})
 }

@@ -65,6 +65,14 @@ type Reply struct {
 	// CutAfter > 0 cuts the stream after that many events, in the middle of
 	// the next one, by dropping the connection.
 	CutAfter int
+	// StreamError, when set, sends the provider's in-stream error event with
+	// this message after the first event, and ends the stream there (Anthropic:
+	// an "error" event such as overloaded_error; OpenAI: a data line holding
+	// an "error" object).
+	StreamError string
+	// HangAfter > 0 sends that many events, then stops sending and holds the
+	// connection open until the client gives up (a model stuck mid-answer).
+	HangAfter int
 	// Hang never answers: the handler waits until the client gives up (or the
 	// server closes).
 	Hang bool
@@ -154,6 +162,11 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	body, _ := io.ReadAll(r.Body)
 	s.mu.Lock()
 	s.requests = append(s.requests, Request{Method: r.Method, Path: r.URL.Path, Header: r.Header.Clone(), Body: body})
+	if !s.pathOK(r) {
+		s.mu.Unlock()
+		s.writeError(w, http.StatusNotFound, "fakeprovider: no such endpoint "+r.Method+" "+r.URL.Path)
+		return
+	}
 	var rep Reply
 	ok := len(s.queue) > 0
 	if ok {
@@ -161,10 +174,6 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	s.mu.Unlock()
 
-	if !s.pathOK(r) {
-		s.writeError(w, http.StatusNotFound, "fakeprovider: no such endpoint "+r.Method+" "+r.URL.Path)
-		return
-	}
 	if !ok {
 		s.writeError(w, http.StatusInternalServerError, "fakeprovider: no scripted reply left")
 		return
@@ -206,7 +215,17 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Cache-Control", "no-cache")
 	w.WriteHeader(http.StatusOK)
 	fl, _ := w.(http.Flusher)
+	if rep.StreamError != "" {
+		events = append(events[:1:1], s.errorEvent(rep.StreamError))
+	}
 	for i, ev := range events {
+		if rep.HangAfter > 0 && i == rep.HangAfter {
+			select {
+			case <-r.Context().Done():
+			case <-s.closing:
+			}
+			return
+		}
 		if rep.CutAfter > 0 && i == rep.CutAfter {
 			// Half an event, then the connection drops: the client sees the
 			// body end without the chunked terminator.
@@ -232,6 +251,17 @@ func (s *Server) pathOK(r *http.Request) bool {
 		return r.URL.Path == "/v1/messages"
 	}
 	return r.URL.Path == "/v1/chat/completions" || r.URL.Path == "/chat/completions"
+}
+
+func (s *Server) errorEvent(msg string) event {
+	if s.proto == Anthropic {
+		return event{Name: "error", Data: mustJSON(map[string]any{
+			"type": "error", "error": map[string]any{"type": "overloaded_error", "message": msg},
+		})}
+	}
+	return event{Data: mustJSON(map[string]any{"error": map[string]any{
+		"message": msg, "type": "server_error", "param": nil, "code": nil,
+	}})}
 }
 
 // writeError answers with the provider's error body.

@@ -19,6 +19,7 @@ import (
 	"github.com/openai/openai-go/v3/packages/ssestream"
 	"github.com/openai/openai-go/v3/shared"
 
+	"github.com/murmur-go/murmur/internal/diag"
 	"github.com/murmur-go/murmur/internal/driver"
 )
 
@@ -40,6 +41,9 @@ const (
 	// "max_tokens" (older compatible servers).
 	SettingMaxTokensField = "max_tokens_field"
 )
+
+// CodeBadConfig is the diagnostic of an entry whose config the driver cannot use.
+const CodeBadConfig = "E-RUN-088"
 
 // Driver is a murmur/driver-openai instance.
 type Driver struct {
@@ -67,7 +71,8 @@ func New(cfg driver.Config) (*Driver, error) {
 	case "max_tokens":
 		d.legacyMaxField = true
 	default:
-		return nil, fmt.Errorf("%s: config %s is %v; use max_completion_tokens or max_tokens", Name, SettingMaxTokensField, f)
+		return nil, diag.New(CodeBadConfig, "%s: the driver entry's config.%s is %v", Name, SettingMaxTokensField, f).
+			WithHint("use max_completion_tokens (the default) or max_tokens")
 	}
 	opts := []option.RequestOption{
 		option.WithBaseURL(endpoint),

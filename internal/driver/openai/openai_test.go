@@ -239,6 +239,8 @@ func TestCallFailures(t *testing.T) {
 			kind: driver.KindProvider, requests: 3, contains: "HTTP 500"},
 		{name: "400 not retried", replies: []fp.Reply{{Status: 400, Message: "bad model"}},
 			kind: driver.KindProvider, requests: 1, contains: "bad model"},
+		{name: "error event mid-stream", replies: []fp.Reply{{StreamError: "Overloaded"}},
+			kind: driver.KindProvider, requests: 1, contains: "Overloaded"},
 		{name: "malformed JSON", replies: []fp.Reply{{Malformed: true}}, kind: driver.KindMalformed, requests: 1},
 		{name: "stream cut mid-event", replies: []fp.Reply{{Text: []string{"a", "b", "c"}, CutAfter: 4}},
 			kind: driver.KindIncomplete, requests: 1},
@@ -361,4 +363,97 @@ func TestUnreachable(t *testing.T) {
 	if driver.KindOf(err) != driver.KindUnreachable {
 		t.Errorf("err = %v, want unreachable", err)
 	}
+}
+
+// BenchmarkCall measures one streamed turn (three text chunks and a tool call
+// in three pieces) against the loopback fake: the driver's per-call overhead
+// plus the SDK's, with the fake's own cost in it too.
+func BenchmarkCall(b *testing.B) {
+	srv := fp.NewOpenAI()
+	defer srv.Close()
+	d, err := openai.New(driver.Config{Name: openai.Name, Version: "1", Endpoint: srv.URL, APIKey: key, KeyVariable: "K"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	reply := fp.Reply{Text: []string{"a", "b", "c"}, ToolCalls: []fp.ToolCall{{ID: "call_1", Name: "echo", Pieces: []string{`{"m"`, `:`, `1}`}}}, InputTokens: 10, OutputTokens: 5}
+	req := request()
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		srv.Push(reply)
+		if _, err := d.Call(ctx, req, func(string) {}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// TestKeyless: a local compatible server may need no key; none is sent, and
+// the host's OPENAI_API_KEY is not used in its place.
+func TestKeyless(t *testing.T) {
+	t.Setenv("OPENAI_API_KEY", "trap-api-key")
+	srv := fp.NewOpenAI()
+	defer srv.Close()
+	srv.Push(fp.Reply{Text: []string{"local"}})
+	d, err := openai.New(driver.Config{Name: openai.Name, Version: "1", Endpoint: srv.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := call(t, d, request(), 10*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if h := srv.Requests()[0].Header.Get("Authorization"); h != "" {
+		t.Errorf("Authorization = %q, want none", h)
+	}
+}
+
+func TestMaxTokensField(t *testing.T) {
+	srv := fp.NewOpenAI()
+	defer srv.Close()
+	srv.Push(fp.Reply{Text: []string{"x"}})
+	d, err := openai.New(driver.Config{Name: openai.Name, Endpoint: srv.URL, APIKey: key,
+		Settings: map[string]any{openai.SettingMaxTokensField: "max_tokens"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := call(t, d, request(), 10*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	body := srv.Requests()[0].JSON()
+	if body["max_tokens"] != float64(256) || body["max_completion_tokens"] != nil {
+		t.Errorf("body = %v", body)
+	}
+	if _, err := openai.New(driver.Config{Name: openai.Name, Settings: map[string]any{openai.SettingMaxTokensField: "tokens"}}); err == nil {
+		t.Error("a bad max_tokens_field was accepted")
+	}
+}
+
+// TestDeadlineBoundsEverything: a retry-after longer than the deadline, and a
+// stream that stops mid-answer, both end the call by its deadline.
+func TestDeadlineBoundsEverything(t *testing.T) {
+	t.Run("long retry-after", func(t *testing.T) {
+		srv := fp.NewOpenAI()
+		defer srv.Close()
+		srv.Push(fp.Reply{Status: 429, RetryAfter: "3600"}, fp.Reply{Text: []string{"late"}})
+		_, _, err := call(t, newDriver(t, srv.URL), request(), 500*time.Millisecond)
+		// The SDK either waits (and the deadline ends the wait) or gives up
+		// at once on a wait it will not make; it never waits an hour.
+		if k := driver.KindOf(err); k != driver.KindCanceled && k != driver.KindRateLimited {
+			t.Errorf("err = %v, want canceled or rate limited", err)
+		}
+		if n := len(srv.Requests()); n != 1 {
+			t.Errorf("%d requests, want 1", n)
+		}
+	})
+	t.Run("stream stops mid-answer", func(t *testing.T) {
+		srv := fp.NewOpenAI()
+		defer srv.Close()
+		srv.Push(fp.Reply{Text: []string{"a", "b", "c", "d"}, HangAfter: 4})
+		_, chunks, err := call(t, newDriver(t, srv.URL), request(), 500*time.Millisecond)
+		if !errors.Is(err, driver.ErrCanceled) || !errors.Is(err, context.DeadlineExceeded) {
+			t.Errorf("err = %v, want canceled by the deadline", err)
+		}
+		if len(chunks) == 0 {
+			t.Error("no chunk arrived before the stall")
+		}
+	})
 }

@@ -137,3 +137,24 @@ func TestCanceledContext(t *testing.T) {
 		t.Errorf("err = %v, remaining %d", err, d.Remaining())
 	}
 }
+
+// BenchmarkCall measures one replayed turn with a tool call and two chunks.
+func BenchmarkCall(b *testing.B) {
+	p := filepath.Join(b.TempDir(), "t.yaml")
+	body := "version: 1\nresponses:\n  - chunks: [\"a\", \"b\"]\n    content: [{type: text, text: ab}, {type: tool_call, name: echo, input: {m: 1}}]\n"
+	if err := os.WriteFile(p, []byte(body), 0o600); err != nil {
+		b.Fatal(err)
+	}
+	d, err := replay.New(replay.Name, "0", p)
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		replay.Rewind(d)
+		if _, err := d.Call(ctx, nil, func(string) {}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
