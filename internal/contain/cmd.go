@@ -1,0 +1,31 @@
+package contain
+
+import (
+	"os"
+	"os/exec"
+)
+
+// Cmd is a command under a plan. Use Start (then Wait) or Run: they close
+// the parent's end of the plan's descriptor once the helper has it.
+type Cmd struct {
+	*exec.Cmd
+	planFile *os.File
+}
+
+// Start starts the helper (or, off Linux, the command).
+func (c *Cmd) Start() error {
+	err := c.Cmd.Start()
+	if c.planFile != nil {
+		c.planFile.Close()
+		c.planFile = nil
+	}
+	return err
+}
+
+// Run starts the command and waits for it.
+func (c *Cmd) Run() error {
+	if err := c.Start(); err != nil {
+		return err
+	}
+	return c.Wait()
+}
