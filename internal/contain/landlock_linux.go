@@ -56,7 +56,8 @@ func applyLandlock(p *Plan) error {
 		// and its /tmp a tmpfs of its own.
 		rules = append(rules, landlock.PathAccess(llReadDir, "/proc"), landlock.PathAccess(llReadDir|llWriteDir, "/tmp").WithRefer())
 	}
-	if err := cfg.RestrictPaths(rules...); err != nil {
+	// Restrict, not RestrictPaths: the latter leaves the scopes unhandled.
+	if err := cfg.Restrict(rules...); err != nil {
 		return fmt.Errorf("restricting paths: %w", err)
 	}
 	return nil
