@@ -74,6 +74,11 @@ func probeChild(mode string, flags uintptr, maps bool) (int, string, error) {
 	if maps {
 		c.SysProcAttr.UidMappings, c.SysProcAttr.GidMappings = idMaps()
 		c.SysProcAttr.GidMappingsEnableSetgroups = false
+		if os.Getuid() != 0 {
+			// As for the helper: a non-zero uid keeps its namespace
+			// capabilities across the child's execve only as ambient ones.
+			c.SysProcAttr.AmbientCaps = []uintptr{unix.CAP_SYS_ADMIN}
+		}
 	}
 	err := c.Run()
 	var ee *exec.ExitError
