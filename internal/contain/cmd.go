@@ -5,6 +5,10 @@ import (
 	"os/exec"
 )
 
+// ExitSetup is the exit status of a helper that could not apply its plan;
+// its stderr says why ("contain: ..."). The command never ran then.
+const ExitSetup = 125
+
 // Cmd is a command under a plan. Use Start (then Wait) or Run: they close
 // the parent's end of the plan's descriptor once the helper has it.
 type Cmd struct {

@@ -18,7 +18,7 @@ import (
 // world is one session's files as a contained command would meet them.
 type world struct {
 	root, work, home, records, runtime, otherRuntime, sibling, outside, tools string
-	self, i386                                                              string
+	self, i386                                                                string
 }
 
 func newWorld(t *testing.T) *world {

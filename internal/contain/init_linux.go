@@ -32,10 +32,6 @@ type job struct {
 	Dir  string   `json:"dir"`
 }
 
-// Exit status of a helper that could not set up its plan; its stderr says
-// why ("contain: ...").
-const ExitSetup = 125
-
 func init() {
 	// Per-thread state (Landlock, seccomp, capabilities, no_new_privs) is
 	// set on the thread that then execs: keep the helper on one thread.
