@@ -1,0 +1,63 @@
+package contain_test
+
+import (
+	"os/exec"
+	"runtime"
+	"testing"
+
+	"github.com/murmur-go/murmur/internal/contain"
+)
+
+// BenchmarkTrue is one /bin/true: plain fork+exec, through each tier, and
+// through bwrap --unshare-all when it is installed. Compare the tiers'
+// ns/op with plain's in the same run.
+func BenchmarkTrue(b *testing.B) {
+	if runtime.GOOS != "linux" {
+		b.Skip("the tiers are Linux")
+	}
+	w := newWorldB(b)
+	b.Run("plain", func(b *testing.B) {
+		for b.Loop() {
+			if err := exec.Command("/bin/true").Run(); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	for _, class := range classes {
+		b.Run(class, func(b *testing.B) {
+			if lacks := contain.Probe().Lacks(class); lacks != "" {
+				b.Skipf("this host lacks %s", lacks)
+			}
+			p, err := contain.NewPlan(contain.Input{Class: class, WorkFolder: w, Home: w})
+			if err != nil {
+				b.Fatal(err)
+			}
+			for b.Loop() {
+				c, err := contain.Command(p, "/bin/true", nil, nil, w)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if err := c.Run(); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+	b.Run("bwrap", func(b *testing.B) {
+		bw, err := exec.LookPath("bwrap")
+		if err != nil {
+			b.Skip("bubblewrap is not installed")
+		}
+		args := []string{"--unshare-all", "--ro-bind", "/usr", "/usr", "--symlink", "usr/bin", "/bin",
+			"--symlink", "usr/lib", "/lib", "--symlink", "usr/lib64", "/lib64", "--proc", "/proc", "--dev", "/dev", "/bin/true"}
+		for b.Loop() {
+			if err := exec.Command(bw, args...).Run(); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
+
+func newWorldB(b *testing.B) string {
+	return b.TempDir()
+}

@@ -1,0 +1,270 @@
+// Package contain holds how the kernel holds a capsule's native commands
+// (contracts §19): the host probe, one Plan per tier as plain data, and the
+// code that applies a plan — a re-exec'd init helper of the running binary
+// that sets up namespaces and a composed root (sealed), Landlock (sealed,
+// scoped), rlimits, dropped capabilities, no_new_privs and a seccomp
+// allow-list (every Linux tier), then execs the command.
+//
+// A binary that launches contained commands must call MaybeInit first thing
+// in main (a test binary: in TestMain), because the helper is that binary
+// started again with a hidden first argument.
+//
+// Not here yet: the network namespace with its egress proxy, cgroups, and
+// the floor decision itself (launch owns it; Report.Lacks gives it the
+// blocker text for E-CAP-003).
+package contain
+
+import (
+	"fmt"
+	"path/filepath"
+	"sort"
+	"strings"
+)
+
+// Containment classes, lowest first (the manifest's words).
+const (
+	Advisory = "advisory"
+	Scoped   = "scoped"
+	Sealed   = "sealed"
+)
+
+// Mechanism strings, as --explain-scope prints them.
+const (
+	MechSealed      = "mountns+pivot_root+landlock+seccomp"
+	MechScoped      = "landlock+seccomp"
+	MechSeccompOnly = "seccomp-only"
+	MechNone        = "none"
+)
+
+// Rank orders classes: advisory 0, scoped 1, sealed 2, anything else -1.
+func Rank(class string) int {
+	switch class {
+	case Advisory:
+		return 0
+	case Scoped:
+		return 1
+	case Sealed:
+		return 2
+	}
+	return -1
+}
+
+// SystemDirs are the directories every tier lets a command read and exec
+// from (contracts §19), absent ones skipped.
+var SystemDirs = []string{"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"}
+
+// SystemEtc is the fixed list from /etc every tier lets a command read;
+// entries ending in "*" are globs, in "/" directories. Never the rest of /etc.
+var SystemEtc = []string{
+	"ld.so.cache", "ld.so.conf*", "ssl/", "ca-certificates*", "resolv.conf", "hosts",
+	"nsswitch.conf", "localtime", "passwd", "group", "terminfo/", "alternatives/",
+}
+
+// Resources are capabilities.resources.*; zero fields take the spec's
+// defaults (contracts §19).
+type Resources struct {
+	MaxProcesses     uint64 `json:"max_processes"`
+	MaxOpenFiles     uint64 `json:"max_open_files"`
+	MaxFileSizeBytes uint64 `json:"max_file_size_bytes"`
+	CPUSeconds       uint64 `json:"cpu_seconds"`
+	MemoryBytes      uint64 `json:"memory_bytes"`
+}
+
+// Defaults of capabilities.resources.* (contracts §19).
+var DefaultResources = Resources{
+	MaxProcesses:     128,
+	MaxOpenFiles:     1024,
+	MaxFileSizeBytes: 4 << 30,
+	CPUSeconds:       3600,
+	MemoryBytes:      2 << 30,
+}
+
+func (r Resources) withDefaults() Resources {
+	d := DefaultResources
+	or := func(v, def uint64) uint64 {
+		if v == 0 {
+			return def
+		}
+		return v
+	}
+	return Resources{
+		MaxProcesses:     or(r.MaxProcesses, d.MaxProcesses),
+		MaxOpenFiles:     or(r.MaxOpenFiles, d.MaxOpenFiles),
+		MaxFileSizeBytes: or(r.MaxFileSizeBytes, d.MaxFileSizeBytes),
+		CPUSeconds:       or(r.CPUSeconds, d.CPUSeconds),
+		MemoryBytes:      or(r.MemoryBytes, d.MemoryBytes),
+	}
+}
+
+// Input is what a session knows when it builds a plan. Paths must be
+// absolute; they are cleaned and have their symlinks resolved by NewPlan.
+type Input struct {
+	Class       string    // advisory, scoped or sealed: the tier to apply
+	WorkFolder  string    // the work folder, or filesystem.scope: read-write
+	Home        string    // the session's HOME, <records dir>/home: read-write
+	RuntimeDir  string    // the session's runtime dir: read-only
+	RecordsDir  string    // the records dir: read-only but for Home
+	Tools       []string  // binaries outside the system dirs a command may run (shell.allow): read + exec
+	WorkdirExec bool      // filesystem.workdir_exec
+	UnixSockets bool      // network.unix_sockets
+	Resources   Resources // capabilities.resources.*
+}
+
+// Path is one entry of a plan's filesystem view.
+type Path struct {
+	Path  string `json:"path"`
+	Write bool   `json:"write,omitempty"`
+	Exec  bool   `json:"exec,omitempty"`
+	Dir   bool   `json:"dir"`
+	// Synthetic, when set, is the file's content in a sealed root instead of
+	// the host's file (passwd, group).
+	Synthetic string `json:"synthetic,omitempty"`
+}
+
+// Rlimit is one resource limit the helper sets before exec.
+type Rlimit struct {
+	Name     string `json:"name"` // the manifest key it comes from
+	Resource int    `json:"resource"`
+	Value    uint64 `json:"value"`
+}
+
+// Plan is one tier as data: what the command sees and may do. It is built
+// once by NewPlan and applied in the helper by per-mechanism code.
+type Plan struct {
+	Class     string `json:"class"`
+	Mechanism string `json:"mechanism"`
+	// Namespaces: user + mount + pid namespaces over a composed root (sealed).
+	Namespaces bool `json:"namespaces"`
+	// Landlock: the Paths are enforced with Landlock (sealed, scoped).
+	Landlock bool `json:"landlock"`
+	// Paths is the filesystem view, parents before children.
+	Paths []Path `json:"paths"`
+	// Devices are the /dev nodes a command may use.
+	Devices []string `json:"devices"`
+	// WorkFolder is where a command starts.
+	WorkFolder string `json:"work_folder"`
+	// Seccomp is the allow-list, applied last at every Linux tier.
+	Seccomp SeccompPlan `json:"seccomp"`
+	Rlimits []Rlimit    `json:"rlimits"`
+	// Env is set over the caller's environment (HOME).
+	Env []string `json:"env"`
+}
+
+// SeccompPlan is the seccomp allow-list: default deny (EPERM), the foreign
+// (i386, x32) entries refused, socket domains narrowed.
+type SeccompPlan struct {
+	Allow       []string `json:"allow"`
+	UnixSockets bool     `json:"unix_sockets"`
+}
+
+// Devices every tier grants.
+var Devices = []string{"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty"}
+
+// NewPlan builds the plan for in.Class. A workdir_exec grant caps the class
+// at advisory (the caller warns W-SEC-011 and refuses a higher floor).
+func NewPlan(in Input) (*Plan, error) {
+	class := in.Class
+	if Rank(class) < 0 {
+		return nil, fmt.Errorf("containment class %q: want advisory, scoped or sealed", class)
+	}
+	if in.WorkdirExec {
+		class = Advisory
+	}
+	p := &Plan{Class: class, Seccomp: SeccompPlan{Allow: allowList(), UnixSockets: in.UnixSockets}}
+	switch class {
+	case Sealed:
+		p.Mechanism, p.Namespaces, p.Landlock = MechSealed, true, true
+	case Scoped:
+		p.Mechanism, p.Landlock = MechScoped, true
+	default:
+		p.Mechanism = mechAdvisory
+	}
+	clean := func(key, s string, required bool) (string, error) {
+		if s == "" {
+			if required {
+				return "", fmt.Errorf("containment plan: %s is empty", key)
+			}
+			return "", nil
+		}
+		if !filepath.IsAbs(s) {
+			return "", fmt.Errorf("containment plan: %s %q is not an absolute path", key, s)
+		}
+		r, err := filepath.EvalSymlinks(s)
+		if err != nil {
+			return "", fmt.Errorf("containment plan: %s: %w", key, err)
+		}
+		return r, nil
+	}
+	var err error
+	if p.WorkFolder, err = clean("work folder", in.WorkFolder, true); err != nil {
+		return nil, err
+	}
+	home, err := clean("HOME", in.Home, false)
+	if err != nil {
+		return nil, err
+	}
+	rt, err := clean("runtime dir", in.RuntimeDir, false)
+	if err != nil {
+		return nil, err
+	}
+	rec, err := clean("records dir", in.RecordsDir, false)
+	if err != nil {
+		return nil, err
+	}
+	for _, d := range SystemDirs {
+		p.Paths = append(p.Paths, Path{Path: d, Exec: true, Dir: true})
+	}
+	for _, e := range expandEtc() {
+		p.Paths = append(p.Paths, e)
+	}
+	for _, t := range in.Tools {
+		r, err := clean("tool", t, true)
+		if err != nil {
+			return nil, err
+		}
+		p.Paths = append(p.Paths, Path{Path: r, Exec: true})
+	}
+	if rec != "" {
+		p.Paths = append(p.Paths, Path{Path: rec, Dir: true})
+	}
+	if rt != "" {
+		p.Paths = append(p.Paths, Path{Path: rt, Dir: true})
+	}
+	p.Paths = append(p.Paths, Path{Path: p.WorkFolder, Write: true, Exec: in.WorkdirExec, Dir: true})
+	if home != "" {
+		p.Paths = append(p.Paths, Path{Path: home, Write: true, Dir: true})
+		p.Env = append(p.Env, "HOME="+home)
+	}
+	// Parents first, so a sealed root binds the records dir before the
+	// HOME inside it.
+	sort.SliceStable(p.Paths, func(i, j int) bool {
+		return strings.Count(p.Paths[i].Path, "/") < strings.Count(p.Paths[j].Path, "/")
+	})
+	p.Devices = Devices
+	p.Rlimits = rlimits(in.Resources.withDefaults())
+	return p, nil
+}
+
+// expandEtc resolves SystemEtc against the host's /etc.
+func expandEtc() []Path {
+	var out []Path
+	for _, e := range SystemEtc {
+		dir := strings.HasSuffix(e, "/")
+		name := strings.TrimSuffix(e, "/")
+		matches, _ := filepath.Glob(filepath.Join("/etc", name))
+		for _, m := range matches {
+			p := Path{Path: m, Dir: dir}
+			if !dir && isDir(m) {
+				p.Dir = true
+			}
+			switch filepath.Base(m) {
+			case "passwd":
+				p.Synthetic = "root:x:0:0:root:/root:/bin/sh\nnobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n"
+			case "group":
+				p.Synthetic = "root:x:0:\nnogroup:x:65534:\n"
+			}
+			out = append(out, p)
+		}
+	}
+	return out
+}

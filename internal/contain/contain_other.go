@@ -1,0 +1,34 @@
+//go:build !linux
+
+package contain
+
+import (
+	"os/exec"
+	"runtime"
+)
+
+const mechAdvisory = MechNone
+
+func allowList() []string { return nil }
+
+func rlimits(Resources) []Rlimit { return nil }
+
+func isDir(string) bool { return false }
+
+func probe() *Report {
+	const no = "no Linux kernel containment on " + runtime.GOOS
+	return &Report{OS: runtime.GOOS, LandlockBlocker: no, SeccompBlocker: no, NamespacesBlocker: no, NetNSBlocker: no}
+}
+
+// MaybeInit does nothing off Linux: there is no helper.
+func MaybeInit() {}
+
+// Command runs the command directly off Linux, with the plan's environment:
+// advisory's "none" mechanism holds nothing in the kernel.
+func Command(p *Plan, path string, args, env []string, dir string) (*Cmd, error) {
+	c := exec.Command(path, args...)
+	c.Path = path
+	c.Env = append(append([]string(nil), env...), p.Env...)
+	c.Dir = dir
+	return &Cmd{Cmd: c}, nil
+}
