@@ -366,7 +366,7 @@ func TestRunRefusals(t *testing.T) {
 		{"two root wasm", two, nil, "E-RUN-004"},
 		{"no wasm", capsule(t, filepath.Join(base, "none"), "name: none\nversion: 1.0.0\n", nil), nil, "E-RUN-003"},
 		{"missing tool", capsule(t, filepath.Join(base, "tools"), "name: tools\nversion: 1.0.0\nartifacts:\n  - name: acme/echo\n    version: 1.2.0\n", fixture(t, "ok.wat")), nil, "E-RUN-008"},
-		{"agent", capsule(t, filepath.Join(base, "agent"), "name: agent\nversion: 1.0.0\ninference:\n  model: m\n  driver:\n    artifact: acme/d\nartifacts:\n  - name: acme/d\n    version: 1.0.0\n    runtime: driver\n", nil), nil, "E-RUN-009"},
+		{"agent", capsule(t, filepath.Join(base, "agent"), "name: agent\nversion: 1.0.0\ninference:\n  model: m\n  driver:\n    artifact: acme/d\nartifacts:\n  - name: acme/d\n    version: 1.0.0\n    runtime: driver\n", nil), nil, "E-RUN-047"},
 		{"capsule not installed", base, []string{"--capsule", "acme/nothing", "--capsule-version", "1.0.0"}, "E-RUN-008"},
 		{"containment", two, []string{"--containment", "sealed"}, "E-CAP-003"},
 		{"half --capsule", base, []string{"--capsule", "acme/x"}, "E-CFG-001"},

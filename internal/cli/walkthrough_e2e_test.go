@@ -81,12 +81,12 @@ artifacts:
 		t.Errorf("--explain-scope made a work folder: %v", err)
 	}
 
-	// An agent capsule is explained (its provider key unread) and said not to run here.
+	// An agent capsule is explained, its provider key unread.
 	agent := capsule(t, filepath.Join(base, "agent"), "name: agent\nversion: 1.0.0\ninference:\n  model: m\n  driver:\n    artifact: acme/d\n"+
 		"artifacts:\n  - name: acme/d\n    version: 1.0.0\n    runtime: driver\n    gateway:\n      endpoint: https://api.example.com\n      api_key: ${WALK_UNSET_KEY}\n", nil)
 	r = runMur(t, home, agent, nil, "run", "--explain-scope")
 	if r.Code != 0 || !strings.Contains(r.Stdout, "local/agent@1.0.0: agent capsule") ||
-		!strings.Contains(r.Stdout, "mechanism: none: this build does not run agent capsules") {
+		!strings.Contains(r.Stdout, "the inference loop runs in mur itself") {
 		t.Errorf("--explain-scope of an agent capsule: %+v", r)
 	}
 
@@ -109,13 +109,20 @@ artifacts:
 	}
 }
 
-// An agent capsule is refused as one, not for the provider key it would
-// never use in this build.
-func TestRunRefusesAgentBeforeReadingItsKey(t *testing.T) {
+// An agent capsule's ${NAME} key is resolved before anything starts: unset
+// is E-MAN-003 naming the variable, and nothing of a session is left.
+func TestRunAgentNeedsItsKey(t *testing.T) {
 	home, base := t.TempDir(), t.TempDir()
 	agent := capsule(t, filepath.Join(base, "agent"), "name: agent\nversion: 1.0.0\ninference:\n  model: m\n  driver:\n    artifact: acme/d\n"+
 		"artifacts:\n  - name: acme/d\n    version: 1.0.0\n    runtime: driver\n    gateway:\n      endpoint: https://api.example.com\n      api_key: ${WALK_UNSET_KEY}\n", nil)
-	expectFail(t, runMur(t, home, agent, nil, "run"), "E-RUN-009", 1)
+	r0 := runMur(t, home, agent, nil, "run")
+	expectFail(t, r0, "E-MAN-003", 1)
+	if r := r0; !strings.Contains(r.Stderr, "WALK_UNSET_KEY") {
+		t.Errorf("the refusal should name the variable: %s", r.Stderr)
+	}
+	if _, err := os.Stat(filepath.Join(home, ".murmur", "records")); !os.IsNotExist(err) {
+		t.Errorf("a refused agent left records: %v", err)
+	}
 
 	// A script capsule still has its ${NAME} resolved: unset is E-MAN-003.
 	script := capsule(t, filepath.Join(base, "script"), "name: script\nversion: 1.0.0\n"+

@@ -97,6 +97,8 @@ type Server struct {
 	baseCtx    context.Context
 	baseCancel context.CancelFunc
 
+	runners sync.WaitGroup // runner goroutines: Wait waits for them
+
 	mu       sync.Mutex
 	tasks    map[string]*task
 	running  *task   // the task whose runner is live (single/queue/none)

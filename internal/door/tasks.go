@@ -410,10 +410,12 @@ func (s *Server) startLocked(t *task) {
 	ctx, cancel := context.WithCancel(s.baseCtx)
 	t.cancel, t.started, t.phase = cancel, true, PhaseInference
 	t.statusLocked(a2a.TaskStateWorking, "")
+	s.runners.Add(1)
 	go s.run(ctx, t)
 }
 
 func (s *Server) run(ctx context.Context, t *task) {
+	defer s.runners.Done()
 	defer t.cancel()
 	out := s.runSafely(ctx, t)
 	s.finish(t, out)
@@ -712,6 +714,20 @@ func (s *Server) SubmitTask(ctx context.Context, text string) (string, error) {
 		return string(t.ID), fmt.Errorf("door: the --task task was rejected")
 	}
 	return string(t.ID), nil
+}
+
+// Wait waits for every runner to return (after WindDown has cancelled them,
+// that is promptly), or for ctx to end. The session writes session_end only
+// after it, so every task_end line comes first.
+func (s *Server) Wait(ctx context.Context) error {
+	done := make(chan struct{})
+	go func() { s.runners.Wait(); close(done) }()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 // WindDown cancels every queued and live task (queued ones first, so none

@@ -50,8 +50,9 @@ func decideContainment(p *Plan) Containment {
 		c.Mechanism = "none of its own: a " + m.RuntimeKind() + " runs inside the capsule that declares it"
 		c.Detail = "under that capsule's mechanism, with its grant narrowed to the capsule's"
 	case m.IsAgent():
-		c.Mechanism = "none: this build does not run agent capsules"
-		c.Detail = "'mur run' refuses them (E-RUN-009); native containment tiers are a later issue"
+		c.Detail = "the inference loop runs in mur itself; each tool and stored driver component reaches only " +
+			"its own grant (its work folder scope, murmur-runtime/ read-only, its env.allow and identity variables); " +
+			"every wasi:http request is denied (network.allow is not applied yet); no shell tools; delegate-task is not provided"
 	}
 	// A declared floor above advisory needs a native containment tier, which
 	// this build does not apply: the host falls short (E-CAP-003), and the

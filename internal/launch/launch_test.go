@@ -66,7 +66,8 @@ func TestPrepareRefusals(t *testing.T) {
 	tests := []struct {
 		name, manifest, wat, containment, code string
 	}{
-		{"agent", "name: a\nversion: 1.0.0\ninference:\n  model: m\n", "", "", "E-RUN-009"},
+		{"agent without a driver", "name: a\nversion: 1.0.0\ninference:\n  model: m\n", "", "", "E-RUN-047"},
+		{"agent with an unknown driver", "name: a\nversion: 1.0.0\nartifacts:\n  - name: acme/driver-x\n    version: 1.0.0\n    runtime: driver\ninference:\n  model: m\n  driver:\n    artifact: acme/driver-x\n", "", "", "E-RUN-047"},
 		{"tool artifact", "name: t\nversion: 1.0.0\nruntime: tool\n", "ok.wat", "", "E-RUN-002"},
 		{"declared floor", "name: s\nversion: 1.0.0\ncapabilities:\n  containment: sealed\n", "ok.wat", "", "E-CAP-003"},
 		{"requested floor", "name: s\nversion: 1.0.0\n", "ok.wat", "scoped", "E-CAP-003"},

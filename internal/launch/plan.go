@@ -71,8 +71,15 @@ type Plan struct {
 	// ComponentName and Component are a script capsule's root component.
 	ComponentName string
 	Component     []byte
-	// Tools are the declared tool artifacts, resolved (lock-checked).
+	// Tools are the declared tool artifacts (and, for an agent, skills),
+	// resolved (lock-checked).
 	Tools []*store.Resolved
+	// Driver is an agent capsule's driver: its declared entry, and the
+	// stored artifact when a store holds it (nil for a built-in).
+	Driver *DriverPlan
+	// SystemPrompt is an agent's configured prompt (inference.system_prompt,
+	// or the file inference.system_prompt_file names).
+	SystemPrompt string
 
 	lookup    func(string) (string, bool)
 	capsule   bool            // a --capsule run
@@ -189,10 +196,6 @@ func (p *Plan) Prepare() error {
 		return nil
 	}
 	m := p.Manifest
-	if m.IsAgent() {
-		return diag.New("E-RUN-009", "%s is an agent capsule (it has an inference: block); this mur runs script capsules only", m.Name).
-			WithHint("remove the inference: block and add a .wasm component exporting murmur:capsule/run to make it a script capsule")
-	}
 	if k := m.RuntimeKind(); k != manifest.RuntimeCapsule {
 		return diag.New("E-RUN-002", "%s is a %s artifact, not a capsule: only capsules run", m.Name, k).
 			WithHint("declare it under artifacts: of a capsule's manifest instead")
@@ -203,7 +206,11 @@ func (p *Plan) Prepare() error {
 	if err := p.resolveSecrets(); err != nil {
 		return err
 	}
-	if err := p.readComponent(); err != nil {
+	if m.IsAgent() {
+		if err := p.prepareAgent(); err != nil {
+			return err
+		}
+	} else if err := p.readComponent(); err != nil {
 		return err
 	}
 	if err := p.resolveTools(); err != nil {
@@ -254,7 +261,13 @@ func (p *Plan) resolveSecrets() error {
 func (p *Plan) resolveTools() error {
 	var missing []string
 	for _, a := range p.Manifest.Artifacts {
-		if a.RuntimeKind() != manifest.RuntimeTool {
+		switch a.RuntimeKind() {
+		case manifest.RuntimeTool:
+		case manifest.RuntimeSkill:
+			if !p.Manifest.IsAgent() {
+				continue // a script capsule has no use for a skill
+			}
+		default:
 			continue
 		}
 		r, err := p.Stores.Resolve(a.Name, a.Version, manifest.Options{SkipSecrets: true})

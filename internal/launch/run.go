@@ -79,7 +79,10 @@ type run struct {
 	sess *session.Session
 	tw   *trace.Writer
 	rec  *trace.Recorder
-	done bool // the ordinary path has its result; the fallback stands down
+	// agent is set for an agent session: its session_end carries the
+	// task totals.
+	agent bool
+	done  bool // the ordinary path has its result; the fallback stands down
 }
 
 // Run runs a prepared plan to its end. Errors before the session exists
@@ -102,8 +105,27 @@ func Run(ctx context.Context, p *Plan, opts Options) (Result, error) {
 		opts.Exit = os.Exit
 	}
 	r := &run{opts: opts}
-	stop := context.AfterFunc(ctx, func() { time.AfterFunc(HardExitAfter, func() { r.hardExit(ctx) }) })
+	limit := HardExitAfter
+	if p.Manifest.IsAgent() {
+		limit = WindDownLimit
+	}
+	stop := context.AfterFunc(ctx, func() {
+		again := make(<-chan struct{})
+		if s, ok := signalled(ctx); ok {
+			again = s.again
+		}
+		t := time.NewTimer(limit)
+		defer t.Stop()
+		select {
+		case <-t.C:
+		case <-again: // a second signal: exit at once
+		}
+		r.hardExit(ctx)
+	})
 	defer stop()
+	if p.Manifest.IsAgent() {
+		return runAgent(ctx, p, opts, r)
+	}
 
 	// Compile (or load from the cache) before any session file exists: a
 	// component that cannot run is refused without leaving a session behind.
@@ -172,8 +194,8 @@ func Run(ctx context.Context, p *Plan, opts Options) (Result, error) {
 	return out, nil
 }
 
-// open creates the session, its trace and recorder, writes session_start
-// and the running record.
+// open creates a script capsule's session, its trace and recorder, writes
+// session_start and the running record.
 func (r *run) open(p *Plan, task string) error {
 	m := p.Manifest
 	sess, err := session.New(session.Config{
@@ -184,30 +206,11 @@ func (r *run) open(p *Plan, task string) error {
 	if err != nil {
 		return err
 	}
-	if ret := retainOf(m); ret.MaxSessions > 0 || ret.MaxAge > 0 {
-		_, ws := session.ApplyRetain(sess.ProjectRecordsDir, sess.ID, ret, sess.RunningDir, time.Now())
-		diag.PrintWarnings(r.opts.Stderr, ws)
-	}
-	var warnMu sync.Mutex
-	tw, err := trace.Create(filepath.Join(sess.RecordsDir, trace.FileName), sess.ID, trace.Options{
-		Warn: func(w diag.Warning) { warnMu.Lock(); fmt.Fprintln(r.opts.Stderr, w.String()); warnMu.Unlock() },
-	})
+	tw, rec, err := r.openTrace(p, sess, "script")
 	if err != nil {
 		sess.Close()
 		return err
 	}
-	var spans trace.Spans
-	if ep := m.Observability.OtelEndpoint; ep != "" {
-		tel, err := telemetry.Start(ep, telemetry.Identity{SessionID: sess.ID, CapsuleName: sess.Name,
-			CapsuleVersion: sess.Version, Kind: "script"}, filepath.Join(sess.RecordsDir, "logs", "otel.log"),
-			telemetry.Options{}, sess.Started)
-		if err != nil {
-			fmt.Fprintln(r.opts.Stderr, diag.Warn("W-IO-053", "spans will not be exported: %v", err).String())
-		} else {
-			spans = tel
-		}
-	}
-	rec := trace.NewRecorder(tw, spans, sess.Started, r.opts.Log)
 	rec.Emit(trace.SessionStart{CapsuleName: sess.Name, CapsuleVersion: sess.Version, Kind: "script",
 		ToolsDeclared: p.ToolNames(), EffectiveGrants: p.GrantsJSON})
 	if w := sess.WriteRunningRecord(); w != nil {
@@ -217,6 +220,35 @@ func (r *run) open(p *Plan, task string) error {
 	r.sess, r.tw, r.rec = sess, tw, rec
 	r.mu.Unlock()
 	return nil
+}
+
+// openTrace applies trace.retain, creates the session's trace and its
+// recorder, with spans when observability.otel_endpoint is set.
+func (r *run) openTrace(p *Plan, sess *session.Session, kind string) (*trace.Writer, *trace.Recorder, error) {
+	m := p.Manifest
+	if ret := retainOf(m); ret.MaxSessions > 0 || ret.MaxAge > 0 {
+		_, ws := session.ApplyRetain(sess.ProjectRecordsDir, sess.ID, ret, sess.RunningDir, time.Now())
+		diag.PrintWarnings(r.opts.Stderr, ws)
+	}
+	var warnMu sync.Mutex
+	tw, err := trace.Create(filepath.Join(sess.RecordsDir, trace.FileName), sess.ID, trace.Options{
+		Warn: func(w diag.Warning) { warnMu.Lock(); fmt.Fprintln(r.opts.Stderr, w.String()); warnMu.Unlock() },
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	var spans trace.Spans
+	if ep := m.Observability.OtelEndpoint; ep != "" {
+		tel, err := telemetry.Start(ep, telemetry.Identity{SessionID: sess.ID, CapsuleName: sess.Name,
+			CapsuleVersion: sess.Version, Kind: kind}, filepath.Join(sess.RecordsDir, "logs", "otel.log"),
+			telemetry.Options{}, sess.Started)
+		if err != nil {
+			fmt.Fprintln(r.opts.Stderr, diag.Warn("W-IO-053", "spans will not be exported: %v", err).String())
+		} else {
+			spans = tel
+		}
+	}
+	return tw, trace.NewRecorder(tw, spans, sess.Started, r.opts.Log), nil
 }
 
 // end writes session_end (once: the recorder is sealed by it), closes the
@@ -232,7 +264,11 @@ func (r *run) endLocked(status, reason string, flush bool) {
 	if r.rec == nil {
 		return
 	}
-	r.rec.End(status, reason, flush)
+	if r.agent {
+		r.rec.EndAgent(status, reason, flush)
+	} else {
+		r.rec.End(status, reason, flush)
+	}
 	r.tw.Close()
 	r.sess.Close()
 }

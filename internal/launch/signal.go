@@ -9,7 +9,11 @@ import (
 )
 
 // Signalled is the cause of a run's context ended by SIGTERM or SIGINT.
-type Signalled struct{ Signal os.Signal }
+type Signalled struct {
+	Signal os.Signal
+	// again is closed when a second signal arrives (nil: never).
+	again chan struct{}
+}
 
 func (s *Signalled) Error() string { return s.Signal.String() + " received" }
 
@@ -39,10 +43,21 @@ func NotifyContext(parent context.Context) (context.Context, context.CancelFunc)
 	signal.Notify(ch, syscall.SIGTERM, syscall.SIGINT)
 	done := make(chan struct{})
 	go func() {
-		select {
-		case sig := <-ch:
-			cancel(&Signalled{Signal: sig})
-		case <-done:
+		var first *Signalled
+		for {
+			select {
+			case sig := <-ch:
+				if first == nil {
+					first = &Signalled{Signal: sig, again: make(chan struct{})}
+					cancel(first)
+					continue
+				}
+				close(first.again) // a second signal ends the wind-down at once
+				<-done
+				return
+			case <-done:
+				return
+			}
 		}
 	}()
 	return ctx, func() {

@@ -1,0 +1,202 @@
+package cli_test
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/murmur-go/murmur/internal/home"
+	"github.com/murmur-go/murmur/internal/running"
+	"github.com/murmur-go/murmur/internal/trace"
+)
+
+// agentTranscript has the model call the echo tool, then answer.
+const agentTranscript = `version: 1
+responses:
+  - chunks: ["Let me ", "echo that."]
+    content:
+      - {type: text, text: "Let me echo that."}
+      - {type: tool_call, id: call_1, name: echo, input: {message: "hello, agent"}}
+  - content:
+      - {type: text, text: "The echo tool said hello."}
+`
+
+// agentProject writes an agent capsule driven by murmur/driver-replay that
+// declares the published tool acme/echo; lifecycle is extra YAML.
+func agentProject(t *testing.T, homeDir, base, lifecycle, transcript string) string {
+	t.Helper()
+	tool := filepath.Join(base, "echo")
+	os.MkdirAll(tool, 0o755)
+	os.WriteFile(filepath.Join(tool, "murmur.yaml"), []byte("name: acme/echo\nversion: 1.0.0\nruntime: tool\ndescription: Echoes its input.\n"), 0o644)
+	echo, err := os.ReadFile(filepath.Join(repoRoot(), "testdata", "components", "tool-echo", "tool-echo.wasm"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(tool, "tool-echo.wasm"), echo, 0o644)
+	for _, cmd := range []string{"build", "publish"} {
+		if r := runMur(t, homeDir, tool, nil, cmd); r.Code != 0 {
+			t.Fatalf("%s the tool: %+v", cmd, r)
+		}
+	}
+	proj := filepath.Join(base, "agent")
+	os.MkdirAll(proj, 0o755)
+	os.WriteFile(filepath.Join(proj, "transcript.yaml"), []byte(transcript), 0o644)
+	manifest := `name: greeter
+version: 0.2.0
+artifacts:
+  - name: murmur/driver-replay
+    version: 1.0.0
+    runtime: driver
+    config:
+      transcript: transcript.yaml
+  - name: acme/echo
+    version: 1.0.0
+inference:
+  model: replay
+  driver:
+    artifact: murmur/driver-replay
+  system_prompt: Greet people.
+` + lifecycle
+	os.WriteFile(filepath.Join(proj, "murmur.yaml"), []byte(manifest), 0o644)
+	return proj
+}
+
+func types(lines []trace.Line) string {
+	var ts []string
+	for _, l := range lines {
+		ts = append(ts, l.EventType)
+	}
+	return strings.Join(ts, " ")
+}
+
+// An agent capsule with --task runs the task through the loop (the replay
+// driver calls the real echo tool component) and exits when it ends.
+func TestAgentRunsItsTask(t *testing.T) {
+	homeDir, base := t.TempDir(), t.TempDir()
+	proj := agentProject(t, homeDir, base, "", agentTranscript)
+	r := runMur(t, homeDir, proj, nil, "run", "--json", "--task", "say hello")
+	if r.Code != 0 {
+		t.Fatalf("run: %+v", r)
+	}
+	rd := parseReady(t, r.Stdout)
+	if rd.URL == nil || !strings.HasPrefix(*rd.URL, "127.0.0.1:") || rd.Name != "local/greeter" {
+		t.Fatalf("ready line %+v", rd)
+	}
+	if !strings.Contains(r.Stderr, rd.SessionID+": ok") {
+		t.Errorf("stderr %q", r.Stderr)
+	}
+	got, _ := os.ReadFile(filepath.Join(rd.RecordsDir, "out", "result.txt"))
+	if string(got) != "The echo tool said hello." {
+		t.Errorf("result.txt %q", got)
+	}
+	lines := traceLines(t, rd.RecordsDir)
+	// --task is no door message: no a2a_task_received.
+	want := "session_start task_start inference tool_call inference task_end session_end"
+	if types(lines) != want {
+		t.Fatalf("trace:\n%s\nwant:\n%s", types(lines), want)
+	}
+	start := lines[0]
+	if start.Str("kind") != "agent" || start.Str("url") != "http://"+*rd.URL || start.Str("model") != "replay" {
+		t.Errorf("session_start %v", start.Fields)
+	}
+	tc := lines[3]
+	if tc.Str("tool_name") != "acme/echo" || tc.Str("kind") != "wasm" || tc.Str("ending") != "ok" || tc.Str("status") != "ok" ||
+		tc.Str("tool_call_id") != "call_1" || tc.Str("parent_id") != lines[2].Str("event_id") {
+		t.Errorf("tool_call %v", tc.Fields)
+	}
+	end := lastEnd(t, lines)
+	if end.Str("exit_status") != "ok" || end.Int("tasks") != 1 || end.Int("total_turns") != 2 || end.Int("tool_calls") != 1 {
+		t.Errorf("session_end %v", end.Fields)
+	}
+	if left, _ := running.Scan(home.Running(homeDir)); len(left) != 0 {
+		t.Errorf("running record left: %+v", left)
+	}
+}
+
+// A task that fails (the transcript runs out) ends the session failed:
+// exit 1 with E-RUN-040.
+func TestAgentFailedTask(t *testing.T) {
+	homeDir, base := t.TempDir(), t.TempDir()
+	proj := agentProject(t, homeDir, base, "", "version: 1\nresponses:\n  - content: [{type: tool_call, name: echo, input: {message: x}}]\n")
+	r := runMur(t, homeDir, proj, nil, "run", "--task", "go")
+	if r.Code != 1 || !strings.Contains(r.Stderr, "error[E-RUN-040]: the session ended failed") {
+		t.Fatalf("run: %+v", r)
+	}
+}
+
+func rpc(t *testing.T, url, body string) map[string]any {
+	t.Helper()
+	req, _ := http.NewRequest("POST", url, strings.NewReader(body))
+	req.Header.Set("A2A-Version", "1.0")
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	var out map[string]any
+	if err := json.Unmarshal(b, &out); err != nil {
+		t.Fatalf("%s: %v", b, err)
+	}
+	return out
+}
+
+// An after_task: sleep session serves its door until SIGTERM: the card, a
+// blocking SendMessage answered by the loop, GetTask; SIGTERM ends it with
+// exit 143 and session_end written.
+func TestAgentServesItsDoorUntilSIGTERM(t *testing.T) {
+	homeDir, base := t.TempDir(), t.TempDir()
+	proj := agentProject(t, homeDir, base, "lifecycle:\n  after_task: sleep\n", agentTranscript)
+	cmd, out, stderr := startMur(t, homeDir, proj, "run", "--json")
+	rd := readReady(t, out)
+	url := "http://" + *rd.URL
+
+	resp, err := http.Get(url + "/.well-known/agent-card.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var card map[string]any
+	json.NewDecoder(resp.Body).Decode(&card)
+	resp.Body.Close()
+	if card["name"] != "local/greeter" || card["description"] != "Murmur capsule local/greeter 0.2.0" {
+		t.Errorf("card %v", card)
+	}
+
+	res := rpc(t, url, `{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"messageId":"m1","role":"ROLE_USER","parts":[{"text":"say hello"}]}}}`)
+	task, _ := res["result"].(map[string]any)["task"].(map[string]any)
+	if task == nil {
+		t.Fatalf("SendMessage: %v", res)
+	}
+	status := task["status"].(map[string]any)
+	if status["state"] != "TASK_STATE_COMPLETED" {
+		t.Fatalf("task %v", task)
+	}
+	got := rpc(t, url, `{"jsonrpc":"2.0","id":2,"method":"GetTask","params":{"id":"`+task["id"].(string)+`"}}`)
+	if got["result"].(map[string]any)["id"] != task["id"] {
+		t.Errorf("GetTask %v", got)
+	}
+	if r := rpc(t, url, `{"jsonrpc":"2.0","id":3,"method":"Nope"}`); r["error"].(map[string]any)["code"].(float64) != -32601 {
+		t.Errorf("unknown method %v", r)
+	}
+
+	cmd.Process.Signal(syscall.SIGTERM)
+	err = cmd.Wait()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 143 {
+		t.Fatalf("exit after SIGTERM: %v (stderr %s)", err, stderr)
+	}
+	lines := traceLines(t, rd.RecordsDir)
+	end := lastEnd(t, lines)
+	if end.Str("exit_status") != "ok" || end.Str("reason") != "terminated" || end.Int("tasks") != 1 {
+		t.Errorf("session_end %v", end.Fields)
+	}
+	if left, _ := running.Scan(home.Running(homeDir)); len(left) != 0 {
+		t.Errorf("running record left: %+v", left)
+	}
+}

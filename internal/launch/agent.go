@@ -1,0 +1,326 @@
+package launch
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"github.com/murmur-go/murmur/internal/agent"
+	"github.com/murmur-go/murmur/internal/diag"
+	"github.com/murmur-go/murmur/internal/door"
+	"github.com/murmur-go/murmur/internal/driver"
+	"github.com/murmur-go/murmur/internal/driver/builtin"
+	"github.com/murmur-go/murmur/internal/home"
+	"github.com/murmur-go/murmur/internal/manifest"
+	"github.com/murmur-go/murmur/internal/session"
+	"github.com/murmur-go/murmur/internal/store"
+	"github.com/murmur-go/murmur/internal/tools"
+	"github.com/murmur-go/murmur/internal/trace"
+	"github.com/murmur-go/murmur/internal/wasmhost"
+)
+
+// WindDownLimit bounds an agent session's wind-down (contracts §11): past
+// it, or on a second signal, the session records its end and exits at once.
+const WindDownLimit = 20 * time.Second
+
+// DriverPlan is an agent capsule's driver as the launch resolved it.
+type DriverPlan struct {
+	// Entry is the artifacts[] entry inference.driver.artifact names.
+	Entry manifest.Artifact
+	// Stored is the driver artifact a store holds at exactly that name and
+	// version (it wins over a built-in); nil selects the built-in.
+	Stored *store.Resolved
+}
+
+// prepareAgent resolves the driver and reads the configured system prompt.
+func (p *Plan) prepareAgent() error {
+	in := p.Manifest.Inference
+	if in.Transport.Or("http") != "http" {
+		return diag.New("E-RUN-047", "%s asks for inference.transport %s; this mur runs the http transport only (a driver artifact per turn)", p.Manifest.Name, in.Transport.V).
+			WithHint("remove inference.transport, or set it to http, and name a driver in inference.driver.artifact")
+	}
+	if in.DriverArtifact == "" {
+		return diag.New("E-RUN-047", "%s is an agent capsule with no driver: inference.driver.artifact is not set", p.Manifest.Name).
+			WithHint("declare a driver under artifacts: (for example murmur/driver-anthropic, runtime: driver) and name it in inference.driver.artifact")
+	}
+	entry, ok := p.Manifest.ArtifactByName(in.DriverArtifact)
+	if !ok || entry.RuntimeKind() != manifest.RuntimeDriver {
+		// Parse refuses this already; a plan built by other means must too.
+		return diag.New("E-MAN-016", "inference.driver.artifact: %q is not an artifact declared with runtime: driver", in.DriverArtifact)
+	}
+	d := &DriverPlan{Entry: *entry}
+	r, err := p.Stores.Resolve(entry.Name, entry.Version, manifest.Options{SkipSecrets: true})
+	switch {
+	case err == nil:
+		if r.Runtime != manifest.RuntimeDriver {
+			return diag.New("E-RUN-047", "the driver %s@%s in the %s store is a %s, not a driver", entry.Name, entry.Version, r.Store.Kind, r.Runtime).
+				WithHint("install the driver artifact of that name, or name another driver in inference.driver.artifact")
+		}
+		d.Stored = r
+	case store.IsNotFound(err):
+		if !builtin.Has(entry.Name) {
+			return diag.New("E-RUN-047", "the driver %s@%s is not installed and is not built into mur (built in: %v)", entry.Name, entry.Version, builtin.Names()).
+				WithHint("publish and install the driver's .mur.zip, or use a built-in driver")
+		}
+	default:
+		return err
+	}
+	p.Driver = d
+	switch {
+	case in.SystemPrompt != "":
+		p.SystemPrompt = in.SystemPrompt
+	case in.SystemPromptFile != "":
+		b, err := p.readPackedFile(in.SystemPromptFile)
+		if err != nil {
+			return diag.Wrap(err, "E-RUN-048", "inference.system_prompt_file %s cannot be read", in.SystemPromptFile).
+				WithHint("the path is relative to murmur.yaml; 'mur build' packs the file")
+		}
+		p.SystemPrompt = string(b)
+	}
+	return nil
+}
+
+// readPackedFile reads a file the manifest names relative to itself: from
+// the manifest's directory, or from the installed archive of a --capsule run.
+func (p *Plan) readPackedFile(rel string) ([]byte, error) {
+	if p.capsule {
+		return p.installed.Archive.ReadFile(filepath.ToSlash(filepath.Clean(rel)))
+	}
+	if filepath.IsAbs(rel) {
+		return os.ReadFile(rel)
+	}
+	return os.ReadFile(filepath.Join(p.ManifestDir, rel))
+}
+
+// newDriver makes the plan's driver: a built-in by name (a stored driver
+// component needs the WASM adapter, which this build does not have yet).
+func (p *Plan) newDriver() (driver.Driver, error) {
+	d := p.Driver
+	if d.Stored != nil {
+		return nil, diag.New("E-RUN-047", "the driver %s@%s is a stored driver component; this build runs the built-in drivers only (%v)", d.Entry.Name, d.Entry.Version, builtin.Names()).
+			WithHint("remove it from the stores to use the built-in of that name, or name a built-in driver")
+	}
+	cfg := driver.Config{Name: d.Entry.Name, Version: d.Entry.Version, Settings: d.Entry.Config, Dir: p.ManifestDir}
+	if cfg.Dir == "" {
+		cfg.Dir = "."
+	}
+	if g := d.Entry.Gateway; g != nil {
+		cfg.Endpoint, cfg.APIKey = g.Endpoint, g.APIKey
+		cfg.KeyVariable = keyVariable(g.APIKeyRef)
+	}
+	if cfg.Settings == nil {
+		cfg.Settings = map[string]any{}
+	}
+	drv, ok, err := builtin.New(cfg)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return nil, diag.New("E-RUN-047", "the driver %s@%s is not built into mur", d.Entry.Name, d.Entry.Version)
+	}
+	return drv, nil
+}
+
+// keyVariable is NAME of a "${NAME}" reference ("" for a literal key).
+func keyVariable(ref string) string {
+	if len(ref) > 3 && ref[:2] == "${" && ref[len(ref)-1] == '}' {
+		return ref[2 : len(ref)-1]
+	}
+	return ""
+}
+
+// runAgent runs an agent capsule's session (contracts §11): staging, the
+// door's listener, MURMUR.md, session_start, serving, the running record
+// and the --json line — in that order, so no request is answered before
+// session_start exists — then tasks until the lifecycle, a signal or
+// murmur.StopSession ends the session.
+func runAgent(ctx context.Context, p *Plan, opts Options, r *run) (Result, error) {
+	m := p.Manifest
+	task, err := readTask(opts.Task)
+	if err != nil {
+		return Result{}, err
+	}
+	acceptance := m.Lifecycle.Acceptance()
+	if acceptance == "none" && task == "" {
+		return Result{}, diag.New("E-RUN-041", "%s accepts no task at its door (lifecycle.task_acceptance: none), so it needs --task", m.Name).
+			WithHint("run it with --task FILE|TEXT, or set lifecycle.task_acceptance to single or queue")
+	}
+	drv, err := p.newDriver()
+	if err != nil {
+		return Result{}, err
+	}
+	eng, err := wasmhost.NewEngine(wasmhost.Config{CacheDir: home.Compiled(p.Home)})
+	if err != nil {
+		return Result{}, err
+	}
+	defer eng.Close()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return Result{}, diag.Wrap(err, "E-RUN-049", "the door cannot listen on 127.0.0.1").
+			WithHint("check that loopback networking is up")
+	}
+	defer ln.Close()
+	addr := ln.Addr().String()
+	url := "http://" + addr
+	if s, ok := signalled(ctx); ok {
+		return Result{Signal: s, Ending: trace.EndFailed, Reason: s.Reason()}, nil
+	}
+
+	if err := r.openAgent(p, task, url, drv.Info()); err != nil {
+		return Result{}, err
+	}
+	sess, rec := r.sess, r.rec
+	inv, err := tools.Build(&tools.Env{Engine: eng, Session: sess, Lookup: p.lookup, Logger: opts.Log},
+		m, p.Grants, p.Tools)
+	if err != nil {
+		r.endAgent(trace.EndFailed, err.Error())
+		return Result{}, err
+	}
+	defer inv.Close()
+	in := m.Inference
+	loop := agent.New(agent.Config{
+		Driver: drv, Model: in.Model,
+		MaxTurns: in.MaxTurns.Or(manifest.DefaultMaxTurns), MaxTokens: in.MaxTokens.Or(manifest.DefaultMaxTokens),
+		MaxSessionTokens: in.MaxSessionTokens.Or(0),
+		System: agent.SystemPrompt(agent.Identity{Name: sess.Name, Version: sess.Version, SessionID: sess.ID,
+			Workdir: sess.Workdir}, p.SystemPrompt),
+		Tools: newAgentTools(inv, rec, sess.RecordsDir), Recorder: rec,
+		ResultPath: filepath.Join(sess.RecordsDir, "out", "result.txt"),
+	})
+	dr, err := door.New(door.Config{Name: sess.Name, Version: sess.Version, SessionID: sess.ID, URL: url,
+		TaskAcceptance: acceptance, QueueDepth: m.Lifecycle.QueueDepth.Or(manifest.DefaultQueueDepth),
+		AfterTask: m.Lifecycle.AfterTaskMode(), Runner: loop, Recorder: doorRecorder{rec}, Logger: opts.Log})
+	if err != nil {
+		r.endAgent(trace.EndFailed, err.Error())
+		return Result{}, err
+	}
+	srv := &http.Server{Handler: dr, ReadHeaderTimeout: 10 * time.Second, ErrorLog: nil}
+	served := make(chan struct{})
+	go func() { defer close(served); _ = srv.Serve(ln) }()
+	if w := sess.WriteRunningRecord(); w != nil {
+		fmt.Fprintln(opts.Stderr, w.String())
+	}
+	if opts.Ready != nil {
+		opts.Ready(Ready{URL: &addr, PID: os.Getpid(), SessionID: sess.ID, Name: sess.Name, Version: sess.Version,
+			Workdir: sess.Workdir, RecordsDir: sess.RecordsDir})
+	}
+	if task != "" {
+		if _, err := dr.SubmitTask(ctx, task); err != nil {
+			opts.Log.Warn("the --task task was not accepted", "error", err)
+		}
+	}
+
+	out := Result{SessionID: sess.ID, Name: sess.Name, Version: sess.Version, RecordsDir: sess.RecordsDir}
+	select {
+	case <-dr.Done():
+	case <-ctx.Done():
+	}
+	status := rec.LastTaskNotOK()
+	reason := ""
+	sig, signalledNow := signalled(ctx)
+	stopped := dr.EndReason() == door.EndStopSession
+	if signalledNow || stopped {
+		// Wind-down: live and queued tasks end canceled; bounded by
+		// WindDownLimit (the fallback exits past it).
+		wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), WindDownLimit)
+		stop := dr.WindDown(wctx)
+		_ = dr.Wait(wctx)
+		cancel()
+		if len(stop.Canceled) > 0 {
+			status = trace.EndCanceled
+		}
+		reason = "stopped"
+		if signalledNow {
+			reason = sig.Reason()
+			out.Signal = sig
+		} else {
+			out.Signal = &Signalled{Signal: syscall.SIGTERM} // murmur.StopSession exits as SIGTERM does
+		}
+	} else {
+		_ = dr.Wait(context.Background())
+	}
+	if status == "" {
+		status = trace.EndOK
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	_ = srv.Shutdown(sctx)
+	cancel()
+	dr.Close()
+	<-served
+	out.Ending, out.Reason = status, reason
+	r.endAgent(status, reason)
+	if out.Signal == nil && status != trace.EndOK {
+		out.Err = diag.New("E-RUN-040", "the session ended %s", status).
+			WithHint("run 'mur trace show %s' to see each task", sess.ID)
+	}
+	return out, nil
+}
+
+// openAgent creates an agent session (its MURMUR.md names the door's URL),
+// its trace and recorder, and writes session_start.
+func (r *run) openAgent(p *Plan, task, url string, info driver.Info) error {
+	m := p.Manifest
+	sess, err := session.New(session.Config{
+		Home: p.Home, ManifestDir: p.ManifestDir, Workdir: r.opts.Workdir,
+		Name: m.Name, Version: m.Version, Task: task, CapsuleURL: url,
+		ManifestYAML: p.ManifestYAML, Grants: p.GrantsJSON,
+	})
+	if err != nil {
+		return err
+	}
+	tw, rec, err := r.openTrace(p, sess, "agent")
+	if err != nil {
+		sess.Close()
+		return err
+	}
+	in := m.Inference
+	var ceiling *int
+	if in.MaxSessionTokens.Set {
+		v := in.MaxSessionTokens.V
+		ceiling = &v
+	}
+	rec.Emit(trace.AgentSessionStart{
+		SessionStart: trace.SessionStart{CapsuleName: sess.Name, CapsuleVersion: sess.Version, Kind: "agent",
+			ToolsDeclared: p.ToolNames(), EffectiveGrants: p.GrantsJSON},
+		Model:    in.Model,
+		Driver:   trace.DriverInfo{Name: info.Name, Version: info.Version, Implementation: info.Implementation, SHA256: info.SHA256},
+		MaxTurns: in.MaxTurns.Or(manifest.DefaultMaxTurns), MaxSessionTokens: ceiling,
+		TaskAcceptance: m.Lifecycle.Acceptance(), AfterTask: m.Lifecycle.AfterTaskMode(),
+		URL: url, SystemPromptSHA256: agent.PromptSHA256(p.SystemPrompt), Hooks: []string{},
+	})
+	r.mu.Lock()
+	r.sess, r.tw, r.rec, r.agent = sess, tw, rec, true
+	r.mu.Unlock()
+	return nil
+}
+
+// endAgent writes an agent's session_end and closes the session.
+func (r *run) endAgent(status, reason string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.done = true
+	r.endLocked(status, reason, true)
+}
+
+// doorRecorder writes the door's trace lines through the session recorder.
+type doorRecorder struct{ rec *trace.Recorder }
+
+func (d doorRecorder) TaskReceived(taskID, contextID, messageID string, origin door.Origin) {
+	d.rec.Emit(trace.A2ATaskReceived{TaskID: taskID, ContextID: contextID, MessageID: messageID, Origin: string(origin)})
+}
+
+func (d doorRecorder) TaskRejected(taskID, reason string) {
+	d.rec.Emit(trace.TaskRejected{TaskID: taskID, Reason: reason})
+}
+
+func (d doorRecorder) TaskCanceled(taskID string, phase door.Phase, delegationIDs []string) {
+	if delegationIDs == nil {
+		delegationIDs = []string{}
+	}
+	d.rec.Emit(trace.TaskCanceled{TaskID: taskID, Phase: string(phase), DelegationIDs: delegationIDs})
+}

@@ -1,0 +1,216 @@
+package launch
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/murmur-go/murmur/internal/agent"
+	"github.com/murmur-go/murmur/internal/driver"
+	"github.com/murmur-go/murmur/internal/ids"
+	"github.com/murmur-go/murmur/internal/manifest"
+	"github.com/murmur-go/murmur/internal/tools"
+	"github.com/murmur-go/murmur/internal/trace"
+	"github.com/murmur-go/murmur/internal/wit"
+)
+
+// MaxToolResultBytes bounds what the model sees of one tool result
+// (contracts §15); the whole result is kept in the records dir.
+const MaxToolResultBytes = 64 << 10
+
+// agentTools is the model's view of the session's inventory: the loop's
+// agent.Tools over internal/tools, with the per-call rules every kind
+// shares — the input must be a JSON object, the result is cut to 64 KiB
+// (the whole kept under logs/tools/), and one trace line is written under
+// the turn's inference line.
+type agentTools struct {
+	inv        *tools.Inventory
+	rec        *trace.Recorder
+	recordsDir string
+	specs      []driver.Tool
+	byModel    map[string]tools.Entry // the name the model calls → the entry
+}
+
+func newAgentTools(inv *tools.Inventory, rec *trace.Recorder, recordsDir string) *agentTools {
+	a := &agentTools{inv: inv, rec: rec, recordsDir: recordsDir, byModel: map[string]tools.Entry{}}
+	bare := map[string]int{}
+	for _, e := range inv.Entries() {
+		bare[manifest.Bare(e.Name())]++
+	}
+	for _, e := range inv.Entries() {
+		a.byModel[modelName(e, bare)] = e
+		a.specs = append(a.specs, driver.Tool{Name: modelName(e, bare), Description: e.Description(), Parameters: e.Schema()})
+	}
+	return a
+}
+
+// modelName is the name the model calls a tool by: its bare name when no
+// other tool shares it, else its full name with the scope joined by "__"
+// (providers accept only [A-Za-z0-9_-] in tool names).
+func modelName(e tools.Entry, bare map[string]int) string {
+	b := manifest.Bare(e.Name())
+	if bare[b] == 1 {
+		return b
+	}
+	return strings.ReplaceAll(e.Name(), "/", "__")
+}
+
+func (a *agentTools) Specs() []driver.Tool { return a.specs }
+
+// Call runs one tool call (agent.Tools).
+func (a *agentTools) Call(ctx context.Context, c agent.Call) agent.Result {
+	start := time.Now()
+	line := trace.AgentToolCall{TaskID: c.TaskID, Turn: c.Turn, ToolCallID: c.ID}
+	line.ToolName, line.InputBytes = tools.Clip(c.Name), len(c.Input)
+	e, ok := a.byModel[c.Name]
+	if !ok {
+		if found, err := a.inv.Lookup(c.Name); err == nil {
+			e, ok = found, true
+		}
+	}
+	var text, errText string
+	switch {
+	case !ok:
+		errText = fmt.Sprintf("there is no tool named %q; the tools are %s", tools.Clip(c.Name), a.names())
+	case !isObject(c.Input):
+		line.ToolName, line.Kind = e.Name(), e.Kind()
+		errText = fmt.Sprintf("the input to %s must be a JSON object", e.Name())
+	default:
+		line.ToolName, line.Kind = e.Name(), e.Kind()
+		text, errText, line.Ending = a.run(ctx, e, c)
+	}
+	res := agent.Result{Source: "tool:" + line.ToolName}
+	full := text
+	if errText != "" {
+		res.IsError = true
+		full = "error: " + errText
+		line.Status, line.Error = "error", &errText
+	} else {
+		line.Status = "ok"
+	}
+	line.OutputBytes = len(full)
+	res.Text = a.cut(c.ID, full)
+	line.DurationMS = time.Since(start).Milliseconds()
+	a.rec.EmitUnder(c.ParentID, line)
+	return res
+}
+
+// run calls one entry by its kind and returns the text the model sees, the
+// error text ("" when it succeeded) and a component call's ending.
+func (a *agentTools) run(ctx context.Context, e tools.Entry, c agent.Call) (text, errText, ending string) {
+	switch t := e.(type) {
+	case *tools.Skill:
+		return t.Text(), "", ""
+	case *tools.WASM:
+		in := string(c.Input)
+		inv := tools.Invocation{Input: wit.ToolInput{Data: &in}, Recorder: a.rec}
+		if ev := c.Events; ev != nil {
+			inv.Chunks = func(_ context.Context, chunk string, thinking bool) error {
+				if !thinking {
+					ev.AppendText(chunk)
+				}
+				return nil
+			}
+			inv.RequestInput = func(ctx context.Context, prompt string) (string, error) {
+				reply, err := ev.RequestInput(ctx, prompt)
+				if err != nil {
+					return "", err
+				}
+				var parts []string
+				for _, p := range reply.Parts {
+					if p.Data != nil {
+						parts = append(parts, string(p.Data))
+					} else {
+						parts = append(parts, p.Text)
+					}
+				}
+				return strings.Join(parts, "\n\n"), nil
+			}
+		}
+		r, err := t.Run(ctx, inv)
+		if err != nil {
+			return "", err.Error(), tools.EndingOf(err)
+		}
+		out := resultText(r)
+		if r.Status != wit.StatusPassed {
+			return "", fmt.Sprintf("%s answered %s: %s", t.Name(), r.Status, out), trace.EndOK
+		}
+		return out, "", trace.EndOK
+	}
+	return "", fmt.Sprintf("%s is a %s tool this build cannot call", e.Name(), e.Kind()), ""
+}
+
+// resultText is what a tool result says: its data, else its summary.
+func resultText(r wit.ToolResult) string {
+	switch {
+	case r.Data != nil:
+		return *r.Data
+	case r.Summary != nil:
+		return *r.Summary
+	case r.DataPath != nil:
+		return "the result is in " + *r.DataPath
+	}
+	return "(no output)"
+}
+
+// cut bounds a result to MaxToolResultBytes on a character boundary; the
+// whole is kept at logs/tools/<tool_call_id>.out and named in what the
+// model sees.
+func (a *agentTools) cut(callID, text string) string {
+	if len(text) <= MaxToolResultBytes {
+		return text
+	}
+	n := MaxToolResultBytes
+	for n > 0 && !utf8.RuneStart(text[n]) {
+		n--
+	}
+	name := callID
+	if !safeName(name) {
+		name = ids.New(ids.Event)
+	}
+	path := filepath.Join(a.recordsDir, "logs", "tools", name+".out")
+	note := fmt.Sprintf("\n[cut at %d of %d bytes; the whole result is in %s]", n, len(text), path)
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil || os.WriteFile(path, []byte(text), 0o600) != nil {
+		note = fmt.Sprintf("\n[cut at %d of %d bytes; the whole result could not be kept]", n, len(text))
+	}
+	return text[:n] + note
+}
+
+// safeName reports whether a driver-given id can name a file.
+func safeName(s string) bool {
+	if s == "" || len(s) > 128 {
+		return false
+	}
+	for _, r := range s {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '-') {
+			return false
+		}
+	}
+	return true
+}
+
+func (a *agentTools) names() string {
+	if len(a.specs) == 0 {
+		return "(none)"
+	}
+	names := make([]string, 0, len(a.specs))
+	for _, s := range a.specs {
+		names = append(names, s.Name)
+	}
+	return strings.Join(names, ", ")
+}
+
+func isObject(raw json.RawMessage) bool {
+	b := bytes.TrimSpace(raw)
+	if len(b) == 0 || b[0] != '{' {
+		return false
+	}
+	var m map[string]json.RawMessage
+	return json.Unmarshal(b, &m) == nil
+}
