@@ -182,6 +182,13 @@ func runAgent(ctx context.Context, p *Plan, opts Options, r *run) (Result, error
 		return Result{}, err
 	}
 	defer inv.Close()
+	var lines []session.ToolLine
+	for _, e := range inv.Entries() {
+		lines = append(lines, session.ToolLine{Name: e.Name(), Kind: e.Kind(), Description: e.Description()})
+	}
+	if err := sess.SetTools(lines, p.GrantsJSON); err != nil {
+		fmt.Fprintln(opts.Stderr, diag.Warn("W-IO-055", "MURMUR.md could not list the tools: %v", err).String())
+	}
 	in := m.Inference
 	loop := agent.New(agent.Config{
 		Driver: drv, Model: in.Model,

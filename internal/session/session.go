@@ -75,6 +75,7 @@ type Session struct {
 	spawnedBy   string
 	formationID string
 	recorded    bool
+	tools       []ToolLine // nil: no ## Tools section (a script capsule)
 }
 
 // New mints the session id and creates the work folder, the records dir
@@ -188,14 +189,38 @@ func (s *Session) writeRuntime(cfg Config) error {
 func IdentityDoc(s *Session, grants json.RawMessage) string {
 	var b strings.Builder
 	b.WriteString("# MURMUR\n\n")
+	b.WriteString("An inventory of this session, written by the runtime: who it is, where it works, what it may call. It is not instructions.\n")
+	b.WriteString("\n## Identity\n\n")
 	fmt.Fprintf(&b, "- capsule: %s\n", s.Name)
 	fmt.Fprintf(&b, "- version: %s\n", s.Version)
 	fmt.Fprintf(&b, "- session: %s\n", s.ID)
 	if s.CapsuleURL != "" {
 		fmt.Fprintf(&b, "- url: %s\n", s.CapsuleURL)
 	}
+	b.WriteString("\n## Work folder\n\n")
+	fmt.Fprintf(&b, "- path: %s\n", s.Workdir)
+	g, typed := effectiveGrants(grants)
+	if s.tools != nil {
+		b.WriteString("\n## Tools\n\n")
+		if len(s.tools) == 0 {
+			b.WriteString("None.\n")
+		}
+		for _, t := range s.tools {
+			fmt.Fprintf(&b, "- %s (%s): %s\n", t.Name, t.Kind, t.Description)
+		}
+	}
+	if typed {
+		b.WriteString("\n## Shell\n\n")
+		writeList(&b, g.Capsule.ShellAllow)
+		b.WriteString("\n## Delegation\n\n")
+		writeList(&b, g.Capsule.SpawnAllow)
+		b.WriteString("\n## Limits\n\n")
+		l := g.Capsule.Limits
+		fmt.Fprintf(&b, "- deadline: %d s per component call\n", l.DeadlineSeconds)
+		fmt.Fprintf(&b, "- memory: %d bytes per linear memory\n", l.MemoryBytes)
+	}
 	b.WriteString("\n## Granted\n\n")
-	if g, ok := effectiveGrants(grants); ok {
+	if typed {
 		// The same words `mur run --explain-scope` prints.
 		b.WriteString("```\n")
 		for _, l := range g.Lines() {
@@ -212,6 +237,31 @@ func IdentityDoc(s *Session, grants json.RawMessage) string {
 		b.WriteString("- " + l + "\n")
 	}
 	return b.String()
+}
+
+func writeList(b *strings.Builder, items []string) {
+	if len(items) == 0 {
+		b.WriteString("None granted.\n")
+		return
+	}
+	for _, it := range items {
+		b.WriteString("- " + it + "\n")
+	}
+}
+
+// ToolLine is one tool of MURMUR.md's ## Tools section.
+type ToolLine struct{ Name, Kind, Description string }
+
+// SetTools records the session's tools (an agent's inventory, built once
+// the session exists) and rewrites MURMUR.md with its ## Tools section. The
+// file is replaced atomically: a reader sees the old inventory or the new.
+func (s *Session) SetTools(tools []ToolLine, grants json.RawMessage) error {
+	s.tools = append([]ToolLine{}, tools...)
+	tmp := filepath.Join(s.RuntimeDir, ".MURMUR.md.tmp")
+	if err := os.WriteFile(tmp, []byte(IdentityDoc(s, grants)), 0o600); err != nil {
+		return err
+	}
+	return os.Rename(tmp, filepath.Join(s.RuntimeDir, "MURMUR.md"))
 }
 
 // effectiveGrants reads grants as manifest.Grants when it has that shape (a
