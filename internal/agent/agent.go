@@ -93,8 +93,17 @@ type Session struct {
 	mu      sync.Mutex
 	used    int  // tokens used by every call so far (input + output)
 	latched bool // the ceiling refused a call: every later call is refused
+	lastFailure string // the status message of the last task that failed
 	// resultMu orders writers of result.txt.
 	resultMu sync.Mutex
+}
+
+// LastFailure is the status message of the last task that did not end ok
+// ("max_turns_reached", the driver's error, …), "" when none has.
+func (s *Session) LastFailure() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.lastFailure
 }
 
 // New makes a session's loop.
@@ -121,6 +130,11 @@ func (s *Session) RunTask(ctx context.Context, t *door.Task, ev door.Events) doo
 		Origin: string(t.Origin), MessageBytes: t.MessageBytes})
 	var st taskState
 	status, out := s.loop(ctx, t, ev, taskLine, &st)
+	if status != trace.EndOK && status != trace.EndCanceled {
+		s.mu.Lock()
+		s.lastFailure = out.Text()
+		s.mu.Unlock()
+	}
 	rec.EmitUnder(taskLine, trace.TaskEnd{TaskID: t.ID, ExitStatus: status, Turns: st.turns,
 		InputTokens: st.inTok, OutputTokens: st.outTok, ToolCalls: st.toolCalls, ToolErrors: st.toolErrors,
 		ShellCalls: st.shellCalls, DurationMS: s.cfg.Now().Sub(start).Milliseconds()})

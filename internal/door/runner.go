@@ -142,6 +142,9 @@ func Answer(text string) Outcome { return Outcome{kind: outcomeAnswer, text: tex
 // spend_ceiling_reached, the driver's error…) is its final status message.
 func Failed(reason string) Outcome { return Outcome{kind: outcomeFailed, text: reason} }
 
+// Text is the outcome's answer or failure reason ("" for a cancel).
+func (o Outcome) Text() string { return o.text }
+
 // Canceled is a task that stopped because its ctx was cancelled.
 func Canceled() Outcome { return Outcome{kind: outcomeCanceled} }
 

@@ -262,7 +262,11 @@ func runAgent(ctx context.Context, p *Plan, opts Options, r *run) (Result, error
 	out.Ending, out.Reason = status, reason
 	r.endAgent(status, reason)
 	if out.Signal == nil && status != trace.EndOK {
-		out.Err = diag.New("E-RUN-040", "the session ended %s", status).
+		why := ""
+		if f := loop.LastFailure(); f != "" {
+			why = ": " + f
+		}
+		out.Err = diag.New("E-RUN-040", "the session ended %s%s", status, why).
 			WithHint("run 'mur trace show %s' to see each task", sess.ID)
 	}
 	return out, nil

@@ -269,7 +269,9 @@ func textBlocks(bs []driver.Block) []sdk.ContentBlockParamUnion {
 // inputSchema maps a tool's JSON Schema to input_schema: properties and
 // required in their fields, every other keyword kept as it is.
 func inputSchema(raw json.RawMessage) (sdk.ToolInputSchemaParam, error) {
-	var s sdk.ToolInputSchemaParam
+	// An empty properties object, never none: the SDK omits a zero
+	// input_schema altogether, and the Messages API requires one.
+	s := sdk.ToolInputSchemaParam{Properties: map[string]any{}}
 	if len(bytes.TrimSpace(raw)) == 0 {
 		return s, nil
 	}

@@ -1,0 +1,148 @@
+package cli_test
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/murmur-go/murmur/internal/driver/fakeprovider"
+)
+
+// providerProject writes an agent capsule whose driver is a built-in
+// provider driver pointed at a fake provider on loopback, with its key in
+// ${PROVIDER_TEST_KEY}; it declares the published tool acme/echo.
+func providerProject(t *testing.T, homeDir, base, driverName, endpoint string) string {
+	t.Helper()
+	// agentProject publishes acme/echo; its replay project is not used.
+	agentProject(t, homeDir, base, "", agentTranscript)
+	proj := filepath.Join(base, "provider")
+	os.MkdirAll(proj, 0o755)
+	manifest := fmt.Sprintf(`name: asker
+version: 1.0.0
+artifacts:
+  - name: %[1]s
+    version: 1.0.0
+    runtime: driver
+    gateway:
+      endpoint: %[2]s
+      api_key: ${PROVIDER_TEST_KEY}
+  - name: acme/echo
+    version: 1.0.0
+inference:
+  model: test-model
+  driver:
+    artifact: %[1]s
+  max_tokens: 256
+`, driverName, endpoint)
+	os.WriteFile(filepath.Join(proj, "murmur.yaml"), []byte(manifest), 0o644)
+	return proj
+}
+
+// The built-in provider drivers run through the real mur binary against
+// fake providers speaking the real wire formats: streamed text, a tool call
+// streamed in pieces, usage; the key reaches the endpoint only, and host
+// ANTHROPIC_*/OPENAI_* variables are never read.
+func TestProviderDriversEndToEnd(t *testing.T) {
+	for _, tc := range []struct {
+		name, driver string
+		fake         func() *fakeprovider.Server
+	}{
+		{"anthropic", "murmur/driver-anthropic", fakeprovider.NewAnthropic},
+		{"openai", "murmur/driver-openai", fakeprovider.NewOpenAI},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			fake := tc.fake()
+			defer fake.Close()
+			fake.Push(
+				fakeprovider.Reply{Text: []string{"Let me ", "echo."}, InputTokens: 40, OutputTokens: 7,
+					ToolCalls: []fakeprovider.ToolCall{{ID: "call_a", Name: "echo", Pieces: []string{`{"mess`, `age":"hi"}`}}}},
+				fakeprovider.Reply{Text: []string{"Echo said ", "HI."}, InputTokens: 60, OutputTokens: 4},
+			)
+			homeDir, base := t.TempDir(), t.TempDir()
+			proj := providerProject(t, homeDir, base, tc.driver, fake.URL)
+			env := []string{"PROVIDER_TEST_KEY=sk-test-right",
+				"ANTHROPIC_API_KEY=sk-trap", "ANTHROPIC_BASE_URL=http://127.0.0.1:1", "OPENAI_API_KEY=sk-trap",
+				"OPENAI_BASE_URL=http://127.0.0.1:1", "HTTPS_PROXY=http://127.0.0.1:1", "HTTP_PROXY=http://127.0.0.1:1"}
+			r := runMur(t, homeDir, proj, env, "run", "--json", "--task", "echo hi")
+			if r.Code != 0 {
+				t.Fatalf("run: %+v", r)
+			}
+			rd := parseReady(t, r.Stdout)
+			got, _ := os.ReadFile(filepath.Join(rd.RecordsDir, "out", "result.txt"))
+			if string(got) != "Echo said HI." {
+				t.Errorf("result.txt %q", got)
+			}
+			reqs := fake.Requests()
+			if len(reqs) != 2 {
+				t.Fatalf("%d requests reached the provider", len(reqs))
+			}
+			for _, q := range reqs {
+				if k := fakeprovider.Key(q); k != "sk-test-right" {
+					t.Errorf("the provider saw the key %q", k)
+				}
+			}
+			// The second request carries the tool's result (tool-echo echoes
+			// its input), fenced; every tool has an input schema.
+			if b := string(reqs[1].Body); !strings.Contains(b, "untrusted-content source=") || !strings.Contains(b, `\"message\":\"hi\"`) {
+				t.Errorf("second request lacks the fenced tool result: %s", reqs[1].Body)
+			}
+			if b := string(reqs[0].Body); !strings.Contains(b, `"input_schema":{`) && !strings.Contains(b, `"parameters":{`) {
+				t.Errorf("second request lacks the fenced tool result: %s", reqs[1].Body)
+			}
+			lines := traceLines(t, rd.RecordsDir)
+			var inf []int64
+			for _, l := range lines {
+				if l.EventType == "inference" {
+					inf = append(inf, l.Int("input_tokens"), l.Int("output_tokens"))
+				}
+			}
+			if fmt.Sprint(inf) != "[40 7 60 4]" {
+				t.Errorf("inference tokens %v", inf)
+			}
+			end := lastEnd(t, lines)
+			if end.Int("input_tokens") != 100 || end.Int("output_tokens") != 11 || end.Int("tool_calls") != 1 {
+				t.Errorf("session_end %v", end.Fields)
+			}
+		})
+	}
+}
+
+// A provider that refuses the key fails the task saying so, naming the
+// variable; the session ends failed (E-RUN-040) with everything recorded.
+func TestProviderRefusesTheKey(t *testing.T) {
+	fake := fakeprovider.NewAnthropic()
+	defer fake.Close()
+	fake.Push(fakeprovider.Reply{Status: 401, Message: "invalid x-api-key"})
+	homeDir, base := t.TempDir(), t.TempDir()
+	proj := providerProject(t, homeDir, base, "murmur/driver-anthropic", fake.URL)
+	r := runMur(t, homeDir, proj, []string{"PROVIDER_TEST_KEY=sk-wrong"}, "run", "--json", "--task", "hi")
+	if r.Code != 1 || !strings.Contains(r.Stderr, "error[E-RUN-040]: the session ended failed") ||
+		!strings.Contains(r.Stderr, "refused the key in PROVIDER_TEST_KEY") {
+		t.Fatalf("run: %+v", r)
+	}
+	rd := parseReady(t, r.Stdout)
+	lines := traceLines(t, rd.RecordsDir)
+	if types(lines) != "session_start task_start inference task_end session_end" {
+		t.Fatalf("trace %s", types(lines))
+	}
+	if lines[2].Str("stop_reason") != "error" || lines[3].Str("exit_status") != "failed" {
+		t.Errorf("inference %v task_end %v", lines[2].Fields, lines[3].Fields)
+	}
+}
+
+// An unset key variable is E-MAN-003 before anything starts.
+func TestProviderKeyUnset(t *testing.T) {
+	fake := fakeprovider.NewOpenAI()
+	defer fake.Close()
+	homeDir, base := t.TempDir(), t.TempDir()
+	proj := providerProject(t, homeDir, base, "murmur/driver-openai", fake.URL)
+	r := runMur(t, homeDir, proj, nil, "run", "--task", "hi")
+	if r.Code != 1 || !strings.Contains(r.Stderr, "error[E-MAN-003]") || !strings.Contains(r.Stderr, "PROVIDER_TEST_KEY") {
+		t.Fatalf("run: %+v", r)
+	}
+	if len(fake.Requests()) != 0 {
+		t.Error("a request reached the provider")
+	}
+}
