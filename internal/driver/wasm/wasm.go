@@ -171,9 +171,9 @@ func New(cfg Config) (*Driver, error) {
 		log = slog.Default()
 	}
 	return &Driver{
-		eng:  cfg.Engine,
-		comp: comp,
-		info: driver.Info{Name: cfg.Name, Version: cfg.Version, Implementation: driver.ImplementationWASM, SHA256: sum},
+		eng:    cfg.Engine,
+		comp:   comp,
+		info:   driver.Info{Name: cfg.Name, Version: cfg.Version, Implementation: driver.ImplementationWASM, SHA256: sum},
 		limits: cfg.Limits,
 		env:    env,
 		args:   []string{manifest.Bare(cfg.Name)},
