@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"strings"
 	"sync"
@@ -19,6 +20,7 @@ import (
 	"github.com/murmur-go/murmur/internal/session"
 	"github.com/murmur-go/murmur/internal/trace"
 	"github.com/murmur-go/murmur/internal/wasmhost"
+	"github.com/murmur-go/murmur/internal/wit"
 )
 
 var testEngine *wasmhost.Engine
@@ -65,6 +67,7 @@ func newDriver(t testing.TB, fixture string, mod func(*wasm.Config)) *wasm.Drive
 	cfg := wasm.Config{
 		Engine: testEngine, Name: "local/driver-" + fixture, Version: "1.0.0", Component: src,
 		Limits: limits(2 * time.Second), Model: "test-model", Endpoint: "https://llm.example.com",
+		Logger: slog.New(slog.DiscardHandler),
 	}
 	if mod != nil {
 		mod(&cfg)
@@ -426,6 +429,63 @@ func BenchmarkTurn(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		if _, err := d.Call(ctx, req, nil); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// wasi:http is decided by the configured policy: deny-all by default, and
+// the policy sees the request the component built (the seam for gateway
+// egress).
+func TestHTTPPolicy(t *testing.T) {
+	var seen []string
+	allowGateway := func(_ context.Context, req wasmhost.HTTPRequest) error {
+		seen = append(seen, req.Method+" "+req.URL())
+		return nil
+	}
+	tests := []struct {
+		name   string
+		policy wit.HTTPPolicy
+		want   string
+	}{
+		{"default denies", nil, "denied"},
+		// Allowed by the policy, the request still gets an error answer: the
+		// engine has no egress yet.
+		{"policy allows", allowGateway, "error"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			d := newDriver(t, "http", func(c *wasm.Config) { c.HTTP = tc.policy })
+			resp, err := d.Call(context.Background(), userRequest("hi"), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if resp.Text() != tc.want {
+				t.Errorf("the component saw %q, want %q", resp.Text(), tc.want)
+			}
+		})
+	}
+	if len(seen) != 1 || seen[0] != "GET https://llm.example.com/v1/messages" {
+		t.Errorf("the policy saw %q", seen)
+	}
+}
+
+// BenchmarkTurnJSON is the JSON part of a turn alone (the request written,
+// the response read and validated), the peer of BenchmarkTurn: the rest is
+// the instance.
+func BenchmarkTurnJSON(b *testing.B) {
+	req := userRequest("say hi through the echo tool")
+	answer := []byte(`{"stop_reason":"tool_call","content":[{"type":"text","text":"Let me echo that."},{"type":"tool_call","id":"call_1","name":"local/echo","input":{"message":"hi"}}],"usage":{"input_tokens":12,"output_tokens":7}}`)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := json.Marshal(req); err != nil {
+			b.Fatal(err)
+		}
+		var resp driver.Response
+		if err := json.Unmarshal(answer, &resp); err != nil {
+			b.Fatal(err)
+		}
+		if err := resp.Validate(); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -212,3 +212,68 @@ gen('env', 'streams its whole environment, one "NAME=value\\n" in chunks, then a
     core_imports='    (import "host" "getenv" (func $getenv (param i32)))',
     host_exports='      (export "getenv" (func $getenv))',
     locals_='      (local $p i32) (local $n i32)')
+
+HTTP_IMPORTS = '''  (import "wasi:http/types@0.2.9" (instance $types
+    (export "fields" (type $fields (sub resource)))
+    (export "outgoing-request" (type $req (sub resource)))
+    (export "request-options" (type $opts (sub resource)))
+    (export "future-incoming-response" (type $fut (sub resource)))
+    (type $ec (variant (case "DNS-timeout") (case "HTTP-request-denied") (case "internal-error" (option string))))
+    (export "error-code" (type $error-code (eq $ec)))
+    (type $sch (variant (case "HTTP") (case "HTTPS") (case "other" string)))
+    (export "scheme" (type $scheme (eq $sch)))
+    (export "[constructor]fields" (func (result (own $fields))))
+    (export "[constructor]outgoing-request" (func (param "headers" (own $fields)) (result (own $req))))
+    (export "[method]outgoing-request.set-scheme" (func (param "self" (borrow $req)) (param "scheme" (option $scheme)) (result (result))))
+    (export "[method]outgoing-request.set-authority" (func (param "self" (borrow $req)) (param "authority" (option string)) (result (result))))
+    (export "[method]outgoing-request.set-path-with-query" (func (param "self" (borrow $req)) (param "path-with-query" (option string)) (result (result))))))
+  (alias export $types "outgoing-request" (type $outgoing-request))
+  (alias export $types "request-options" (type $request-options))
+  (alias export $types "future-incoming-response" (type $future-incoming-response))
+  (alias export $types "error-code" (type $error-code))
+  (import "wasi:http/outgoing-handler@0.2.9" (instance $handler
+    (export "outgoing-request" (type $r (eq $outgoing-request)))
+    (export "request-options" (type $o (eq $request-options)))
+    (export "future-incoming-response" (type $f (eq $future-incoming-response)))
+    (export "error-code" (type $e (eq $error-code)))
+    (export "handle" (func (param "request" (own $r)) (param "options" (option (own $o)))
+      (result (result (own $f) (error $e)))))))'''
+
+HTTP_LOWERS = '''  (core func $fields (canon lower (func $types "[constructor]fields")))
+  (core func $request (canon lower (func $types "[constructor]outgoing-request")))
+  (core func $scheme (canon lower (func $types "[method]outgoing-request.set-scheme") (memory $memory) string-encoding=utf8))
+  (core func $authority (canon lower (func $types "[method]outgoing-request.set-authority") (memory $memory) string-encoding=utf8))
+  (core func $path (canon lower (func $types "[method]outgoing-request.set-path-with-query") (memory $memory) string-encoding=utf8))
+  (core func $handle (canon lower (func $handler "handle") (memory $memory) (realloc $realloc) string-encoding=utf8))'''
+
+HTTP_CORE = '''    (import "host" "fields" (func $fields (result i32)))
+    (import "host" "request" (func $request (param i32) (result i32)))
+    (import "host" "scheme" (func $scheme (param i32 i32 i32 i32 i32) (result i32)))
+    (import "host" "authority" (func $authority (param i32 i32 i32 i32) (result i32)))
+    (import "host" "path" (func $path (param i32 i32 i32 i32) (result i32)))
+    (import "host" "handle" (func $handle (param i32 i32 i32 i32)))'''
+
+HTTP_HOST = '''      (export "fields" (func $fields)) (export "request" (func $request))
+      (export "scheme" (func $scheme)) (export "authority" (func $authority))
+      (export "path" (func $path)) (export "handle" (func $handle))'''
+
+def text_answer(s):
+    return '{"stop_reason":"end_turn","content":[{"type":"text","text":"%s"}]}' % s
+
+gen('http', 'sends GET https://llm.example.com/v1/messages through wasi:http, then\n;; answers end_turn with "denied" (HTTP-request-denied), "error" (another error code),\n;; "sent" (a response future) or "setter" (a setter failed)',
+    {'auth': 'llm.example.com', 'path': '/v1/messages', 'denied': text_answer('denied'), 'error': text_answer('error'),
+     'sent': text_answer('sent'), 'setter': text_answer('setter')},
+    """      (local.set $req (call $request (call $fields)))
+      (if (i32.or (i32.or
+            (call $scheme (local.get $req) (i32.const 1) (i32.const 1) (i32.const 0) (i32.const 0))
+            (call $authority (local.get $req) (i32.const 1) {ptr:auth} {len:auth}))
+            (call $path (local.get $req) (i32.const 1) {ptr:path} {len:path}))
+        (then (return (call $answer (i32.const 0) (i32.const 0) (i32.const 0) {ptr:setter} {len:setter} (i32.const 0) (i32.const 0)))))
+      (call $handle (local.get $req) (i32.const 0) (i32.const 0) (i32.const 1200))
+      (if (i32.eqz (i32.load8_u (i32.const 1200)))
+        (then (return (call $answer (i32.const 0) (i32.const 0) (i32.const 0) {ptr:sent} {len:sent} (i32.const 0) (i32.const 0)))))
+      (if (i32.eq (i32.load8_u (i32.const 1204)) (i32.const 1))
+        (then (return (call $answer (i32.const 0) (i32.const 0) (i32.const 0) {ptr:denied} {len:denied} (i32.const 0) (i32.const 0)))))
+      (call $answer (i32.const 0) (i32.const 0) (i32.const 0) {ptr:error} {len:error} (i32.const 0) (i32.const 0))""",
+    imports=HTTP_IMPORTS, lowers=HTTP_LOWERS, core_imports=HTTP_CORE, host_exports=HTTP_HOST,
+    locals_='      (local $req i32)')
