@@ -281,7 +281,7 @@ func (d *Driver) ending(ctx context.Context, err error) error {
 	switch {
 	case e.Cancelled || ctx.Err() != nil:
 		de := driver.Canceled(name, ctx)
-		de.Err = cause{err, ctx.Err()}
+		de.Err = cause{err.Error(), []error{err, ctx.Err()}}
 		return de
 	case e.Status == trace.EndDeadlineExceeded:
 		if e.WaitedOnRuntime && d.rec != nil {
@@ -289,8 +289,12 @@ func (d *Driver) ending(ctx context.Context, err error) error {
 		}
 		return &driver.Error{Kind: driver.KindCanceled, Driver: name,
 			Message: fmt.Sprintf("the component's run ended %s (deadline %s)", e.Status, d.limits.Deadline),
-			Err:     cause{err, context.DeadlineExceeded}}
-	case e.Status == trace.EndResourceLimit, e.Status == trace.EndTrapped:
+			Err:     cause{err.Error(), []error{err, context.DeadlineExceeded}}}
+	case e.Status == trace.EndTrapped:
+		// The trap's own text starts "trapped:"; the message already says so.
+		return &driver.Error{Kind: driver.KindProvider, Driver: name, Message: "the component's run ended " + e.Status,
+			Err: cause{e.Reason, []error{err}}}
+	case e.Status == trace.EndResourceLimit:
 		return &driver.Error{Kind: driver.KindProvider, Driver: name, Message: "the component's run ended " + e.Status, Err: err}
 	case e.Exited || e.Status == trace.EndOK:
 		// An exit, even with status 0, returns no result.
@@ -303,16 +307,16 @@ func (d *Driver) ending(ctx context.Context, err error) error {
 	return &driver.Error{Kind: driver.KindProvider, Driver: name, Message: "the component's run ended " + e.Status, Err: err}
 }
 
-// cause is an engine ending that also matches a context error, so a
-// deadline reads as context.DeadlineExceeded to errors.Is and as the
-// engine's *wasmhost.DeadlineError to errors.As; its text is the engine's.
+// cause is an engine ending under the text a driver error shows for it,
+// matching more than one error: a deadline reads as context.DeadlineExceeded
+// to errors.Is and as the engine's *wasmhost.DeadlineError to errors.As.
 type cause struct {
-	err error
-	ctx error
+	text string
+	errs []error
 }
 
-func (c cause) Error() string   { return c.err.Error() }
-func (c cause) Unwrap() []error { return []error{c.err, c.ctx} }
+func (c cause) Error() string   { return c.text }
+func (c cause) Unwrap() []error { return c.errs }
 
 // Ending is the ending of a failed Call's error in the spec's words
 // (trace.EndTrapped, EndDeadlineExceeded, EndResourceLimit, EndFailed), and

@@ -326,6 +326,7 @@ func TestFailures(t *testing.T) {
 			if !errors.As(err, &de) || de.Kind != tc.kind || de.Driver != d.Info().Name {
 				t.Fatalf("err = %#v, want a driver error of kind %v", err, tc.kind)
 			}
+			t.Log(err)
 			if !strings.Contains(err.Error(), tc.msg) {
 				t.Errorf("message %q does not say %q", err.Error(), tc.msg)
 			}
