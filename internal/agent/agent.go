@@ -71,6 +71,10 @@ type Config struct {
 	// MaxTurns, MaxTokens and MaxSessionTokens (0 is no ceiling) are the
 	// inference block's values with defaults applied.
 	MaxTurns, MaxTokens, MaxSessionTokens int
+	// CallDeadline bounds each driver call (capabilities.limits'
+	// deadline_seconds); 0 is none. A built-in driver that runs past it
+	// leaves a call_deadline line (a stored one's adapter writes its own).
+	CallDeadline time.Duration
 	// Params are passed to the driver unchanged.
 	Params map[string]any
 	// System is the whole system prompt (the [Capsule] block and the
@@ -147,6 +151,9 @@ func (s *Session) loop(ctx context.Context, t *door.Task, ev door.Events, taskLi
 	rec := s.cfg.Recorder
 	msgs := []driver.Message{{Role: driver.RoleUser, Content: []driver.Block{driver.TextBlock(taskText(t))}}}
 	tools := s.cfg.Tools.Specs()
+	// A stored driver may answer a continuation_id: the next turn then
+	// sends only the messages added since (contracts §14).
+	var cont driver.Continuation
 	for turn := 1; turn <= s.cfg.MaxTurns; turn++ {
 		if ctx.Err() != nil {
 			return trace.EndCanceled, door.Canceled()
@@ -160,7 +167,10 @@ func (s *Session) loop(ctx context.Context, t *door.Task, ev door.Events, taskLi
 		}
 		ev.Phase(door.PhaseInference)
 		callStart := s.cfg.Now()
-		resp, err := s.cfg.Driver.Call(ctx, req, ev.AppendText)
+		resp, err := s.callDriver(ctx, cont.Next(req), ev.AppendText)
+		if err == nil {
+			cont.Got(resp)
+		}
 		st.turns++
 		inf := trace.Inference{TaskID: t.ID, Turn: turn, Model: s.cfg.Model, ToolCalls: []string{},
 			DurationMS: s.cfg.Now().Sub(callStart).Milliseconds()}
@@ -217,6 +227,21 @@ func (s *Session) loop(ctx context.Context, t *door.Task, ev door.Events, taskLi
 		}
 	}
 	return trace.EndMaxTurnsReached, door.Failed(trace.EndMaxTurnsReached)
+}
+
+// callDriver makes one driver call bounded by the call deadline.
+func (s *Session) callDriver(ctx context.Context, req *driver.Request, chunk driver.ChunkFunc) (*driver.Response, error) {
+	if s.cfg.CallDeadline <= 0 {
+		return s.cfg.Driver.Call(ctx, req, chunk)
+	}
+	cctx, cancel := context.WithTimeout(ctx, s.cfg.CallDeadline)
+	defer cancel()
+	resp, err := s.cfg.Driver.Call(cctx, req, chunk)
+	info := s.cfg.Driver.Info()
+	if err != nil && ctx.Err() == nil && errors.Is(cctx.Err(), context.DeadlineExceeded) && info.Implementation == driver.ImplementationBuiltin {
+		s.cfg.Recorder.CallDeadline(info.Name, "inference", s.cfg.CallDeadline)
+	}
+	return resp, err
 }
 
 // admit is the session ceiling's admission check: used + this request's

@@ -3,17 +3,21 @@ package cli_test
 import (
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/murmur-go/murmur/internal/driver/fakeprovider"
+	"github.com/murmur-go/murmur/internal/trace"
 )
 
 // providerProject writes an agent capsule whose driver is a built-in
 // provider driver pointed at a fake provider on loopback, with its key in
 // ${PROVIDER_TEST_KEY}; it declares the published tool acme/echo.
-func providerProject(t *testing.T, homeDir, base, driverName, endpoint string) string {
+func providerProject(t *testing.T, homeDir, base, driverName, endpoint string, extra ...string) string {
 	t.Helper()
 	// agentProject publishes acme/echo; its replay project is not used.
 	agentProject(t, homeDir, base, "", agentTranscript)
@@ -35,7 +39,7 @@ inference:
   driver:
     artifact: %[1]s
   max_tokens: 256
-`, driverName, endpoint)
+%[3]s`, driverName, endpoint, strings.Join(extra, ""))
 	os.WriteFile(filepath.Join(proj, "murmur.yaml"), []byte(manifest), 0o644)
 	return proj
 }
@@ -144,5 +148,68 @@ func TestProviderKeyUnset(t *testing.T) {
 	}
 	if len(fake.Requests()) != 0 {
 		t.Error("a request reached the provider")
+	}
+}
+
+// A provider that never answers is cut off at the call deadline: a
+// call_deadline line names the driver, and the task fails.
+func TestProviderPastTheDeadline(t *testing.T) {
+	fake := fakeprovider.NewAnthropic()
+	defer fake.Close()
+	fake.Push(fakeprovider.Reply{Hang: true}, fakeprovider.Reply{Hang: true}, fakeprovider.Reply{Hang: true})
+	homeDir, base := t.TempDir(), t.TempDir()
+	proj := providerProject(t, homeDir, base, "murmur/driver-anthropic", fake.URL,
+		"capabilities:\n  limits:\n    deadline_seconds: 1\n")
+	r := runMur(t, homeDir, proj, []string{"PROVIDER_TEST_KEY=k"}, "run", "--json", "--task", "hi")
+	if r.Code != 1 {
+		t.Fatalf("run: %+v", r)
+	}
+	rd := parseReady(t, r.Stdout)
+	lines := traceLines(t, rd.RecordsDir)
+	var cd *int
+	for i, l := range lines {
+		if l.EventType == trace.TypeCallDeadline {
+			cd = &i
+		}
+	}
+	if cd == nil || lines[*cd].Str("component") != "murmur/driver-anthropic" || lines[*cd].Int("deadline_ms") != 1000 {
+		t.Fatalf("no call_deadline line naming the driver: %s", types(lines))
+	}
+	if end := lastEnd(t, lines); end.Str("exit_status") != "failed" {
+		t.Errorf("session_end %v", end.Fields)
+	}
+}
+
+// SIGTERM while the model is answering: the live task ends canceled in the
+// inference phase, session_end says canceled, exit 143.
+func TestProviderSIGTERMMidInference(t *testing.T) {
+	fake := fakeprovider.NewOpenAI()
+	defer fake.Close()
+	fake.Push(fakeprovider.Reply{Text: []string{"thinking", " more"}, HangAfter: 1})
+	homeDir, base := t.TempDir(), t.TempDir()
+	proj := providerProject(t, homeDir, base, "murmur/driver-openai", fake.URL)
+	cmd, out, stderr := startMurEnv(t, homeDir, proj, []string{"PROVIDER_TEST_KEY=k"}, "run", "--json", "--task", "hi")
+	rd := readReady(t, out)
+	for i := 0; i < 200 && len(fake.Requests()) == 0; i++ {
+		time.Sleep(10 * time.Millisecond)
+	}
+	cmd.Process.Signal(syscall.SIGTERM)
+	err := cmd.Wait()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 143 {
+		t.Fatalf("exit after SIGTERM: %v (stderr %s)", err, stderr)
+	}
+	lines := traceLines(t, rd.RecordsDir)
+	var canceled *trace.Line
+	for i := range lines {
+		if lines[i].EventType == trace.TypeTaskCanceled {
+			canceled = &lines[i]
+		}
+	}
+	if canceled == nil || canceled.Str("phase") != "inference" {
+		t.Errorf("task_canceled: %v in %s", canceled, types(lines))
+	}
+	end := lastEnd(t, lines)
+	if end.Str("exit_status") != "canceled" || end.Str("reason") != "terminated" {
+		t.Errorf("session_end %v", end.Fields)
 	}
 }

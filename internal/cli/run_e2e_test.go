@@ -225,10 +225,16 @@ func TestRunEndings(t *testing.T) {
 // startMur starts mur in the background; its stdout is read line by line.
 func startMur(t testing.TB, homeDir, dir string, args ...string) (*exec.Cmd, *bufio.Reader, *bytes.Buffer) {
 	t.Helper()
+	return startMurEnv(t, homeDir, dir, nil, args...)
+}
+
+// startMurEnv is startMur with extra environment variables.
+func startMurEnv(t testing.TB, homeDir, dir string, env []string, args ...string) (*exec.Cmd, *bufio.Reader, *bytes.Buffer) {
+	t.Helper()
 	shareCompileCache(t, homeDir)
 	cmd := exec.Command(murBin(t), args...)
 	cmd.Dir = dir
-	cmd.Env = []string{"HOME=" + homeDir, "PATH=" + os.Getenv("PATH")}
+	cmd.Env = append([]string{"HOME=" + homeDir, "PATH=" + os.Getenv("PATH")}, env...)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.StdoutPipe()

@@ -15,8 +15,10 @@ import (
 	"github.com/murmur-go/murmur/internal/door"
 	"github.com/murmur-go/murmur/internal/driver"
 	"github.com/murmur-go/murmur/internal/driver/builtin"
+	wasmdrv "github.com/murmur-go/murmur/internal/driver/wasm"
 	"github.com/murmur-go/murmur/internal/home"
 	"github.com/murmur-go/murmur/internal/manifest"
+	"github.com/murmur-go/murmur/internal/sandbox"
 	"github.com/murmur-go/murmur/internal/session"
 	"github.com/murmur-go/murmur/internal/store"
 	"github.com/murmur-go/murmur/internal/tools"
@@ -97,14 +99,11 @@ func (p *Plan) readPackedFile(rel string) ([]byte, error) {
 	return os.ReadFile(filepath.Join(p.ManifestDir, rel))
 }
 
-// newDriver makes the plan's driver: a built-in by name (a stored driver
-// component needs the WASM adapter, which this build does not have yet).
-func (p *Plan) newDriver() (driver.Driver, error) {
+// newDriver makes the plan's driver: a stored driver component through the
+// WASM adapter (sess may be nil to check it before the session exists), or
+// the built-in of that name.
+func (p *Plan) newDriver(eng *wasmhost.Engine, sess *session.Session, rec *trace.Recorder) (driver.Driver, error) {
 	d := p.Driver
-	if d.Stored != nil {
-		return nil, diag.New("E-RUN-047", "the driver %s@%s is a stored driver component; this build runs the built-in drivers only (%v)", d.Entry.Name, d.Entry.Version, builtin.Names()).
-			WithHint("remove it from the stores to use the built-in of that name, or name a built-in driver")
-	}
 	cfg := driver.Config{Name: d.Entry.Name, Version: d.Entry.Version, Settings: d.Entry.Config, Dir: p.ManifestDir}
 	if cfg.Dir == "" {
 		cfg.Dir = "."
@@ -115,6 +114,20 @@ func (p *Plan) newDriver() (driver.Driver, error) {
 	}
 	if cfg.Settings == nil {
 		cfg.Settings = map[string]any{}
+	}
+	if r := d.Stored; r != nil {
+		file, data, ok := r.Archive.Payload()
+		if !ok || filepath.Ext(file) != ".wasm" {
+			return nil, diag.New(wasmdrv.CodeUnloadable, "the driver %s holds no root .wasm component", r.Ref()).
+				WithHint("rebuild it with 'mur build' from a directory holding the driver's component")
+		}
+		wc := wasmdrv.Config{Engine: eng, Name: r.Name, Version: r.Version, Component: data,
+			Limits: sandbox.Limits(tools.GrantOf(p.Grants, d.Entry).Grants.Limits), Session: sess,
+			Model: p.Manifest.Inference.Model, Endpoint: cfg.Endpoint, Settings: cfg.Settings}
+		if rec != nil {
+			wc.Recorder = rec
+		}
+		return wasmdrv.New(wc)
 	}
 	drv, ok, err := builtin.New(cfg)
 	if err != nil {
@@ -150,15 +163,18 @@ func runAgent(ctx context.Context, p *Plan, opts Options, r *run) (Result, error
 		return Result{}, diag.New("E-RUN-041", "%s accepts no task at its door (lifecycle.task_acceptance: none), so it needs --task", m.Name).
 			WithHint("run it with --task FILE|TEXT, or set lifecycle.task_acceptance to single or queue")
 	}
-	drv, err := p.newDriver()
-	if err != nil {
-		return Result{}, err
-	}
 	eng, err := wasmhost.NewEngine(wasmhost.Config{CacheDir: home.Compiled(p.Home)})
 	if err != nil {
 		return Result{}, err
 	}
 	defer eng.Close()
+	// A driver that cannot load is refused before any session file exists;
+	// a stored one is made again below with the session's identity (the
+	// compile cache makes that cheap).
+	drv, err := p.newDriver(eng, nil, nil)
+	if err != nil {
+		return Result{}, err
+	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return Result{}, diag.Wrap(err, "E-RUN-049", "the door cannot listen on 127.0.0.1").
@@ -171,10 +187,23 @@ func runAgent(ctx context.Context, p *Plan, opts Options, r *run) (Result, error
 		return Result{Signal: s, Ending: trace.EndFailed, Reason: s.Reason()}, nil
 	}
 
-	if err := r.openAgent(p, task, url, drv.Info()); err != nil {
+	info := drv.Info()
+	if err := r.openAgent(p, task, url, info); err != nil {
 		return Result{}, err
 	}
 	sess, rec := r.sess, r.rec
+	if p.Driver.Stored != nil {
+		if c, ok := drv.(interface{ Close() }); ok {
+			c.Close()
+		}
+		if drv, err = p.newDriver(eng, sess, rec); err != nil {
+			r.endAgent(trace.EndFailed, err.Error())
+			return Result{}, err
+		}
+	}
+	if c, ok := drv.(interface{ Close() }); ok {
+		defer c.Close()
+	}
 	inv, err := tools.Build(&tools.Env{Engine: eng, Session: sess, Lookup: p.lookup, Logger: opts.Log},
 		m, p.Grants, p.Tools)
 	if err != nil {
@@ -194,6 +223,7 @@ func runAgent(ctx context.Context, p *Plan, opts Options, r *run) (Result, error
 		Driver: drv, Model: in.Model,
 		MaxTurns: in.MaxTurns.Or(manifest.DefaultMaxTurns), MaxTokens: in.MaxTokens.Or(manifest.DefaultMaxTokens),
 		MaxSessionTokens: in.MaxSessionTokens.Or(0),
+		CallDeadline:     time.Duration(m.Capabilities.EffLimits().DeadlineSeconds) * time.Second,
 		System: agent.SystemPrompt(agent.Identity{Name: sess.Name, Version: sess.Version, SessionID: sess.ID,
 			Workdir: sess.Workdir}, p.SystemPrompt),
 		Tools: newAgentTools(inv, rec, sess.RecordsDir), Recorder: rec,

@@ -32,7 +32,7 @@ func Build(env *Env, m *manifest.Manifest, g manifest.Grants, resolved []*store.
 				loadErr = diag.New("E-RUN-063", "tool %s cannot be loaded: it is not installed in the project or the global store", ref(a)).
 					WithHint("run 'mur install' in the project")
 			}
-			if err := inv.Add(NewWASM(env, a, grantOf(g, a), r, loadErr)); err != nil {
+			if err := inv.Add(NewWASM(env, a, GrantOf(g, a), r, loadErr)); err != nil {
 				return nil, err
 			}
 		case a.RuntimeKind() == manifest.RuntimeSkill && r != nil:
@@ -48,9 +48,9 @@ func Build(env *Env, m *manifest.Manifest, g manifest.Grants, resolved []*store.
 	return inv, nil
 }
 
-// grantOf is the artifact's narrowed grant; grants computed without it give
+// GrantOf is the artifact's narrowed grant; grants computed without it give
 // it the capsule's.
-func grantOf(g manifest.Grants, a manifest.Artifact) manifest.ArtifactGrant {
+func GrantOf(g manifest.Grants, a manifest.Artifact) manifest.ArtifactGrant {
 	for _, ag := range g.Artifacts {
 		if ag.Name == a.Name && ag.Version == a.Version {
 			return ag

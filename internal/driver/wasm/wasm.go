@@ -13,7 +13,7 @@
 //
 // A stored driver may hold the conversation itself: when its result's
 // metadata holds continuation_id, the next turn of the same task sends that
-// id and only the messages added since. Continuation is the loop's helper
+// id and only the messages added since. driver.Continuation is the loop's helper
 // for that.
 package wasm
 

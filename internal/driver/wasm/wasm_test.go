@@ -136,7 +136,7 @@ func TestInfo(t *testing.T) {
 func TestContinuation(t *testing.T) {
 	d := newDriver(t, "continuation", nil)
 	ctx := context.Background()
-	var c wasm.Continuation
+	var c driver.Continuation
 	full := userRequest("hello")
 
 	var got []string
@@ -196,7 +196,7 @@ func TestContinuationHelper(t *testing.T) {
 		return driver.Message{Role: driver.RoleUser, Content: []driver.Block{driver.TextBlock(s)}}
 	}
 	full := &driver.Request{Messages: []driver.Message{msg("a")}}
-	var c wasm.Continuation
+	var c driver.Continuation
 	if c.Next(full) != full {
 		t.Fatal("first turn: the whole request")
 	}

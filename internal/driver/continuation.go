@@ -1,6 +1,4 @@
-package wasm
-
-import "github.com/murmur-go/murmur/internal/driver"
+package driver
 
 // Continuation carries a driver's continuation_id from one turn of a task to
 // the next (contracts §14): a response with a ContinuationID makes the next
@@ -34,7 +32,7 @@ type Continuation struct {
 // Next returns the request to send for the conversation full: full itself
 // when there is no id, else a copy carrying the id and only the messages
 // after the ones the driver already has. full is not modified.
-func (c *Continuation) Next(full *driver.Request) *driver.Request {
+func (c *Continuation) Next(full *Request) *Request {
 	c.pending = len(full.Messages)
 	if c.id == "" || c.sent > len(full.Messages) {
 		// No id, or a conversation shorter than what the driver holds (the
@@ -53,7 +51,7 @@ func (c *Continuation) Next(full *driver.Request) *driver.Request {
 }
 
 // Got records the response of the request Next last returned.
-func (c *Continuation) Got(resp *driver.Response) {
+func (c *Continuation) Got(resp *Response) {
 	if resp == nil || resp.ContinuationID == "" {
 		c.id, c.sent = "", 0
 		return
