@@ -593,11 +593,11 @@ var httpTypes = map[string]func(*run, []Value) (Value, error){
 	"[constructor]request-options": func(r *run, _ []Value) (Value, error) {
 		return r.newObj(&requestOptions{}), nil
 	},
-	"[method]request-options.connect-timeout": optGetter(func(o *requestOptions) *time.Duration { return &o.connect }),
-	"[method]request-options.set-connect-timeout": optSetter(func(o *requestOptions) *time.Duration { return &o.connect }),
-	"[method]request-options.first-byte-timeout": optGetter(func(o *requestOptions) *time.Duration { return &o.firstByte }),
+	"[method]request-options.connect-timeout":        optGetter(func(o *requestOptions) *time.Duration { return &o.connect }),
+	"[method]request-options.set-connect-timeout":    optSetter(func(o *requestOptions) *time.Duration { return &o.connect }),
+	"[method]request-options.first-byte-timeout":     optGetter(func(o *requestOptions) *time.Duration { return &o.firstByte }),
 	"[method]request-options.set-first-byte-timeout": optSetter(func(o *requestOptions) *time.Duration { return &o.firstByte }),
-	"[method]request-options.between-bytes-timeout": optGetter(func(o *requestOptions) *time.Duration { return &o.betweenBytes }),
+	"[method]request-options.between-bytes-timeout":  optGetter(func(o *requestOptions) *time.Duration { return &o.betweenBytes }),
 	"[method]request-options.set-between-bytes-timeout": optSetter(func(o *requestOptions) *time.Duration {
 		return &o.betweenBytes
 	}),

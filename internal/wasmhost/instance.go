@@ -71,7 +71,7 @@ type Preopen struct {
 	HostDir   string
 	GuestPath string
 	ReadOnly  bool
-	spool     bool // the wasi:http spool: files readable and writable, the directory not
+	spool     bool // the wasi:http spool (see spool.go)
 }
 
 // WASI configures a run's WASI 0.2 context. It is always set up (a component
@@ -339,9 +339,6 @@ func setWASI(cctx *C.wasmtime_context_t, w WASI) error {
 		if p.ReadOnly {
 			perms = C.WASMTIME_WASI_DIR_PERMS_READ
 			fperms = C.WASMTIME_WASI_FILE_PERMS_READ
-		}
-		if p.spool {
-			perms = C.WASMTIME_WASI_DIR_PERMS_READ
 		}
 		if !C.wasi_config_preopen_dir(wc, cstr(p.HostDir), cstr(p.GuestPath), perms, fperms) {
 			return fail(diag.New("E-RUN-104", "cannot preopen %s as %q for the guest", p.HostDir, p.GuestPath).

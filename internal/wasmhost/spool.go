@@ -19,9 +19,10 @@ import (
 // file of the run's spool directory through wasi:filesystem and hands the
 // stream to Go: open-read for a response body the host has spooled,
 // open-write for a request body the guest fills. The spool directory is the
-// last preopen (get-directories lists preopens in configuration order), with
-// read-only directory rights: the guest can open the files the host made,
-// never create one.
+// last preopen (get-directories lists preopens in configuration order). It
+// must be writable (wasip2 refuses open-at for writing in a directory
+// without mutate rights), so the guest can also create files there: the
+// directory is private to the run and removed with it (see RATIONALE.md).
 
 // spoolGuestPath is where the spool directory appears to the guest.
 const spoolGuestPath = "/.murmur-http"

@@ -761,30 +761,6 @@ func BenchmarkGoKitCompile(b *testing.B) {
 	}
 }
 
-// capsule-http makes its own request through wasi:http/outgoing-handler#handle with
-// a hand-written binding (its import signatures are checked against the WIT when the
-// component is built). An engine that grants no wasi:http stops it at its first
-// wasi:http call with the capability error; one that answers with the runtime's
-// policy (no egress granted here) must give HTTP-request-denied.
-func TestGoKitCapsuleHTTP(t *testing.T) {
-	s := newSession(t, "http https://example.invalid/path?q=1\n")
-	err := runCapsule(t, "testdata/components/capsule-http/capsule-http.wasm", s, nil, wasmhost.Limits{}, nil)
-	if err == nil {
-		if got := s.result(t); got != "http: error-code HTTP-request-denied\n" {
-			t.Fatalf("with no egress granted the request must be denied, got %q", got)
-		}
-		return
-	}
-	var trap *wasmhost.TrapError
-	var capErr *wasmhost.CapabilityError
-	if !errors.As(err, &trap) || !errors.As(err, &capErr) || capErr.Name != "wasi:http/types@0.2.12#[constructor]fields" {
-		t.Fatalf("got %v, want the capability error for wasi:http/types@0.2.12#[constructor]fields", err)
-	}
-	if _, err := os.Stat(filepath.Join(s.work, "out", "result.txt")); err == nil {
-		t.Error("result written although the first wasi:http call failed")
-	}
-}
-
 // Each Go-kit component imports exactly the murmur and wasi:http interfaces it calls
 // (the glue's unused imports are not linked in) and exports its world's run.
 func TestGoKitComponentShapes(t *testing.T) {
