@@ -2,8 +2,8 @@ package wit_test
 
 import (
 	"bytes"
-	"errors"
 	"crypto/sha256"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
