@@ -76,7 +76,7 @@ type session struct {
 	parent, work, runtimeDir, stdout, stderr string
 }
 
-func newSession(t *testing.T, task string) session {
+func newSession(t testing.TB, task string) session {
 	t.Helper()
 	parent := t.TempDir()
 	s := session{
@@ -130,7 +130,7 @@ func (s session) read(which string) string {
 }
 
 // runCapsule instantiates a capsule component in s with host h and calls run once.
-func runCapsule(t *testing.T, rel string, s session, h *wasmhost.Host, lim wasmhost.Limits, env map[string]string) error {
+func runCapsule(t testing.TB, rel string, s session, h *wasmhost.Host, lim wasmhost.Limits, env map[string]string) error {
 	t.Helper()
 	e, c := gokitComponent(t, rel)
 	if lim.Deadline == 0 {
