@@ -81,6 +81,9 @@ type Config struct {
 	// EnvAllow is capabilities.env.allow; Lookup reads mur's own environment.
 	EnvAllow []string
 	Lookup   func(string) (string, bool)
+	// NetworkAllow is capabilities.network.allow: the origins the capsule's
+	// wasi:http may reach (none when empty).
+	NetworkAllow []string
 	// Imports grants the murmur:* host interfaces; nil grants none.
 	Imports Imports
 }
@@ -103,11 +106,14 @@ func Run(ctx context.Context, cfg Config) Result {
 	s := cfg.Session
 	env := sandbox.Env(s, cfg.EnvAllow, cfg.Lookup)
 	host := wasmhost.NewHost()
-	// wasi:http: every request is denied (real egress through
-	// capabilities.network.allow is a later issue) and logged to logs/http.log.
+	// wasi:http: a request goes out when capabilities.network.allow covers
+	// it (contracts §17); a refusal is logged to logs/http.log. The capsule's
+	// own requests are not traced.
 	httpLog := &lazyFile{path: filepath.Join(s.RecordsDir, "logs", HTTPLog)}
 	defer httpLog.Close()
-	wit.GrantHTTP(host, wit.DenyAllHTTP, slog.New(slog.NewTextHandler(httpLog, nil)))
+	wit.GrantHTTPBounded(host, wit.NetworkAllow(cfg.NetworkAllow, "capabilities.network.allow"),
+		slog.New(slog.NewTextHandler(httpLog, nil)),
+		wit.HTTPBounds{MaxBodyBytes: wit.HTTPMaxBodyBytes(cfg.Lookup), MaxInFlight: wit.HTTPMaxInFlight})
 	if cfg.Imports != nil {
 		if err := cfg.Imports.Define(host, cfg.Recorder); err != nil {
 			return Result{Ending: trace.EndFailed, Reason: "host interfaces: " + err.Error(), Err: err}

@@ -74,6 +74,9 @@ type Engine struct {
 	linkers sync.Map // import key -> *linkerEntry
 
 	helperOnce sync.Once
+	spoolOnce  sync.Once
+	spool      *Component
+	spoolErr   error
 	helper     *Component // §6.3 clock helper, compiled on first need
 	helperErr  error
 	wasiOnce   sync.Once

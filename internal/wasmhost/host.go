@@ -32,7 +32,7 @@ type HostFunc func(ctx context.Context, args []Value) (Value, error)
 // use it; one Host may serve many runs.
 type Host struct {
 	funcs map[string]HostFunc
-	http  *httpGrant
+	http  *HTTPGrant
 }
 
 // NewHost returns an empty Host: a component importing anything beyond WASI
@@ -317,8 +317,13 @@ func whHostCall(slotH C.uintptr_t, ctx *C.wasmtime_context_t, args *C.wasmtime_c
 
 //export whResourceDrop
 func whResourceDrop(slotH C.uintptr_t, ctx *C.wasmtime_context_t, rep C.uint32_t) *C.wasmtime_error_t {
-	// The guest dropped its last handle: forget the host object.
-	delete(runOf(ctx).objs, uint32(rep))
+	// The guest dropped its last handle: forget the host object (after
+	// letting it act: an unread response stops downloading).
+	r := runOf(ctx)
+	if d, ok := r.objs[uint32(rep)].(dropper); ok {
+		d.drop()
+	}
+	delete(r.objs, uint32(rep))
 	return nil
 }
 

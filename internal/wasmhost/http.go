@@ -3,23 +3,39 @@ package wasmhost
 import (
 	"context"
 	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"sort"
+	"strconv"
 	"strings"
+	"sync"
+	"time"
 )
 
 // wasi:http, the mechanism. wasmtime 39's C API provides no wasi:http, so
-// the host defines the part of wasi:http/types and wasi:http/outgoing-handler
-// a guest needs to build a request and hand it to `handle`, in Go (the
-// reference note's §6.2 design): fields, outgoing-request and its setters,
-// request-options, outgoing-body (whose `write` is refused: a body stream
-// would have to be a wasip2 output-stream), and `handle`, which hands the
-// request to the run's Host.HTTP decision and answers
-// err(HTTP-request-denied) when it refuses. What is allowed is the caller's
-// policy, not the engine's. Real egress is a later issue: a request the
-// decision allows is answered err(internal-error("…not implemented")).
-// Without Host.HTTP the functions fail with "capability not granted" like
-// any ungranted import.
+// the host defines wasi:http/types and wasi:http/outgoing-handler in Go and
+// answers requests with net/http (see RATIONALE.md): fields, outgoing-request
+// and its setters and getters, request-options timeouts, outgoing-body
+// (whose write is a real wasip2 output-stream onto a spool file),
+// future-incoming-response (subscribe / get), incoming-response,
+// incoming-body (stream: a wasip2 input-stream over the spooled body),
+// future-trailers. The types are taken from the guest's own imports, so any
+// 0.2.x minor version links; variant answers are lowered by case name.
+//
+// What is allowed is the caller's policy (HTTPGrant.Decide), not the
+// engine's. The engine enforces the mechanics the policy relies on: no
+// redirects followed (the 3xx goes to the guest), no proxy variables read,
+// each name resolved once and the resolved address dialled, every request
+// bounded by the call (it ends with the call at the latest), the body bound
+// and the in-flight bound of the grant. Without Host.HTTP the functions fail
+// with "capability not granted" like any ungranted import.
 
-// HTTPRequest is what a guest asked wasi:http to send.
+// HTTPRequest is what a guest asked wasi:http to send. A policy may rewrite
+// Headers (the gateway key swap of contracts §14); nothing else it changes
+// is used.
 type HTTPRequest struct {
 	Method        string // "GET", …, or the other(...) text
 	Scheme        string // "http", "https" or other; "" when unset
@@ -30,37 +46,205 @@ type HTTPRequest struct {
 
 // URL is the request's target as scheme://authority/path.
 func (r HTTPRequest) URL() string {
-	s := r.Scheme
-	if s == "" {
-		s = "https"
-	}
-	return s + "://" + r.Authority + r.PathWithQuery
+	return r.effectiveScheme() + "://" + r.Authority + r.PathWithQuery
 }
 
-// HTTP grants the wasi:http functions described above. decide is asked
-// about every request handed to outgoing-handler.handle: nil allows it, an
-// error denies it (the guest gets HTTP-request-denied). A nil decide denies
-// every request. decide runs on the guest's call and gets its context.
-func (h *Host) HTTP(decide func(ctx context.Context, req HTTPRequest) error) {
-	if decide == nil {
-		decide = func(context.Context, HTTPRequest) error { return errHTTPDenied }
+// Origin is the request's scheme://authority, what a grant names.
+func (r HTTPRequest) Origin() string { return r.effectiveScheme() + "://" + r.Authority }
+
+func (r HTTPRequest) effectiveScheme() string {
+	if r.Scheme == "" {
+		return "https"
 	}
-	h.http = &httpGrant{decide: decide}
+	return r.Scheme
+}
+
+// HTTPGrant grants wasi:http. Decide is asked about every request handed to
+// outgoing-handler.handle, on the guest's call: nil allows it (possibly with
+// rewritten headers), an error denies it (the guest gets
+// HTTP-request-denied). A nil Decide denies every request. The bounds must
+// be positive (the engine has no defaults): MaxBodyBytes bounds a response
+// body (the guest reading past it gets HTTP-response-body-size), and
+// MaxInFlight the requests one call has outstanding at once (more wait for
+// a slot).
+type HTTPGrant struct {
+	Decide       func(ctx context.Context, req *HTTPRequest) error
+	MaxBodyBytes int64
+	MaxInFlight  int
+}
+
+// HTTP grants the wasi:http functions described above.
+func (h *Host) HTTP(g HTTPGrant) {
+	if g.Decide == nil {
+		g.Decide = func(context.Context, *HTTPRequest) error { return errHTTPDenied }
+	}
+	h.http = &g
 }
 
 var errHTTPDenied = errors.New("outbound HTTP is not granted")
 
-type httpGrant struct {
-	decide func(context.Context, HTTPRequest) error
+// httpRun is the wasi:http state of one run: its body spool, its transport
+// and its requests.
+type httpRun struct {
+	grant     *HTTPGrant
+	spool     *spoolDir
+	sem       chan struct{}
+	transport *http.Transport
+	wg        sync.WaitGroup
 }
 
-type httpFields struct{ entries [][2]string }
+func newHTTPRun(g *HTTPGrant) (*httpRun, error) {
+	sp, err := newSpoolDir()
+	if err != nil {
+		return nil, err
+	}
+	n := g.MaxInFlight
+	if n <= 0 {
+		n = 1
+	}
+	return &httpRun{grant: g, spool: sp, sem: make(chan struct{}, n), transport: newTransport()}, nil
+}
+
+func (h *httpRun) close() {
+	h.wg.Wait()
+	h.transport.CloseIdleConnections()
+	os.RemoveAll(h.spool.dir)
+}
+
+type connectTimeoutKey struct{}
+
+// newTransport is a net/http transport that reads no proxy variables and
+// dials the address it resolved itself, once, so the name the policy
+// checked cannot be re-resolved to another address between check and
+// connect (the standard dialer resolves again on every attempt).
+func newTransport() *http.Transport {
+	d := &net.Dialer{KeepAlive: 30 * time.Second}
+	return &http.Transport{
+		Proxy: nil,
+		DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+			if t, ok := ctx.Value(connectTimeoutKey{}).(time.Duration); ok && t > 0 {
+				var cancel context.CancelFunc
+				ctx, cancel = context.WithTimeoutCause(ctx, t, errConnectTimeout)
+				defer cancel()
+			}
+			host, port, err := net.SplitHostPort(addr)
+			if err != nil {
+				return nil, err
+			}
+			ips, err := net.DefaultResolver.LookupIPAddr(ctx, host)
+			if err != nil {
+				return nil, err
+			}
+			var last error
+			for _, ip := range ips {
+				c, err := d.DialContext(ctx, network, net.JoinHostPort(ip.IP.String(), port))
+				if err == nil {
+					return c, nil
+				}
+				last = err
+			}
+			if last == nil {
+				last = &net.DNSError{Err: "no addresses", Name: host, IsNotFound: true}
+			}
+			if context.Cause(ctx) == errConnectTimeout {
+				return nil, errConnectTimeout
+			}
+			return nil, last
+		},
+		ForceAttemptHTTP2:   true,
+		DisableCompression:  true, // the guest sees the body as sent, content-coding included
+		MaxIdleConnsPerHost: 16,
+		IdleConnTimeout:     30 * time.Second,
+	}
+}
+
+var (
+	errConnectTimeout   = errors.New("connect timeout")
+	errFirstByteTimeout = errors.New("first-byte timeout")
+	errBetweenBytes     = errors.New("between-bytes timeout")
+)
+
+// Host objects behind the wasi:http resources.
+
+type httpFields struct {
+	entries   [][2]string
+	immutable bool
+}
 
 type httpRequest struct {
 	HTTPRequest
+	headers *httpFields
+	body    *outBody
 }
 
-type httpOpaque struct{ kind string }
+type outBody struct {
+	taken    bool // outgoing-body.write was called
+	name     string
+	path     string
+	finished chan struct{}
+	trailers [][2]string
+	aborted  bool
+	once     sync.Once
+}
+
+func (b *outBody) end(abort bool) {
+	b.once.Do(func() {
+		b.aborted = abort
+		close(b.finished)
+	})
+}
+
+// drop: an outgoing-body dropped without finish abandons its request.
+func (b *outBody) drop() { b.end(true) }
+
+type requestOptions struct {
+	connect, firstByte, betweenBytes time.Duration
+}
+
+type httpFuture struct {
+	done   chan struct{}
+	resp   *incomingResponse
+	err    Value // an error-code variant
+	taken  bool
+	cancel context.CancelFunc
+}
+
+func (f *httpFuture) drop() {
+	select {
+	case <-f.done:
+		if f.resp == nil || f.taken {
+			return
+		}
+	default:
+	}
+	f.cancel() // the guest gave up on the response
+}
+
+type incomingResponse struct {
+	status   uint16
+	headers  *httpFields
+	body     *inBody
+	consumed bool
+}
+
+type inBody struct {
+	spooled  chan struct{} // closed when the body is on disk (or failed)
+	name     string
+	err      Value // error-code ending the body, or nil
+	trailers [][2]string
+	streamed bool
+	cancel   context.CancelFunc
+}
+
+func (b *inBody) drop() { b.cancel() }
+
+type futureTrailers struct {
+	body  *inBody
+	taken bool
+}
+
+// dropper is a host object that must act when the guest drops its handle.
+type dropper interface{ drop() }
 
 func builtinFor(iface, fn string) func(*run, []Value) (Value, error) {
 	var impl func(*run, []Value) (Value, error)
@@ -76,7 +260,7 @@ func builtinFor(iface, fn string) func(*run, []Value) (Value, error) {
 		return nil
 	}
 	return func(r *run, args []Value) (Value, error) {
-		if r.host == nil || r.host.http == nil {
+		if r.host == nil || r.host.http == nil || r.http == nil {
 			return nil, errNotGranted
 		}
 		return impl(r, args)
@@ -93,15 +277,86 @@ func bytesOf(v Value) string {
 	return string(b)
 }
 
-func optString(v Value) string {
+func bytesValue(s string) List {
+	l := make(List, len(s))
+	for i := 0; i < len(s); i++ {
+		l[i] = s[i]
+	}
+	return l
+}
+
+func optString(v Value) (string, bool) {
 	if o, ok := v.(Option); ok && o.Some {
 		s, _ := o.Value.(string)
-		return s
+		return s, true
 	}
-	return ""
+	return "", false
+}
+
+func optDuration(v Value) time.Duration {
+	if o, ok := v.(Option); ok && o.Some {
+		if d, ok := o.Value.(uint64); ok && d < 1<<63 {
+			return time.Duration(d)
+		}
+	}
+	return 0
+}
+
+func durationValue(d time.Duration) Value {
+	if d == 0 {
+		return None
+	}
+	return Some(uint64(d))
 }
 
 var okUnit = Ok(nil)
+
+func errCode(c string) Variant { return Variant{Case: c} }
+
+func internalError(msg string) Variant {
+	return Variant{Case: "internal-error", Value: Some(msg)}
+}
+
+func headerErr(c string) Result { return Err(Variant{Case: c}) }
+
+func objAs[T any](r *run, v Value) T {
+	var zero T
+	o, ok := r.objOf(v)
+	if !ok {
+		return zero
+	}
+	t, _ := o.(T)
+	return t
+}
+
+// setField changes f under a fields setter's rules.
+func fieldsChange(r *run, a []Value, change func(f *httpFields, name string) Result) (Value, error) {
+	f := objAs[*httpFields](r, a[0])
+	if f == nil {
+		return nil, errors.New("wasi:http: not a fields handle of this host")
+	}
+	name, _ := a[1].(string)
+	if f.immutable {
+		return headerErr("immutable"), nil
+	}
+	if !validFieldName(name) {
+		return headerErr("invalid-syntax"), nil
+	}
+	if forbiddenField(name) {
+		return headerErr("forbidden"), nil
+	}
+	return change(f, name), nil
+}
+
+func (f *httpFields) remove(name string) {
+	kept := f.entries[:0]
+	for _, e := range f.entries {
+		if !strings.EqualFold(e[0], name) {
+			kept = append(kept, e)
+		}
+	}
+	f.entries = kept
+}
 
 var httpTypes = map[string]func(*run, []Value) (Value, error){
 	"[constructor]fields": func(r *run, _ []Value) (Value, error) {
@@ -111,123 +366,655 @@ var httpTypes = map[string]func(*run, []Value) (Value, error){
 		f := &httpFields{}
 		l, _ := a[0].(List)
 		for _, e := range l {
-			if t, ok := e.(Tuple); ok && len(t) == 2 {
-				name, _ := t[0].(string)
-				f.entries = append(f.entries, [2]string{name, bytesOf(t[1])})
+			t, ok := e.(Tuple)
+			if !ok || len(t) != 2 {
+				return headerErr("invalid-syntax"), nil
 			}
+			name, _ := t[0].(string)
+			val := bytesOf(t[1])
+			if !validFieldName(name) || !validFieldValue(val) {
+				return headerErr("invalid-syntax"), nil
+			}
+			if forbiddenField(name) {
+				return headerErr("forbidden"), nil
+			}
+			f.entries = append(f.entries, [2]string{name, val})
 		}
 		return Ok(r.newObj(f)), nil
 	},
-	"[method]fields.append": func(r *run, a []Value) (Value, error) {
-		if o, ok := r.objOf(a[0]); ok {
-			if f, ok := o.(*httpFields); ok {
-				name, _ := a[1].(string)
-				f.entries = append(f.entries, [2]string{name, bytesOf(a[2])})
+	"[method]fields.get": func(r *run, a []Value) (Value, error) {
+		out := List{}
+		if f := objAs[*httpFields](r, a[0]); f != nil {
+			name, _ := a[1].(string)
+			for _, e := range f.entries {
+				if strings.EqualFold(e[0], name) {
+					out = append(out, bytesValue(e[1]))
+				}
 			}
 		}
-		return okUnit, nil
+		return out, nil
+	},
+	"[method]fields.has": func(r *run, a []Value) (Value, error) {
+		if f := objAs[*httpFields](r, a[0]); f != nil {
+			name, _ := a[1].(string)
+			for _, e := range f.entries {
+				if strings.EqualFold(e[0], name) {
+					return true, nil
+				}
+			}
+		}
+		return false, nil
 	},
 	"[method]fields.set": func(r *run, a []Value) (Value, error) {
-		if o, ok := r.objOf(a[0]); ok {
-			if f, ok := o.(*httpFields); ok {
-				name, _ := a[1].(string)
-				kept := f.entries[:0]
-				for _, e := range f.entries {
-					if !strings.EqualFold(e[0], name) {
-						kept = append(kept, e)
-					}
+		return fieldsChange(r, a, func(f *httpFields, name string) Result {
+			vals, _ := a[2].(List)
+			var add [][2]string
+			for _, v := range vals {
+				s := bytesOf(v)
+				if !validFieldValue(s) {
+					return headerErr("invalid-syntax")
 				}
-				f.entries = kept
-				vals, _ := a[2].(List)
-				for _, v := range vals {
-					f.entries = append(f.entries, [2]string{name, bytesOf(v)})
-				}
+				add = append(add, [2]string{name, s})
+			}
+			f.remove(name)
+			f.entries = append(f.entries, add...)
+			return okUnit
+		})
+	},
+	"[method]fields.delete": func(r *run, a []Value) (Value, error) {
+		return fieldsChange(r, a, func(f *httpFields, name string) Result {
+			f.remove(name)
+			return okUnit
+		})
+	},
+	"[method]fields.append": func(r *run, a []Value) (Value, error) {
+		return fieldsChange(r, a, func(f *httpFields, name string) Result {
+			s := bytesOf(a[2])
+			if !validFieldValue(s) {
+				return headerErr("invalid-syntax")
+			}
+			f.entries = append(f.entries, [2]string{name, s})
+			return okUnit
+		})
+	},
+	"[method]fields.entries": func(r *run, a []Value) (Value, error) {
+		out := List{}
+		if f := objAs[*httpFields](r, a[0]); f != nil {
+			for _, e := range f.entries {
+				out = append(out, Tuple{e[0], bytesValue(e[1])})
 			}
 		}
-		return okUnit, nil
+		return out, nil
+	},
+	"[method]fields.clone": func(r *run, a []Value) (Value, error) {
+		c := &httpFields{}
+		if f := objAs[*httpFields](r, a[0]); f != nil {
+			c.entries = append(c.entries, f.entries...)
+		}
+		return r.newObj(c), nil
 	},
 	"[constructor]outgoing-request": func(r *run, a []Value) (Value, error) {
-		req := &httpRequest{HTTPRequest{Method: "GET"}}
-		if o, ok := r.objOf(a[0]); ok {
-			if f, ok := o.(*httpFields); ok {
-				req.Headers = append(req.Headers, f.entries...)
-			}
+		req := &httpRequest{HTTPRequest: HTTPRequest{Method: "GET"}, headers: &httpFields{}}
+		if f := objAs[*httpFields](r, a[0]); f != nil {
+			req.headers = f
 		}
 		return r.newObj(req), nil
 	},
-	"[method]outgoing-request.set-method": func(r *run, a []Value) (Value, error) {
-		if req := requestOf(r, a[0]); req != nil {
-			if v, ok := a[1].(Variant); ok {
-				req.Method = strings.ToUpper(v.Case)
-				if s, ok := v.Value.(string); ok && v.Case == "other" {
-					req.Method = s
-				}
-			}
+	"[method]outgoing-request.body": func(r *run, a []Value) (Value, error) {
+		req := objAs[*httpRequest](r, a[0])
+		if req == nil || req.body != nil {
+			return Err(nil), nil
 		}
+		req.body = &outBody{finished: make(chan struct{})}
+		return Ok(r.newObj(req.body)), nil
+	},
+	"[method]outgoing-request.method": func(r *run, a []Value) (Value, error) {
+		m := "GET"
+		if req := objAs[*httpRequest](r, a[0]); req != nil {
+			m = req.Method
+		}
+		switch m {
+		case "GET", "HEAD", "POST", "PUT", "DELETE", "CONNECT", "OPTIONS", "TRACE", "PATCH":
+			return Variant{Case: strings.ToLower(m)}, nil
+		}
+		return Variant{Case: "other", Value: m}, nil
+	},
+	"[method]outgoing-request.set-method": func(r *run, a []Value) (Value, error) {
+		req := objAs[*httpRequest](r, a[0])
+		v, _ := a[1].(Variant)
+		m := strings.ToUpper(v.Case)
+		if v.Case == "other" {
+			m, _ = v.Value.(string)
+		}
+		if req == nil || !validToken(m) {
+			return Err(nil), nil
+		}
+		req.Method = m
 		return okUnit, nil
+	},
+	"[method]outgoing-request.scheme": func(r *run, a []Value) (Value, error) {
+		req := objAs[*httpRequest](r, a[0])
+		if req == nil || req.Scheme == "" {
+			return None, nil
+		}
+		switch req.Scheme {
+		case "http":
+			return Some(Variant{Case: "HTTP"}), nil
+		case "https":
+			return Some(Variant{Case: "HTTPS"}), nil
+		}
+		return Some(Variant{Case: "other", Value: req.Scheme}), nil
 	},
 	"[method]outgoing-request.set-scheme": func(r *run, a []Value) (Value, error) {
-		if req := requestOf(r, a[0]); req != nil {
-			req.Scheme = ""
-			if o, ok := a[1].(Option); ok && o.Some {
-				if v, ok := o.Value.(Variant); ok {
-					req.Scheme = strings.ToLower(v.Case)
-					if s, ok := v.Value.(string); ok && v.Case == "other" {
-						req.Scheme = s
-					}
+		req := objAs[*httpRequest](r, a[0])
+		if req == nil {
+			return Err(nil), nil
+		}
+		s := ""
+		if o, ok := a[1].(Option); ok && o.Some {
+			v, _ := o.Value.(Variant)
+			s = strings.ToLower(v.Case)
+			if v.Case == "other" {
+				s, _ = v.Value.(string)
+				if !validScheme(s) {
+					return Err(nil), nil
 				}
 			}
 		}
+		req.Scheme = s
 		return okUnit, nil
+	},
+	"[method]outgoing-request.authority": func(r *run, a []Value) (Value, error) {
+		if req := objAs[*httpRequest](r, a[0]); req != nil && req.Authority != "" {
+			return Some(req.Authority), nil
+		}
+		return None, nil
 	},
 	"[method]outgoing-request.set-authority": func(r *run, a []Value) (Value, error) {
-		if req := requestOf(r, a[0]); req != nil {
-			req.Authority = optString(a[1])
+		req := objAs[*httpRequest](r, a[0])
+		s, _ := optString(a[1])
+		if req == nil || (s != "" && !validAuthority(s)) {
+			return Err(nil), nil
 		}
+		req.Authority = s
 		return okUnit, nil
+	},
+	"[method]outgoing-request.path-with-query": func(r *run, a []Value) (Value, error) {
+		if req := objAs[*httpRequest](r, a[0]); req != nil && req.PathWithQuery != "" {
+			return Some(req.PathWithQuery), nil
+		}
+		return None, nil
 	},
 	"[method]outgoing-request.set-path-with-query": func(r *run, a []Value) (Value, error) {
-		if req := requestOf(r, a[0]); req != nil {
-			req.PathWithQuery = optString(a[1])
+		req := objAs[*httpRequest](r, a[0])
+		s, _ := optString(a[1])
+		if req == nil || (s != "" && !validPath(s)) {
+			return Err(nil), nil
 		}
+		req.PathWithQuery = s
 		return okUnit, nil
 	},
-	"[method]outgoing-request.body": func(r *run, a []Value) (Value, error) {
-		return Ok(r.newObj(&httpOpaque{"outgoing-body"})), nil
+	"[method]outgoing-request.headers": func(r *run, a []Value) (Value, error) {
+		// A child handle onto the request's own headers.
+		if req := objAs[*httpRequest](r, a[0]); req != nil {
+			return r.newObj(req.headers), nil
+		}
+		return r.newObj(&httpFields{immutable: true}), nil
 	},
 	"[method]outgoing-body.write": func(r *run, a []Value) (Value, error) {
-		return Err(nil), nil // no body stream: see the package comment above
+		b := objAs[*outBody](r, a[0])
+		if b == nil || b.taken {
+			return Err(nil), nil
+		}
+		name, p, err := r.http.spool.create("req")
+		if err != nil {
+			return nil, fmt.Errorf("wasi:http outgoing-body.write: %w", err)
+		}
+		s, err := r.openStream(name, true)
+		if err != nil {
+			return nil, err
+		}
+		b.taken, b.name, b.path = true, name, p
+		return Ok(s), nil
 	},
 	"[static]outgoing-body.finish": func(r *run, a []Value) (Value, error) {
+		b := objAs[*outBody](r, a[0])
+		if b == nil {
+			return Err(internalError("not an outgoing-body of this host")), nil
+		}
+		if o, ok := a[1].(Option); ok && o.Some {
+			if t := objAs[*httpFields](r, o.Value); t != nil {
+				b.trailers = append(b.trailers, t.entries...)
+			}
+		}
+		b.end(false)
 		return okUnit, nil
 	},
 	"[constructor]request-options": func(r *run, _ []Value) (Value, error) {
-		return r.newObj(&httpOpaque{"request-options"}), nil
+		return r.newObj(&requestOptions{}), nil
 	},
-	"[method]request-options.set-connect-timeout":       func(*run, []Value) (Value, error) { return okUnit, nil },
-	"[method]request-options.set-first-byte-timeout":    func(*run, []Value) (Value, error) { return okUnit, nil },
-	"[method]request-options.set-between-bytes-timeout": func(*run, []Value) (Value, error) { return okUnit, nil },
+	"[method]request-options.connect-timeout":        optGetter(func(o *requestOptions) *time.Duration { return &o.connect }),
+	"[method]request-options.set-connect-timeout":    optSetter(func(o *requestOptions) *time.Duration { return &o.connect }),
+	"[method]request-options.first-byte-timeout":     optGetter(func(o *requestOptions) *time.Duration { return &o.firstByte }),
+	"[method]request-options.set-first-byte-timeout": optSetter(func(o *requestOptions) *time.Duration { return &o.firstByte }),
+	"[method]request-options.between-bytes-timeout":  optGetter(func(o *requestOptions) *time.Duration { return &o.betweenBytes }),
+	"[method]request-options.set-between-bytes-timeout": optSetter(func(o *requestOptions) *time.Duration {
+		return &o.betweenBytes
+	}),
+	"[method]future-incoming-response.subscribe": func(r *run, a []Value) (Value, error) {
+		if f := objAs[*httpFuture](r, a[0]); f != nil {
+			r.awaitHTTP(f.done)
+		}
+		return r.subscribe(0, "")
+	},
+	"[method]future-incoming-response.get": func(r *run, a []Value) (Value, error) {
+		f := objAs[*httpFuture](r, a[0])
+		if f == nil {
+			return None, nil
+		}
+		select {
+		case <-f.done:
+		default:
+			return None, nil
+		}
+		if f.taken {
+			return Some(Err(nil)), nil
+		}
+		f.taken = true
+		if f.err != nil {
+			return Some(Ok(Err(f.err))), nil
+		}
+		return Some(Ok(Ok(r.newObj(f.resp)))), nil
+	},
+	"[method]incoming-response.status": func(r *run, a []Value) (Value, error) {
+		if resp := objAs[*incomingResponse](r, a[0]); resp != nil {
+			return resp.status, nil
+		}
+		return uint16(0), nil
+	},
+	"[method]incoming-response.headers": func(r *run, a []Value) (Value, error) {
+		if resp := objAs[*incomingResponse](r, a[0]); resp != nil {
+			return r.newObj(resp.headers), nil
+		}
+		return r.newObj(&httpFields{immutable: true}), nil
+	},
+	"[method]incoming-response.consume": func(r *run, a []Value) (Value, error) {
+		resp := objAs[*incomingResponse](r, a[0])
+		if resp == nil || resp.consumed {
+			return Err(nil), nil
+		}
+		resp.consumed = true
+		return Ok(r.newObj(resp.body)), nil
+	},
+	"[method]incoming-body.stream": func(r *run, a []Value) (Value, error) {
+		b := objAs[*inBody](r, a[0])
+		if b == nil || b.streamed {
+			return Err(nil), nil
+		}
+		b.streamed = true
+		r.awaitHTTP(b.spooled)
+		select {
+		case <-b.spooled:
+		default:
+			// The call's context ended first: the body never arrived.
+			return Err(nil), nil
+		}
+		s, err := r.openStream(b.name, false)
+		if err != nil {
+			return nil, err
+		}
+		return Ok(s), nil
+	},
+	"[static]incoming-body.finish": func(r *run, a []Value) (Value, error) {
+		b := objAs[*inBody](r, a[0])
+		if b == nil {
+			b = &inBody{spooled: make(chan struct{}), err: internalError("not an incoming-body of this host")}
+			close(b.spooled)
+		}
+		return r.newObj(&futureTrailers{body: b}), nil
+	},
+	"[method]future-trailers.subscribe": func(r *run, a []Value) (Value, error) {
+		if f := objAs[*futureTrailers](r, a[0]); f != nil {
+			r.awaitHTTP(f.body.spooled)
+		}
+		return r.subscribe(0, "")
+	},
+	"[method]future-trailers.get": func(r *run, a []Value) (Value, error) {
+		f := objAs[*futureTrailers](r, a[0])
+		if f == nil {
+			return None, nil
+		}
+		select {
+		case <-f.body.spooled:
+		default:
+			return None, nil
+		}
+		if f.taken {
+			return Some(Err(nil)), nil
+		}
+		f.taken = true
+		if f.body.err != nil {
+			return Some(Ok(Err(f.body.err))), nil
+		}
+		if len(f.body.trailers) == 0 {
+			return Some(Ok(Ok(None))), nil
+		}
+		return Some(Ok(Ok(Some(r.newObj(&httpFields{entries: f.body.trailers, immutable: true}))))), nil
+	},
+	"http-error-code": func(*run, []Value) (Value, error) {
+		// The io-error is wasip2's; nothing of ours to read from it.
+		return None, nil
+	},
 }
 
-func requestOf(r *run, v Value) *httpRequest {
-	o, ok := r.objOf(v)
-	if !ok {
-		return nil
+func optGetter(field func(*requestOptions) *time.Duration) func(*run, []Value) (Value, error) {
+	return func(r *run, a []Value) (Value, error) {
+		if o := objAs[*requestOptions](r, a[0]); o != nil {
+			return durationValue(*field(o)), nil
+		}
+		return None, nil
 	}
-	req, _ := o.(*httpRequest)
-	return req
+}
+
+func optSetter(field func(*requestOptions) *time.Duration) func(*run, []Value) (Value, error) {
+	return func(r *run, a []Value) (Value, error) {
+		if o := objAs[*requestOptions](r, a[0]); o != nil {
+			*field(o) = optDuration(a[1])
+		}
+		return okUnit, nil
+	}
+}
+
+// awaitHTTP blocks the guest until ch is closed or its call ends. Blocking
+// here rather than in a pollable keeps the guest's pollable a plain ready
+// wasip2 one (only wasip2 can mint pollables); the guest only subscribes
+// when it is about to wait anyway.
+func (r *run) awaitHTTP(ch <-chan struct{}) {
+	select {
+	case <-ch:
+	case <-r.callCtx.Done():
+	}
 }
 
 func httpHandle(r *run, a []Value) (Value, error) {
-	req := requestOf(r, a[0])
+	req := objAs[*httpRequest](r, a[0])
 	if req == nil {
 		return nil, errors.New("wasi:http handle: not a request made by this host")
 	}
-	if err := r.host.http.decide(r.callCtx, req.HTTPRequest); err != nil {
-		return Err(Variant{Case: "HTTP-request-denied"}), nil
+	var opts requestOptions
+	if o, ok := a[1].(Option); ok && o.Some {
+		if ro := objAs[*requestOptions](r, o.Value); ro != nil {
+			opts = *ro
+		}
 	}
-	return Err(Variant{Case: "internal-error", Value: Some(httpNotImplemented)}), nil
+	send := req.HTTPRequest
+	send.Headers = append([][2]string(nil), req.headers.entries...)
+	if code := checkRequest(send); code != nil {
+		return Err(*code), nil
+	}
+	g := r.http.grant
+	if err := g.Decide(r.callCtx, &send); err != nil {
+		return Err(errCode("HTTP-request-denied")), nil
+	}
+	if g.MaxBodyBytes <= 0 || g.MaxInFlight <= 0 {
+		return Err(internalError("murmur: the wasi:http grant has no bounds")), nil
+	}
+	ctx, cancel := context.WithDeadline(r.callCtx, r.deadline)
+	f := &httpFuture{done: make(chan struct{}), cancel: cancel}
+	r.http.wg.Add(1)
+	go func() {
+		defer r.http.wg.Done()
+		r.http.exchange(ctx, cancel, send, req.body, opts, f)
+	}()
+	return Ok(r.newObj(f)), nil
 }
 
-// httpNotImplemented is the internal-error text of an allowed request.
-const httpNotImplemented = "murmur: outbound HTTP is not implemented yet"
+// exchange sends one request and spools its response; f is done when the
+// response head (or the request's error) is there, the body's spooled
+// channel when the body is on disk.
+func (h *httpRun) exchange(ctx context.Context, cancel context.CancelFunc, send HTTPRequest, body *outBody, opts requestOptions, f *httpFuture) {
+	fail := func(code Value) {
+		f.err = code
+		close(f.done)
+		cancel()
+	}
+	if body != nil {
+		select {
+		case <-body.finished:
+		case <-ctx.Done():
+			fail(codeOf(ctx, ctx.Err()))
+			return
+		}
+		if body.aborted {
+			fail(internalError("murmur: the outgoing-body was dropped without finish"))
+			return
+		}
+	}
+	select {
+	case h.sem <- struct{}{}:
+	case <-ctx.Done():
+		fail(codeOf(ctx, ctx.Err()))
+		return
+	}
+	defer func() { <-h.sem }()
+
+	hreq, code := buildRequest(ctx, send, body)
+	if code != nil {
+		fail(*code)
+		return
+	}
+	if opts.connect > 0 {
+		hreq = hreq.WithContext(context.WithValue(hreq.Context(), connectTimeoutKey{}, opts.connect))
+	}
+	var firstByte *time.Timer
+	if opts.firstByte > 0 {
+		rctx, rcancel := context.WithCancelCause(hreq.Context())
+		defer rcancel(nil)
+		firstByte = time.AfterFunc(opts.firstByte, func() { rcancel(errFirstByteTimeout) })
+		hreq = hreq.WithContext(rctx)
+	}
+	resp, err := h.transport.RoundTrip(hreq)
+	if firstByte != nil {
+		firstByte.Stop()
+	}
+	if hreq.Body != nil {
+		hreq.Body.Close()
+	}
+	if err != nil {
+		fail(codeOf(hreq.Context(), err))
+		return
+	}
+	defer resp.Body.Close()
+	if resp.ContentLength > h.grant.MaxBodyBytes {
+		fail(Variant{Case: "HTTP-response-body-size", Value: Some(uint64(resp.ContentLength))})
+		return
+	}
+	name, p, err := h.spool.create("resp")
+	if err != nil {
+		fail(internalError("murmur: spooling the response: " + err.Error()))
+		return
+	}
+	in := &inBody{spooled: make(chan struct{}), name: name, cancel: cancel}
+	f.resp = &incomingResponse{status: uint16(resp.StatusCode), headers: fieldsOf(resp.Header, true), body: in}
+	close(f.done)
+
+	in.err = spoolBody(ctx, resp, p, h.grant.MaxBodyBytes, opts.betweenBytes, cancel)
+	if in.err == nil {
+		in.trailers = fieldsOf(resp.Trailer, true).entries
+	}
+	close(in.spooled)
+}
+
+// spoolBody copies the response body to path, at most max bytes.
+func spoolBody(ctx context.Context, resp *http.Response, path string, max int64, between time.Duration, cancel context.CancelFunc) Value {
+	out, err := os.OpenFile(path, os.O_WRONLY|os.O_TRUNC, 0o600)
+	if err != nil {
+		return internalError("murmur: spooling the response: " + err.Error())
+	}
+	defer out.Close()
+	var timer *time.Timer
+	timedOut := false
+	var mu sync.Mutex
+	if between > 0 {
+		timer = time.AfterFunc(between, func() {
+			mu.Lock()
+			timedOut = true
+			mu.Unlock()
+			cancel()
+		})
+		defer timer.Stop()
+	}
+	buf := make([]byte, 256<<10)
+	var n int64
+	for {
+		k, rerr := resp.Body.Read(buf)
+		if timer != nil {
+			timer.Reset(between)
+		}
+		if k > 0 {
+			if n+int64(k) > max {
+				out.Write(buf[:max-n])
+				return Variant{Case: "HTTP-response-body-size", Value: Some(uint64(n + int64(k)))}
+			}
+			if _, werr := out.Write(buf[:k]); werr != nil {
+				return internalError("murmur: spooling the response: " + werr.Error())
+			}
+			n += int64(k)
+		}
+		if rerr != nil {
+			if errors.Is(rerr, errEOF) {
+				return nil
+			}
+			mu.Lock()
+			to := timedOut
+			mu.Unlock()
+			if to {
+				return errCode("connection-read-timeout")
+			}
+			return codeOf(ctx, rerr)
+		}
+	}
+}
+
+func buildRequest(ctx context.Context, send HTTPRequest, body *outBody) (*http.Request, *Variant) {
+	scheme := send.effectiveScheme()
+	if scheme != "http" && scheme != "https" {
+		v := errCode("HTTP-protocol-error")
+		return nil, &v
+	}
+	path := send.PathWithQuery
+	if path == "" {
+		path = "/"
+	}
+	u, err := url.Parse(scheme + "://" + send.Authority + path)
+	if err != nil || u.Host == "" {
+		v := errCode("HTTP-request-URI-invalid")
+		return nil, &v
+	}
+	hreq := (&http.Request{
+		Method:     send.Method,
+		URL:        u,
+		Proto:      "HTTP/1.1",
+		ProtoMajor: 1,
+		ProtoMinor: 1,
+		Header:     http.Header{},
+		Host:       send.Authority,
+	}).WithContext(ctx)
+	declared := int64(-1)
+	for _, e := range send.Headers {
+		if strings.EqualFold(e[0], "content-length") {
+			n, err := strconv.ParseInt(strings.TrimSpace(e[1]), 10, 64)
+			if err != nil || n < 0 {
+				v := errCode("HTTP-request-header-size")
+				return nil, &v
+			}
+			declared = n
+			continue
+		}
+		hreq.Header.Add(e[0], e[1])
+	}
+	if body == nil || !body.taken {
+		if declared > 0 {
+			v := Variant{Case: "HTTP-request-body-size", Value: Some(uint64(0))}
+			return nil, &v
+		}
+		if body != nil && len(body.trailers) > 0 {
+			hreq.Body = http.NoBody
+			hreq.ContentLength = -1
+			hreq.TransferEncoding = []string{"chunked"}
+			hreq.Trailer = fieldsHeader(body.trailers)
+		}
+		return hreq, nil
+	}
+	file, err := os.Open(body.path)
+	if err != nil {
+		v := internalError("murmur: reading the request body: " + err.Error())
+		return nil, &v
+	}
+	st, err := file.Stat()
+	if err != nil {
+		file.Close()
+		v := internalError("murmur: reading the request body: " + err.Error())
+		return nil, &v
+	}
+	if declared >= 0 && declared != st.Size() {
+		file.Close()
+		v := Variant{Case: "HTTP-request-body-size", Value: Some(uint64(st.Size()))}
+		return nil, &v
+	}
+	hreq.Body = readCloser{file}
+	hreq.ContentLength = -1 // chunked unless the guest declared a length
+	if declared >= 0 {
+		hreq.ContentLength = declared
+		if declared == 0 {
+			hreq.Body = http.NoBody
+			file.Close()
+		}
+	}
+	if len(body.trailers) > 0 {
+		hreq.Trailer = fieldsHeader(body.trailers)
+		hreq.ContentLength = -1
+	}
+	return hreq, nil
+}
+
+// readCloser hides the *os.File so net/http does not sniff its size.
+type readCloser struct{ f *os.File }
+
+func (r readCloser) Read(p []byte) (int, error) { return r.f.Read(p) }
+func (r readCloser) Close() error               { return r.f.Close() }
+
+func fieldsHeader(entries [][2]string) http.Header {
+	h := http.Header{}
+	for _, e := range entries {
+		h.Add(e[0], e[1])
+	}
+	return h
+}
+
+// fieldsOf turns a net/http header into fields with lower-case names, in
+// sorted order (net/http keeps no order).
+func fieldsOf(h http.Header, immutable bool) *httpFields {
+	f := &httpFields{immutable: immutable}
+	keys := make([]string, 0, len(h))
+	for k := range h {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		for _, v := range h[k] {
+			f.entries = append(f.entries, [2]string{strings.ToLower(k), v})
+		}
+	}
+	return f
+}
+
+// checkRequest is the validity of a request at handle (the setters refuse
+// the rest): an authority is required.
+func checkRequest(req HTTPRequest) *Variant {
+	if req.Authority == "" {
+		v := errCode("HTTP-request-URI-invalid")
+		return &v
+	}
+	return nil
+}

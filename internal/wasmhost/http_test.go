@@ -9,29 +9,29 @@ import (
 
 // TestHTTPDecision: handle hands the guest's request to Host.HTTP's decide
 // and answers by its verdict (http.wat returns 1 for HTTP-request-denied, 2
-// for internal-error); nil decide denies.
+// for another error, 0 for a future); nil decide denies.
 func TestHTTPDecision(t *testing.T) {
 	cases := []struct {
 		name   string
-		decide func(context.Context, HTTPRequest) error
+		decide func(context.Context, *HTTPRequest) error
 		want   uint32
 	}{
-		{"denied", func(context.Context, HTTPRequest) error { return errors.New("no") }, 1},
+		{"denied", func(context.Context, *HTTPRequest) error { return errors.New("no") }, 1},
 		{"nil denies", nil, 1},
-		{"allowed, no egress", func(context.Context, HTTPRequest) error { return nil }, 2},
+		{"allowed: a future", func(context.Context, *HTTPRequest) error { return nil }, 0},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			var seen []HTTPRequest
 			decide := c.decide
 			if decide != nil {
-				decide = func(ctx context.Context, req HTTPRequest) error {
-					seen = append(seen, req)
+				decide = func(ctx context.Context, req *HTTPRequest) error {
+					seen = append(seen, *req)
 					return c.decide(ctx, req)
 				}
 			}
 			h := NewHost()
-			h.HTTP(decide)
+			h.HTTP(HTTPGrant{Decide: decide, MaxBodyBytes: 1 << 20, MaxInFlight: 4})
 			i := instantiate(t, "http.wat", RunConfig{Host: h})
 			v, err := i.Call(bg, "", "attempt")
 			if err != nil || v != c.want {
@@ -77,5 +77,13 @@ func TestResourceFromAnotherInstanceRefused(t *testing.T) {
 	_, err := second.Call(bg, "", "attempt")
 	if te := asTrap(t, err); !strings.Contains(te.Message, "belongs to another instance") {
 		t.Fatalf("second: %v", err)
+	}
+}
+
+// TestSpoolHelperCompiles: the stream helper's WAT is valid against
+// wasip2's filesystem and io types (a mistyped import fails at link time).
+func TestSpoolHelperCompiles(t *testing.T) {
+	if _, err := testEngine.spoolHelperComponent(); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -71,6 +71,7 @@ type Preopen struct {
 	HostDir   string
 	GuestPath string
 	ReadOnly  bool
+	spool     bool // the wasi:http spool (see spool.go)
 }
 
 // WASI configures a run's WASI 0.2 context. It is always set up (a component
@@ -132,6 +133,8 @@ type run struct {
 
 	resources []*Resource
 	helper    *helperInst
+	spool     *spoolHelper
+	http      *httpRun // wasi:http state of this run (nil without Host.HTTP)
 
 	objs    map[uint32]any // host-defined resources of this run, by rep
 	nextRep uint32
@@ -192,7 +195,18 @@ func (e *Engine) Instantiate(ctx context.Context, c *Component, rc RunConfig) (*
 	i.cctx = C.wasmtime_store_context(i.store)
 	r.cctx = i.cctx
 
-	if err := setWASI(i.cctx, rc.WASI); err != nil {
+	wasi := rc.WASI
+	if rc.Host != nil && rc.Host.http != nil {
+		hr, err := newHTTPRun(rc.Host.http)
+		if err != nil {
+			i.Close()
+			return nil, err
+		}
+		r.http = hr
+		// Last: the stream helper opens through the last preopen.
+		wasi.Preopens = append(append([]Preopen(nil), wasi.Preopens...), Preopen{HostDir: hr.spool.dir, GuestPath: spoolGuestPath, spool: true})
+	}
+	if err := setWASI(i.cctx, wasi); err != nil {
 		i.Close()
 		return nil, err
 	}
@@ -679,6 +693,9 @@ func (i *Instance) free() {
 	r.resources = nil
 	r.peak = int64(r.c.mem_peak)
 	C.wasmtime_store_delete(i.store)
+	if r.http != nil {
+		r.http.close()
+	}
 	C.wh_run_free(r.c)
 	r.c = nil
 	r.h.Delete()

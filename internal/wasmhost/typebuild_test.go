@@ -9,7 +9,6 @@ var (
 	tS64    = &Type{Kind: KindS64}
 	tF64    = &Type{Kind: KindF64}
 	tChar   = &Type{Kind: KindChar}
-	tString = &Type{Kind: KindString}
 )
 
 // tList returns list<elem>.

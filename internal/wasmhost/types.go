@@ -230,3 +230,5 @@ func (f *FuncType) writeN(b *strings.Builder, names map[string]string) {
 
 // tU64 is u64 (the clock functions' type).
 var tU64 = &Type{Kind: KindU64}
+
+var tString = &Type{Kind: KindString}

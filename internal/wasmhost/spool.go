@@ -1,0 +1,245 @@
+package wasmhost
+
+/*
+#include <stdlib.h>
+#include "shim.h"
+*/
+import "C"
+
+import (
+	"fmt"
+	"os"
+	"sync"
+	"unsafe"
+)
+
+// Body streams for wasi:http. The guest's input-stream and output-stream are
+// wasip2's own resource types, which only wasip2 can mint, so a helper
+// component instantiated in the run's store (like the clock helper) opens a
+// file of the run's spool directory through wasi:filesystem and hands the
+// stream to Go: open-read for a response body the host has spooled,
+// open-write for a request body the guest fills. The spool directory is the
+// last preopen (get-directories lists preopens in configuration order). It
+// must be writable (wasip2 refuses open-at for writing in a directory
+// without mutate rights), so the guest can also create files there: the
+// directory is private to the run and removed with it (see RATIONALE.md).
+
+// spoolGuestPath is where the spool directory appears to the guest.
+const spoolGuestPath = "/.murmur-http"
+
+const fsErrorCodes = `"access" "would-block" "already" "bad-descriptor" "busy" "deadlock" "quota" "exist"
+ "file-too-large" "illegal-byte-sequence" "in-progress" "interrupted" "invalid" "io" "is-directory"
+ "loop" "too-many-links" "message-size" "name-too-long" "no-device" "no-entry" "no-lock"
+ "insufficient-memory" "insufficient-space" "not-directory" "not-empty" "not-recoverable"
+ "unsupported" "no-tty" "no-such-device" "overflow" "not-permitted" "pipe" "read-only"
+ "invalid-seek" "text-file-busy" "cross-device"`
+
+const spoolHelperWAT = `(component
+  (import "wasi:io/streams@0.2.6" (instance $io
+    (export "input-stream" (type (sub resource)))
+    (export "output-stream" (type (sub resource)))))
+  (alias export $io "input-stream" (type $in))
+  (alias export $io "output-stream" (type $out))
+  (import "wasi:filesystem/types@0.2.6" (instance $fs
+    (export "input-stream" (type $fin (eq $in)))
+    (export "output-stream" (type $fout (eq $out)))
+    (export "descriptor" (type $d (sub resource)))
+    (type $ec' (enum ` + fsErrorCodes + `))
+    (export "error-code" (type $ec (eq $ec')))
+    (type $pf' (flags "symlink-follow"))
+    (export "path-flags" (type $pf (eq $pf')))
+    (type $of' (flags "create" "directory" "exclusive" "truncate"))
+    (export "open-flags" (type $of (eq $of')))
+    (type $df' (flags "read" "write" "file-integrity-sync" "data-integrity-sync" "requested-write-sync" "mutate-directory"))
+    (export "descriptor-flags" (type $df (eq $df')))
+    (type $fsz' u64)
+    (export "filesize" (type $fsz (eq $fsz')))
+    (export "[method]descriptor.open-at" (func (param "self" (borrow $d)) (param "path-flags" $pf) (param "path" string)
+      (param "open-flags" $of) (param "flags" $df) (result (result (own $d) (error $ec)))))
+    (export "[method]descriptor.read-via-stream" (func (param "self" (borrow $d)) (param "offset" $fsz)
+      (result (result (own $fin) (error $ec)))))
+    (export "[method]descriptor.write-via-stream" (func (param "self" (borrow $d)) (param "offset" $fsz)
+      (result (result (own $fout) (error $ec)))))))
+  (alias export $fs "descriptor" (type $desc))
+  (import "wasi:filesystem/preopens@0.2.6" (instance $pre
+    (export "descriptor" (type $pd (eq $desc)))
+    (export "get-directories" (func (result (list (tuple (own $pd) string)))))))
+
+  (core module $mem
+    (memory (export "memory") 1)
+    (global $bump (mut i32) (i32.const 1024))
+    (func (export "reset") (global.set $bump (i32.const 1024)))
+    (func (export "realloc") (param i32 i32 i32 i32) (result i32)
+      (local $p i32)
+      (local.set $p (i32.and (i32.add (global.get $bump) (i32.sub (local.get 2) (i32.const 1)))
+                             (i32.sub (i32.const 0) (local.get 2))))
+      (global.set $bump (i32.add (local.get $p) (local.get 3)))
+      (if (i32.gt_u (global.get $bump) (i32.mul (memory.size) (i32.const 65536)))
+        (then (if (i32.eq (memory.grow (i32.add (i32.shr_u (local.get 3) (i32.const 16)) (i32.const 1))) (i32.const -1))
+          (then unreachable))))
+      (local.get $p)))
+  (core instance $m (instantiate $mem))
+  (alias core export $m "memory" (core memory $memory))
+  (alias core export $m "realloc" (core func $realloc))
+  (core func $getdirs (canon lower (func $pre "get-directories") (memory $memory) (realloc $realloc)))
+  (core func $openat (canon lower (func $fs "[method]descriptor.open-at") (memory $memory) (realloc $realloc)))
+  (core func $rvs (canon lower (func $fs "[method]descriptor.read-via-stream") (memory $memory)))
+  (core func $wvs (canon lower (func $fs "[method]descriptor.write-via-stream") (memory $memory)))
+  (core func $dropd (canon resource.drop $desc))
+  (core module $main
+    (import "m" "memory" (memory 1))
+    (import "m" "reset" (func $reset))
+    (import "h" "getdirs" (func $getdirs (param i32)))
+    (import "h" "openat" (func $openat (param i32 i32 i32 i32 i32 i32 i32)))
+    (import "h" "rvs" (func $rvs (param i32 i64 i32)))
+    (import "h" "wvs" (func $wvs (param i32 i64 i32)))
+    (import "h" "dropd" (func $dropd (param i32)))
+    ;; open(name, write): the result<own<stream>, u32> at 0 (tag u8 at 0, payload at 4).
+    (func $open (param $p i32) (param $n i32) (param $write i32) (result i32)
+      (local $list i32) (local $len i32) (local $i i32) (local $dir i32) (local $fd i32)
+      (call $getdirs (i32.const 16))
+      (local.set $list (i32.load (i32.const 16)))
+      (local.set $len (i32.load (i32.const 20)))
+      (if (i32.eqz (local.get $len)) (then
+        (i32.store8 (i32.const 0) (i32.const 1)) (i32.store (i32.const 4) (i32.const 1000))
+        (return (i32.const 0))))
+      ;; keep the last preopen, drop the others
+      (block $done (loop $l
+        (br_if $done (i32.ge_u (local.get $i) (i32.sub (local.get $len) (i32.const 1))))
+        (call $dropd (i32.load (i32.add (local.get $list) (i32.mul (local.get $i) (i32.const 12)))))
+        (local.set $i (i32.add (local.get $i) (i32.const 1)))
+        (br $l)))
+      (local.set $dir (i32.load (i32.add (local.get $list) (i32.mul (local.get $i) (i32.const 12)))))
+      (call $openat (local.get $dir) (i32.const 0) (local.get $p) (local.get $n) (i32.const 0)
+        (select (i32.const 2) (i32.const 1) (local.get $write)) (i32.const 32))
+      (call $dropd (local.get $dir))
+      (if (i32.load8_u (i32.const 32)) (then
+        (i32.store8 (i32.const 0) (i32.const 1)) (i32.store (i32.const 4) (i32.load8_u (i32.const 36)))
+        (return (i32.const 0))))
+      (local.set $fd (i32.load (i32.const 36)))
+      (if (local.get $write)
+        (then (call $wvs (local.get $fd) (i64.const 0) (i32.const 48)))
+        (else (call $rvs (local.get $fd) (i64.const 0) (i32.const 48))))
+      (call $dropd (local.get $fd))
+      (if (i32.load8_u (i32.const 48)) (then
+        (i32.store8 (i32.const 0) (i32.const 1)) (i32.store (i32.const 4) (i32.add (i32.const 2000) (i32.load8_u (i32.const 52))))
+        (return (i32.const 0))))
+      (i32.store8 (i32.const 0) (i32.const 0)) (i32.store (i32.const 4) (i32.load (i32.const 52)))
+      (i32.const 0))
+    (func (export "open-read") (param i32 i32) (result i32) (call $open (local.get 0) (local.get 1) (i32.const 0)))
+    (func (export "open-write") (param i32 i32) (result i32) (call $open (local.get 0) (local.get 1) (i32.const 1)))
+    (func (export "reset") (call $reset)))
+  (core instance $mi (instantiate $main
+    (with "m" (instance $m))
+    (with "h" (instance
+      (export "getdirs" (func $getdirs)) (export "openat" (func $openat))
+      (export "rvs" (func $rvs)) (export "wvs" (func $wvs)) (export "dropd" (func $dropd))))))
+  (func (export "open-read") (param "name" string) (result (result (own $in) (error u32)))
+    (canon lift (core func $mi "open-read") (memory $memory) (realloc $realloc)))
+  (func (export "open-write") (param "name" string) (result (result (own $out) (error u32)))
+    (canon lift (core func $mi "open-write") (memory $memory) (realloc $realloc))))`
+
+type spoolHelper struct {
+	inst      C.wasmtime_component_instance_t
+	read      C.wasmtime_component_func_t
+	write     C.wasmtime_component_func_t
+	resetting bool
+}
+
+func (e *Engine) spoolHelperComponent() (*Component, error) {
+	e.spoolOnce.Do(func() {
+		var out *C.wasmtime_component_t
+		src := []byte(spoolHelperWAT)
+		if err := C.wasmtime_component_new(e.e, (*C.uint8_t)(unsafe.Pointer(&src[0])), C.size_t(len(src)), &out); err != nil {
+			e.spoolErr = goErr("wasmhost: compiling the wasi:http stream helper", err)
+			return
+		}
+		e.spool, e.spoolErr = e.newComponent(out, false)
+	})
+	return e.spool, e.spoolErr
+}
+
+// openStream opens name in the run's spool directory as a wasip2 stream for
+// the guest: an input-stream (write false) or an output-stream.
+func (r *run) openStream(name string, write bool) (*Resource, error) {
+	if r.spool == nil {
+		h, err := r.eng.spoolHelperComponent()
+		if err != nil {
+			return nil, err
+		}
+		sh := &spoolHelper{}
+		if cerr := C.wh_instantiate(r.eng.plainWasiLinker(), r.cctx, h.c, &sh.inst, r.c); cerr != nil {
+			return nil, goErr("wasmhost: instantiating the wasi:http stream helper", cerr)
+		}
+		for _, f := range []struct {
+			name string
+			out  *C.wasmtime_component_func_t
+		}{{"open-read", &sh.read}, {"open-write", &sh.write}} {
+			ef, err := h.exportFunc("", f.name)
+			if err != nil {
+				return nil, err
+			}
+			if !C.wasmtime_component_instance_get_func(&sh.inst, r.cctx, ef.idx, f.out) {
+				return nil, errNoHelper
+			}
+		}
+		r.spool = sh
+	}
+	fn := &r.spool.read
+	if write {
+		fn = &r.spool.write
+	}
+	var arg, res [1]cval
+	lower(name, tString, &arg[0])
+	cerr := C.wasmtime_component_func_call(fn, r.cctx, &arg[0], 1, &res[0], 1)
+	deleteVals(arg[:])
+	if cerr != nil {
+		return nil, goErr("wasmhost: wasi:http stream helper", cerr)
+	}
+	out := lift(&res[0], r)
+	deleteVals(res[:])
+	if cerr := C.wasmtime_component_func_post_return(fn, r.cctx); cerr != nil {
+		return nil, goErr("wasmhost: wasi:http stream helper post-return", cerr)
+	}
+	rv, ok := out.(Result)
+	if !ok {
+		return nil, fmt.Errorf("wasmhost: stream helper returned %T", out)
+	}
+	if rv.IsErr {
+		return nil, fmt.Errorf("wasmhost: stream helper could not open %s: code %v", name, rv.Value)
+	}
+	s, ok := rv.Value.(*Resource)
+	if !ok {
+		return nil, fmt.Errorf("wasmhost: stream helper returned %T", rv.Value)
+	}
+	return s, nil
+}
+
+// spoolDir is a run's directory of body files, removed with the run.
+type spoolDir struct {
+	dir  string
+	mu   sync.Mutex
+	next int
+}
+
+func newSpoolDir() (*spoolDir, error) {
+	d, err := os.MkdirTemp("", "murmur-http-")
+	if err != nil {
+		return nil, fmt.Errorf("wasmhost: creating the wasi:http spool directory: %w", err)
+	}
+	return &spoolDir{dir: d}, nil
+}
+
+// create makes a new empty body file and returns its name and host path.
+func (s *spoolDir) create(kind string) (string, string, error) {
+	s.mu.Lock()
+	s.next++
+	name := fmt.Sprintf("%s-%d", kind, s.next)
+	s.mu.Unlock()
+	p := s.dir + "/" + name
+	f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return "", "", err
+	}
+	return name, p, f.Close()
+}
