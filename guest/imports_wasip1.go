@@ -57,6 +57,14 @@ const (
 // call runs one import with a fresh return area of size bytes, decodes it with
 // decode, and releases everything the host allocated for the results. The
 // collector is off while the host may call cabi_import_realloc (see mem_wasip1.go).
+// CallImport makes one import call whose results the host lowers into
+// memory (strings, lists): raw calls the import with a return area of size
+// bytes at ret; decode reads the results from there. The collector is off
+// while the host may allocate (cabi_import_realloc), and what it allocated
+// is released once decode returns — so decode must copy what it keeps. It
+// is for packages of the kit that bind further WIT imports (wasihttp).
+func CallImport(size uint32, raw func(ret uint32), decode func(ret uint32)) { call(size, raw, decode) }
+
 func call(size uint32, raw func(ret uint32), decode func(ret uint32)) {
 	ret := importMem.alloc(size, 4)
 	defer importPins.release()

@@ -257,7 +257,9 @@ func runAgent(ctx context.Context, p *Plan, opts Options, r *run) (Result, error
 	case <-dr.Done():
 	case <-ctx.Done():
 	}
-	status := rec.LastTaskNotOK()
+	// The status is read after the runners have returned (below): a task the
+	// wind-down cancelled writes its task_end first.
+	status := ""
 	reason := ""
 	sig, signalledNow := signalled(ctx)
 	stopped := dr.EndReason() == door.EndStopSession
@@ -280,6 +282,9 @@ func runAgent(ctx context.Context, p *Plan, opts Options, r *run) (Result, error
 		}
 	} else {
 		_ = dr.Wait(context.Background())
+	}
+	if status == "" {
+		status = rec.LastTaskNotOK()
 	}
 	if status == "" {
 		status = trace.EndOK

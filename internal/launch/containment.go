@@ -26,7 +26,7 @@ const (
 		"landlock+seccomp and mountns+pivot_root+landlock+seccomp are not applied by this build)"
 	sandboxDetail = "the component reaches only its work folder (read-write, as .), murmur-runtime/ " +
 		"(read-only), the env.allow and identity variables and the murmur:* host interfaces; " +
-		"no sockets; every wasi:http request is denied (network.allow is not applied yet); " +
+		"no sockets; wasi:http requests only to what network.allow covers (no redirects, no proxy); " +
 		"delegate-task is not provided"
 )
 
@@ -52,7 +52,7 @@ func decideContainment(p *Plan) Containment {
 	case m.IsAgent():
 		c.Detail = "the inference loop runs in mur itself; each tool and stored driver component reaches only " +
 			"its own grant (its work folder scope, murmur-runtime/ read-only, its env.allow and identity variables); " +
-			"every wasi:http request is denied (network.allow is not applied yet); no shell tools; delegate-task is not provided"
+			"wasi:http only to what each one's network.allow covers; no shell tools; delegate-task is not provided"
 	}
 	// A declared floor above advisory needs a native containment tier, which
 	// this build does not apply: the host falls short (E-CAP-003), and the

@@ -180,7 +180,8 @@ func Run(ctx context.Context, p *Plan, opts Options) (Result, error) {
 		Engine: eng, Component: comp, ComponentName: p.ComponentName,
 		Session: sess, Recorder: r.rec, Limits: p.Manifest.Capabilities.EffLimits(),
 		EnvAllow: p.Manifest.Capabilities.Env.Allow, Lookup: p.lookup,
-		Imports: imports,
+		NetworkAllow: p.Grants.Capsule.NetworkAllow,
+		Imports:      imports,
 	})
 	out := Result{SessionID: sess.ID, Name: sess.Name, Version: sess.Version, RecordsDir: sess.RecordsDir,
 		Ending: res.Ending, Reason: res.Reason}

@@ -232,6 +232,11 @@ func (t *WASM) host(inv Invocation) *wasmhost.Host {
 		}
 	}
 	wit.GrantTask(h, ask)
+	// wasi:http: the tool's own narrowed network.allow (contracts §17); a
+	// refusal is a log line, the request's error is the tool's to handle.
+	wit.GrantHTTPBounded(h, wit.NetworkAllow(t.grant.Grants.NetworkAllow, "capabilities.network.allow"),
+		t.env.logger().With("tool", t.decl.Name),
+		wit.HTTPBounds{MaxBodyBytes: wit.HTTPMaxBodyBytes(t.env.lookup()), MaxInFlight: wit.HTTPMaxInFlight})
 	return h
 }
 

@@ -440,9 +440,11 @@ func BenchmarkTurn(b *testing.B) {
 // egress).
 func TestHTTPPolicy(t *testing.T) {
 	var seen []string
-	allowGateway := func(_ context.Context, req wasmhost.HTTPRequest) error {
+	// The policy records what it was asked and refuses it: the request must
+	// not leave this machine (there is no llm.example.com here).
+	recordAndRefuse := func(_ context.Context, req *wasmhost.HTTPRequest) error {
 		seen = append(seen, req.Method+" "+req.URL())
-		return nil
+		return wit.ErrHTTPDenied
 	}
 	tests := []struct {
 		name   string
@@ -450,9 +452,7 @@ func TestHTTPPolicy(t *testing.T) {
 		want   string
 	}{
 		{"default denies", nil, "denied"},
-		// Allowed by the policy, the request still gets an error answer: the
-		// engine has no egress yet.
-		{"policy allows", allowGateway, "error"},
+		{"the policy decides", recordAndRefuse, "denied"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -1,7 +1,7 @@
 //go:build wasip1
 
 // Command capsule-http is a Go-kit test fixture: a script capsule that makes HTTP
-// requests through the kit's wasi:http client (guest.HTTPTransport). Each line of
+// requests through the kit's wasi:http client (wasihttp.Transport). Each line of
 // its task is one request:
 //
 //	METHOD URL [BODY-BYTES [chunked|length]] [trailer]
@@ -26,6 +26,7 @@ import (
 	"strings"
 
 	"github.com/murmur-go/murmur/guest"
+	"github.com/murmur-go/murmur/guest/wasihttp"
 )
 
 func init() { guest.Capsule(run) }
@@ -72,7 +73,7 @@ func request(w []string) string {
 		req.Trailer = http.Header{"X-Sent": {strconv.Itoa(n)}}
 	}
 	c := &http.Client{
-		Transport:     guest.HTTPTransport(),
+		Transport:     wasihttp.Transport(),
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 	}
 	resp, err := c.Do(req)

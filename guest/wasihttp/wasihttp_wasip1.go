@@ -1,6 +1,6 @@
 //go:build wasip1
 
-package guest
+package wasihttp
 
 import (
 	"encoding/binary"
@@ -12,8 +12,15 @@ import (
 	"strconv"
 	"strings"
 	"unsafe"
+
+	"github.com/murmur-go/murmur/guest"
 )
 
+// Package wasihttp is the Go guest kit's HTTP client: a net/http
+// RoundTripper over wasi:http@0.2.12, so a component makes requests as Go
+// code does anywhere. It is a package of its own so that only components
+// that make requests link net/http (about 2 MB of component).
+//
 // An HTTP client over wasi:http@0.2.12 (the host answers it within the
 // capsule's or tool's capabilities.network.allow). Only the imports a
 // component calls end up in it, so a component that never makes a request
@@ -137,28 +144,28 @@ HTTP-upgrade-failed HTTP-protocol-error loop-detected configuration-error intern
 // HTTPError is a request the host answered with a wasi:http error-code, such
 // as HTTP-request-denied (the manifest's capabilities.network.allow does
 // not cover the URL) or HTTP-response-body-size.
-type HTTPError struct{ Code string }
+type Error struct{ Code string }
 
-func (e *HTTPError) Error() string { return "wasi:http: " + e.Code }
+func (e *Error) Error() string { return "wasi:http: " + e.Code }
 
-func errorCodeAt(p uint32) *HTTPError {
-	c := int(linear.bytes(p, 1)[0])
+func errorCodeAt(p uint32) *Error {
+	c := int(mem(p, 1)[0])
 	if c < len(httpErrorCodes) {
-		return &HTTPError{Code: httpErrorCodes[c]}
+		return &Error{Code: httpErrorCodes[c]}
 	}
-	return &HTTPError{Code: "error-code " + strconv.Itoa(c)}
+	return &Error{Code: "error-code " + strconv.Itoa(c)}
 }
 
 // HTTPTransport returns a net/http RoundTripper over wasi:http, so a
 // component makes requests as Go code does anywhere:
 //
-//	c := &http.Client{Transport: guest.HTTPTransport()}
+//	c := &http.Client{Transport: wasihttp.Transport()}
 //	resp, err := c.Get("https://api.example.com/v1/items")
 //
 // The host follows no redirects (http.Client does, each one a new request
 // the grant must cover) and bounds every request by the component call.
-// A refused request returns an *HTTPError.
-func HTTPTransport() http.RoundTripper { return transport{} }
+// A refused request returns an *Error.
+func Transport() http.RoundTripper { return transport{} }
 
 type transport struct{}
 
@@ -350,14 +357,14 @@ func writeBody(ob uint32, src io.Reader) error {
 // readFields reads a fields handle into a header and drops the handle.
 func readFields(f uint32, drop bool) http.Header {
 	h := http.Header{}
-	call(8, func(ret uint32) { rawFieldsEntries(f, ret) }, func(ret uint32) {
-		m := linear.bytes(ret, 8)
+	guest.CallImport(8, func(ret uint32) { rawFieldsEntries(f, ret) }, func(ret uint32) {
+		m := mem(ret, 8)
 		p, n := binary.LittleEndian.Uint32(m), binary.LittleEndian.Uint32(m[4:])
 		for i := uint32(0); i < n; i++ {
-			e := linear.bytes(p+i*16, 16)
+			e := mem(p+i*16, 16)
 			kp, kn := binary.LittleEndian.Uint32(e), binary.LittleEndian.Uint32(e[4:])
 			vp, vn := binary.LittleEndian.Uint32(e[8:]), binary.LittleEndian.Uint32(e[12:])
-			h.Add(string(linear.bytes(kp, kn)), string(linear.bytes(vp, vn)))
+			h.Add(string(mem(kp, kn)), string(mem(vp, vn)))
 		}
 	})
 	if drop {
@@ -393,11 +400,11 @@ func (b *bodyReader) fill(want int) {
 		want = 64 << 10
 	}
 	closed := false
-	call(12, func(ret uint32) { rawBlockingRead(b.stream, uint64(want), ret) }, func(ret uint32) {
-		m := linear.bytes(ret, 12)
+	guest.CallImport(12, func(ret uint32) { rawBlockingRead(b.stream, uint64(want), ret) }, func(ret uint32) {
+		m := mem(ret, 12)
 		if m[0] == 0 {
 			p, n := binary.LittleEndian.Uint32(m[4:]), binary.LittleEndian.Uint32(m[8:])
-			b.pending = append(b.pending[:0], linear.bytes(p, n)...)
+			b.pending = append(b.pending[:0], mem(p, n)...)
 			return
 		}
 		if m[4] == 0 {
@@ -451,7 +458,7 @@ func (b *bodyReader) Close() error {
 
 // client follows no redirects, as the host does not: a 3xx is the answer.
 var client = &http.Client{
-	Transport:     HTTPTransport(),
+	Transport:     Transport(),
 	CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 }
 
@@ -461,4 +468,20 @@ func Get(url string) (*http.Response, error) { return client.Get(url) }
 // Post sends body to url with the wasi:http transport, following no redirect.
 func Post(url, contentType string, body io.Reader) (*http.Response, error) {
 	return client.Post(url, contentType, body)
+}
+
+// mem is n bytes of the component's own linear memory at ptr.
+func mem(ptr, n uint32) []byte {
+	if n == 0 {
+		return nil
+	}
+	return unsafe.Slice((*byte)(unsafe.Add(unsafe.Pointer(nil), uintptr(ptr))), n)
+}
+
+// ptrOf is the address of s's bytes (0 for "").
+func ptrOf(s string) uint32 {
+	if len(s) == 0 {
+		return 0
+	}
+	return uint32(uintptr(unsafe.Pointer(unsafe.StringData(s))))
 }
