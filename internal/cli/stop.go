@@ -216,6 +216,9 @@ func matchSession(entries []running.Entry, ref string) (running.Entry, error) {
 // 127.0.0.1:PORT) and returns its result. The call is bounded by deadline
 // and goes to the loopback address directly, never through a proxy.
 func askStop(ctx context.Context, addr string, deadline time.Time) (stopResult, error) {
+	// §6 keeps the bare host:port; a record written with the scheme is
+	// read the same way.
+	addr = strings.TrimPrefix(addr, "http://")
 	host, _, err := net.SplitHostPort(addr)
 	if ip := net.ParseIP(host); err != nil || ip == nil || !ip.IsLoopback() {
 		return stopResult{}, fmt.Errorf("its record's url %q is not a loopback host:port", addr)
