@@ -52,6 +52,21 @@ func TestStopAgentSession(t *testing.T) {
 		t.Fatalf("mur ps does not show the agent session with its URL %s:\n%+v", *rd.URL, ps)
 	}
 
+	res := rpc(t, "http://"+*rd.URL, `{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"messageId":"m1","role":"ROLE_USER","parts":[{"text":"say hello"}]}}}`)
+	task, _ := res["result"].(map[string]any)["task"].(map[string]any)
+	if task == nil {
+		t.Fatalf("SendMessage: %v", res)
+	}
+	taskID, _ := task["id"].(string)
+
+	// While it runs, trace show lists the task and says the session is
+	// still running.
+	show := runMur(t, homeDir, proj, nil, "trace", "show", rd.SessionID)
+	if show.Code != 0 || !strings.Contains(show.Stdout, "still running (pid ") ||
+		!strings.Contains(show.Stdout, "  "+taskID+" ok                    turns 2, tokens 0 in / 0 out, tools 1, shell 0, ") {
+		t.Errorf("trace show while running:\n%+v", show)
+	}
+
 	r := runMur(t, homeDir, proj, nil, "stop", rd.SessionID[len(rd.SessionID)-6:])
 	if r.Code != 0 || r.Stdout != "stopped: "+rd.SessionID+"\n" {
 		t.Fatalf("mur stop: %+v", r)
@@ -66,6 +81,23 @@ func TestStopAgentSession(t *testing.T) {
 	noRecordsLeft(t, homeDir)
 	if _, err := os.Stat(filepath.Join(homeDir, ".murmur", "sessions", rd.SessionID)); !os.IsNotExist(err) {
 		t.Errorf("runtime dir left: %v", err)
+	}
+
+	show = runMur(t, homeDir, proj, nil, "trace", "show", rd.SessionID)
+	want := []string{
+		"capsule:   local/greeter@0.2.0 (agent)\n",
+		"ending:    ok (stopped)\n",
+		"tasks:     1\n  " + taskID + " ok                    turns 2, tokens 0 in / 0 out, tools 1, shell 0, ",
+		"turns:     2\ntokens:    0 in / 0 out\ntools:     1\n  acme/echo                ok",
+		"shell:     0\n",
+	}
+	for _, w := range want {
+		if !strings.Contains(show.Stdout, w) {
+			t.Errorf("trace show after stop lacks %q:\n%s", w, show.Stdout)
+		}
+	}
+	if strings.Contains(show.Stdout, "delegated:") {
+		t.Errorf("a session with no delegation lists delegations:\n%s", show.Stdout)
 	}
 }
 
