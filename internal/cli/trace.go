@@ -256,6 +256,10 @@ func renderSummary(w io.Writer, path string, s trace.Summary, livePID int) {
 		row("ending", "ended without a session_end; its last event is "+s.LastEvent)
 	}
 	row("duration", fmtDur(s.Duration))
+	agent := s.Kind == "agent" || len(s.Tasks) > 0
+	if agent {
+		renderTasks(w, s, livePID > 0)
+	}
 	calls := fmt.Sprintf("%d", len(s.ToolCalls))
 	if s.ToolErrors > 0 {
 		calls += fmt.Sprintf(" (%d failed)", s.ToolErrors)
@@ -267,6 +271,37 @@ func renderSummary(w io.Writer, path string, s trace.Summary, livePID int) {
 			line += "  " + tc.Error
 		}
 		fmt.Fprintln(w, line)
+	}
+	if agent {
+		row("shell", fmt.Sprintf("%d", len(s.ShellCalls)))
+		for _, sh := range s.ShellCalls {
+			fmt.Fprintf(w, "  %-24s exit %-3d %8s  %s\n", sh.Str("binary"), sh.Int("exit_code"),
+				fmtDur(time.Duration(sh.Int("duration_ms"))*time.Millisecond), clip(sh.Str("command"), 60))
+		}
+	}
+	if len(s.Delegations) > 0 {
+		row("delegated", fmt.Sprintf("%d", len(s.Delegations)))
+		for _, d := range s.Delegations {
+			capsule := orDash(d.Capsule)
+			if d.Version != "" {
+				capsule += "@" + d.Version
+			}
+			outcome := d.Outcome
+			switch {
+			case outcome == "" && livePID > 0:
+				outcome = "running"
+			case outcome == "":
+				outcome = "unfinished"
+			}
+			line := fmt.Sprintf("  %-36s %-24s %-10s child %s", d.DelegationID, capsule, outcome, orDash(d.ChildSession))
+			if d.Outcome != "" {
+				line += "  " + fmtDur(d.Duration)
+			}
+			if d.Reason != "" {
+				line += "  " + d.Reason
+			}
+			fmt.Fprintln(w, line)
+		}
 	}
 	for _, d := range s.Deadlines {
 		fmt.Fprintf(w, "deadline:  %s %s stopped while waiting on the runtime after %d ms\n", d.Str("component"), d.Str("call"), d.Int("deadline_ms"))
@@ -284,6 +319,50 @@ func renderSummary(w io.Writer, path string, s trace.Summary, livePID int) {
 		fmt.Fprintf(w, "note:      %d line(s) are not events and were skipped (line %d first)\n", len(s.BadLines), s.BadLines[0])
 	}
 	row("trace", path)
+}
+
+// renderTasks prints an agent session's tasks, its session totals and the
+// messages its door rejected. A task with no task_end is running while the
+// session lives, else unfinished (the session was killed mid-task).
+func renderTasks(w io.Writer, s trace.Summary, live bool) {
+	row := func(k, v string) { fmt.Fprintf(w, "%-10s %s\n", k+":", v) }
+	row("tasks", fmt.Sprintf("%d", len(s.Tasks)))
+	for _, t := range s.Tasks {
+		status := t.Status
+		switch {
+		case status == "" && live:
+			status = "running"
+		case status == "":
+			status = "unfinished"
+		}
+		line := fmt.Sprintf("  %-36s %-21s turns %d, tokens %d in / %d out, tools %d", t.TaskID, status,
+			t.Turns, t.InputTokens, t.OutputTokens, t.ToolCalls)
+		if t.ToolErrors > 0 {
+			line += fmt.Sprintf(" (%d failed)", t.ToolErrors)
+		}
+		line += fmt.Sprintf(", shell %d", t.ShellCalls)
+		if t.Status != "" {
+			line += ", " + fmtDur(t.Duration)
+		}
+		if t.Phase != "" {
+			line += ", canceled in " + t.Phase
+		}
+		fmt.Fprintln(w, line)
+	}
+	row("turns", fmt.Sprintf("%d", s.TotalTurns))
+	row("tokens", fmt.Sprintf("%d in / %d out", s.InputTokens, s.OutputTokens))
+	for _, r := range s.Rejected {
+		fmt.Fprintf(w, "rejected:  %s %s\n", r.Str("task_id"), r.Str("reason"))
+	}
+}
+
+// clip cuts s to at most n runes, marking the cut.
+func clip(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n-1]) + "…"
 }
 
 func orDash(s string) string {

@@ -343,7 +343,8 @@ func (s *Session) WriteRunningRecord() *diag.Warning {
 	if err == nil {
 		var url *string
 		if s.CapsuleURL != "" {
-			u := s.CapsuleURL
+			// The record keeps the bare 127.0.0.1:PORT (contracts §6, §11).
+			u := strings.TrimPrefix(s.CapsuleURL, "http://")
 			url = &u
 		}
 		err = running.Write(s.RunningDir, running.Record{

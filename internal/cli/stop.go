@@ -1,0 +1,349 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"sort"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+	"golang.org/x/sys/unix"
+
+	"github.com/murmur-go/murmur/internal/diag"
+	"github.com/murmur-go/murmur/internal/home"
+	"github.com/murmur-go/murmur/internal/running"
+)
+
+func init() { register(newStopCmd) }
+
+// killGrace is how long mur stop waits after SIGTERM before SIGKILL, and
+// after SIGKILL before it gives up (contracts §11: "SIGKILL after 5 s more").
+const killGrace = 5 * time.Second
+
+// minSuffix is the shortest session suffix mur stop accepts.
+const minSuffix = 4
+
+func newStopCmd(stdout, stderr io.Writer) *cobra.Command {
+	var timeout time.Duration
+	cmd := &cobra.Command{
+		Use:   "stop SESSION",
+		Short: "Stop a running capsule session",
+		Long: `Stop the running session SESSION: a full session id, or a suffix of at least
+4 characters that names one session in ~/.murmur/running.
+
+An agent capsule (its record has a URL) is asked through its door's
+murmur.StopSession: its live and queued tasks end canceled and it winds down.
+mur waits up to --timeout for its process to exit, then sends SIGTERM, then
+SIGKILL 5 s later. A script capsule gets SIGTERM, then SIGKILL 5 s later.
+Before any signal, mur checks the pid still belongs to the session's process
+(pid and process start), so a reused pid is never signalled.
+
+Prints 'stopped: SESSION', then 'canceled:' task ids and 'terminated:'
+delegation ids when there are any, and a 'signalled:' line for each signal it
+had to send; exits 0 once the session's process is gone. A record whose
+process is already gone is pruned ('not running: SESSION').`,
+		Args: exactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if timeout < 0 {
+				return usageError{fmt.Errorf("--timeout %v is negative", timeout)}
+			}
+			homeDir, err := home.Dir()
+			if err != nil {
+				return err
+			}
+			return runStop(cmd.Context(), home.Running(homeDir), args[0], timeout, stdout, stderr)
+		},
+	}
+	cmd.Flags().DurationVar(&timeout, "timeout", 10*time.Second, "how long an agent session may take to wind down before SIGTERM")
+	return cmd
+}
+
+// stopReport is what mur stop prints once the session is gone.
+type stopReport struct {
+	session    string
+	canceled   []string
+	terminated []string
+	signalled  []string // one line per signal sent, in order
+}
+
+func (r stopReport) print(w io.Writer) {
+	fmt.Fprintf(w, "stopped: %s\n", r.session)
+	if len(r.canceled) > 0 {
+		fmt.Fprintf(w, "canceled: %s\n", strings.Join(r.canceled, " "))
+	}
+	if len(r.terminated) > 0 {
+		fmt.Fprintf(w, "terminated: %s\n", strings.Join(r.terminated, " "))
+	}
+	for _, s := range r.signalled {
+		fmt.Fprintf(w, "signalled: %s\n", s)
+	}
+}
+
+// runStop stops the session ref names, by the records in runningDir.
+func runStop(ctx context.Context, runningDir, ref string, timeout time.Duration, stdout, stderr io.Writer) error {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	entries, err := running.Scan(runningDir)
+	if err != nil {
+		return diag.Wrap(err, "E-RUN-051", "cannot read the running-capsule records").
+			WithHint("check the permissions of %s", runningDir)
+	}
+	e, err := matchSession(entries, ref)
+	if err != nil {
+		return err
+	}
+	rec := e.Record
+	if e.State == running.Stale {
+		return pruneStopped(runningDir, e, stdout, stderr, true)
+	}
+	p, err := openProc(rec)
+	if errors.Is(err, errGone) {
+		return pruneStopped(runningDir, e, stdout, stderr, true)
+	}
+	if err != nil {
+		return err
+	}
+	defer p.close()
+
+	rep := stopReport{session: rec.SessionID}
+	deadline := time.Now().Add(timeout)
+	asked, why := false, ""
+	if rec.URL != nil && *rec.URL != "" {
+		// A door that cannot be asked is no reason to give up: SIGTERM
+		// winds an agent session down the same way.
+		res, err := askStop(ctx, *rec.URL, deadline)
+		if err != nil {
+			why = fmt.Sprintf(" (murmur.StopSession failed: %v)", err)
+		} else {
+			asked = true
+			rep.canceled, rep.terminated = res.Canceled, res.Terminated
+		}
+	}
+	gone := false
+	if asked {
+		gone = p.wait(time.Until(deadline))
+		why = fmt.Sprintf(" (the session had not exited %v after murmur.StopSession)", timeout)
+	}
+	if !gone {
+		rep.signalled = append(rep.signalled, "SIGTERM"+why)
+		if err := p.signal(syscall.SIGTERM); err != nil {
+			return err
+		}
+		gone = p.wait(killGrace)
+	}
+	if !gone {
+		rep.signalled = append(rep.signalled, fmt.Sprintf("SIGKILL (the session had not exited %v after SIGTERM)", killGrace))
+		if err := p.signal(syscall.SIGKILL); err != nil {
+			return err
+		}
+		if !p.wait(killGrace) {
+			return diag.New("E-RUN-055", "session %s (pid %d) is still running %v after SIGKILL", rec.SessionID, rec.PID, killGrace).
+				WithHint("the process may be stuck in the kernel; check it with 'ps -o pid,stat,wchan -p %d'", rec.PID)
+		}
+	}
+	// A session that exited by itself removed its record; one ended by
+	// SIGKILL could not, and its process is known to be gone.
+	if _, err := os.Stat(e.File); err == nil {
+		if err := pruneStopped(runningDir, running.Entry{File: e.File, Record: rec, State: running.Stale}, io.Discard, stderr, false); err != nil {
+			return err
+		}
+	}
+	rep.print(stdout)
+	return nil
+}
+
+// pruneStopped removes the record (and runtime dir) of a session whose
+// process is gone; announce says so on stdout.
+func pruneStopped(runningDir string, e running.Entry, stdout, stderr io.Writer, announce bool) error {
+	if err := os.Remove(e.File); err != nil && !os.IsNotExist(err) {
+		fmt.Fprintf(stderr, "%s\n", diag.Warn("W-IO-052", "cannot prune %s: %v", e.File, err))
+	} else if announce {
+		fmt.Fprintf(stderr, "pruned: %s (%s)\n", e.Record.SessionID, running.Stale)
+	}
+	removeRuntimeDir(runningDir, e, stderr)
+	if announce {
+		fmt.Fprintf(stdout, "not running: %s (its process is gone)\n", e.Record.SessionID)
+	}
+	return nil
+}
+
+// matchSession finds the one record ref names: its full session id, or a
+// unique suffix of at least minSuffix characters. Unreadable records name
+// no session and are never matched.
+func matchSession(entries []running.Entry, ref string) (running.Entry, error) {
+	var matches []running.Entry
+	for _, e := range entries {
+		if e.State == running.Unreadable {
+			continue
+		}
+		if e.Record.SessionID == ref {
+			return e, nil
+		}
+		if len(ref) >= minSuffix && strings.HasSuffix(e.Record.SessionID, ref) {
+			matches = append(matches, e)
+		}
+	}
+	switch {
+	case len(ref) < minSuffix:
+		return running.Entry{}, diag.New("E-RUN-052", "%q is too short to name a session: give its id or a suffix of at least %d characters", ref, minSuffix).
+			WithExit(diag.ExitUsage).WithHint("run 'mur ps' to list the running sessions")
+	case len(matches) == 0:
+		return running.Entry{}, diag.New("E-RUN-053", "no running session matches %q", ref).
+			WithHint("run 'mur ps' to list the running sessions")
+	case len(matches) > 1:
+		names := make([]string, len(matches))
+		for i, m := range matches {
+			names[i] = m.Record.SessionID
+		}
+		sort.Strings(names)
+		return running.Entry{}, diag.New("E-RUN-054", "%q matches %d running sessions: %s", ref, len(matches), strings.Join(names, ", ")).
+			WithHint("give more of the session id")
+	}
+	return matches[0], nil
+}
+
+// askStop calls the door's murmur.StopSession at addr (the record's bare
+// 127.0.0.1:PORT) and returns its result. The call is bounded by deadline
+// and goes to the loopback address directly, never through a proxy.
+func askStop(ctx context.Context, addr string, deadline time.Time) (stopResult, error) {
+	// §6 keeps the bare host:port; a record written with the scheme is
+	// read the same way.
+	addr = strings.TrimPrefix(addr, "http://")
+	host, _, err := net.SplitHostPort(addr)
+	if ip := net.ParseIP(host); err != nil || ip == nil || !ip.IsLoopback() {
+		return stopResult{}, fmt.Errorf("its record's url %q is not a loopback host:port", addr)
+	}
+	ctx, cancel := context.WithDeadline(ctx, deadline)
+	defer cancel()
+	body := []byte(`{"jsonrpc":"2.0","id":1,"method":"murmur.StopSession"}`)
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://"+addr+"/", bytes.NewReader(body))
+	if err != nil {
+		return stopResult{}, err
+	}
+	req.Header.Set("A2A-Version", "1.0")
+	req.Header.Set("Content-Type", "application/json")
+	client := &http.Client{Transport: &http.Transport{Proxy: nil, DisableKeepAlives: true}}
+	resp, err := client.Do(req)
+	if err != nil {
+		return stopResult{}, err
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	if err != nil {
+		return stopResult{}, fmt.Errorf("reading its answer: %w", err)
+	}
+	var out struct {
+		Result *stopResult `json:"result"`
+		Error  *struct {
+			Code    int    `json:"code"`
+			Message string `json:"message"`
+		} `json:"error"`
+	}
+	if err := json.Unmarshal(raw, &out); err != nil {
+		return stopResult{}, fmt.Errorf("HTTP %d, not a JSON-RPC answer: %w", resp.StatusCode, err)
+	}
+	if out.Error != nil {
+		return stopResult{}, fmt.Errorf("JSON-RPC error %d: %s", out.Error.Code, out.Error.Message)
+	}
+	if out.Result == nil {
+		return stopResult{}, fmt.Errorf("HTTP %d, a JSON-RPC answer with no result", resp.StatusCode)
+	}
+	return *out.Result, nil
+}
+
+// stopResult is murmur.StopSession's result as mur stop reads it.
+type stopResult struct {
+	SessionID  string   `json:"session_id"`
+	Canceled   []string `json:"canceled"`
+	Terminated []string `json:"terminated"`
+}
+
+// errGone says the record's process is no longer there (or its pid now
+// belongs to another process).
+var errGone = errors.New("the session's process is gone")
+
+// proc is a pidfd on the session's process. Signals and waits go through
+// the pidfd, so once openProc has matched it against the record's process
+// start, a pid reused later can never receive them.
+type proc struct {
+	fd  int
+	rec running.Record
+}
+
+// openProc opens the record's process and checks it is the same process
+// (pid and process start) that wrote the record. The check comes after the
+// open: the pidfd then refers to a process at least as old as the one
+// checked, so a match means the pidfd is the session's.
+func openProc(rec running.Record) (*proc, error) {
+	fd, err := unix.PidfdOpen(rec.PID, 0)
+	if errors.Is(err, unix.ESRCH) {
+		return nil, errGone
+	}
+	if err != nil {
+		return nil, diag.Wrap(err, "E-RUN-055", "cannot open process %d of session %s", rec.PID, rec.SessionID).
+			WithHint("mur stop needs Linux 5.3 or later (pidfd_open)")
+	}
+	ps, err := running.ProcessStart(rec.PID)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		unix.Close(fd)
+		return nil, errGone
+	case err != nil:
+		unix.Close(fd)
+		return nil, diag.Wrap(err, "E-RUN-055", "cannot tell whether pid %d is still session %s's process", rec.PID, rec.SessionID).
+			WithHint("nothing was signalled; check /proc/%d is readable", rec.PID)
+	case ps != rec.ProcessStart:
+		unix.Close(fd)
+		return nil, errGone
+	}
+	return &proc{fd: fd, rec: rec}, nil
+}
+
+func (p *proc) close() { unix.Close(p.fd) }
+
+// signal sends sig to the session's process; one that has exited already
+// is not an error (the wait that follows sees it gone).
+func (p *proc) signal(sig syscall.Signal) error {
+	err := unix.PidfdSendSignal(p.fd, sig, nil, 0)
+	if err == nil || errors.Is(err, unix.ESRCH) {
+		return nil
+	}
+	return diag.Wrap(err, "E-RUN-055", "cannot send %s to session %s (pid %d)", unix.SignalName(sig), p.rec.SessionID, p.rec.PID).
+		WithHint("stop it as the user that started it")
+}
+
+// wait reports whether the process exits within d: a pidfd becomes
+// readable when its process ends, child of ours or not.
+func (p *proc) wait(d time.Duration) bool {
+	end := time.Now().Add(d)
+	for {
+		ms := int(time.Until(end) / time.Millisecond)
+		if ms < 0 {
+			ms = 0
+		}
+		fds := []unix.PollFd{{Fd: int32(p.fd), Events: unix.POLLIN}}
+		n, err := unix.Poll(fds, ms)
+		if errors.Is(err, unix.EINTR) {
+			continue
+		}
+		if err != nil {
+			return false
+		}
+		if n > 0 {
+			return true
+		}
+		if ms == 0 {
+			return false
+		}
+	}
+}
