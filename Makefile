@@ -7,8 +7,5 @@ build:
 test:
 	go test -race ./...
 
-demo: build
-	./bin/mur build examples/echo-tool -o /tmp/echo-tool-0.1.0.mur.zip
-	./bin/mur publish /tmp/echo-tool-0.1.0.mur.zip
-	cd examples/hello-script && ../../bin/mur run --task "hello, murmur" --workdir /tmp/hello-script-run && ../../bin/mur trace show
-	cat /tmp/hello-script-run/out/result.txt
+demo:
+	scripts/demo.sh

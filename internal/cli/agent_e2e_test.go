@@ -200,3 +200,25 @@ func TestAgentServesItsDoorUntilSIGTERM(t *testing.T) {
 		t.Errorf("running record left: %+v", left)
 	}
 }
+
+// The README's main command, scripts/demo.sh, runs end to end on a fresh
+// HOME: the script capsule, the offline agent, and the sleeping agent talked
+// to with curl and stopped with mur stop.
+func TestDemoScript(t *testing.T) {
+	if _, err := exec.LookPath("curl"); err != nil {
+		t.Skip("curl is not installed; the demo talks to the door with it")
+	}
+	homeDir, work := t.TempDir(), t.TempDir()
+	cmd := exec.Command("bash", filepath.Join(repoRoot(), "scripts", "demo.sh"))
+	cmd.Env = append(os.Environ(), "HOME="+homeDir, "MURMUR_DEMO_DIR="+work, "MURMUR_DEMO_BIN="+filepath.Join(work, "bin"))
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("demo.sh: %v\n%s", err, out)
+	}
+	for _, want := range []string{"echo-tool: HELLO, MURMUR", "answer: echo-tool answered; hello from hello-agent!",
+		"TASK_STATE_COMPLETED", "Hello from a sleeping hello-agent.", "stopped: ses_", "ending:    ok (stopped)"} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("demo output lacks %q:\n%s", want, out)
+		}
+	}
+}
