@@ -94,14 +94,14 @@ type DelegationLine struct {
 // Task is one task's capsule.task span. Its methods record the task's lines
 // as child spans and are safe for concurrent use; a nil *Task does nothing.
 type Task struct {
-	s      *Session
-	id     string
-	ctx    context.Context
-	span   trace.Span
-	start  time.Time
-	mu     sync.Mutex
-	ended  bool
-	open   map[*Delegation]struct{}
+	s     *Session
+	id    string
+	ctx   context.Context
+	span  trace.Span
+	start time.Time
+	mu    sync.Mutex
+	ended bool
+	open  map[*Delegation]struct{}
 }
 
 // Delegation is an open capsule.delegation span: started when the child's
@@ -110,9 +110,9 @@ type Task struct {
 type Delegation struct {
 	release func(*Delegation) // drops it from its owner's open set
 	span    trace.Span
-	tp    string
-	start time.Time
-	once  sync.Once
+	tp      string
+	start   time.Time
+	once    sync.Once
 }
 
 var traceContext = propagation.TraceContext{}
