@@ -3,6 +3,7 @@ package telemetry
 import (
 	"encoding/hex"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -435,10 +436,14 @@ func TestCollectorHangsCallsDoNotWait(t *testing.T) {
 // inference and a tool call) against a collector that answers, one that
 // never answers and one that is down.
 func BenchmarkTaskCalls(b *testing.B) {
-	hang := make(chan struct{})
-	defer close(hang)
-	up := httptest.NewServer(&collector{})
+	// The answering collector reads and discards: keeping every span
+	// would measure the test's memory, not the session's calls.
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "application/x-protobuf")
+	}))
 	defer up.Close()
+	hang := make(chan struct{})
 	hanging := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		select {
 		case <-hang:
@@ -446,6 +451,7 @@ func BenchmarkTaskCalls(b *testing.B) {
 		}
 	}))
 	defer hanging.Close()
+	defer close(hang) // before Close, which waits for the handlers
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		b.Fatal(err)
@@ -453,6 +459,18 @@ func BenchmarkTaskCalls(b *testing.B) {
 	down := "http://" + l.Addr().String()
 	l.Close()
 
+	// "off" is the nil *Session a session without otel_endpoint has: the
+	// floor the other figures compare with.
+	b.Run("off", func(b *testing.B) {
+		var s *Session
+		task := s.StartTask(TaskStartLine{TaskID: "tsk_b"}, "", time.Now())
+		b.ReportAllocs()
+		for i := 0; b.Loop(); i++ {
+			now := time.Now()
+			task.Inference(InferenceLine{Turn: i, Model: "replay", StopReason: "tool_call"}, now, now)
+			task.ToolCall(ToolCallLine{ToolName: "echo", Turn: i, Status: "ok"}, now, now)
+		}
+	})
 	for _, bc := range []struct{ name, url string }{{"up", up.URL}, {"hanging", hanging.URL}, {"down", down}} {
 		b.Run(bc.name, func(b *testing.B) {
 			s, err := Start(bc.url, Identity{SessionID: "ses_b", CapsuleName: "a/b", CapsuleVersion: "1", Kind: "agent"},
