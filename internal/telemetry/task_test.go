@@ -312,6 +312,25 @@ func TestMalformedTraceparent(t *testing.T) {
 	}
 }
 
+// A remote parent that says "not sampled" is honoured: the task's spans are
+// not exported, the session's are.
+func TestUnsampledRemoteParent(t *testing.T) {
+	c := &collector{}
+	srv := httptest.NewServer(c)
+	defer srv.Close()
+	s, _ := startSession(t, srv.URL, "ses_u", Options{})
+	task := s.StartTask(TaskStartLine{TaskID: "tsk_u"}, "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-00", time.Now())
+	task.Inference(InferenceLine{Turn: 1}, time.Now(), time.Now())
+	task.End(TaskEndLine{ExitStatus: "ok"}, time.Now())
+	s.End("ok", "", time.Now())
+	if n := len(c.byName(SpanTask)) + len(c.byName(SpanInference)); n != 0 {
+		t.Errorf("%d spans of an unsampled task exported", n)
+	}
+	if root := c.one(t, SpanSession); len(root.Links) != 1 {
+		t.Errorf("session span links %v", root.Links)
+	}
+}
+
 // A task (and its delegation) still open when the session ends is exported,
 // marked as cut short; later calls are no-ops and a new task is refused.
 func TestSessionEndClosesOpenSpans(t *testing.T) {

@@ -161,6 +161,9 @@ func (s *Session) ToolCall(tool string, start, end time.Time, inBytes, outBytes 
 		attribute.Int64("duration_ms", end.Sub(start).Milliseconds()),
 		attribute.String("status", status),
 	))
+	if errText != "" {
+		sp.SetAttributes(attribute.String("error", errText))
+	}
 	if status != "ok" {
 		sp.SetStatus(codes.Error, errText)
 	}
