@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -509,5 +510,50 @@ func BenchmarkTaskCalls(b *testing.B) {
 			task.End(TaskEndLine{ExitStatus: "ok"}, time.Now())
 			s.End("ok", "", time.Now())
 		})
+	}
+}
+
+// Tasks recorded from many goroutines while the session ends: under -race
+// this is the check that Session and Task are safe for concurrent use, and
+// every span that was recorded before the end is well formed.
+func TestConcurrentTasksAndEnd(t *testing.T) {
+	c := &collector{}
+	srv := httptest.NewServer(c)
+	defer srv.Close()
+	s, _ := startSession(t, srv.URL, "ses_c", Options{})
+	var wg sync.WaitGroup
+	for g := 0; g < 8; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < 50; i++ {
+				task := s.StartTask(TaskStartLine{TaskID: fmt.Sprintf("tsk_%d_%d", g, i)}, "", time.Now())
+				task.Inference(InferenceLine{Turn: 1}, time.Now(), time.Now())
+				d := task.StartDelegation(DelegationStartLine{DelegationID: "dlg"}, time.Now())
+				task.ToolCall(ToolCallLine{ToolName: "echo", Status: "ok"}, time.Now(), time.Now())
+				if i%2 == 0 {
+					d.End(DelegationLine{Outcome: "ok"}, time.Now())
+				}
+				task.End(TaskEndLine{ExitStatus: "ok"}, time.Now())
+			}
+		}()
+	}
+	time.Sleep(time.Millisecond) // let some tasks start before the end; either order is correct
+	s.End("ok", "", time.Now())
+	wg.Wait()
+	root := c.one(t, SpanSession)
+	byID := map[string]*tracepb.Span{}
+	for _, ts := range c.byName(SpanTask) {
+		if !under(ts, root) {
+			t.Fatal("a task span is not under the session span")
+		}
+		byID[string(ts.SpanId)] = ts
+	}
+	for _, name := range []string{SpanInference, SpanToolCall, SpanDelegation} {
+		for _, sp := range c.byName(name) {
+			if byID[string(sp.ParentSpanId)] == nil {
+				t.Fatalf("a %s span has no exported task as its parent", name)
+			}
+		}
 	}
 }
