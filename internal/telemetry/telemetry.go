@@ -1,13 +1,18 @@
 // Package telemetry posts a session's OpenTelemetry spans when the manifest
-// sets observability.otel_endpoint: one capsule.session span per session and
-// one capsule.tool_call span per tool invoke, over OTLP/HTTP (protobuf) to
-// <endpoint>/v1/traces.
+// sets observability.otel_endpoint, over OTLP/HTTP (protobuf) to
+// <endpoint>/v1/traces: one capsule.session span per session; for a script
+// capsule a capsule.tool_call span per tool invoke under it; for an agent a
+// capsule.task span per task under it, and under each task a
+// capsule.inference, capsule.tool_call, capsule.shell or capsule.delegation
+// span per trace line of the same name (contracts §13). docs/telemetry.md
+// describes the spans and their attributes.
 //
 // The trace.jsonl is the record; spans are a copy for a collector. So export
 // is asynchronous (a batch processor), never retried, and bounded at
 // shutdown: a collector that is down or slow costs the session nothing, and
-// every export error goes to logs/otel.log in the records dir instead of the
-// person's terminal.
+// export failures go to logs/otel.log in the records dir instead of the
+// person's terminal: the first failure is one line, later ones are counted
+// and a collector that comes back says so once.
 package telemetry
 
 import (
@@ -29,10 +34,14 @@ import (
 	"go.opentelemetry.io/otel/trace"
 )
 
-// Span names (capsules.txt "Script capsules").
+// Span names (capsules.txt "Script capsules", contracts §13).
 const (
-	SpanSession  = "capsule.session"
-	SpanToolCall = "capsule.tool_call"
+	SpanSession    = "capsule.session"
+	SpanToolCall   = "capsule.tool_call"
+	SpanTask       = "capsule.task"
+	SpanInference  = "capsule.inference"
+	SpanShell      = "capsule.shell"
+	SpanDelegation = "capsule.delegation"
 )
 
 // Identity names the session the spans describe.
@@ -49,6 +58,9 @@ type Options struct {
 	ExportTimeout time.Duration
 	// ShutdownTimeout bounds the flush at the end of the session [2s].
 	ShutdownTimeout time.Duration
+	// QueueSize is how many ended spans wait for export before new ones
+	// are dropped rather than waited on [2048].
+	QueueSize int
 }
 
 // Session is one session's span exporter. A nil *Session does nothing, so
@@ -62,6 +74,13 @@ type Session struct {
 	logFile  *os.File
 	shutdown time.Duration
 	once     sync.Once
+
+	// open holds the tasks not yet ended, so End can close what a
+	// wind-down left open instead of losing those spans.
+	mu    sync.Mutex
+	open  map[*Task]struct{}
+	dlg   map[*Delegation]struct{} // a script's delegations
+	ended bool
 }
 
 // Start opens the exporter and the session span. endpoint is the collector's
@@ -82,7 +101,8 @@ func Start(endpoint string, id Identity, logPath string, opts Options, started t
 	if err != nil {
 		return nil, fmt.Errorf("opening %s: %w", logPath, err)
 	}
-	logger := slog.New(slog.NewTextHandler(lf, nil))
+	// Debug, so a malformed traceparent leaves its line in otel.log.
+	logger := slog.New(slog.NewTextHandler(lf, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	// The SDK reports its own failures through the global handler, which
 	// otherwise prints to stderr; one mur process runs one session, so the
 	// session's otel.log is the right place for them.
@@ -101,13 +121,21 @@ func Start(endpoint string, id Identity, logPath string, opts Options, started t
 		attribute.String("service.name", id.CapsuleName),
 		attribute.String("service.version", id.CapsuleVersion),
 	)
+	if opts.QueueSize <= 0 {
+		opts.QueueSize = sdktrace.DefaultMaxQueueSize
+	}
+	// The batcher never blocks a span's End: with the queue full (a slow
+	// or dead collector) a span is dropped, never waited on.
 	tp := sdktrace.NewTracerProvider(
 		sdktrace.WithResource(res),
 		sdktrace.WithBatcher(&loggingExporter{inner: exp, log: logger, endpoint: endpoint},
 			sdktrace.WithBatchTimeout(time.Second),
-			sdktrace.WithExportTimeout(opts.ExportTimeout)),
+			sdktrace.WithExportTimeout(opts.ExportTimeout),
+			sdktrace.WithMaxQueueSize(opts.QueueSize),
+			sdktrace.WithMaxExportBatchSize(min(opts.QueueSize, sdktrace.DefaultMaxExportBatchSize))),
 	)
-	s := &Session{tp: tp, tracer: tp.Tracer("github.com/murmur-go/murmur"), log: logger, logFile: lf, shutdown: opts.ShutdownTimeout}
+	s := &Session{tp: tp, tracer: tp.Tracer("github.com/murmur-go/murmur"), log: logger, logFile: lf,
+		shutdown: opts.ShutdownTimeout, open: map[*Task]struct{}{}, dlg: map[*Delegation]struct{}{}}
 	s.ctx, s.root = s.tracer.Start(context.Background(), SpanSession,
 		trace.WithTimestamp(started),
 		trace.WithSpanKind(trace.SpanKindInternal),
@@ -133,6 +161,9 @@ func (s *Session) ToolCall(tool string, start, end time.Time, inBytes, outBytes 
 		attribute.Int64("duration_ms", end.Sub(start).Milliseconds()),
 		attribute.String("status", status),
 	))
+	if errText != "" {
+		sp.SetAttributes(attribute.String("error", errText))
+	}
 	if status != "ok" {
 		sp.SetStatus(codes.Error, errText)
 	}
@@ -140,12 +171,25 @@ func (s *Session) ToolCall(tool string, start, end time.Time, inBytes, outBytes 
 }
 
 // End closes the session span with its ending and flushes, waiting at most
-// the shutdown timeout. It is safe to call more than once.
+// the shutdown timeout. A task or delegation still open is ended first, at
+// end, marked as cut short by the session's end. It is safe to call more than
+// once; calls on the session's tasks after it do nothing.
 func (s *Session) End(exitStatus, reason string, end time.Time) {
 	if s == nil {
 		return
 	}
 	s.once.Do(func() {
+		s.mu.Lock()
+		s.ended = true
+		open, dlg := s.open, s.dlg
+		s.open, s.dlg = nil, nil
+		s.mu.Unlock()
+		for t := range open {
+			t.cutShort(end)
+		}
+		for d := range dlg {
+			d.End(DelegationLine{Outcome: "terminated", Reason: "the session ended first"}, end)
+		}
 		s.root.SetAttributes(attribute.String("exit_status", exitStatus))
 		if reason != "" {
 			s.root.SetAttributes(attribute.String("reason", reason))
@@ -165,20 +209,40 @@ func (s *Session) End(exitStatus, reason string, end time.Time) {
 
 // loggingExporter sends spans through inner and writes any failure to
 // otel.log, so export errors never reach the terminal or stop anything.
+//
+// A collector that stays down would otherwise write a line per batch, so only
+// the first failure of a run of failures is logged, and the batch's error is
+// not returned: the SDK would hand it to the global error handler, a second
+// line for the same failure. The batch is dropped either way (no retries).
 type loggingExporter struct {
 	inner    sdktrace.SpanExporter
 	log      *slog.Logger
 	endpoint string
+
+	mu       sync.Mutex
+	failures int // consecutive failed exports
+	dropped  int // spans in them
 }
 
 func (e *loggingExporter) ExportSpans(ctx context.Context, spans []sdktrace.ReadOnlySpan) error {
 	err := e.inner.ExportSpans(ctx, spans)
+	e.mu.Lock()
+	defer e.mu.Unlock()
 	if err != nil {
-		e.log.Error("exporting spans failed", "endpoint", e.endpoint, "spans", len(spans), "err", err)
-	} else {
-		e.log.Info("exported spans", "spans", len(spans))
+		e.failures++
+		e.dropped += len(spans)
+		if e.failures == 1 {
+			e.log.Error("exporting spans failed; later failures are not logged until an export succeeds",
+				"endpoint", e.endpoint, "spans", len(spans), "err", err)
+		}
+		return nil
 	}
-	return err
+	if e.failures > 0 {
+		e.log.Info("exporting spans again", "endpoint", e.endpoint, "failed_exports", e.failures, "dropped_spans", e.dropped)
+		e.failures, e.dropped = 0, 0
+	}
+	e.log.Debug("exported spans", "spans", len(spans))
+	return nil
 }
 
 func (e *loggingExporter) Shutdown(ctx context.Context) error {

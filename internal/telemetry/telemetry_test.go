@@ -129,6 +129,12 @@ func TestSpansReachTheCollector(t *testing.T) {
 	if a := attrs(calls[0]); a["tool_name"] != "echo" || a["input_bytes"] != int64(5) || a["duration_ms"] != int64(3) || a["status"] != "ok" {
 		t.Errorf("tool span attrs %v", a)
 	}
+	if a := attrs(calls[1]); a["error"] != "not declared" {
+		t.Errorf("failed tool span attrs %v", a)
+	}
+	if _, ok := attrs(calls[0])["error"]; ok {
+		t.Error("a tool call that succeeded has an error attribute")
+	}
 	if calls[1].Status.GetCode() != tracepb.Status_STATUS_CODE_ERROR {
 		t.Errorf("failed tool call status %v", calls[1].Status)
 	}

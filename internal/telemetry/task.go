@@ -1,0 +1,436 @@
+package telemetry
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/trace"
+)
+
+// The line types below carry the fields of the trace line of the same name
+// (contracts §13, §18); each becomes a span attribute under the field's own
+// name. task_id is the task's and is not repeated here.
+
+// TaskStartLine is task_start's fields.
+type TaskStartLine struct {
+	TaskID       string
+	ContextID    string
+	Source       string // task_md | a2a
+	Origin       string // user | delegation | completion | peer
+	MessageBytes int
+}
+
+// TaskEndLine is task_end's fields.
+type TaskEndLine struct {
+	ExitStatus   string
+	Turns        int
+	InputTokens  int
+	OutputTokens int
+	ToolCalls    int
+	ToolErrors   int
+	ShellCalls   int
+}
+
+// InferenceLine is one inference line (one driver call).
+type InferenceLine struct {
+	Turn         int
+	Model        string
+	InputTokens  int
+	OutputTokens int
+	StopReason   string
+	ToolCalls    []string
+	// Err is set when the driver call failed; it becomes the span's error
+	// status, not an attribute (the trace line has no such field).
+	Err string
+}
+
+// ToolCallLine is an agent's tool_call line.
+type ToolCallLine struct {
+	ToolName    string
+	Turn        int
+	ToolCallID  string
+	Kind        string // wasm | skill | runtime
+	InputBytes  int
+	OutputBytes int
+	Status      string // ok | error
+	Error       string // the error text when Status is error
+	Ending      string // a component call's ending; "" for none
+}
+
+// ShellLine is one shell line.
+type ShellLine struct {
+	Turn        int
+	ToolCallID  string
+	Binary      string
+	Command     string
+	ExitCode    int
+	StdoutBytes int
+	StderrBytes int
+	Truncated   bool
+	LogPath     string
+}
+
+// DelegationStartLine is what delegation_start knows when the child task is
+// about to be delivered.
+type DelegationStartLine struct {
+	DelegationID   string
+	Capsule        string
+	Version        string
+	ChildSessionID string
+}
+
+// DelegationLine is the delegation line, written with its outcome.
+type DelegationLine struct {
+	ChildSessionID string // when it was not known at the start
+	Outcome        string // ok | error | crashed | terminated | refused | failed
+	Reason         string
+}
+
+// Task is one task's capsule.task span. Its methods record the task's lines
+// as child spans and are safe for concurrent use; a nil *Task does nothing.
+type Task struct {
+	s     *Session
+	id    string
+	ctx   context.Context
+	span  trace.Span
+	start time.Time
+	mu    sync.Mutex
+	ended bool
+	open  map[*Delegation]struct{}
+}
+
+// Delegation is an open capsule.delegation span: started when the child's
+// task is about to be delivered, ended with the delegation line. A nil
+// *Delegation does nothing and has no traceparent.
+type Delegation struct {
+	release func(*Delegation) // drops it from its owner's open set
+	span    trace.Span
+	tp      string
+	start   time.Time
+	once    sync.Once
+}
+
+var traceContext = propagation.TraceContext{}
+
+// StartTask opens a task's capsule.task span at start. traceparent is the
+// W3C header the task arrived with ("" for none): a valid one puts the span
+// under that remote parent, in the sender's trace, and links the session span
+// to it; a malformed one is logged at debug level to otel.log and the span
+// goes under the session span as if there were none.
+func (s *Session) StartTask(line TaskStartLine, traceparent string, start time.Time) *Task {
+	if s == nil {
+		return nil
+	}
+	s.mu.Lock()
+	ended := s.ended
+	s.mu.Unlock()
+	if ended {
+		return nil
+	}
+	parent := s.ctx
+	var remote trace.SpanContext
+	if traceparent != "" {
+		ctx := traceContext.Extract(context.Background(), propagation.MapCarrier{"traceparent": traceparent})
+		if sc := trace.SpanContextFromContext(ctx); sc.IsValid() {
+			parent, remote = ctx, sc
+		} else {
+			s.log.Debug("traceparent is malformed; the task's span goes under the session span",
+				"task_id", line.TaskID, "traceparent", traceparent)
+		}
+	}
+	kind := trace.SpanKindInternal
+	if remote.IsValid() {
+		kind = trace.SpanKindConsumer
+	}
+	ctx, sp := s.tracer.Start(parent, SpanTask, trace.WithTimestamp(start), trace.WithSpanKind(kind),
+		trace.WithAttributes(
+			attribute.String("task_id", line.TaskID),
+			attribute.String("context_id", line.ContextID),
+			attribute.String("source", line.Source),
+			attribute.String("origin", line.Origin),
+			attribute.Int("message_bytes", line.MessageBytes),
+		))
+	if remote.IsValid() {
+		// The task lives in the sender's trace; the link lets the session's
+		// own trace lead there.
+		s.root.AddLink(trace.Link{SpanContext: remote, Attributes: []attribute.KeyValue{
+			attribute.String("task_id", line.TaskID),
+		}})
+	}
+	t := &Task{s: s, id: line.TaskID, ctx: ctx, span: sp, start: start}
+	s.mu.Lock()
+	if s.ended { // the session ended meanwhile: nothing more is exported
+		s.mu.Unlock()
+		return nil
+	}
+	s.open[t] = struct{}{}
+	s.mu.Unlock()
+	return t
+}
+
+// child starts a span under the task, or reports false once the task ended.
+func (t *Task) child(name string, kind trace.SpanKind, start time.Time, attrs ...attribute.KeyValue) (context.Context, trace.Span, bool) {
+	t.mu.Lock()
+	ended := t.ended
+	t.mu.Unlock()
+	if ended {
+		return nil, nil, false
+	}
+	ctx, sp := t.s.tracer.Start(t.ctx, name, trace.WithTimestamp(start), trace.WithSpanKind(kind),
+		trace.WithAttributes(append(attrs, attribute.String("task_id", t.id))...))
+	return ctx, sp, true
+}
+
+// Inference records one capsule.inference span, from start to end.
+func (t *Task) Inference(line InferenceLine, start, end time.Time) {
+	if t == nil {
+		return
+	}
+	_, sp, ok := t.child(SpanInference, trace.SpanKindClient, start,
+		attribute.Int("turn", line.Turn),
+		attribute.String("model", line.Model),
+		attribute.Int("input_tokens", line.InputTokens),
+		attribute.Int("output_tokens", line.OutputTokens),
+		attribute.String("stop_reason", line.StopReason),
+		attribute.StringSlice("tool_calls", line.ToolCalls),
+		attribute.Int64("duration_ms", end.Sub(start).Milliseconds()),
+	)
+	if !ok {
+		return
+	}
+	if line.Err != "" {
+		sp.SetStatus(codes.Error, line.Err)
+	}
+	sp.End(trace.WithTimestamp(end))
+}
+
+// ToolCall records one capsule.tool_call span, from start to end; a Status
+// other than ok is the span's error status with Error as its description.
+func (t *Task) ToolCall(line ToolCallLine, start, end time.Time) {
+	if t == nil {
+		return
+	}
+	attrs := []attribute.KeyValue{
+		attribute.String("tool_name", line.ToolName),
+		attribute.Int("turn", line.Turn),
+		attribute.String("tool_call_id", line.ToolCallID),
+		attribute.String("kind", line.Kind),
+		attribute.Int("input_bytes", line.InputBytes),
+		attribute.Int("output_bytes", line.OutputBytes),
+		attribute.Int64("duration_ms", end.Sub(start).Milliseconds()),
+		attribute.String("status", line.Status),
+	}
+	if line.Error != "" {
+		attrs = append(attrs, attribute.String("error", line.Error))
+	}
+	if line.Ending != "" {
+		attrs = append(attrs, attribute.String("ending", line.Ending))
+	}
+	_, sp, ok := t.child(SpanToolCall, trace.SpanKindInternal, start, attrs...)
+	if !ok {
+		return
+	}
+	if line.Status != "ok" {
+		sp.SetStatus(codes.Error, line.Error)
+	}
+	sp.End(trace.WithTimestamp(end))
+}
+
+// Shell records one capsule.shell span, from start to end; a non-zero exit
+// code is the span's error status.
+func (t *Task) Shell(line ShellLine, start, end time.Time) {
+	if t == nil {
+		return
+	}
+	_, sp, ok := t.child(SpanShell, trace.SpanKindInternal, start,
+		attribute.Int("turn", line.Turn),
+		attribute.String("tool_call_id", line.ToolCallID),
+		attribute.String("binary", line.Binary),
+		attribute.String("command", line.Command),
+		attribute.Int("exit_code", line.ExitCode),
+		attribute.Int("stdout_bytes", line.StdoutBytes),
+		attribute.Int("stderr_bytes", line.StderrBytes),
+		attribute.Int64("duration_ms", end.Sub(start).Milliseconds()),
+		attribute.Bool("truncated", line.Truncated),
+		attribute.String("log_path", line.LogPath),
+	)
+	if !ok {
+		return
+	}
+	if line.ExitCode != 0 {
+		sp.SetStatus(codes.Error, fmt.Sprintf("exit code %d", line.ExitCode))
+	}
+	sp.End(trace.WithTimestamp(end))
+}
+
+// StartDelegation opens a capsule.delegation span under the task at start.
+// Its Traceparent is what the parent sends as the traceparent header of the
+// task it delivers, so the child's capsule.task span lands under it and the
+// whole delegation tree is one trace.
+func (t *Task) StartDelegation(line DelegationStartLine, start time.Time) *Delegation {
+	if t == nil {
+		return nil
+	}
+	ctx, sp, ok := t.child(SpanDelegation, trace.SpanKindProducer, start, delegationAttrs(line)...)
+	if !ok {
+		return nil
+	}
+	d := newDelegation(ctx, sp, start, func(d *Delegation) {
+		t.mu.Lock()
+		delete(t.open, d)
+		t.mu.Unlock()
+	})
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.ended {
+		return nil
+	}
+	if t.open == nil {
+		t.open = map[*Delegation]struct{}{}
+	}
+	t.open[d] = struct{}{}
+	return d
+}
+
+// StartDelegation opens a capsule.delegation span under the session span,
+// for a script capsule's delegate-task (a script has no tasks).
+func (s *Session) StartDelegation(line DelegationStartLine, start time.Time) *Delegation {
+	if s == nil {
+		return nil
+	}
+	s.mu.Lock()
+	ended := s.ended
+	s.mu.Unlock()
+	if ended {
+		return nil
+	}
+	ctx, sp := s.tracer.Start(s.ctx, SpanDelegation, trace.WithTimestamp(start),
+		trace.WithSpanKind(trace.SpanKindProducer), trace.WithAttributes(delegationAttrs(line)...))
+	d := newDelegation(ctx, sp, start, func(d *Delegation) {
+		s.mu.Lock()
+		delete(s.dlg, d)
+		s.mu.Unlock()
+	})
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.ended {
+		return nil
+	}
+	s.dlg[d] = struct{}{}
+	return d
+}
+
+func delegationAttrs(line DelegationStartLine) []attribute.KeyValue {
+	attrs := []attribute.KeyValue{
+		attribute.String("delegation_id", line.DelegationID),
+		attribute.String("capsule", line.Capsule),
+		attribute.String("version", line.Version),
+	}
+	if line.ChildSessionID != "" {
+		attrs = append(attrs, attribute.String("child_session_id", line.ChildSessionID))
+	}
+	return attrs
+}
+
+func newDelegation(ctx context.Context, sp trace.Span, start time.Time, release func(*Delegation)) *Delegation {
+	carrier := propagation.MapCarrier{}
+	traceContext.Inject(ctx, carrier)
+	return &Delegation{release: release, span: sp, tp: carrier.Get("traceparent"), start: start}
+}
+
+// Traceparent is the delegation span's W3C traceparent header value.
+func (d *Delegation) Traceparent() string {
+	if d == nil {
+		return ""
+	}
+	return d.tp
+}
+
+// End closes the delegation span with the delegation line at end; an
+// outcome other than ok is the span's error status. Only the first call
+// counts.
+func (d *Delegation) End(line DelegationLine, end time.Time) {
+	if d == nil {
+		return
+	}
+	d.once.Do(func() {
+		d.release(d)
+		if line.ChildSessionID != "" {
+			d.span.SetAttributes(attribute.String("child_session_id", line.ChildSessionID))
+		}
+		d.span.SetAttributes(
+			attribute.String("outcome", line.Outcome),
+			attribute.Int64("duration_ms", end.Sub(d.start).Milliseconds()),
+		)
+		if line.Reason != "" {
+			d.span.SetAttributes(attribute.String("reason", line.Reason))
+		}
+		if line.Outcome != "ok" {
+			d.span.SetStatus(codes.Error, line.Outcome)
+		}
+		d.span.End(trace.WithTimestamp(end))
+	})
+}
+
+// End closes the task span with the task_end line at end; an exit status
+// other than ok is the span's error status. A delegation still open is ended
+// first (outcome terminated). Only the first call counts; later calls on the
+// task do nothing.
+func (t *Task) End(line TaskEndLine, end time.Time) {
+	if t == nil {
+		return
+	}
+	if !t.finish(end) {
+		return
+	}
+	t.span.SetAttributes(
+		attribute.String("exit_status", line.ExitStatus),
+		attribute.Int("turns", line.Turns),
+		attribute.Int("input_tokens", line.InputTokens),
+		attribute.Int("output_tokens", line.OutputTokens),
+		attribute.Int("tool_calls", line.ToolCalls),
+		attribute.Int("tool_errors", line.ToolErrors),
+		attribute.Int("shell_calls", line.ShellCalls),
+		attribute.Int64("duration_ms", end.Sub(t.start).Milliseconds()),
+	)
+	if line.ExitStatus != "ok" {
+		t.span.SetStatus(codes.Error, line.ExitStatus)
+	}
+	t.span.End(trace.WithTimestamp(end))
+}
+
+// finish marks the task ended, ends its open delegations and drops it from
+// the session's open set; false when it had already ended.
+func (t *Task) finish(end time.Time) bool {
+	t.mu.Lock()
+	if t.ended {
+		t.mu.Unlock()
+		return false
+	}
+	t.ended = true
+	open := t.open
+	t.open = nil
+	t.mu.Unlock()
+	for d := range open {
+		d.End(DelegationLine{Outcome: "terminated", Reason: "the delegating task ended first"}, end)
+	}
+	t.s.mu.Lock()
+	delete(t.s.open, t)
+	t.s.mu.Unlock()
+	return true
+}
+
+// cutShort ends a task the session's end found still open.
+func (t *Task) cutShort(end time.Time) {
+	if !t.finish(end) {
+		return
+	}
+	t.span.SetAttributes(attribute.Bool("cut_short", true))
+	t.span.SetStatus(codes.Error, "the session ended before the task did")
+	t.span.End(trace.WithTimestamp(end))
+}
