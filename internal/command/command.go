@@ -17,7 +17,6 @@ package command
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -178,17 +177,10 @@ func Run(ctx context.Context, s Spec) (Result, error) {
 	go drain(errR, &res.Stderr, &res.StderrBytes)
 
 	exited := make(chan struct{})
+	var reaped bool
+	var werr error
 	go func() {
-		// Learn of the exit without reaping: while the leader is a
-		// zombie its pid, and so the group's id, cannot be reused, so the
-		// group kill below cannot reach a stranger.
-		var info unix.Siginfo
-		for {
-			err := unix.Waitid(unix.P_PID, pid, &info, unix.WEXITED|unix.WNOWAIT, nil)
-			if !errors.Is(err, unix.EINTR) {
-				break
-			}
-		}
+		reaped, werr = awaitExit(c)
 		close(exited)
 	}()
 
@@ -223,7 +215,9 @@ wait:
 	res.Duration = time.Since(start)
 	// What the leader left in its group ends with it.
 	_ = unix.Kill(-pid, unix.SIGKILL)
-	werr := c.Wait()
+	if !reaped {
+		werr = c.Wait()
+	}
 	res.ExitCode, res.Signal = exitOf(c.ProcessState, werr)
 
 	// The group is gone, so the pipes close; a process that left the group
@@ -249,25 +243,4 @@ func exitOf(ps *os.ProcessState, err error) (int, string) {
 		return 128 + int(sig), unix.SignalName(sig)
 	}
 	return ps.ExitCode(), ""
-}
-
-// closeInherited marks every descriptor above 2 close-on-exec, so a
-// descriptor mur itself inherited without the flag (a spawner's lifeline,
-// a test harness's pipe) never reaches a command. Go opens its own
-// descriptors close-on-exec already, and hands ExtraFiles over by dup2,
-// which clears the flag on the child's copy only.
-func closeInherited() {
-	if err := unix.CloseRange(3, ^uint(0), unix.CLOSE_RANGE_CLOEXEC); err == nil {
-		return
-	}
-	ents, err := os.ReadDir("/proc/self/fd")
-	if err != nil {
-		return
-	}
-	for _, e := range ents {
-		var fd int
-		if _, err := fmt.Sscan(e.Name(), &fd); err == nil && fd > 2 {
-			unix.CloseOnExec(fd)
-		}
-	}
 }
