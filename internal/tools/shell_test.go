@@ -398,3 +398,34 @@ func TestShellUnsafeCallID(t *testing.T) {
 		t.Fatalf("log at %s", r.Line.LogPath)
 	}
 }
+
+// BenchmarkShellTrue is a shell tool call of true (the allowed binary, run
+// directly) against a plain fork+exec of the same binary from Go, in the
+// same run: the figure of docs/benchmarks.md.
+func BenchmarkShellTrue(b *testing.B) {
+	p, err := exec.LookPath("true")
+	if err != nil {
+		b.Skip("no true")
+	}
+	root := b.TempDir()
+	sess := &session.Session{ID: "ses_b", Name: "local/b", Version: "1", Workdir: root, RecordsDir: filepath.Join(root, "records"), RuntimeDir: root}
+	sh := NewShell(&ShellEnv{Session: sess, Deadline: time.Minute}, "true")
+	in := json.RawMessage(`{"command":""}`)
+	b.Run("shell tool", func(b *testing.B) {
+		// Each call has its own id, as in a session, so its log is a new file.
+		i := 0
+		for b.Loop() {
+			i++
+			if _, err := sh.Run(context.Background(), ShellCall{ToolCallID: "call_" + strconv.Itoa(i), Input: in}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("exec.Command", func(b *testing.B) {
+		for b.Loop() {
+			if err := exec.Command(p).Run(); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
