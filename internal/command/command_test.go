@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/murmur-go/murmur/internal/command"
+	"github.com/murmur-go/murmur/internal/contain"
 )
 
 // helperArg makes the test binary a helper program (the first argument
@@ -25,6 +26,8 @@ import (
 const helperArg = "__command-helper"
 
 func TestMain(m *testing.M) {
+	// The test binary is also containment's init helper (TestWrapContained).
+	contain.MaybeInit()
 	if len(os.Args) > 2 && os.Args[1] == helperArg {
 		os.Exit(helper(os.Args[2], os.Args[3:]))
 	}
@@ -361,4 +364,38 @@ func BenchmarkRunTrue(b *testing.B) {
 			}
 		}
 	})
+}
+
+// containWrap is how a session wraps its commands in containment: the
+// helper replaces the command, and its plan descriptor is one of the
+// ExtraFiles Run closes once the helper started.
+func containWrap(p *contain.Plan) func(*exec.Cmd) error {
+	return func(c *exec.Cmd) error {
+		cc, err := contain.Command(p, c.Path, c.Args[1:], c.Env, c.Dir)
+		if err != nil {
+			return err
+		}
+		c.Path, c.Args, c.Env, c.Dir = cc.Path, cc.Args, cc.Env, cc.Dir
+		c.ExtraFiles, c.SysProcAttr = cc.ExtraFiles, cc.SysProcAttr
+		return nil
+	}
+}
+
+func TestWrapContained(t *testing.T) {
+	dir := t.TempDir()
+	home := filepath.Join(dir, "records", "home")
+	if err := os.MkdirAll(home, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	p, err := contain.NewPlan(contain.Input{Class: contain.Advisory, WorkFolder: dir, Home: home, RuntimeDir: dir, RecordsDir: filepath.Join(dir, "records")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := bash(t, "echo contained; sleep 60")
+	s.Dir, s.Wrap = dir, containWrap(p)
+	s.Deadline = 300 * time.Millisecond
+	r := run(t, s)
+	if !strings.HasPrefix(string(r.Stdout), "contained\n") || !r.TimedOut || r.ExitCode == 0 {
+		t.Fatalf("got %+v stdout %q stderr %q", r, r.Stdout, r.Stderr)
+	}
 }
