@@ -44,6 +44,7 @@ var levels = map[string]int{
 	"internal/sandbox": 3,
 
 	"internal/contain":   2,
+	"internal/command":   2,
 	"internal/roost":     2,
 	"internal/session":   2,
 	"internal/trace":     2,
