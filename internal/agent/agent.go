@@ -24,6 +24,7 @@ import (
 
 	"github.com/murmur-go/murmur/internal/door"
 	"github.com/murmur-go/murmur/internal/driver"
+	"github.com/murmur-go/murmur/internal/telemetry"
 	"github.com/murmur-go/murmur/internal/trace"
 )
 
@@ -49,6 +50,9 @@ type Call struct {
 	ParentID string
 	// Events lets a tool stream chunks and ask for input (INPUT_REQUIRED).
 	Events door.Events
+	// Span is the task's capsule.task span (nil without telemetry): a tool
+	// call's span goes under it.
+	Span *telemetry.Task
 }
 
 // Result is what a tool call gave.
@@ -82,6 +86,8 @@ type Config struct {
 	System   string
 	Tools    Tools
 	Recorder *trace.Recorder
+	// Telemetry mirrors tasks and turns as spans; nil exports none.
+	Telemetry *telemetry.Session
 	// ResultPath is <records dir>/out/result.txt: the latest task that
 	// ended ok writes its answer there.
 	ResultPath string
@@ -94,9 +100,9 @@ type Config struct {
 type Session struct {
 	cfg Config
 
-	mu      sync.Mutex
-	used    int  // tokens used by every call so far (input + output)
-	latched bool // the ceiling refused a call: every later call is refused
+	mu          sync.Mutex
+	used        int    // tokens used by every call so far (input + output)
+	latched     bool   // the ceiling refused a call: every later call is refused
 	lastFailure string // the status message of the last task that failed
 	// resultMu orders writers of result.txt.
 	resultMu sync.Mutex
@@ -132,8 +138,10 @@ func (s *Session) RunTask(ctx context.Context, t *door.Task, ev door.Events) doo
 	rec := s.cfg.Recorder
 	taskLine := rec.Emit(trace.TaskStart{TaskID: t.ID, ContextID: t.ContextID, Source: string(t.Source),
 		Origin: string(t.Origin), MessageBytes: t.MessageBytes})
+	span := s.cfg.Telemetry.StartTask(telemetry.TaskStartLine{TaskID: t.ID, ContextID: t.ContextID,
+		Source: string(t.Source), Origin: string(t.Origin), MessageBytes: t.MessageBytes}, t.TraceParent, start)
 	var st taskState
-	status, out := s.loop(ctx, t, ev, taskLine, &st)
+	status, out := s.loop(ctx, t, ev, taskLine, span, &st)
 	if status != trace.EndOK && status != trace.EndCanceled {
 		s.mu.Lock()
 		s.lastFailure = out.Text()
@@ -142,12 +150,14 @@ func (s *Session) RunTask(ctx context.Context, t *door.Task, ev door.Events) doo
 	rec.EmitUnder(taskLine, trace.TaskEnd{TaskID: t.ID, ExitStatus: status, Turns: st.turns,
 		InputTokens: st.inTok, OutputTokens: st.outTok, ToolCalls: st.toolCalls, ToolErrors: st.toolErrors,
 		ShellCalls: st.shellCalls, DurationMS: s.cfg.Now().Sub(start).Milliseconds()})
+	span.End(telemetry.TaskEndLine{ExitStatus: status, Turns: st.turns, InputTokens: st.inTok, OutputTokens: st.outTok,
+		ToolCalls: st.toolCalls, ToolErrors: st.toolErrors, ShellCalls: st.shellCalls}, s.cfg.Now())
 	return out
 }
 
 // loop is the turns of one task; it returns task_end's exit_status and the
 // task's outcome.
-func (s *Session) loop(ctx context.Context, t *door.Task, ev door.Events, taskLine string, st *taskState) (string, door.Outcome) {
+func (s *Session) loop(ctx context.Context, t *door.Task, ev door.Events, taskLine string, span *telemetry.Task, st *taskState) (string, door.Outcome) {
 	rec := s.cfg.Recorder
 	msgs := []driver.Message{{Role: driver.RoleUser, Content: []driver.Block{driver.TextBlock(taskText(t))}}}
 	tools := s.cfg.Tools.Specs()
@@ -189,6 +199,7 @@ func (s *Session) loop(ctx context.Context, t *door.Task, ev door.Events, taskLi
 		if err != nil {
 			inf.StopReason = driver.StopError
 			rec.EmitUnder(taskLine, inf)
+			span.Inference(inferenceSpan(inf, err), callStart, s.cfg.Now())
 			if ctx.Err() != nil {
 				return trace.EndCanceled, door.Canceled()
 			}
@@ -200,6 +211,7 @@ func (s *Session) loop(ctx context.Context, t *door.Task, ev door.Events, taskLi
 			inf.ToolCalls = append(inf.ToolCalls, c.Name)
 		}
 		infLine := rec.EmitUnder(taskLine, inf)
+		span.Inference(inferenceSpan(inf, nil), callStart, s.cfg.Now())
 		msgs = append(msgs, driver.Message{Role: driver.RoleAssistant, Content: resp.Content})
 		if len(calls) == 0 {
 			answer := resp.Text()
@@ -212,7 +224,7 @@ func (s *Session) loop(ctx context.Context, t *door.Task, ev door.Events, taskLi
 			}
 			ev.Phase(door.PhaseTool)
 			r := s.cfg.Tools.Call(ctx, Call{TaskID: t.ID, Turn: turn, ID: c.ID, Name: c.Name, Input: c.Input,
-				ParentID: infLine, Events: ev})
+				ParentID: infLine, Events: ev, Span: span})
 			if r.Shell {
 				st.shellCalls++
 			} else {
@@ -242,6 +254,15 @@ func (s *Session) callDriver(ctx context.Context, req *driver.Request, chunk dri
 		s.cfg.Recorder.CallDeadline(info.Name, "inference", s.cfg.CallDeadline)
 	}
 	return resp, err
+}
+
+func inferenceSpan(inf trace.Inference, err error) telemetry.InferenceLine {
+	l := telemetry.InferenceLine{Turn: inf.Turn, Model: inf.Model, InputTokens: inf.InputTokens,
+		OutputTokens: inf.OutputTokens, StopReason: inf.StopReason, ToolCalls: inf.ToolCalls}
+	if err != nil {
+		l.Err = err.Error()
+	}
+	return l
 }
 
 // admit is the session ceiling's admission check: used + this request's

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -220,5 +221,72 @@ func TestDemoScript(t *testing.T) {
 		if !strings.Contains(string(out), want) {
 			t.Errorf("demo output lacks %q:\n%s", want, out)
 		}
+	}
+}
+
+// A shell tool through the loop: bash runs the model's command in the work
+// folder with the cleared environment (no host secret reaches it), the
+// result comes back fenced, a shell line is written and counted in
+// shell_calls.
+func TestAgentShellTool(t *testing.T) {
+	homeDir, base := t.TempDir(), t.TempDir()
+	transcript := `version: 1
+responses:
+  - content:
+      - {type: tool_call, id: call_sh, name: bash, input: {command: "echo hi from bash; echo key=$ANTHROPIC_API_KEY; pwd; exit 3"}}
+  - content:
+      - {type: text, text: "ran it"}
+`
+	proj := agentProject(t, homeDir, base, "capabilities:\n  shell:\n    allow: [bash]\n", transcript)
+	r := runMur(t, homeDir, proj, []string{"ANTHROPIC_API_KEY=sk-must-not-leak"}, "run", "--json", "--task", "run bash")
+	if r.Code != 0 {
+		t.Fatalf("run: %+v", r)
+	}
+	rd := parseReady(t, r.Stdout)
+	lines := traceLines(t, rd.RecordsDir)
+	if types(lines) != "session_start task_start inference shell inference task_end session_end" {
+		t.Fatalf("trace %s", types(lines))
+	}
+	sh := lines[3]
+	if sh.Int("exit_code") != 3 || !strings.HasSuffix(sh.Str("binary"), "/bash") || sh.Str("parent_id") != lines[2].Str("event_id") {
+		t.Errorf("shell line %v", sh.Fields)
+	}
+	log, err := os.ReadFile(sh.Str("log_path"))
+	if err != nil || !strings.Contains(string(log), "hi from bash") || strings.Contains(string(log), "sk-must-not-leak") ||
+		!strings.Contains(string(log), "key=\n") || !strings.Contains(string(log), rd.Workdir) {
+		t.Errorf("shell log %q, %v", log, err)
+	}
+	end := lastEnd(t, lines)
+	if end.Int("shell_calls") != 1 || end.Int("tool_calls") != 0 {
+		t.Errorf("session_end %v", end.Fields)
+	}
+}
+
+// With observability.otel_endpoint, an agent session exports
+// capsule.session → capsule.task → capsule.inference / capsule.tool_call.
+func TestAgentSpans(t *testing.T) {
+	recv := &otlpReceiver{}
+	srv := httptest.NewServer(recv)
+	defer srv.Close()
+	homeDir, base := t.TempDir(), t.TempDir()
+	proj := agentProject(t, homeDir, base, "observability:\n  otel_endpoint: "+srv.URL+"\n", agentTranscript)
+	if r := runMur(t, homeDir, proj, nil, "run", "--task", "say hello"); r.Code != 0 {
+		t.Fatalf("run: %+v", r)
+	}
+	recv.mu.Lock()
+	defer recv.mu.Unlock()
+	byName := map[string][]string{}
+	ids := map[string]string{}
+	for _, s := range recv.spans {
+		byName[s.Name] = append(byName[s.Name], string(s.ParentSpanId))
+		ids[string(s.SpanId)] = s.Name
+	}
+	if len(byName["capsule.session"]) != 1 || len(byName["capsule.task"]) != 1 || len(byName["capsule.inference"]) != 2 ||
+		len(byName["capsule.tool_call"]) != 1 {
+		t.Fatalf("spans %v", byName)
+	}
+	if ids[byName["capsule.task"][0]] != "capsule.session" || ids[byName["capsule.inference"][0]] != "capsule.task" ||
+		ids[byName["capsule.tool_call"][0]] != "capsule.task" {
+		t.Errorf("span tree %v / %v", byName, ids)
 	}
 }

@@ -67,7 +67,9 @@ func Sessions(home string) string { return filepath.Join(home, ".murmur", "sessi
 func Session(home, sessionID string) string { return filepath.Join(Sessions(home), sessionID) }
 
 // Runtime is one session's runtime dir ($MURMUR_RUNTIME_DIR).
-func Runtime(home, sessionID string) string { return filepath.Join(Session(home, sessionID), "runtime") }
+func Runtime(home, sessionID string) string {
+	return filepath.Join(Session(home, sessionID), "runtime")
+}
 
 // Running is the running-capsule records directory.
 func Running(home string) string { return filepath.Join(home, ".murmur", "running") }

@@ -21,6 +21,7 @@ import (
 	"github.com/murmur-go/murmur/internal/sandbox"
 	"github.com/murmur-go/murmur/internal/session"
 	"github.com/murmur-go/murmur/internal/store"
+	"github.com/murmur-go/murmur/internal/telemetry"
 	"github.com/murmur-go/murmur/internal/tools"
 	"github.com/murmur-go/murmur/internal/trace"
 	"github.com/murmur-go/murmur/internal/wasmhost"
@@ -226,7 +227,7 @@ func runAgent(ctx context.Context, p *Plan, opts Options, r *run) (Result, error
 		CallDeadline:     time.Duration(m.Capabilities.EffLimits().DeadlineSeconds) * time.Second,
 		System: agent.SystemPrompt(agent.Identity{Name: sess.Name, Version: sess.Version, SessionID: sess.ID,
 			Workdir: sess.Workdir}, p.SystemPrompt),
-		Tools: newAgentTools(inv, rec, sess.RecordsDir), Recorder: rec,
+		Tools: newAgentTools(inv, rec, sess.RecordsDir), Recorder: rec, Telemetry: r.telemetry(),
 		ResultPath: filepath.Join(sess.RecordsDir, "out", "result.txt"),
 	})
 	dr, err := door.New(door.Config{Name: sess.Name, Version: sess.Version, SessionID: sess.ID, URL: url,
@@ -343,6 +344,12 @@ func (r *run) openAgent(p *Plan, task, url string, info driver.Info) error {
 	r.sess, r.tw, r.rec, r.agent = sess, tw, rec, true
 	r.mu.Unlock()
 	return nil
+}
+
+func (r *run) telemetry() *telemetry.Session {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.tel
 }
 
 // endAgent writes an agent's session_end and closes the session.

@@ -15,6 +15,7 @@ import (
 	"github.com/murmur-go/murmur/internal/driver"
 	"github.com/murmur-go/murmur/internal/ids"
 	"github.com/murmur-go/murmur/internal/manifest"
+	"github.com/murmur-go/murmur/internal/telemetry"
 	"github.com/murmur-go/murmur/internal/tools"
 	"github.com/murmur-go/murmur/internal/trace"
 	"github.com/murmur-go/murmur/internal/wit"
@@ -74,6 +75,9 @@ func (a *agentTools) Call(ctx context.Context, c agent.Call) agent.Result {
 			e, ok = found, true
 		}
 	}
+	if sh, ok := e.(*tools.Shell); ok && isObject(c.Input) {
+		return a.shell(ctx, sh, c, start)
+	}
 	var text, errText string
 	switch {
 	case !ok:
@@ -98,7 +102,34 @@ func (a *agentTools) Call(ctx context.Context, c agent.Call) agent.Result {
 	res.Text = a.cut(c.ID, full)
 	line.DurationMS = time.Since(start).Milliseconds()
 	a.rec.EmitUnder(c.ParentID, line)
+	c.Span.ToolCall(telemetry.ToolCallLine{ToolName: line.ToolName, Turn: c.Turn, ToolCallID: c.ID, Kind: line.Kind,
+		InputBytes: line.InputBytes, OutputBytes: line.OutputBytes, Status: line.Status, Error: errText,
+		Ending: line.Ending}, start, time.Now())
 	return res
+}
+
+// shell runs a shell tool call: a command that ran writes a shell line and
+// counts in shell_calls; one that could not run (bad input, a binary off
+// PATH) is an error result with a tool_call line, counted in tool_errors.
+func (a *agentTools) shell(ctx context.Context, sh *tools.Shell, c agent.Call, start time.Time) agent.Result {
+	r, err := sh.Run(ctx, tools.ShellCall{TaskID: c.TaskID, Turn: c.Turn, ToolCallID: c.ID, Input: c.Input})
+	if err != nil {
+		errText := err.Error()
+		line := trace.AgentToolCall{TaskID: c.TaskID, Turn: c.Turn, ToolCallID: c.ID, Kind: tools.KindShell}
+		line.ToolName, line.InputBytes, line.Status, line.Error = sh.Name(), len(c.Input), "error", &errText
+		line.OutputBytes = len("error: " + errText)
+		line.DurationMS = time.Since(start).Milliseconds()
+		a.rec.EmitUnder(c.ParentID, line)
+		c.Span.ToolCall(telemetry.ToolCallLine{ToolName: sh.Name(), Turn: c.Turn, ToolCallID: c.ID, Kind: tools.KindShell,
+			InputBytes: len(c.Input), Status: "error", Error: errText}, start, time.Now())
+		return agent.Result{Text: "error: " + errText, IsError: true, Source: "shell:" + sh.Name()}
+	}
+	a.rec.EmitUnder(c.ParentID, r.Line)
+	l := r.Line
+	c.Span.Shell(telemetry.ShellLine{Turn: c.Turn, ToolCallID: c.ID, Binary: l.Binary, Command: l.Command,
+		ExitCode: l.ExitCode, StdoutBytes: int(l.StdoutBytes), StderrBytes: int(l.StderrBytes), Truncated: l.Truncated,
+		LogPath: l.LogPath}, start, time.Now())
+	return agent.Result{Text: a.cut(c.ID, r.Text), Shell: true, Source: "shell:" + sh.Name()}
 }
 
 // run calls one entry by its kind and returns the text the model sees, the

@@ -79,6 +79,7 @@ type run struct {
 	sess *session.Session
 	tw   *trace.Writer
 	rec  *trace.Recorder
+	tel  *telemetry.Session // nil without observability.otel_endpoint
 	// agent is set for an agent session: its session_end carries the
 	// task totals.
 	agent bool
@@ -247,6 +248,9 @@ func (r *run) openTrace(p *Plan, sess *session.Session, kind string) (*trace.Wri
 			fmt.Fprintln(r.opts.Stderr, diag.Warn("W-IO-053", "spans will not be exported: %v", err).String())
 		} else {
 			spans = tel
+			r.mu.Lock()
+			r.tel = tel
+			r.mu.Unlock()
 		}
 	}
 	return tw, trace.NewRecorder(tw, spans, sess.Started, r.opts.Log), nil

@@ -2,6 +2,7 @@ package tools
 
 import (
 	"encoding/json"
+	"time"
 
 	"github.com/murmur-go/murmur/internal/diag"
 	"github.com/murmur-go/murmur/internal/manifest"
@@ -22,6 +23,17 @@ func Build(env *Env, m *manifest.Manifest, g manifest.Grants, resolved []*store.
 	byRef := map[string]*store.Resolved{}
 	for _, r := range resolved {
 		byRef[r.Name+"@"+r.Version] = r
+	}
+	// One shell tool per shell.allow binary (contracts §15), sharing one
+	// environment: the session's, the capsule's env.allow and scope.
+	if len(g.Capsule.ShellAllow) > 0 && env.Session != nil {
+		se := &ShellEnv{Session: env.Session, Scope: g.Capsule.FilesystemScope, EnvAllow: g.Capsule.EnvAllow,
+			Lookup: env.Lookup, Deadline: time.Duration(g.Capsule.Limits.DeadlineSeconds) * time.Second}
+		for _, b := range g.Capsule.ShellAllow {
+			if err := inv.Add(NewShell(se, b)); err != nil {
+				return nil, err
+			}
+		}
 	}
 	for _, a := range m.Artifacts {
 		r := byRef[ref(a)]

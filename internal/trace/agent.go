@@ -149,6 +149,8 @@ func agentTypeOf(v any) (string, bool) {
 		return TypeTaskCanceled, true
 	case SpendCeilingReached, *SpendCeilingReached:
 		return TypeSpendCeilingReached, true
+	case Shell, *Shell:
+		return TypeShell, true
 	}
 	return "", false
 }

@@ -2,13 +2,13 @@ package wasmhost
 
 // Constructors for hand-built types in the tests.
 var (
-	tBool   = &Type{Kind: KindBool}
-	tU8     = &Type{Kind: KindU8}
-	tU32    = &Type{Kind: KindU32}
-	tS32    = &Type{Kind: KindS32}
-	tS64    = &Type{Kind: KindS64}
-	tF64    = &Type{Kind: KindF64}
-	tChar   = &Type{Kind: KindChar}
+	tBool = &Type{Kind: KindBool}
+	tU8   = &Type{Kind: KindU8}
+	tU32  = &Type{Kind: KindU32}
+	tS32  = &Type{Kind: KindS32}
+	tS64  = &Type{Kind: KindS64}
+	tF64  = &Type{Kind: KindF64}
+	tChar = &Type{Kind: KindChar}
 )
 
 // tList returns list<elem>.
