@@ -2,6 +2,7 @@ package cli_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -288,5 +289,49 @@ func TestAgentSpans(t *testing.T) {
 	if ids[byName["capsule.task"][0]] != "capsule.session" || ids[byName["capsule.inference"][0]] != "capsule.task" ||
 		ids[byName["capsule.tool_call"][0]] != "capsule.task" {
 		t.Errorf("span tree %v / %v", byName, ids)
+	}
+}
+
+// A tool that asks for input (murmur:task/task#request-input, the Go-kit
+// tool-echo) puts the task in INPUT_REQUIRED; a SendMessage naming the task
+// answers it, the tool returns the reply and the task completes.
+func TestAgentInputRequired(t *testing.T) {
+	homeDir, base := t.TempDir(), t.TempDir()
+	transcript := `version: 1
+responses:
+  - content:
+      - {type: tool_call, id: call_ask, name: echo, input: {ask: "what is your name?"}}
+  - content:
+      - {type: text, text: "Hello, whoever you are."}
+`
+	proj := agentProject(t, homeDir, base, "lifecycle:\n  after_task: sleep\n", transcript)
+	cmd, out, stderr := startMur(t, homeDir, proj, "run", "--json")
+	rd := readReady(t, out)
+	url := "http://" + *rd.URL
+	res := rpc(t, url, `{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"messageId":"m1","role":"ROLE_USER","parts":[{"text":"ask me"}]}}}`)
+	task, _ := res["result"].(map[string]any)["task"].(map[string]any)
+	if task == nil || task["status"].(map[string]any)["state"] != "TASK_STATE_INPUT_REQUIRED" {
+		t.Fatalf("first SendMessage: %v", res)
+	}
+	if msg := fmt.Sprint(task["status"]); !strings.Contains(msg, "what is your name?") {
+		t.Errorf("the input request does not carry the prompt: %v", task["status"])
+	}
+	id := task["id"].(string)
+	res = rpc(t, url, `{"jsonrpc":"2.0","id":2,"method":"SendMessage","params":{"message":{"messageId":"m2","taskId":"`+id+`","role":"ROLE_USER","parts":[{"text":"Ada"}]}}}`)
+	task, _ = res["result"].(map[string]any)["task"].(map[string]any)
+	if task == nil || task["status"].(map[string]any)["state"] != "TASK_STATE_COMPLETED" {
+		t.Fatalf("the reply: %v", res)
+	}
+	cmd.Process.Signal(syscall.SIGTERM)
+	cmd.Wait()
+	lines := traceLines(t, rd.RecordsDir)
+	var tc *trace.Line
+	for i := range lines {
+		if lines[i].EventType == trace.TypeToolCall {
+			tc = &lines[i]
+		}
+	}
+	if tc == nil || tc.Str("status") != "ok" || tc.Int("output_bytes") != 3 {
+		t.Errorf("tool_call %v (stderr %s)", tc, stderr)
 	}
 }

@@ -9,6 +9,7 @@
 //	"panic"          the tool panics: the host sees a trap
 //	"ask:PROMPT"     calls murmur:task/task#request-input(PROMPT), echoes the answer
 //	"chunks:A,B,C"   calls murmur:text/chunks#emit-chunk for A, B and C (and a thinking chunk)
+//	{"ask":"PROMPT"} the same as "ask:PROMPT", for an agent's model, whose tool input is a JSON object
 //	anything else    passed, data echoed, summary "echoed N bytes"
 //
 // Metadata always carries ("tool", "tool-echo") and, when given, ("log-path", LOG-PATH).
@@ -35,6 +36,10 @@ func echo(in guest.ToolInput) guest.ToolResult {
 		return res
 	}
 	data := *in.Data
+	// {"ask":"PROMPT"} exactly (no JSON library: it would double the fixture).
+	if p, ok := strings.CutPrefix(data, `{"ask":"`); ok && strings.HasSuffix(p, `"}`) && !strings.ContainsAny(p[:len(p)-2], `"\`) {
+		data = "ask:" + p[:len(p)-2]
+	}
 	switch {
 	case data == "fail":
 		res.Status = guest.StatusFailed
