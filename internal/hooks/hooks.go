@@ -226,15 +226,16 @@ func binding(r *store.Resolved) (map[string]bool, error) {
 		return all(), nil // the store has already refused an archive without one
 	}
 	var doc struct {
-		Binding *yaml.Node `yaml:"binding"`
+		Binding yaml.Node `yaml:"binding"`
 	}
 	if err := yaml.Unmarshal(raw, &doc); err != nil {
-		return nil, diag.Wrap(err, "E-RUN-095", "hook %s: its murmur.yaml cannot be read for %s", r.Ref(), BindingKey)
+		return nil, diag.Wrap(err, "E-RUN-095", "hook %s: its murmur.yaml cannot be read for %s", r.Ref(), BindingKey).
+			WithHint("fix the hook's murmur.yaml and build it again")
 	}
-	if doc.Binding == nil {
+	if doc.Binding.Kind == 0 {
 		return all(), nil
 	}
-	b := doc.Binding
+	b := &doc.Binding
 	if b.Kind == yaml.ScalarNode && b.Tag != "!!null" {
 		for _, e := range wit.HookEvents {
 			if b.Value == e {

@@ -506,6 +506,9 @@ func ExportsHookLifecycle(c *wasmhost.Component, name string) (string, error) {
 		if !strings.HasPrefix(it.Name, "murmur:") {
 			continue // WASI 0.2: granted as for every component
 		}
+		if strings.HasPrefix(it.Name, family) && !hasFuncs(it) {
+			continue // the types run-inference uses (message), as WIT elaborates the world
+		}
 		if !strings.HasPrefix(it.Name, "murmur:runtime/inference@0.2.") {
 			return "", refuse("it imports %s, which the hook world does not have", it.Name)
 		}
@@ -516,4 +519,13 @@ func ExportsHookLifecycle(c *wasmhost.Component, name string) (string, error) {
 		}
 	}
 	return iface, nil
+}
+
+func hasFuncs(it wasmhost.Item) bool {
+	for _, m := range it.Exports {
+		if m.Kind == wasmhost.ItemFunc {
+			return true
+		}
+	}
+	return false
 }
