@@ -89,9 +89,16 @@ type rec struct {
 	mu        sync.Mutex
 	calls     []Call
 	deadlines []string
+	discard   bool
 }
 
-func (r *rec) HookCall(c Call) { r.mu.Lock(); r.calls = append(r.calls, c); r.mu.Unlock() }
+func (r *rec) HookCall(c Call) {
+	r.mu.Lock()
+	if !r.discard {
+		r.calls = append(r.calls, c)
+	}
+	r.mu.Unlock()
+}
 func (r *rec) CallDeadline(component, call string, d time.Duration) {
 	r.mu.Lock()
 	r.deadlines = append(r.deadlines, fmt.Sprintf("%s %s %d", component, call, d.Milliseconds()))

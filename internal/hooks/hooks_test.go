@@ -60,7 +60,9 @@ func TestEachEventReceivesItsFields(t *testing.T) {
 			return d.OnCompaction(bg, wit.CompactionEvent{Messages: []wit.HookMessage{{Role: "user", Content: "hi"}, {Role: "assistant", Content: "yo"}},
 				SessionTokens: 5000, Threshold: 0.8, Model: ptr("m")})
 		}, "user=hi,assistant=yo,|" + hex(5000) + hex(math.Float64bits(0.8)) + s("m", "~")},
-		{wit.HookOnTaskEnd, func() []Output { return d.OnTaskEnd(bg, wit.TaskEndEvent{TaskID: "t1", ExitStatus: "max_turns_reached"}) },
+		{wit.HookOnTaskEnd, func() []Output {
+			return d.OnTaskEnd(bg, wit.TaskEndEvent{TaskID: "t1", ExitStatus: "max_turns_reached"})
+		},
 			s("t1", "max_turns_reached")},
 		{wit.HookOnSessionEnd, func() []Output {
 			return d.OnSessionEnd(bg, wit.SessionEndEvent{TotalTurns: 8, TotalInputTokens: 10, TotalOutputTokens: 11, TotalToolCalls: 12,
@@ -370,5 +372,17 @@ func TestNilDispatcherCallsNothing(t *testing.T) {
 	var d *Dispatcher
 	if outs := d.OnTaskEnd(bg, wit.TaskEndEvent{}); outs != nil {
 		t.Fatal(outs)
+	}
+}
+
+// BenchmarkNoOpHookCall is one blocking call of a hook that returns none, on
+// its warm instance, with its hook_call line (docs/benchmarks.md: ≤ 100 µs).
+func BenchmarkNoOpHookCall(b *testing.B) {
+	d, r, _ := load(b, nil, spec{name: "acme/noop"})
+	r.discard = true
+	e := wit.TaskEndEvent{TaskID: "task_1", ExitStatus: "ok"}
+	b.ResetTimer()
+	for b.Loop() {
+		d.OnTaskEnd(bg, e)
 	}
 }
