@@ -4,7 +4,8 @@
 #
 #   scripts/build-component.sh <go-package-dir> <world> <out.wasm>
 #
-# <world> is capsule, tool or driver (wit/runtime-guest.wit); a package with its own wit/
+# <world> is capsule, tool or driver (wit/runtime-guest.wit), or hook (wit/hook/hook.wit:
+# the kit's hook exports are compiled in with the build tag murmur_hook); a package with its own wit/
 # directory (a world that adds imports, such as wasi:http) names a world of that
 # directory instead. Steps: a Go wasip1
 # reactor (c-shared) with -trimpath -buildvcs=false -ldflags='-s -w', then the murmur
@@ -13,13 +14,17 @@
 # The same sources, Go version and lockfile give the same bytes.
 set -euo pipefail
 
-usage() { echo "usage: $0 <go-package-dir> <capsule|tool|driver> <out.wasm>" >&2; exit 2; }
+usage() { echo "usage: $0 <go-package-dir> <capsule|tool|driver|hook> <out.wasm>" >&2; exit 2; }
 [ $# -eq 3 ] || usage
 pkg=$1 world=$2 out=$3
 [ -d "$pkg" ] || { echo "error: no such package directory: $pkg" >&2; exit 1; }
 root=$(cd "$(dirname "$0")/.." && pwd)
 wit="$root/wit"
-if [ -d "$pkg/wit" ]; then
+tags=""
+if [ "$world" = hook ]; then
+  wit="$root/wit/hook"
+  tags="-tags=murmur_hook"
+elif [ -d "$pkg/wit" ]; then
   wit="$(cd "$pkg/wit" && pwd)"
 else
   case "$world" in capsule|tool|driver) ;; *) echo "error: unknown world '$world' (want capsule, tool or driver)" >&2; usage ;; esac
@@ -38,7 +43,7 @@ case "$pkg" in /*) ;; *) pkg="$PWD/$pkg" ;; esac
 case "$out" in /*) ;; *) out="$PWD/$out" ;; esac
 
 (cd "$pkg" && env -u GOFLAGS -u GOWASM GOOS=wasip1 GOARCH=wasm CGO_ENABLED=0 \
-  go build -buildmode=c-shared -trimpath -buildvcs=false -ldflags='-s -w' -o "$tmp/core.wasm" .)
+  go build $tags -buildmode=c-shared -trimpath -buildvcs=false -ldflags='-s -w' -o "$tmp/core.wasm" .)
 node "$root/scripts/componentize.mjs" "$tmp/core.wasm" "$wit" "$world" "$tmp/component.wasm"
 mkdir -p "$(dirname "$out")"
 mv "$tmp/component.wasm" "$out"
