@@ -24,8 +24,10 @@ import (
 
 	"github.com/murmur-go/murmur/internal/door"
 	"github.com/murmur-go/murmur/internal/driver"
+	"github.com/murmur-go/murmur/internal/hooks"
 	"github.com/murmur-go/murmur/internal/telemetry"
 	"github.com/murmur-go/murmur/internal/trace"
+	"github.com/murmur-go/murmur/internal/wit"
 )
 
 // Tools is the model's tool inventory; internal/tools implements it.
@@ -88,6 +90,13 @@ type Config struct {
 	Recorder *trace.Recorder
 	// Telemetry mirrors tasks and turns as spans; nil exports none.
 	Telemetry *telemetry.Session
+	// Hooks are the capsule's lifecycle hooks; nil runs none. The loop calls
+	// on-task-start, on-inference and on-task-end (its reopen-task output
+	// reruns the task, at most MaxTaskReopens times, within MaxTurns); the
+	// tools call on-tool-call and on-shell.
+	Hooks *hooks.Dispatcher
+	// MaxTaskReopens bounds reopen-task per task [1].
+	MaxTaskReopens int
 	// ResultPath is <records dir>/out/result.txt: the latest task that
 	// ended ok writes its answer there.
 	ResultPath string
@@ -124,6 +133,9 @@ func New(cfg Config) *Session {
 	if cfg.MaxTurns <= 0 {
 		cfg.MaxTurns = 1
 	}
+	if cfg.MaxTaskReopens == 0 {
+		cfg.MaxTaskReopens = 1
+	}
 	return &Session{cfg: cfg}
 }
 
@@ -140,6 +152,8 @@ func (s *Session) RunTask(ctx context.Context, t *door.Task, ev door.Events) doo
 		Origin: string(t.Origin), MessageBytes: t.MessageBytes})
 	span := s.cfg.Telemetry.StartTask(telemetry.TaskStartLine{TaskID: t.ID, ContextID: t.ContextID,
 		Source: string(t.Source), Origin: string(t.Origin), MessageBytes: t.MessageBytes}, t.TraceParent, start)
+	s.hookOutputs(ev, s.cfg.Hooks.OnTaskStart(ctx, wit.TaskStartEvent{TaskID: t.ID, ContextID: t.ContextID,
+		Source: string(t.Source), InputBytes: uint64(t.MessageBytes)}))
 	var st taskState
 	status, out := s.loop(ctx, t, ev, taskLine, span, &st)
 	if status != trace.EndOK && status != trace.EndCanceled {
@@ -150,6 +164,10 @@ func (s *Session) RunTask(ctx context.Context, t *door.Task, ev door.Events) doo
 	rec.EmitUnder(taskLine, trace.TaskEnd{TaskID: t.ID, ExitStatus: status, Turns: st.turns,
 		InputTokens: st.inTok, OutputTokens: st.outTok, ToolCalls: st.toolCalls, ToolErrors: st.toolErrors,
 		ShellCalls: st.shellCalls, DurationMS: s.cfg.Now().Sub(start).Milliseconds()})
+	if status != trace.EndOK {
+		// An ok task has had its on-task-end (which may have reopened it).
+		s.hookOutputs(ev, s.cfg.Hooks.OnTaskEnd(ctx, wit.TaskEndEvent{TaskID: t.ID, ExitStatus: status}))
+	}
 	span.End(telemetry.TaskEndLine{ExitStatus: status, Turns: st.turns, InputTokens: st.inTok, OutputTokens: st.outTok,
 		ToolCalls: st.toolCalls, ToolErrors: st.toolErrors, ShellCalls: st.shellCalls}, s.cfg.Now())
 	return out
@@ -164,6 +182,7 @@ func (s *Session) loop(ctx context.Context, t *door.Task, ev door.Events, taskLi
 	// A stored driver may answer a continuation_id: the next turn then
 	// sends only the messages added since (contracts §14).
 	var cont driver.Continuation
+	reopens := 0
 	for turn := 1; turn <= s.cfg.MaxTurns; turn++ {
 		if ctx.Err() != nil {
 			return trace.EndCanceled, door.Canceled()
@@ -213,8 +232,15 @@ func (s *Session) loop(ctx context.Context, t *door.Task, ev door.Events, taskLi
 		infLine := rec.EmitUnder(taskLine, inf)
 		span.Inference(inferenceSpan(inf, nil), callStart, s.cfg.Now())
 		msgs = append(msgs, driver.Message{Role: driver.RoleAssistant, Content: resp.Content})
+		s.hookOutputs(ev, s.cfg.Hooks.OnInference(ctx, inferenceEvent(turn, inf, resp)))
 		if len(calls) == 0 {
 			answer := resp.Text()
+			// on-task-end may reopen the task: its reason becomes a user
+			// message and the turns go on, within the budget.
+			if reason, ok := s.reopen(ctx, t, ev, trace.EndOK, &reopens); ok && turn < s.cfg.MaxTurns {
+				msgs = append(msgs, driver.Message{Role: driver.RoleUser, Content: []driver.Block{driver.TextBlock(reason)}})
+				continue
+			}
 			s.writeResult(answer)
 			return trace.EndOK, door.Answer(answer)
 		}
@@ -254,6 +280,77 @@ func (s *Session) callDriver(ctx context.Context, req *driver.Request, chunk dri
 		s.cfg.Recorder.CallDeadline(info.Name, "inference", s.cfg.CallDeadline)
 	}
 	return resp, err
+}
+
+// reopen calls on-task-end and reports whether a hook reopened the task
+// (and its reason); the reopen budget is MaxTaskReopens per task.
+func (s *Session) reopen(ctx context.Context, t *door.Task, ev door.Events, status string, reopens *int) (string, bool) {
+	outs := s.cfg.Hooks.OnTaskEnd(ctx, wit.TaskEndEvent{TaskID: t.ID, ExitStatus: status})
+	s.hookOutputs(ev, outs)
+	for _, o := range outs {
+		if o.Case == wit.OutputReopenTask && *reopens < s.cfg.MaxTaskReopens {
+			*reopens++
+			return o.Text, true
+		}
+	}
+	return "", false
+}
+
+// hookOutputs acts on what the hooks returned: an artifact output is a
+// stream artifact update named after its hook.
+func (s *Session) hookOutputs(ev door.Events, outs []hooks.Output) {
+	for _, o := range outs {
+		if o.Case == wit.OutputArtifact {
+			ev.ToolResult("hook:"+o.Hook, o.Hook, o.Text, nil)
+		}
+	}
+}
+
+// inferenceEvent is on-inference's record of one turn.
+func inferenceEvent(turn int, inf trace.Inference, resp *driver.Response) wit.InferenceEvent {
+	e := wit.InferenceEvent{Turn: uint32(turn), InputTokens: uint64(inf.InputTokens), OutputTokens: uint64(inf.OutputTokens),
+		Decision: inf.StopReason}
+	if calls := resp.ToolCalls(); len(calls) > 0 {
+		name := calls[0].Name
+		e.ToolName = &name
+	}
+	if text := resp.Text(); text != "" {
+		e.Output = &text
+	}
+	return e
+}
+
+// HookInference answers a hook's run-inference: one call through the
+// capsule's driver with the hook's messages, its tokens counted in the
+// session's (so the ceiling holds for hooks too).
+func (s *Session) HookInference(ctx context.Context, hook string, req wit.InferenceRequest) (wit.InferenceResponse, error) {
+	r := &driver.Request{Model: s.cfg.Model, MaxTokens: int64(s.cfg.MaxTokens), System: s.cfg.System}
+	if req.Model != nil && *req.Model != "" {
+		r.Model = *req.Model
+	}
+	if req.SystemPrompt != nil {
+		r.System = *req.SystemPrompt
+	}
+	for _, m := range req.Messages {
+		role := driver.RoleUser
+		if m.Role == driver.RoleAssistant {
+			role = driver.RoleAssistant
+		}
+		r.Messages = append(r.Messages, driver.Message{Role: role, Content: []driver.Block{driver.TextBlock(m.Content)}})
+	}
+	if refused, used, requested := s.admit(r); refused {
+		return wit.InferenceResponse{}, fmt.Errorf("spend_ceiling_reached: %d used, %d requested, ceiling %d", used, requested, s.cfg.MaxSessionTokens)
+	}
+	resp, err := s.callDriver(ctx, r, nil)
+	if err != nil {
+		return wit.InferenceResponse{}, err
+	}
+	out := wit.InferenceResponse{Text: resp.Text(), ModelUsed: r.Model}
+	if resp.Usage != nil {
+		out.InputTokens, out.OutputTokens = uint64(resp.Usage.InputTokens), uint64(resp.Usage.OutputTokens)
+		s.spend(int(resp.Usage.InputTokens + resp.Usage.OutputTokens))
+	}
+	return out, nil
 }
 
 func inferenceSpan(inf trace.Inference, err error) telemetry.InferenceLine {

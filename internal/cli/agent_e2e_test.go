@@ -335,3 +335,43 @@ responses:
 		t.Errorf("tool_call %v (stderr %s)", tc, stderr)
 	}
 }
+
+// A lifecycle hook (the Go-kit examples/hook-log) bound to every event but
+// on-stage: a hook_call line per event with its output, the hook named in
+// session_start.
+func TestAgentHooks(t *testing.T) {
+	homeDir, base := t.TempDir(), t.TempDir()
+	hook := filepath.Join(base, "hook-log")
+	copyDir(t, filepath.Join(repoRoot(), "examples", "hook-log"), hook)
+	for _, cmd := range []string{"build", "publish"} {
+		if r := runMur(t, homeDir, hook, nil, cmd); r.Code != 0 {
+			t.Fatalf("%s the hook: %+v", cmd, r)
+		}
+	}
+	proj := agentProject(t, homeDir, base, "", agentTranscript)
+	m, _ := os.ReadFile(filepath.Join(proj, "murmur.yaml"))
+	m = []byte(strings.Replace(string(m), "inference:", "  - name: local/hook-log\n    version: 0.1.0\n    runtime: hook\ninference:", 1))
+	os.WriteFile(filepath.Join(proj, "murmur.yaml"), m, 0o644)
+	r := runMur(t, homeDir, proj, nil, "run", "--json", "--task", "say hello")
+	if r.Code != 0 {
+		t.Fatalf("run: %+v", r)
+	}
+	rd := parseReady(t, r.Stdout)
+	lines := traceLines(t, rd.RecordsDir)
+	if hs := fmt.Sprintf("%s", lines[0].Fields["hooks"]); hs != `["local/hook-log"]` {
+		t.Errorf("session_start.hooks %v", hs)
+	}
+	var events []string
+	for _, l := range lines {
+		if l.EventType == "hook_call" {
+			if l.Str("status") != "ok" || l.Str("hook") != "local/hook-log" {
+				t.Errorf("hook_call %v", l.Fields)
+			}
+			events = append(events, l.Str("event"))
+		}
+	}
+	want := "on-session-start on-task-start on-inference on-tool-call on-inference on-task-end on-session-end"
+	if strings.Join(events, " ") != want {
+		t.Errorf("hook events %v, want %s", events, want)
+	}
+}

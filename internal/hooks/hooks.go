@@ -273,6 +273,9 @@ func (d *Dispatcher) host(hk *hook) *wasmhost.Host {
 
 // Names lists the hooks in manifest order (session_start.hooks[]).
 func (d *Dispatcher) Names() []string {
+	if d == nil {
+		return nil
+	}
 	out := make([]string, len(d.hooks))
 	for i, h := range d.hooks {
 		out[i] = h.name
@@ -283,6 +286,9 @@ func (d *Dispatcher) Names() []string {
 // Close frees every instance and component. The dispatcher is unusable
 // afterwards.
 func (d *Dispatcher) Close() error {
+	if d == nil {
+		return nil
+	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	var errs []error

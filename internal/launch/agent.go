@@ -3,10 +3,12 @@ package launch
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/http"
 	"os"
 	"path/filepath"
+	"sync"
 	"syscall"
 	"time"
 
@@ -17,6 +19,7 @@ import (
 	"github.com/murmur-go/murmur/internal/driver/builtin"
 	wasmdrv "github.com/murmur-go/murmur/internal/driver/wasm"
 	"github.com/murmur-go/murmur/internal/home"
+	"github.com/murmur-go/murmur/internal/hooks"
 	"github.com/murmur-go/murmur/internal/manifest"
 	"github.com/murmur-go/murmur/internal/sandbox"
 	"github.com/murmur-go/murmur/internal/session"
@@ -25,6 +28,7 @@ import (
 	"github.com/murmur-go/murmur/internal/tools"
 	"github.com/murmur-go/murmur/internal/trace"
 	"github.com/murmur-go/murmur/internal/wasmhost"
+	"github.com/murmur-go/murmur/internal/wit"
 )
 
 // WindDownLimit bounds an agent session's wind-down (contracts §11): past
@@ -189,7 +193,20 @@ func runAgent(ctx context.Context, p *Plan, opts Options, r *run) (Result, error
 	}
 
 	info := drv.Info()
-	if err := r.openAgent(p, task, url, info); err != nil {
+	// A hook's run-inference goes through the capsule's loop (its driver,
+	// its token ceiling); the loop exists once the session does.
+	var loopRef *agent.Session
+	var loopMu sync.Mutex
+	infer := func(ctx context.Context, hook string, req wit.InferenceRequest) (wit.InferenceResponse, error) {
+		loopMu.Lock()
+		l := loopRef
+		loopMu.Unlock()
+		if l == nil {
+			return wit.InferenceResponse{}, fmt.Errorf("run-inference is not available before the session starts")
+		}
+		return l.HookInference(ctx, hook, req)
+	}
+	if err := r.openAgent(p, task, url, info, eng, infer); err != nil {
 		return Result{}, err
 	}
 	sess, rec := r.sess, r.rec
@@ -227,9 +244,17 @@ func runAgent(ctx context.Context, p *Plan, opts Options, r *run) (Result, error
 		CallDeadline:     time.Duration(m.Capabilities.EffLimits().DeadlineSeconds) * time.Second,
 		System: agent.SystemPrompt(agent.Identity{Name: sess.Name, Version: sess.Version, SessionID: sess.ID,
 			Workdir: sess.Workdir}, p.SystemPrompt),
-		Tools: newAgentTools(inv, rec, sess.RecordsDir), Recorder: rec, Telemetry: r.telemetry(),
+		Tools: newAgentTools(inv, rec, sess.RecordsDir, r.hooks), Recorder: rec, Telemetry: r.telemetry(),
+		Hooks:      r.hooks,
 		ResultPath: filepath.Join(sess.RecordsDir, "out", "result.txt"),
 	})
+	loopMu.Lock()
+	loopRef = loop
+	loopMu.Unlock()
+	defer r.hooks.Close()
+	r.hooks.OnStage(ctx, wit.StageEvent{ShellAllow: p.Grants.Capsule.ShellAllow})
+	r.hooks.OnSessionStart(ctx, wit.SessionContext{CapsuleName: sess.Name, CapsuleVersion: sess.Version,
+		SessionID: sess.ID, Model: in.Model, Capabilities: p.Grants.Lines()})
 	dr, err := door.New(door.Config{Name: sess.Name, Version: sess.Version, SessionID: sess.ID, URL: url,
 		TaskAcceptance: acceptance, QueueDepth: m.Lifecycle.QueueDepth.Or(manifest.DefaultQueueDepth),
 		AfterTask: m.Lifecycle.AfterTaskMode(), Runner: loop, Recorder: doorRecorder{rec}, Logger: opts.Log})
@@ -296,6 +321,11 @@ func runAgent(ctx context.Context, p *Plan, opts Options, r *run) (Result, error
 	dr.Close()
 	<-served
 	out.Ending, out.Reason = status, reason
+	tot := rec.AgentTotals()
+	r.hooks.OnSessionEnd(context.WithoutCancel(ctx), wit.SessionEndEvent{TotalTurns: uint32(tot.Turns),
+		TotalInputTokens: uint64(tot.InputTokens), TotalOutputTokens: uint64(tot.OutputTokens),
+		TotalToolCalls: uint32(tot.ToolCalls), TotalShellCalls: uint32(tot.ShellCalls),
+		DurationMS: uint64(time.Since(sess.Started).Milliseconds()), ExitStatus: status})
 	r.endAgent(status, reason)
 	if out.Signal == nil && status != trace.EndOK {
 		why := ""
@@ -310,7 +340,7 @@ func runAgent(ctx context.Context, p *Plan, opts Options, r *run) (Result, error
 
 // openAgent creates an agent session (its MURMUR.md names the door's URL),
 // its trace and recorder, and writes session_start.
-func (r *run) openAgent(p *Plan, task, url string, info driver.Info) error {
+func (r *run) openAgent(p *Plan, task, url string, info driver.Info, eng *wasmhost.Engine, infer hooks.InferenceFunc) error {
 	m := p.Manifest
 	sess, err := session.New(session.Config{
 		Home: p.Home, ManifestDir: p.ManifestDir, Workdir: r.opts.Workdir,
@@ -323,6 +353,16 @@ func (r *run) openAgent(p *Plan, task, url string, info driver.Info) error {
 	tw, rec, err := r.openTrace(p, sess, "agent")
 	if err != nil {
 		sess.Close()
+		return err
+	}
+	// Hooks are compiled before session_start, which names them; one that
+	// is not a hook-world component refuses the session (nothing is
+	// written yet but the trace file).
+	hk, err := loadHooks(p, eng, sess, rec, infer, r.opts.Log)
+	if err != nil {
+		tw.Close()
+		sess.Close()
+		os.Remove(filepath.Join(sess.RecordsDir, trace.FileName))
 		return err
 	}
 	in := m.Inference
@@ -338,12 +378,50 @@ func (r *run) openAgent(p *Plan, task, url string, info driver.Info) error {
 		Driver:   trace.DriverInfo{Name: info.Name, Version: info.Version, Implementation: info.Implementation, SHA256: info.SHA256},
 		MaxTurns: in.MaxTurns.Or(manifest.DefaultMaxTurns), MaxSessionTokens: ceiling,
 		TaskAcceptance: m.Lifecycle.Acceptance(), AfterTask: m.Lifecycle.AfterTaskMode(),
-		URL: url, SystemPromptSHA256: agent.PromptSHA256(p.SystemPrompt), Hooks: []string{},
+		URL: url, SystemPromptSHA256: agent.PromptSHA256(p.SystemPrompt), Hooks: append([]string{}, hk.Names()...),
 	})
 	r.mu.Lock()
-	r.sess, r.tw, r.rec, r.agent = sess, tw, rec, true
+	r.sess, r.tw, r.rec, r.agent, r.hooks = sess, tw, rec, true, hk
 	r.mu.Unlock()
 	return nil
+}
+
+// loadHooks compiles the capsule's runtime: hook artifacts, in manifest
+// order, each with its own narrowed grant.
+func loadHooks(p *Plan, eng *wasmhost.Engine, sess *session.Session, rec *trace.Recorder, infer hooks.InferenceFunc, log *slog.Logger) (*hooks.Dispatcher, error) {
+	byRef := map[string]*store.Resolved{}
+	for _, r := range p.Tools {
+		byRef[r.Name+"@"+r.Version] = r
+	}
+	var list []hooks.Hook
+	for _, a := range p.Manifest.Artifacts {
+		if a.RuntimeKind() != manifest.RuntimeHook {
+			continue
+		}
+		r := byRef[a.Name+"@"+a.Version]
+		if r == nil {
+			continue // resolveTools refused a missing one already
+		}
+		g := tools.GrantOf(p.Grants, a).Grants
+		list = append(list, hooks.Hook{Resolved: r, Limits: g.Limits, Env: sandbox.Env(sess, g.EnvAllow, p.lookup)})
+	}
+	if len(list) == 0 {
+		return nil, nil
+	}
+	return hooks.Load(context.Background(), hooks.Config{Engine: eng, Hooks: list, Recorder: hookRecorder{rec},
+		RecordsDir: sess.RecordsDir, Inference: infer, Logger: log})
+}
+
+// hookRecorder writes the dispatcher's lines through the session recorder.
+type hookRecorder struct{ rec *trace.Recorder }
+
+func (h hookRecorder) HookCall(c hooks.Call) {
+	h.rec.HookCall(trace.HookCall{Hook: c.Hook, Event: c.Event, DurationMS: c.DurationMS, Status: c.Status,
+		Error: c.Error, Output: c.Output, InputTokens: c.InputTokens, OutputTokens: c.OutputTokens})
+}
+
+func (h hookRecorder) CallDeadline(component, call string, d time.Duration) {
+	h.rec.CallDeadline(component, call, d)
 }
 
 func (r *run) telemetry() *telemetry.Session {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/murmur-go/murmur/internal/agent"
 	"github.com/murmur-go/murmur/internal/driver"
+	"github.com/murmur-go/murmur/internal/hooks"
 	"github.com/murmur-go/murmur/internal/ids"
 	"github.com/murmur-go/murmur/internal/manifest"
 	"github.com/murmur-go/murmur/internal/telemetry"
@@ -36,10 +37,11 @@ type agentTools struct {
 	recordsDir string
 	specs      []driver.Tool
 	byModel    map[string]tools.Entry // the name the model calls → the entry
+	hooks      *hooks.Dispatcher      // on-tool-call and on-shell; nil: none
 }
 
-func newAgentTools(inv *tools.Inventory, rec *trace.Recorder, recordsDir string) *agentTools {
-	a := &agentTools{inv: inv, rec: rec, recordsDir: recordsDir, byModel: map[string]tools.Entry{}}
+func newAgentTools(inv *tools.Inventory, rec *trace.Recorder, recordsDir string, hk *hooks.Dispatcher) *agentTools {
+	a := &agentTools{inv: inv, rec: rec, recordsDir: recordsDir, byModel: map[string]tools.Entry{}, hooks: hk}
 	bare := map[string]int{}
 	for _, e := range inv.Entries() {
 		bare[manifest.Bare(e.Name())]++
@@ -105,7 +107,28 @@ func (a *agentTools) Call(ctx context.Context, c agent.Call) agent.Result {
 	c.Span.ToolCall(telemetry.ToolCallLine{ToolName: line.ToolName, Turn: c.Turn, ToolCallID: c.ID, Kind: line.Kind,
 		InputBytes: line.InputBytes, OutputBytes: line.OutputBytes, Status: line.Status, Error: errText,
 		Ending: line.Ending}, start, time.Now())
+	a.toolHook(ctx, c, line)
 	return res
+}
+
+// toolHook calls on-tool-call with the call's tool_call line.
+func (a *agentTools) toolHook(ctx context.Context, c agent.Call, line trace.AgentToolCall) {
+	if a.hooks == nil {
+		return
+	}
+	outs := a.hooks.OnToolCall(ctx, wit.ToolEvent{Turn: uint32(c.Turn), ToolName: line.ToolName,
+		InputBytes: uint64(line.InputBytes), OutputBytes: uint64(line.OutputBytes), DurationMS: uint64(line.DurationMS),
+		Status: line.Status})
+	hookArtifacts(c, outs)
+}
+
+// hookArtifacts streams a hook's artifact outputs to the task.
+func hookArtifacts(c agent.Call, outs []hooks.Output) {
+	for _, o := range outs {
+		if o.Case == wit.OutputArtifact && c.Events != nil {
+			c.Events.ToolResult("hook:"+o.Hook, o.Hook, o.Text, nil)
+		}
+	}
 }
 
 // shell runs a shell tool call: a command that ran writes a shell line and
@@ -122,6 +145,7 @@ func (a *agentTools) shell(ctx context.Context, sh *tools.Shell, c agent.Call, s
 		a.rec.EmitUnder(c.ParentID, line)
 		c.Span.ToolCall(telemetry.ToolCallLine{ToolName: sh.Name(), Turn: c.Turn, ToolCallID: c.ID, Kind: tools.KindShell,
 			InputBytes: len(c.Input), Status: "error", Error: errText}, start, time.Now())
+		a.toolHook(ctx, c, line)
 		return agent.Result{Text: "error: " + errText, IsError: true, Source: "shell:" + sh.Name()}
 	}
 	a.rec.EmitUnder(c.ParentID, r.Line)
@@ -129,6 +153,11 @@ func (a *agentTools) shell(ctx context.Context, sh *tools.Shell, c agent.Call, s
 	c.Span.Shell(telemetry.ShellLine{Turn: c.Turn, ToolCallID: c.ID, Binary: l.Binary, Command: l.Command,
 		ExitCode: l.ExitCode, StdoutBytes: int(l.StdoutBytes), StderrBytes: int(l.StderrBytes), Truncated: l.Truncated,
 		LogPath: l.LogPath}, start, time.Now())
+	if a.hooks != nil {
+		hookArtifacts(c, a.hooks.OnShell(ctx, wit.ShellEvent{Turn: uint32(c.Turn), Binary: l.Binary, Command: l.Command,
+			ExitCode: int32(l.ExitCode), Stdout: r.Stdout, Stderr: r.Stderr, StdoutBytes: uint64(l.StdoutBytes),
+			StderrBytes: uint64(l.StderrBytes), DurationMS: uint64(l.DurationMS)}))
+	}
 	return agent.Result{Text: a.cut(c.ID, r.Text), Shell: true, Source: "shell:" + sh.Name()}
 }
 

@@ -103,7 +103,9 @@ func (p *Plan) Kind() string {
 func (p *Plan) ToolNames() []string {
 	names := make([]string, 0, len(p.Tools))
 	for _, t := range p.Tools {
-		names = append(names, t.Name)
+		if t.Runtime != manifest.RuntimeHook {
+			names = append(names, t.Name)
+		}
 	}
 	return names
 }
@@ -263,9 +265,9 @@ func (p *Plan) resolveTools() error {
 	for _, a := range p.Manifest.Artifacts {
 		switch a.RuntimeKind() {
 		case manifest.RuntimeTool:
-		case manifest.RuntimeSkill:
+		case manifest.RuntimeSkill, manifest.RuntimeHook:
 			if !p.Manifest.IsAgent() {
-				continue // a script capsule has no use for a skill
+				continue // no skill or hook runs in a script capsule
 			}
 		default:
 			continue

@@ -12,6 +12,7 @@ import (
 
 	"github.com/murmur-go/murmur/internal/diag"
 	"github.com/murmur-go/murmur/internal/home"
+	"github.com/murmur-go/murmur/internal/hooks"
 	"github.com/murmur-go/murmur/internal/hostapi"
 	"github.com/murmur-go/murmur/internal/manifest"
 	"github.com/murmur-go/murmur/internal/script"
@@ -80,6 +81,8 @@ type run struct {
 	tw   *trace.Writer
 	rec  *trace.Recorder
 	tel  *telemetry.Session // nil without observability.otel_endpoint
+	// hooks are an agent's lifecycle hooks (nil: none).
+	hooks *hooks.Dispatcher
 	// agent is set for an agent session: its session_end carries the
 	// task totals.
 	agent bool

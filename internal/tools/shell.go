@@ -155,6 +155,9 @@ type ShellCall struct {
 type ShellResult struct {
 	Text string
 	Line trace.Shell
+	// Stdout and Stderr are the streams as the model sees them (each cut at
+	// MaxShellStreamBytes): what an on-shell hook is given.
+	Stdout, Stderr string
 }
 
 // Run runs one call. The error is a call that ran nothing — input that is
@@ -242,7 +245,7 @@ func (s *Shell) Run(ctx context.Context, c ShellCall) (ShellResult, error) {
 		StdoutBytes: r.StdoutBytes, StderrBytes: r.StderrBytes,
 		DurationMS: r.Duration.Milliseconds(), Truncated: r.Truncated(), LogPath: logPath,
 	}
-	return ShellResult{Text: b.String(), Line: line}, nil
+	return ShellResult{Text: b.String(), Line: line, Stdout: out, Stderr: errs}, nil
 }
 
 // endingOf is what the result says of a command the runtime ended ("" for

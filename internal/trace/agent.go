@@ -9,6 +9,7 @@ const (
 	TypeTaskRejected        = "task_rejected"
 	TypeTaskCanceled        = "task_canceled"
 	TypeSpendCeilingReached = "spend_ceiling_reached"
+	TypeHookCall            = "hook_call"
 )
 
 // Agent task endings (task_end.exit_status, and an agent's session_end).
@@ -126,6 +127,18 @@ type SpendCeilingReached struct {
 	Requested int    `json:"requested"`
 }
 
+// HookCall is one lifecycle hook call (contracts §13).
+type HookCall struct {
+	Hook         string  `json:"hook"`
+	Event        string  `json:"event"`
+	DurationMS   int64   `json:"duration_ms"`
+	Status       string  `json:"status"` // ok | error | trapped | deadline_exceeded | resource_limit | not_called
+	Error        *string `json:"error"`
+	Output       *string `json:"output"`
+	InputTokens  int     `json:"input_tokens"`
+	OutputTokens int     `json:"output_tokens"`
+}
+
 // agentTypeOf maps the agent events to their event_type.
 func agentTypeOf(v any) (string, bool) {
 	switch v.(type) {
@@ -151,6 +164,8 @@ func agentTypeOf(v any) (string, bool) {
 		return TypeSpendCeilingReached, true
 	case Shell, *Shell:
 		return TypeShell, true
+	case HookCall, *HookCall:
+		return TypeHookCall, true
 	}
 	return "", false
 }

@@ -85,6 +85,11 @@ func (r *Recorder) emitLocked(parent string, ev any) string {
 		r.agent.add(e)
 	case *TaskEnd:
 		r.agent.add(*e)
+	case HookCall:
+		// A hook's run-inference tokens count in the session's totals, not
+		// in a task's.
+		r.agent.inTok += e.InputTokens
+		r.agent.outTok += e.OutputTokens
 	}
 	return r.tw.EmitUnder(parent, ev)
 }
@@ -221,3 +226,21 @@ func (r *Recorder) EndAgent(status, reason string, flush bool) bool {
 	}
 	return true
 }
+
+// AgentTotals are an agent session's totals so far: the sums of its
+// task_end lines, with hooks' tokens.
+type AgentTotals struct {
+	Tasks, Turns, InputTokens, OutputTokens, ToolCalls, ToolErrors, ShellCalls int
+}
+
+// AgentTotals returns the totals session_end would carry now.
+func (r *Recorder) AgentTotals() AgentTotals {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	a := r.agent
+	return AgentTotals{Tasks: a.tasks, Turns: a.turns, InputTokens: a.inTok, OutputTokens: a.outTok,
+		ToolCalls: a.toolCalls, ToolErrors: a.toolErrors, ShellCalls: a.shellCalls}
+}
+
+// HookCall records one hook_call line (the hooks dispatcher's recorder).
+func (r *Recorder) HookCall(c HookCall) { r.Emit(c) }
