@@ -775,3 +775,19 @@ func TestRunDeniesHTTP(t *testing.T) {
 		t.Errorf("a capsule's own wasi:http requests are not traced, yet the trace has %d lines", n)
 	}
 }
+
+// A work folder that holds the runtime's own state is refused before
+// anything is created (E-RUN-056): $HOME, /, the project directory.
+func TestRunRefusesAWorkFolderHoldingState(t *testing.T) {
+	homeDir, base := t.TempDir(), t.TempDir()
+	proj := capsule(t, filepath.Join(base, "p"), "name: p\nversion: 1.0.0\n", fixture(t, "ok.wat"))
+	for _, wd := range []string{homeDir, "/", proj, filepath.Join(homeDir, ".murmur")} {
+		r := runMur(t, homeDir, proj, nil, "run", "--workdir", wd)
+		if r.Code != 1 || !strings.Contains(r.Stderr, "error[E-RUN-056]") {
+			t.Errorf("--workdir %s: %+v", wd, r)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(homeDir, ".murmur", "records")); !os.IsNotExist(err) {
+		t.Errorf("a refused run left records: %v", err)
+	}
+}

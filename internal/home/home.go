@@ -3,6 +3,7 @@
 //
 //	~/.murmur/artifacts   the global artifact store
 //	~/.murmur/compiled    compiled components (wasmtime's cache)
+//	~/.murmur/keys        the compile cache's MAC key, apart from the cache
 //	~/.murmur/records     every session's records dir, by project
 //	~/.murmur/sessions    every live session's runtime dir
 //	~/.murmur/running     running-capsule records
@@ -50,6 +51,11 @@ func Artifacts(home string) string { return filepath.Join(home, ".murmur", "arti
 
 // Compiled is the compiled-component cache.
 func Compiled(home string) string { return filepath.Join(home, ".murmur", "compiled") }
+
+// CacheKey is the compile cache's MAC key: outside Compiled, so that a
+// reader of the cache directory cannot forge an entry (RATIONALE.md in
+// internal/wasmhost).
+func CacheKey(home string) string { return filepath.Join(home, ".murmur", "keys", "compiled.key") }
 
 // Records is the root of every records dir.
 func Records(home string) string { return filepath.Join(home, ".murmur", "records") }

@@ -36,6 +36,7 @@ func TestLayout(t *testing.T) {
 	for got, want := range map[string]string{
 		Artifacts(h):               "/h/.murmur/artifacts",
 		Compiled(h):                "/h/.murmur/compiled",
+		CacheKey(h):                "/h/.murmur/keys/compiled.key",
 		Records(h):                 "/h/.murmur/records",
 		ProjectRecords(h, "/p/q/"): "/h/.murmur/records/p/q",
 		Sessions(h):                "/h/.murmur/sessions",

@@ -168,7 +168,7 @@ func runAgent(ctx context.Context, p *Plan, opts Options, r *run) (Result, error
 		return Result{}, diag.New("E-RUN-041", "%s accepts no task at its door (lifecycle.task_acceptance: none), so it needs --task", m.Name).
 			WithHint("run it with --task FILE|TEXT, or set lifecycle.task_acceptance to single or queue")
 	}
-	eng, err := wasmhost.NewEngine(wasmhost.Config{CacheDir: home.Compiled(p.Home)})
+	eng, err := wasmhost.NewEngine(wasmhost.Config{CacheDir: home.Compiled(p.Home), KeyFile: home.CacheKey(p.Home)})
 	if err != nil {
 		return Result{}, err
 	}

@@ -133,7 +133,7 @@ func Run(ctx context.Context, p *Plan, opts Options) (Result, error) {
 
 	// Compile (or load from the cache) before any session file exists: a
 	// component that cannot run is refused without leaving a session behind.
-	eng, err := wasmhost.NewEngine(wasmhost.Config{CacheDir: home.Compiled(p.Home)})
+	eng, err := wasmhost.NewEngine(wasmhost.Config{CacheDir: home.Compiled(p.Home), KeyFile: home.CacheKey(p.Home)})
 	if err != nil {
 		return Result{}, err
 	}

@@ -125,6 +125,9 @@ func New(cfg Config) (*Session, error) {
 		s.ProjectDir = s.Workdir
 	}
 
+	if err := CheckWorkdir(s.Workdir, homeDir, cfg.ManifestDir != "", s.ProjectDir); err != nil {
+		return nil, err
+	}
 	if err := mkdirs(s.Workdir, "out"); err != nil {
 		return nil, diag.Wrap(err, "E-IO-052", "cannot create the work folder %s", s.Workdir).
 			WithHint("choose a writable place with --workdir")

@@ -96,18 +96,22 @@ func buildPkg(pkg string) (string, error) {
 // is safe.
 func ShareCompileCache(t testing.TB, home string) {
 	t.Helper()
-	link := filepath.Join(home, ".murmur", "compiled")
-	if _, err := os.Lstat(link); err == nil {
-		return
-	}
-	shared := filepath.Join(os.TempDir(), "murmur-testbin", "compiled")
-	if err := os.MkdirAll(shared, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.MkdirAll(filepath.Dir(link), 0o700); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Symlink(shared, link); err != nil && !os.IsExist(err) {
-		t.Fatal(err)
+	// The cache and its MAC key (kept apart from it) are shared together:
+	// entries MACed under one home's key would fail another's.
+	for _, d := range []string{"compiled", "keys"} {
+		link := filepath.Join(home, ".murmur", d)
+		if _, err := os.Lstat(link); err == nil {
+			continue
+		}
+		shared := filepath.Join(os.TempDir(), "murmur-testbin", d)
+		if err := os.MkdirAll(shared, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.MkdirAll(filepath.Dir(link), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink(shared, link); err != nil && !os.IsExist(err) {
+			t.Fatal(err)
+		}
 	}
 }

@@ -48,7 +48,7 @@ const (
 
 const keyFile = "cache.key"
 
-func openCache(dir string) ([]byte, error) {
+func openCache(dir, keyPath string) ([]byte, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, err
 	}
@@ -64,7 +64,16 @@ func openCache(dir string) ([]byte, error) {
 			return nil, err
 		}
 	}
-	kp := filepath.Join(dir, keyFile)
+	kp := keyPath
+	if kp == "" {
+		kp = filepath.Join(dir, keyFile)
+	} else if err := os.MkdirAll(filepath.Dir(kp), 0o700); err != nil {
+		return nil, err
+	}
+	keyDir := filepath.Dir(kp)
+	if err := checkPrivate(kp); err != nil {
+		return nil, err
+	}
 	key, err := os.ReadFile(kp)
 	if err == nil && len(key) == 32 {
 		return key, nil
@@ -78,7 +87,7 @@ func openCache(dir string) ([]byte, error) {
 	if _, err := rand.Read(key); err != nil {
 		return nil, err
 	}
-	tmp, err := os.CreateTemp(dir, ".key-*")
+	tmp, err := os.CreateTemp(keyDir, ".key-*")
 	if err != nil {
 		return nil, err
 	}
@@ -103,6 +112,28 @@ func openCache(dir string) ([]byte, error) {
 		}
 	}
 	return key, nil
+}
+
+// checkPrivate refuses a key file that another user owns or that others
+// may read or write: its MAC would prove nothing.
+func checkPrivate(path string) error {
+	st, err := os.Lstat(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if !st.Mode().IsRegular() {
+		return fmt.Errorf("the cache key %s is not a regular file", path)
+	}
+	if st.Mode().Perm()&0o077 != 0 {
+		return fmt.Errorf("the cache key %s is readable or writable by others (mode %o)", path, st.Mode().Perm())
+	}
+	if uid, ok := fileOwner(st); ok && uid != os.Getuid() {
+		return fmt.Errorf("the cache key %s belongs to uid %d, not to this user (%d)", path, uid, os.Getuid())
+	}
+	return nil
 }
 
 func cacheName(wasm []byte) string {

@@ -360,3 +360,27 @@ func TestEngineCloseRacesInstantiate(t *testing.T) {
 		c.Close()
 	}
 }
+
+// The MAC key can live apart from the cache (Murmur keeps it in
+// ~/.murmur/keys): a reader of the cache directory finds no key there, and
+// a key file others may read is refused rather than trusted.
+func TestCacheKeyApart(t *testing.T) {
+	dir, keys := t.TempDir(), t.TempDir()
+	kf := filepath.Join(keys, "compiled.key")
+	eng, err := NewEngine(Config{CacheDir: dir, KeyFile: kf})
+	if err != nil {
+		t.Fatal(err)
+	}
+	eng.Close()
+	if _, err := os.Stat(filepath.Join(dir, keyFile)); !os.IsNotExist(err) {
+		t.Errorf("a key was left in the cache dir: %v", err)
+	}
+	st, err := os.Stat(kf)
+	if err != nil || st.Mode().Perm() != 0o600 {
+		t.Fatalf("key file %v, %v", st, err)
+	}
+	os.Chmod(kf, 0o644)
+	if _, err := NewEngine(Config{CacheDir: dir, KeyFile: kf}); err == nil || !strings.Contains(err.Error(), "readable or writable by others") {
+		t.Errorf("a world-readable key was used: %v", err)
+	}
+}

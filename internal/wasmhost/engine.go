@@ -45,6 +45,12 @@ type Config struct {
 	// missing. It is the caller's choice (Murmur passes home.Compiled) and
 	// required unless NoCache is set.
 	CacheDir string
+	// KeyFile is the cache's MAC key, kept outside CacheDir so that whoever
+	// can read the cache directory cannot forge an entry (Murmur passes
+	// home.CacheKey). "" keeps the key in CacheDir (tests). The file is
+	// created 0600 in a 0700 directory, and one not owned by this user, or
+	// readable by others, is refused.
+	KeyFile string
 	// NoCache disables the on-disk cache (every Compile compiles).
 	NoCache bool
 	// Tick overrides defaultTick.
@@ -103,7 +109,7 @@ func NewEngine(cfg Config) (*Engine, error) {
 			return nil, diag.New("E-RUN-102", "no compiled-component cache directory given").
 				WithHint("pass Config.CacheDir, or set Config.NoCache to compile every time")
 		}
-		key, err := openCache(dir)
+		key, err := openCache(dir, cfg.KeyFile)
 		if err != nil {
 			return nil, diag.Wrap(err, "E-RUN-102", "cannot use the compiled-component cache %s", dir).
 				WithHint("make the directory writable by you (mode 0700), or remove it")

@@ -1,0 +1,89 @@
+package session
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/murmur-go/murmur/internal/diag"
+	"github.com/murmur-go/murmur/internal/home"
+)
+
+// systemDirs may neither be a work folder nor hold one.
+var systemDirs = []string{"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/boot", "/dev", "/proc", "/sys"}
+
+// topDirs may not be a work folder themselves (a folder inside them may).
+var topDirs = []string{"/", "/var", "/opt", "/home", "/root", "/srv", "/mnt", "/media", "/run", "/tmp"}
+
+// CheckWorkdir refuses a work folder that would hand the capsule the
+// runtime's own state or the host's (issue: the work folder is a trust
+// boundary): /, a system directory or one inside it, a top-level directory,
+// $HOME itself, any folder that is or holds ~/.murmur (stores, compile cache
+// and its key, records, sessions, running records), one inside ~/.murmur,
+// or — for a project run — the project directory or one of its parents (it
+// holds the project's .murmur store). Symlinks are resolved as far as the
+// path exists, so a link cannot smuggle one of these in. E-RUN-056.
+func CheckWorkdir(workdir, homeDir string, project bool, projectDir string) error {
+	w := resolve(workdir)
+	refuse := func(why string) error {
+		return diag.New("E-RUN-056", "the work folder %s %s: a capsule may read and write all of its work folder", workdir, why).
+			WithHint("give --workdir a folder of its own (a new directory), or leave it out: the default is <manifest dir>/workdir/<session id>")
+	}
+	for _, d := range topDirs {
+		if w == d {
+			return refuse("is " + d)
+		}
+	}
+	for _, d := range systemDirs {
+		if w == d || within(w, d) {
+			return refuse("is the system directory " + d + " or inside it")
+		}
+	}
+	h := resolve(homeDir)
+	if w == h {
+		return refuse("is your home directory")
+	}
+	m := resolve(home.Murmur(homeDir))
+	if w == m || within(m, w) {
+		return refuse("holds " + home.Murmur(homeDir) + ", the runtime's own state")
+	}
+	if within(w, m) {
+		return refuse("is inside " + home.Murmur(homeDir) + ", the runtime's own state")
+	}
+	if project {
+		pm := resolve(filepath.Join(projectDir, ".murmur"))
+		if within(pm, w) {
+			return refuse("holds the project's store " + filepath.Join(projectDir, ".murmur"))
+		}
+	}
+	return nil
+}
+
+// within reports whether p is strictly inside dir.
+func within(p, dir string) bool {
+	if dir == "/" {
+		return p != "/"
+	}
+	return strings.HasPrefix(p, dir+string(filepath.Separator))
+}
+
+// resolve is the cleaned absolute path with symlinks resolved for the part
+// of it that exists.
+func resolve(p string) string {
+	p = filepath.Clean(p)
+	rest := ""
+	for cur := p; ; {
+		if r, err := filepath.EvalSymlinks(cur); err == nil {
+			return filepath.Join(r, rest)
+		}
+		if _, err := os.Lstat(cur); err == nil {
+			return p // exists but cannot be resolved: judge the path as written
+		}
+		parent := filepath.Dir(cur)
+		if parent == cur {
+			return p
+		}
+		rest = filepath.Join(filepath.Base(cur), rest)
+		cur = parent
+	}
+}
