@@ -6,6 +6,13 @@ import (
 	"os"
 
 	"github.com/murmur-go/murmur/internal/cli"
+	"github.com/murmur-go/murmur/internal/contain"
 )
 
-func main() { os.Exit(cli.Main(os.Args[1:], os.Stdout, os.Stderr)) }
+func main() {
+	// A contained command starts as this binary re-executed with the
+	// containment helper's argument: it sets the tier up and execs the
+	// command, and never returns here.
+	contain.MaybeInit()
+	os.Exit(cli.Main(os.Args[1:], os.Stdout, os.Stderr))
+}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/murmur-go/murmur/internal/diag"
 	"github.com/murmur-go/murmur/internal/home"
 	"github.com/murmur-go/murmur/internal/launch"
 	"github.com/murmur-go/murmur/internal/manifest"
@@ -97,6 +98,7 @@ func runCapsule(ctx context.Context, f runFlags, stdout, stderr io.Writer) error
 		return err
 	}
 	printManifestWarnings(stderr, plan.Manifest)
+	diag.PrintWarnings(stderr, plan.Containment.Warnings)
 	if f.explainScope {
 		explainScope(plan, stdout)
 		return nil
@@ -134,9 +136,8 @@ func runCapsule(ctx context.Context, f runFlags, stdout, stderr io.Writer) error
 func explainScope(p *launch.Plan, stdout io.Writer) {
 	m, c := p.Manifest, p.Containment
 	fmt.Fprintf(stdout, "%s@%s: %s (%s)\n", m.Name, m.Version, p.Kind(), p.From)
-	fmt.Fprintf(stdout, "mechanism: %s\n  %s\n", c.Mechanism, c.Detail)
-	if c.Note != "" {
-		fmt.Fprintf(stdout, "note: %s\n", c.Note)
+	for _, l := range c.Lines() {
+		fmt.Fprintln(stdout, l)
 	}
 	for _, l := range p.Grants.Lines() {
 		fmt.Fprintln(stdout, l)

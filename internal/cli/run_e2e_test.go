@@ -374,7 +374,7 @@ func TestRunRefusals(t *testing.T) {
 		{"missing tool", capsule(t, filepath.Join(base, "tools"), "name: tools\nversion: 1.0.0\nartifacts:\n  - name: acme/echo\n    version: 1.2.0\n", fixture(t, "ok.wat")), nil, "E-RUN-008"},
 		{"agent", capsule(t, filepath.Join(base, "agent"), "name: agent\nversion: 1.0.0\ninference:\n  model: m\n  driver:\n    artifact: acme/d\nartifacts:\n  - name: acme/d\n    version: 1.0.0\n    runtime: driver\n", nil), nil, "E-RUN-047"},
 		{"capsule not installed", base, []string{"--capsule", "acme/nothing", "--capsule-version", "1.0.0"}, "E-RUN-008"},
-		{"containment", two, []string{"--containment", "sealed"}, "E-CAP-003"},
+		{"containment with workdir_exec", capsule(t, filepath.Join(base, "wx"), "name: wx\nversion: 1.0.0\ncapabilities:\n  filesystem:\n    workdir_exec: true\n", fixture(t, "ok.wat")), []string{"--containment", "sealed"}, "E-CAP-003"},
 		{"half --capsule", base, []string{"--capsule", "acme/x"}, "E-CFG-001"},
 		{"no manifest", base, nil, "E-MAN-020"},
 	}

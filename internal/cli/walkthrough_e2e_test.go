@@ -60,8 +60,9 @@ artifacts:
 	}
 	for _, want := range []string{
 		"local/lead@1.0.0: script capsule (" + filepath.Join(proj, "murmur.yaml") + ")\n",
-		"mechanism: WASM component sandbox; no native containment tier",
-		"note: the manifest declares the sealed containment floor; this build applies no native tier, so 'mur run' refuses it (E-CAP-003)",
+		"declared: sealed\n",
+		"achieved: sealed\n",
+		"floor met: ",
 		"  spawn workdir snapshot: acme/tester\n",
 		"  spawn:                  acme/worker, acme/tester\n",
 		"  env:                    LANG\n",
@@ -265,12 +266,13 @@ func TestHelpReadsWell(t *testing.T) {
 	}
 }
 
-// A declared containment floor above advisory needs a native tier this
-// build does not apply: the run is refused (E-CAP-003) before anything starts.
+// A declared containment floor above advisory that cannot be delivered is
+// refused (E-CAP-003) before anything starts: here filesystem.workdir_exec,
+// which caps containment at advisory on any host.
 func TestRunRefusesAContainmentFloorItCannotDeliver(t *testing.T) {
 	home, base := t.TempDir(), t.TempDir()
 	for _, class := range []string{"scoped", "sealed"} {
-		proj := capsule(t, filepath.Join(base, class), "name: floor\nversion: 1.0.0\ncapabilities:\n  containment: "+class+"\n",
+		proj := capsule(t, filepath.Join(base, class), "name: floor\nversion: 1.0.0\ncapabilities:\n  containment: "+class+"\n  filesystem:\n    workdir_exec: true\n",
 			fixture(t, "ok.wat"))
 		r := runMur(t, home, proj, nil, "run")
 		expectFail(t, r, "E-CAP-003", 1)

@@ -7,12 +7,15 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
 
 	"github.com/murmur-go/murmur/internal/agent"
+	"github.com/murmur-go/murmur/internal/contain"
 	"github.com/murmur-go/murmur/internal/diag"
 	"github.com/murmur-go/murmur/internal/door"
 	"github.com/murmur-go/murmur/internal/driver"
@@ -144,6 +147,75 @@ func (p *Plan) newDriver(eng *wasmhost.Engine, sess *session.Session, rec *trace
 	return drv, nil
 }
 
+// commandWrap is the containment every shell command of the session runs
+// under: the plan of the achieved tier over this session's folders, applied
+// by the re-exec helper (contain.Command). nil when the capsule has no
+// native commands.
+func (p *Plan) commandWrap(sess *session.Session) (func(*exec.Cmd) error, error) {
+	c := p.Containment
+	if !c.Native {
+		return nil, nil
+	}
+	g := p.Grants.Capsule
+	work := sess.Workdir
+	if g.FilesystemScope != nil {
+		if clean, err := manifest.CleanScope(*g.FilesystemScope); err == nil && clean != "." {
+			work = filepath.Join(sess.Workdir, filepath.FromSlash(clean))
+			if err := os.MkdirAll(work, 0o700); err != nil {
+				return nil, diag.Wrap(err, "E-RUN-065", "the filesystem scope %s cannot be made", work)
+			}
+		}
+	}
+	homeDir := filepath.Join(sess.RecordsDir, "home")
+	if err := os.MkdirAll(homeDir, 0o700); err != nil {
+		return nil, diag.Wrap(err, "E-RUN-077", "the session's HOME %s cannot be made", homeDir)
+	}
+	var bins []string
+	path, _ := p.lookup("PATH")
+	for _, b := range g.ShellAllow {
+		for _, dir := range filepath.SplitList(path) {
+			if fp := filepath.Join(dir, b); isExecutable(fp) {
+				if !inSystemDir(fp) { // the system dirs are in every tier's view already
+					bins = append(bins, fp)
+				}
+				break
+			}
+		}
+	}
+	plan, err := contain.NewPlan(contain.Input{Class: c.Achieved, WorkFolder: work, Home: homeDir,
+		RuntimeDir: sess.RuntimeDir, RecordsDir: sess.RecordsDir, Tools: bins,
+		WorkdirExec: g.WorkdirExec, UnixSockets: g.UnixSockets})
+	if err != nil {
+		return nil, diag.Wrap(err, "E-CAP-003", "the %s containment plan cannot be made for %s", c.Achieved, p.Manifest.Name)
+	}
+	return func(cmd *exec.Cmd) error {
+		cc, err := contain.Command(plan, cmd.Path, cmd.Args[1:], cmd.Env, cmd.Dir)
+		if err != nil {
+			return err
+		}
+		cmd.Path, cmd.Args, cmd.Env, cmd.Dir = cc.Path, cc.Args, cc.Env, cc.Dir
+		cmd.ExtraFiles, cmd.SysProcAttr = cc.ExtraFiles, cc.SysProcAttr
+		return nil
+	}, nil
+}
+
+func inSystemDir(p string) bool {
+	if r, err := filepath.EvalSymlinks(p); err == nil {
+		p = r
+	}
+	for _, d := range contain.SystemDirs {
+		if strings.HasPrefix(p, d+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+func isExecutable(p string) bool {
+	st, err := os.Stat(p)
+	return err == nil && st.Mode().IsRegular() && st.Mode().Perm()&0o111 != 0
+}
+
 // keyVariable is NAME of a "${NAME}" reference ("" for a literal key).
 func keyVariable(ref string) string {
 	if len(ref) > 3 && ref[:2] == "${" && ref[len(ref)-1] == '}' {
@@ -222,7 +294,12 @@ func runAgent(ctx context.Context, p *Plan, opts Options, r *run) (Result, error
 	if c, ok := drv.(interface{ Close() }); ok {
 		defer c.Close()
 	}
-	inv, err := tools.Build(&tools.Env{Engine: eng, Session: sess, Lookup: p.lookup, Logger: opts.Log},
+	wrap, err := p.commandWrap(sess)
+	if err != nil {
+		r.endAgent(trace.EndFailed, err.Error())
+		return Result{}, err
+	}
+	inv, err := tools.Build(&tools.Env{Engine: eng, Session: sess, Lookup: p.lookup, Logger: opts.Log, Wrap: wrap},
 		m, p.Grants, p.Tools)
 	if err != nil {
 		r.endAgent(trace.EndFailed, err.Error())

@@ -9,6 +9,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/murmur-go/murmur/internal/contain"
 	"github.com/murmur-go/murmur/internal/diag"
 	"github.com/murmur-go/murmur/internal/home"
 	"github.com/murmur-go/murmur/internal/running"
@@ -57,20 +58,29 @@ func TestLoadReadsOnceAndDecidesOnce(t *testing.T) {
 	if p.Component != nil || p.Tools != nil {
 		t.Error("Load resolved what only Prepare should")
 	}
-	if !strings.Contains(p.Containment.Mechanism, "WASM component sandbox") || p.Containment.Note != "" {
+	if !strings.Contains(p.Containment.Mechanism, "WASM component sandbox") {
 		t.Errorf("containment %+v", p.Containment)
 	}
 }
 
+// weakHost is a probe report of a host that delivers only advisory.
+func weakHost() *contain.Report {
+	return &contain.Report{OS: "linux", Seccomp: true, LandlockBlocker: "Landlock is not enabled at boot",
+		NamespacesBlocker: "user namespaces are denied"}
+}
+
 func TestPrepareRefusals(t *testing.T) {
+	defer func(p func() *contain.Report) { probe = p }(probe)
+	probe = weakHost
 	tests := []struct {
 		name, manifest, wat, containment, code string
 	}{
 		{"agent without a driver", "name: a\nversion: 1.0.0\ninference:\n  model: m\n", "", "", "E-RUN-047"},
 		{"agent with an unknown driver", "name: a\nversion: 1.0.0\nartifacts:\n  - name: acme/driver-x\n    version: 1.0.0\n    runtime: driver\ninference:\n  model: m\n  driver:\n    artifact: acme/driver-x\n", "", "", "E-RUN-047"},
 		{"tool artifact", "name: t\nversion: 1.0.0\nruntime: tool\n", "ok.wat", "", "E-RUN-002"},
-		{"declared floor", "name: s\nversion: 1.0.0\ncapabilities:\n  containment: sealed\n", "ok.wat", "", "E-CAP-003"},
-		{"requested floor", "name: s\nversion: 1.0.0\n", "ok.wat", "scoped", "E-CAP-003"},
+		{"declared floor the host lacks", "name: s\nversion: 1.0.0\ncapabilities:\n  containment: sealed\n", "ok.wat", "", "E-CAP-003"},
+		{"requested floor the host lacks", "name: s\nversion: 1.0.0\n", "ok.wat", "scoped", "E-CAP-003"},
+		{"floor with workdir_exec", "name: s\nversion: 1.0.0\ncapabilities:\n  containment: scoped\n  filesystem:\n    workdir_exec: true\n", "ok.wat", "", "E-CAP-003"},
 		{"no component", "name: s\nversion: 1.0.0\n", "", "", "E-RUN-003"},
 		{"missing tool", "name: s\nversion: 1.0.0\nartifacts:\n  - name: acme/echo\n    version: 1.0.0\n    runtime: tool\n", "ok.wat", "", "E-RUN-008"},
 	}
@@ -171,5 +181,29 @@ func TestRunEndingDiagnostic(t *testing.T) {
 	}
 	if res.Ending != trace.EndTrapped || diag.Code(res.Err) != "E-RUN-010" {
 		t.Fatalf("result %+v", res)
+	}
+}
+
+// The decision over a probe: the strongest tier the host delivers for a
+// capsule with native commands, exactly the floor when one is declared, and
+// a refusal naming what the host lacks and what it can deliver.
+func TestDecideContainment(t *testing.T) {
+	defer func(p func() *contain.Report) { probe = p }(probe)
+	probe = weakHost
+	dir := project(t, "name: s\nversion: 1.0.0\ncapabilities:\n  shell:\n    allow: [bash]\n", "ok.wat")
+	p, err := Load(Request{ManifestPath: dir, Home: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := p.Containment; c.Achieved != "advisory" || !c.FloorMet || c.Mechanism != "seccomp-only" {
+		t.Errorf("weak host, no floor: %+v", c)
+	}
+	p, err = Load(Request{ManifestPath: dir, Home: t.TempDir(), Containment: "sealed"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = p.Prepare()
+	if diag.Code(err) != "E-CAP-003" || !strings.Contains(err.Error(), "user namespaces are denied") || !strings.Contains(err.Error(), "it can deliver advisory") {
+		t.Errorf("sealed on a weak host: %v", err)
 	}
 }

@@ -116,9 +116,6 @@ func (p *Plan) ToolNames() []string {
 // needs. A --containment floor this build cannot deliver is refused here,
 // before anything is read.
 func Load(req Request) (*Plan, error) {
-	if err := checkRequestedFloor(req.Containment); err != nil {
-		return nil, err
-	}
 	p := &Plan{Home: req.Home, lookup: req.LookupEnv}
 	if p.lookup == nil {
 		p.lookup = os.LookupEnv
@@ -139,7 +136,7 @@ func Load(req Request) (*Plan, error) {
 		return nil, fmt.Errorf("launch: encoding the effective grants: %w", err)
 	}
 	p.GrantsJSON = b
-	p.Containment = decideContainment(p)
+	p.Containment = decideContainment(p, req.Containment)
 	return p, nil
 }
 

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -35,6 +36,9 @@ type Env struct {
 	// Logger receives what is worth a log line but not a trace line; nil
 	// is slog.Default().
 	Logger *slog.Logger
+	// Wrap contains every native command a shell tool starts (the session's
+	// containment tier, contain.Command); nil runs them uncontained.
+	Wrap func(*exec.Cmd) error
 }
 
 // DeadlineRecorder receives the call_deadline line a tool's deadline leaves
