@@ -369,18 +369,6 @@ func BenchmarkRunTrue(b *testing.B) {
 // containWrap is how a session wraps its commands in containment: the
 // helper replaces the command, and its plan descriptor is one of the
 // ExtraFiles Run closes once the helper started.
-func containWrap(p *contain.Plan) func(*exec.Cmd) error {
-	return func(c *exec.Cmd) error {
-		cc, err := contain.Command(p, c.Path, c.Args[1:], c.Env, c.Dir)
-		if err != nil {
-			return err
-		}
-		c.Path, c.Args, c.Env, c.Dir = cc.Path, cc.Args, cc.Env, cc.Dir
-		c.ExtraFiles, c.SysProcAttr = cc.ExtraFiles, cc.SysProcAttr
-		return nil
-	}
-}
-
 func TestWrapContained(t *testing.T) {
 	dir := t.TempDir()
 	home := filepath.Join(dir, "records", "home")
@@ -392,7 +380,7 @@ func TestWrapContained(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := bash(t, "echo contained; sleep 60")
-	s.Dir, s.Wrap = dir, containWrap(p)
+	s.Dir, s.Wrap = dir, contain.Wrap(p)
 	s.Deadline = 300 * time.Millisecond
 	r := run(t, s)
 	if !strings.HasPrefix(string(r.Stdout), "contained\n") || !r.TimedOut || r.ExitCode == 0 {

@@ -188,15 +188,7 @@ func (p *Plan) commandWrap(sess *session.Session) (func(*exec.Cmd) error, error)
 	if err != nil {
 		return nil, diag.Wrap(err, "E-CAP-003", "the %s containment plan cannot be made for %s", c.Achieved, p.Manifest.Name)
 	}
-	return func(cmd *exec.Cmd) error {
-		cc, err := contain.Command(plan, cmd.Path, cmd.Args[1:], cmd.Env, cmd.Dir)
-		if err != nil {
-			return err
-		}
-		cmd.Path, cmd.Args, cmd.Env, cmd.Dir = cc.Path, cc.Args, cc.Env, cc.Dir
-		cmd.ExtraFiles, cmd.SysProcAttr = cc.ExtraFiles, cc.SysProcAttr
-		return nil
-	}, nil
+	return contain.Wrap(plan), nil
 }
 
 func inSystemDir(p string) bool {

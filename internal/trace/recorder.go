@@ -172,6 +172,15 @@ func (r *Recorder) Ended() bool {
 // flush waits (bounded by the exporter's shutdown timeout) for spans to
 // reach the collector; a hard exit passes false.
 func (r *Recorder) End(status, reason string, flush bool) bool {
+	return r.end(status, reason, flush, func(base SessionEnd) any {
+		base.ToolCalls, base.ToolErrors = r.toolCalls, r.toolErrors
+		return base
+	})
+}
+
+// end writes the session_end line line builds (under the lock) once, seals
+// the recorder, then ends the session span.
+func (r *Recorder) end(status, reason string, flush bool, line func(SessionEnd) any) bool {
 	end := time.Now()
 	r.mu.Lock()
 	if r.ended {
@@ -182,8 +191,7 @@ func (r *Recorder) End(status, reason string, flush bool) bool {
 	if reason != "" {
 		rp = &reason
 	}
-	r.tw.Emit(SessionEnd{ExitStatus: status, Reason: rp, DurationMS: end.Sub(r.started).Milliseconds(),
-		ToolCalls: r.toolCalls, ToolErrors: r.toolErrors})
+	r.tw.Emit(line(SessionEnd{ExitStatus: status, Reason: rp, DurationMS: end.Sub(r.started).Milliseconds()}))
 	r.ended = true
 	r.mu.Unlock()
 	if flush && r.spans != nil {
@@ -203,28 +211,12 @@ func (r *Recorder) LastTaskNotOK() string {
 // EndAgent is End for an agent session: its session_end carries the sums
 // of the task_end lines written before it.
 func (r *Recorder) EndAgent(status, reason string, flush bool) bool {
-	end := time.Now()
-	r.mu.Lock()
-	if r.ended {
-		r.mu.Unlock()
-		return false
-	}
-	var rp *string
-	if reason != "" {
-		rp = &reason
-	}
-	a := r.agent
-	r.tw.Emit(AgentSessionEnd{
-		SessionEnd: SessionEnd{ExitStatus: status, Reason: rp, DurationMS: end.Sub(r.started).Milliseconds(),
-			ToolCalls: a.toolCalls, ToolErrors: a.toolErrors},
-		Tasks: a.tasks, TotalTurns: a.turns, InputTokens: a.inTok, OutputTokens: a.outTok, ShellCalls: a.shellCalls,
+	return r.end(status, reason, flush, func(base SessionEnd) any {
+		a := r.agent
+		base.ToolCalls, base.ToolErrors = a.toolCalls, a.toolErrors
+		return AgentSessionEnd{SessionEnd: base, Tasks: a.tasks, TotalTurns: a.turns,
+			InputTokens: a.inTok, OutputTokens: a.outTok, ShellCalls: a.shellCalls}
 	})
-	r.ended = true
-	r.mu.Unlock()
-	if flush && r.spans != nil {
-		r.spans.End(status, reason, end)
-	}
-	return true
 }
 
 // AgentTotals are an agent session's totals so far: the sums of its
