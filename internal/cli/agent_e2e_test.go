@@ -375,3 +375,110 @@ func TestAgentHooks(t *testing.T) {
 		t.Errorf("hook events %v, want %s", events, want)
 	}
 }
+
+// Twenty agent sessions at once, each with its own door: every one ends ok
+// with its own trace, and no running record is left.
+func TestAgentTwentyAtOnce(t *testing.T) {
+	homeDir, base := t.TempDir(), t.TempDir()
+	proj := agentProject(t, homeDir, base, "", agentTranscript)
+	type out struct {
+		r  murResult
+		rd ready
+	}
+	results := make(chan out, 20)
+	for i := 0; i < 20; i++ {
+		go func() {
+			cmd := exec.Command(murBin(t), "run", "--json", "--task", "hi")
+			cmd.Dir = proj
+			cmd.Env = []string{"HOME=" + homeDir, "PATH=" + os.Getenv("PATH")}
+			var so, se strings.Builder
+			cmd.Stdout, cmd.Stderr = &so, &se
+			err := cmd.Run()
+			code := 0
+			if ee, ok := err.(*exec.ExitError); ok {
+				code = ee.ExitCode()
+			}
+			var rd ready
+			json.Unmarshal([]byte(strings.TrimSpace(so.String())), &rd)
+			results <- out{murResult{Stdout: so.String(), Stderr: se.String(), Code: code}, rd}
+		}()
+	}
+	seen := map[string]bool{}
+	for i := 0; i < 20; i++ {
+		o := <-results
+		if o.r.Code != 0 || o.rd.SessionID == "" {
+			t.Errorf("run %d: %+v", i, o.r)
+			continue
+		}
+		if seen[*o.rd.URL] {
+			t.Errorf("two sessions shared the door %s", *o.rd.URL)
+		}
+		seen[*o.rd.URL] = true
+		if end := lastEnd(t, traceLines(t, o.rd.RecordsDir)); end.Str("exit_status") != "ok" {
+			t.Errorf("%s: session_end %v", o.rd.SessionID, end.Fields)
+		}
+	}
+	if left, _ := running.Scan(home.Running(homeDir)); len(left) != 0 {
+		t.Errorf("running records left: %d", len(left))
+	}
+}
+
+// SIGKILL leaves the trace as it was (no session_end); mur ps prunes the
+// record and trace show says how the session ended.
+func TestAgentSIGKILL(t *testing.T) {
+	homeDir, base := t.TempDir(), t.TempDir()
+	proj := agentProject(t, homeDir, base, "lifecycle:\n  after_task: sleep\n", agentTranscript)
+	cmd, out, _ := startMur(t, homeDir, proj, "run", "--json")
+	rd := readReady(t, out)
+	cmd.Process.Signal(syscall.SIGKILL)
+	cmd.Wait()
+	r := runMur(t, homeDir, proj, nil, "ps")
+	if !strings.Contains(r.Stderr, "pruned: "+rd.SessionID) {
+		t.Errorf("ps after SIGKILL: %+v", r)
+	}
+	r = runMur(t, homeDir, proj, nil, "trace", "show", rd.SessionID)
+	if !strings.Contains(r.Stdout, "ended without a session_end; its last event is session_start") {
+		t.Errorf("trace show after SIGKILL: %+v", r)
+	}
+}
+
+// A tool result over 64 KiB (a skill's 100 KB skill.md) is cut for the
+// model on a character boundary, the whole kept under logs/tools/ and named
+// in what the model sees; the tool_call line records the full size.
+func TestAgentCutsALargeToolResult(t *testing.T) {
+	homeDir, base := t.TempDir(), t.TempDir()
+	skill := filepath.Join(base, "big-skill")
+	os.MkdirAll(skill, 0o755)
+	os.WriteFile(filepath.Join(skill, "murmur.yaml"), []byte("name: acme/big\nversion: 1.0.0\nruntime: skill\n"), 0o644)
+	body := strings.Repeat("é", 50_000) // 100,000 bytes of two-byte characters
+	os.WriteFile(filepath.Join(skill, "skill.md"), []byte(body), 0o644)
+	for _, c := range []string{"build", "publish"} {
+		if r := runMur(t, homeDir, skill, nil, c); r.Code != 0 {
+			t.Fatalf("%s the skill: %+v", c, r)
+		}
+	}
+	transcript := "version: 1\nresponses:\n  - content: [{type: tool_call, id: call_big, name: big, input: {}}]\n  - content: [{type: text, text: done}]\n"
+	proj := agentProject(t, homeDir, base, "", transcript)
+	m, _ := os.ReadFile(filepath.Join(proj, "murmur.yaml"))
+	m = []byte(strings.Replace(string(m), "inference:", "  - name: acme/big\n    version: 1.0.0\n    runtime: skill\ninference:", 1))
+	os.WriteFile(filepath.Join(proj, "murmur.yaml"), m, 0o644)
+	r := runMur(t, homeDir, proj, nil, "run", "--json", "--task", "read it")
+	if r.Code != 0 {
+		t.Fatalf("run: %+v", r)
+	}
+	rd := parseReady(t, r.Stdout)
+	var tc *trace.Line
+	lines := traceLines(t, rd.RecordsDir)
+	for i := range lines {
+		if lines[i].EventType == trace.TypeToolCall {
+			tc = &lines[i]
+		}
+	}
+	if tc == nil || tc.Int("output_bytes") != 100_000 || tc.Str("kind") != "skill" {
+		t.Fatalf("tool_call %v", tc)
+	}
+	kept, err := os.ReadFile(filepath.Join(rd.RecordsDir, "logs", "tools", "call_big.out"))
+	if err != nil || string(kept) != body {
+		t.Errorf("the whole result was not kept: %d bytes, %v", len(kept), err)
+	}
+}
