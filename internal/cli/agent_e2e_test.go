@@ -12,6 +12,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/murmur-go/murmur/internal/home"
 	"github.com/murmur-go/murmur/internal/running"
@@ -480,5 +481,39 @@ func TestAgentCutsALargeToolResult(t *testing.T) {
 	kept, err := os.ReadFile(filepath.Join(rd.RecordsDir, "logs", "tools", "call_big.out"))
 	if err != nil || string(kept) != body {
 		t.Errorf("the whole result was not kept: %d bytes, %v", len(kept), err)
+	}
+}
+
+// SIGTERM while a shell tool runs: the command's process group is ended, the
+// task is canceled in the tool phase, session_end says canceled, exit 143.
+func TestAgentSIGTERMMidTool(t *testing.T) {
+	homeDir, base := t.TempDir(), t.TempDir()
+	transcript := "version: 1\nresponses:\n  - content: [{type: tool_call, id: call_sleep, name: bash, input: {command: \"touch started; sleep 60\"}}]\n  - content: [{type: text, text: never}]\n"
+	proj := agentProject(t, homeDir, base, "capabilities:\n  shell:\n    allow: [bash]\n", transcript)
+	cmd, out, stderr := startMur(t, homeDir, proj, "run", "--json", "--task", "sleep")
+	rd := readReady(t, out)
+	for i := 0; i < 500; i++ {
+		if _, err := os.Stat(filepath.Join(rd.Workdir, "started")); err == nil {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	cmd.Process.Signal(syscall.SIGTERM)
+	err := cmd.Wait()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 143 {
+		t.Fatalf("exit after SIGTERM: %v (stderr %s)", err, stderr)
+	}
+	lines := traceLines(t, rd.RecordsDir)
+	var canceled *trace.Line
+	for i := range lines {
+		if lines[i].EventType == trace.TypeTaskCanceled {
+			canceled = &lines[i]
+		}
+	}
+	if canceled == nil || canceled.Str("phase") != "tool" {
+		t.Errorf("task_canceled %v in %s", canceled, types(lines))
+	}
+	if end := lastEnd(t, lines); end.Str("exit_status") != "canceled" {
+		t.Errorf("session_end %v", end.Fields)
 	}
 }
