@@ -177,22 +177,25 @@ func BenchmarkDoorSendMessageCompleted(b *testing.B) {
 }
 
 // vmRSS reads a process's resident set size in KiB from /proc/<pid>/status.
-func vmRSS(b *testing.B, pid int) int {
+func vmRSS(b *testing.B, pid int) int { return procStatus(b, pid, "VmRSS") }
+
+// procStatus reads one "<field>: N kB" value of /proc/<pid>/status.
+func procStatus(b *testing.B, pid int, field string) int {
 	b.Helper()
 	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
 		b.Fatal(err)
 	}
 	for _, l := range strings.Split(string(data), "\n") {
-		if rest, ok := strings.CutPrefix(l, "VmRSS:"); ok {
+		if rest, ok := strings.CutPrefix(l, field+":"); ok {
 			kb, err := strconv.Atoi(strings.TrimSuffix(strings.TrimSpace(rest), " kB"))
 			if err != nil {
-				b.Fatalf("VmRSS line %q: %v", l, err)
+				b.Fatalf("%s line %q: %v", field, l, err)
 			}
 			return kb
 		}
 	}
-	b.Fatalf("no VmRSS in /proc/%d/status", pid)
+	b.Fatalf("no %s in /proc/%d/status", field, pid)
 	return 0
 }
 
@@ -205,12 +208,14 @@ func BenchmarkAgentIdleRSS(b *testing.B) {
 	homeDir, base := b.TempDir(), b.TempDir()
 	proj := agentProject(b, homeDir, base, sleepLifecycle, oneTurnAnswers(2))
 	shareCompileCache(b, homeDir)
-	var idle, after []int
+	var idle, anon, file, after []int
 	for i := 0; i < b.N; i++ {
 		cmd := murCmd(b, homeDir, proj, "run", "--json")
 		_, rd, _ := startToReady(b, cmd)
 		time.Sleep(time.Second)
 		idle = append(idle, vmRSS(b, cmd.Process.Pid))
+		anon = append(anon, procStatus(b, cmd.Process.Pid, "RssAnon"))
+		file = append(file, procStatus(b, cmd.Process.Pid, "RssFile"))
 		c, err := a2aclient.NewFromEndpoints(context.Background(),
 			[]*a2a.AgentInterface{a2a.NewAgentInterface("http://"+*rd.URL, a2a.TransportProtocolJSONRPC)})
 		if err != nil {
@@ -225,8 +230,9 @@ func BenchmarkAgentIdleRSS(b *testing.B) {
 		after = append(after, vmRSS(b, cmd.Process.Pid))
 		terminate(b, cmd)
 	}
-	slices.Sort(idle)
-	slices.Sort(after)
-	b.ReportMetric(float64(idle[len(idle)/2])/1024, "idle-MiB")
-	b.ReportMetric(float64(after[len(after)/2])/1024, "after-task-MiB")
+	mib := func(kb []int) float64 { slices.Sort(kb); return float64(kb[len(kb)/2]) / 1024 }
+	b.ReportMetric(mib(idle), "idle-MiB")
+	b.ReportMetric(mib(anon), "idle-anon-MiB")
+	b.ReportMetric(mib(file), "idle-file-MiB")
+	b.ReportMetric(mib(after), "after-task-MiB")
 }
