@@ -32,7 +32,7 @@ responses:
 
 // agentProject writes an agent capsule driven by murmur/driver-replay that
 // declares the published tool acme/echo; lifecycle is extra YAML.
-func agentProject(t *testing.T, homeDir, base, lifecycle, transcript string) string {
+func agentProject(t testing.TB, homeDir, base, lifecycle, transcript string) string {
 	t.Helper()
 	tool := filepath.Join(base, "echo")
 	os.MkdirAll(tool, 0o755)
