@@ -38,7 +38,8 @@ type startupRecord struct {
 // timeout over every pidfd tells, in one system call, which capsules may have
 // gone; only those are then asked Alive(), which stays the authority (a
 // zombie still holds its pid, and Alive counts it, as `mur ps` would). A
-// record whose pidfd could not be opened is asked Alive() on every read.
+// record whose pidfd could not be opened, or past the descriptors the daemon
+// may spend on pidfds (pidfdBudget), is asked Alive() on every read.
 type startupSet struct {
 	recs  []*startupRecord
 	byID  map[string]*startupRecord
@@ -74,8 +75,13 @@ func scanStartup(dir string) (*startupSet, StartupCount, error) {
 		}
 	}
 	cnt.Took = time.Since(t0)
+	budget := pidfdBudget()
 	for _, r := range set.recs {
-		set.watch(r)
+		if len(set.fds) < budget {
+			set.watch(r)
+		} else {
+			set.poll(r)
+		}
 	}
 	for _, r := range set.recs {
 		if !r.done {
@@ -107,6 +113,16 @@ func (s *startupSet) watch(r *startupRecord) {
 	r.pidfd = fd
 	s.fds = append(s.fds, unix.PollFd{Fd: int32(fd), Events: unix.POLLIN})
 	s.owner = append(s.owner, r)
+}
+
+// poll is watch for a record past the pidfd budget: it is asked Alive() (a
+// read of /proc) now and on every census read.
+func (s *startupSet) poll(r *startupRecord) {
+	if !r.rec.Alive() {
+		r.done = true
+		return
+	}
+	s.slow = append(s.slow, r)
 }
 
 // count re-checks every start-up capsule still counted and returns how many
