@@ -25,7 +25,8 @@ type StartupCount struct {
 type startupRecord struct {
 	rec   running.Record
 	pidfd int // -1 when none could be opened: Alive is asked on every read
-	done  bool
+	done  bool // found gone: never counted again
+	held  bool // absorbed by a running session with its id, which counts instead
 }
 
 // startupSet holds the start-up capsules still counted. It is read under the
@@ -37,7 +38,8 @@ type startupRecord struct {
 // timeout over every pidfd tells, in one system call, which capsules may have
 // gone; only those are then asked Alive(), which stays the authority (a
 // zombie still holds its pid, and Alive counts it, as `mur ps` would). A
-// record whose pidfd could not be opened is asked Alive() on every read.
+// record whose pidfd could not be opened, or past the descriptors the daemon
+// may spend on pidfds (pidfdBudget), is asked Alive() on every read.
 type startupSet struct {
 	recs  []*startupRecord
 	byID  map[string]*startupRecord
@@ -73,8 +75,13 @@ func scanStartup(dir string) (*startupSet, StartupCount, error) {
 		}
 	}
 	cnt.Took = time.Since(t0)
+	budget := pidfdBudget()
 	for _, r := range set.recs {
-		set.watch(r)
+		if len(set.fds) < budget {
+			set.watch(r)
+		} else {
+			set.poll(r)
+		}
 	}
 	for _, r := range set.recs {
 		if !r.done {
@@ -108,6 +115,16 @@ func (s *startupSet) watch(r *startupRecord) {
 	s.owner = append(s.owner, r)
 }
 
+// poll is watch for a record past the pidfd budget: it is asked Alive() (a
+// read of /proc) now and on every census read.
+func (s *startupSet) poll(r *startupRecord) {
+	if !r.rec.Alive() {
+		r.done = true
+		return
+	}
+	s.slow = append(s.slow, r)
+}
+
 // count re-checks every start-up capsule still counted and returns how many
 // are. A capsule found gone is never counted again.
 func (s *startupSet) count() int {
@@ -136,8 +153,7 @@ func (s *startupSet) count() int {
 				continue
 			}
 			if !r.rec.Alive() {
-				r.done = true
-				s.live--
+				s.gone(r)
 				continue
 			}
 			kept = append(kept, r)
@@ -164,8 +180,7 @@ func (s *startupSet) reap() {
 			s.slow = append(s.slow, r) // e.g. a zombie: still holds its pid
 			continue
 		}
-		r.done = true
-		s.live--
+		s.gone(r)
 	}
 	s.fds, s.owner = s.fds[:j], s.owner[:j]
 }
@@ -180,39 +195,60 @@ func (s *startupSet) moveToSlow(r *startupRecord) {
 	}
 }
 
-// absorb stops counting the start-up record with this session id, because the
-// session registered and is now counted as a tracked session (contracts §7:
-// a start-up record and a registration with the same session id are one
-// capsule). It reports whether a still-counted record was absorbed.
+// absorb stops counting the start-up record with this session id while the
+// session it registered as is running: a start-up record and a registration
+// with the same session id are one capsule (contracts §7), counted as the
+// session. The record stays watched, because the session's deregistration is
+// only the client's word: the capsule stops counting once the daemon has
+// evidence that it is gone, and release hands the count back to the record
+// until then. It reports whether a still-counted record was absorbed.
 func (s *startupSet) absorb(sessionID string) bool {
 	if s == nil {
 		return false
 	}
-	r, ok := s.byID[sessionID]
-	if !ok || r.done {
+	if _, ok := s.byID[sessionID]; !ok {
 		return false
 	}
 	absorbed := 0
 	for _, x := range s.recs {
-		if x.rec.SessionID == sessionID && !x.done {
-			x.done = true
+		if x.rec.SessionID == sessionID && !x.done && !x.held {
+			x.held = true
 			absorbed++
 		}
 	}
 	s.live -= absorbed
-	j := 0
-	for i := range s.fds {
-		r := s.owner[i]
-		if r.done {
-			unix.Close(r.pidfd)
-			r.pidfd = -1
-			continue
-		}
-		s.fds[j], s.owner[j] = s.fds[i], r
-		j++
-	}
-	s.fds, s.owner = s.fds[:j], s.owner[:j]
 	return absorbed > 0
+}
+
+// release ends absorb for a session that deregistered: each of its start-up
+// records counts again until its process is found gone (the next count
+// re-checks it). It reports whether a record was handed back.
+func (s *startupSet) release(sessionID string) bool {
+	if s == nil {
+		return false
+	}
+	if _, ok := s.byID[sessionID]; !ok {
+		return false
+	}
+	back := 0
+	for _, x := range s.recs {
+		if x.rec.SessionID == sessionID && x.held {
+			x.held = false
+			if !x.done {
+				back++
+			}
+		}
+	}
+	s.live += back
+	return back > 0
+}
+
+// gone marks r as found gone; it was counted unless a session holds it.
+func (s *startupSet) gone(r *startupRecord) {
+	r.done = true
+	if !r.held {
+		s.live--
+	}
 }
 
 // close releases every pidfd (tests start many daemons in one process).

@@ -94,21 +94,54 @@ func TestStartupSetSlowPath(t *testing.T) {
 	}
 }
 
-// TestStartupSetAbsorbWatched: absorbing a record watched by a pidfd closes
-// it and takes it out of the poll set.
+// TestStartupSetAbsorbWatched: an absorbed record stops counting but stays
+// watched, so that a release after its session deregisters counts it again
+// only while its process lives (issue 14 item 5).
 func TestStartupSetAbsorbWatched(t *testing.T) {
 	dir := home.Running(t.TempDir())
 	os.MkdirAll(dir, 0o700)
 	a, aStart := startSleeper(t)
+	b, bStart := startSleeper(t)
 	writeRecord(t, dir, record("ses_a", a.Process.Pid, aStart))
+	writeRecord(t, dir, record("ses_b", b.Process.Pid, bStart))
 	set, _, _ := scanStartup(dir)
 	defer set.close()
-	if !set.absorb("ses_a") || len(set.fds) != 0 || set.count() != 0 {
+	if !set.absorb("ses_a") || !set.absorb("ses_b") || len(set.fds) != 2 || set.count() != 0 {
 		t.Fatalf("absorb: fds %d count %d", len(set.fds), set.count())
 	}
+	if set.absorb("ses_a") {
+		t.Fatal("absorbed twice")
+	}
+	// ses_a's process exits while its session runs: nothing changes in the
+	// count, and its release hands nothing back.
 	a.Process.Kill()
 	a.Wait()
-	if set.count() != 0 || set.absorb("ses_nobody") {
-		t.Fatal("absorbed record counted again")
+	waitDone(t, set, "ses_a")
+	if set.count() != 0 || set.release("ses_a") || set.count() != 0 {
+		t.Fatalf("a gone absorbed record counted: %d", set.count())
+	}
+	// ses_b's session deregisters while its process lives: it counts again,
+	// until its exit.
+	if !set.release("ses_b") || set.count() != 1 {
+		t.Fatalf("released live record: count %d, want 1", set.count())
+	}
+	b.Process.Kill()
+	b.Wait()
+	waitCount(t, set, 0)
+	if set.absorb("ses_nobody") || set.release("ses_nobody") {
+		t.Fatal("an unknown id absorbed or released")
+	}
+}
+
+// waitDone polls the set until the record with this id is found gone.
+func waitDone(t *testing.T, s *startupSet, sid string) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !s.byID[sid].done {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s never found gone", sid)
+		}
+		s.count()
+		time.Sleep(5 * time.Millisecond)
 	}
 }

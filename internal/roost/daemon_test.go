@@ -47,6 +47,13 @@ var listenRE = regexp.MustCompile(`^mur-roost: listening on (127\.0\.0\.1:\d+)$`
 // args name one) and waits for its three start-up lines.
 func startDaemon(t testing.TB, home string, args ...string) *daemon {
 	t.Helper()
+	return startDaemonCmd(t, home, func(args []string) *exec.Cmd { return exec.Command(roostBin, args...) }, args...)
+}
+
+// startDaemonCmd is startDaemon with the command built by cmdFor (a wrapper
+// that sets limits, for one).
+func startDaemonCmd(t testing.TB, home string, cmdFor func([]string) *exec.Cmd, args ...string) *daemon {
+	t.Helper()
 	hasPort := false
 	for _, a := range args {
 		if a == "--port" || strings.HasPrefix(a, "--port=") {
@@ -56,7 +63,7 @@ func startDaemon(t testing.TB, home string, args ...string) *daemon {
 	if !hasPort {
 		args = append([]string{"--port", "0"}, args...)
 	}
-	cmd := exec.Command(roostBin, args...)
+	cmd := cmdFor(args)
 	cmd.Env = []string{"HOME=" + home, "PATH=" + os.Getenv("PATH")}
 	d := &daemon{cmd: cmd, stderr: &syncBuffer{}}
 	cmd.Stderr = d.stderr

@@ -71,6 +71,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if cfg.RegistryPath == "" {
 		cfg.RegistryPath = home.Artifacts(homeDir)
 	}
+	raiseNoFileLimit()
 	srv, cnt, err := New(Options{
 		MaxDepth:        cfg.MaxDepth,
 		MaxConcurrent:   cfg.MaxConcurrent,

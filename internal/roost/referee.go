@@ -425,6 +425,9 @@ func (r *Referee) Deregister(credential string, req roostapi.DeregisterRequest) 
 	if sess.parent != nil {
 		sess.parent.children--
 	}
+	// A start-up capsule that registered under this id is not gone because
+	// its session deregistered: it counts again until its exit is seen.
+	r.st.startup.release(sid)
 	return nil
 }
 

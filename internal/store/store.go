@@ -200,8 +200,7 @@ func (s *Store) resolveOnce(full, version string, opts manifest.Options) (*Resol
 	zipPath, shaPath, metaPath := s.Paths(full, version)
 	data, err := os.ReadFile(zipPath)
 	if errors.Is(err, os.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
-		return nil, diag.New("E-REG-001", "%s@%s is not installed in the %s", full, version, s.label()).
-			WithHint("publish its .mur.zip into the global store with 'mur publish <zip>' (in a project, 'mur install' then copies it into the project store)")
+		return nil, notInstalled(s, full, version)
 	}
 	if err != nil {
 		return nil, diag.Wrap(err, "E-IO-001", "cannot read %s", zipPath)
@@ -209,32 +208,17 @@ func (s *Store) resolveOnce(full, version string, opts manifest.Options) (*Resol
 	return s.verify(full, version, zipPath, shaPath, metaPath, data, opts)
 }
 
+func notInstalled(s *Store, full, version string) error {
+	return diag.New("E-REG-001", "%s@%s is not installed in the %s", full, version, s.label()).
+		WithHint("publish its .mur.zip into the global store with 'mur publish <zip>' (in a project, 'mur install' then copies it into the project store)")
+}
+
 func (s *Store) verify(full, version, zipPath, shaPath, metaPath string, data []byte, opts manifest.Options) (*Resolved, error) {
 	ref := full + "@" + version
 	sum := HashHex(data)
-	side, err := os.ReadFile(shaPath)
+	meta, err := s.checkSidecars(ref, shaPath, metaPath, sum, version, full)
 	if err != nil {
-		return nil, diag.Wrap(err, "E-REG-002", "%s in the %s has no readable .sha256 sidecar", ref, s.label()).
-			WithHint("install or publish it again")
-	}
-	if got := strings.TrimSpace(string(side)); got != sum {
-		return nil, diag.New("E-REG-002", "%s in the %s: the .sha256 sidecar says %s but the zip bytes hash to %s", ref, s.label(), short(got), short(sum)).
-			WithHint("the artifact changed after it was stored: install or publish it again")
-	}
-	mb, err := os.ReadFile(metaPath)
-	if err != nil {
-		return nil, diag.Wrap(err, "E-REG-008", "%s in the %s has no readable .meta.json sidecar", ref, s.label()).
-			WithHint("install or publish it again")
-	}
-	var meta Meta
-	if err := json.Unmarshal(mb, &meta); err != nil {
-		return nil, diag.Wrap(err, "E-REG-008", "%s in the %s: .meta.json does not parse", ref, s.label()).
-			WithHint("install or publish it again")
-	}
-	if meta.SHA256 != sum || meta.Name != full || meta.Version != version {
-		return nil, diag.New("E-REG-008", "%s in the %s: .meta.json names %s@%s sha256 %s, the store holds %s sha256 %s",
-			ref, s.label(), meta.Name, meta.Version, short(meta.SHA256), ref, short(sum)).
-			WithHint("install or publish it again")
+		return nil, err
 	}
 	arch, err := OpenArchive(data)
 	if err != nil {
@@ -244,6 +228,41 @@ func (s *Store) verify(full, version, zipPath, shaPath, metaPath string, data []
 	if err != nil {
 		return nil, err
 	}
+	return s.finish(ref, full, version, zipPath, sum, meta, m, arch)
+}
+
+// checkSidecars compares both sidecars with sum, the hash of the bytes read.
+func (s *Store) checkSidecars(ref, shaPath, metaPath, sum, version, full string) (Meta, error) {
+	side, err := os.ReadFile(shaPath)
+	if err != nil {
+		return Meta{}, diag.Wrap(err, "E-REG-002", "%s in the %s has no readable .sha256 sidecar", ref, s.label()).
+			WithHint("install or publish it again")
+	}
+	if got := strings.TrimSpace(string(side)); got != sum {
+		return Meta{}, diag.New("E-REG-002", "%s in the %s: the .sha256 sidecar says %s but the zip bytes hash to %s", ref, s.label(), short(got), short(sum)).
+			WithHint("the artifact changed after it was stored: install or publish it again")
+	}
+	mb, err := os.ReadFile(metaPath)
+	if err != nil {
+		return Meta{}, diag.Wrap(err, "E-REG-008", "%s in the %s has no readable .meta.json sidecar", ref, s.label()).
+			WithHint("install or publish it again")
+	}
+	var meta Meta
+	if err := json.Unmarshal(mb, &meta); err != nil {
+		return Meta{}, diag.Wrap(err, "E-REG-008", "%s in the %s: .meta.json does not parse", ref, s.label()).
+			WithHint("install or publish it again")
+	}
+	if meta.SHA256 != sum || meta.Name != full || meta.Version != version {
+		return Meta{}, diag.New("E-REG-008", "%s in the %s: .meta.json names %s@%s sha256 %s, the store holds %s sha256 %s",
+			ref, s.label(), meta.Name, meta.Version, short(meta.SHA256), ref, short(sum)).
+			WithHint("install or publish it again")
+	}
+	return meta, nil
+}
+
+// finish checks the parsed manifest against the directory path and the
+// .meta.json sidecar.
+func (s *Store) finish(ref, full, version, zipPath, sum string, meta Meta, m *manifest.Manifest, arch *Archive) (*Resolved, error) {
 	if m.Name != full || m.Version != version {
 		return nil, diag.New("E-REG-009", "%s in the %s: its murmur.yaml declares %s@%s", ref, s.label(), m.Name, m.Version).
 			WithHint("the directory path decides the name: install or publish the artifact again")

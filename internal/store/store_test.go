@@ -187,10 +187,19 @@ func TestResolveRefusals(t *testing.T) {
 			if _, err := s.Publish(artifactZip(t, "acme/lint", "1.0.0", ""), false); err != nil {
 				t.Fatal(err)
 			}
+			warm := NewManifestCache(1)
+			if _, err := s.ResolveManifest("acme/lint", "1.0.0", warm); err != nil {
+				t.Fatal(err)
+			}
 			if tc.tamper != nil {
 				tc.tamper(t, s)
 			}
 			n, v := "acme/lint", "1.0.0"
+			defer func() {
+				if r, err := s.ResolveManifest(n, v, warm); diag.Code(err) != tc.code {
+					t.Fatalf("ResolveManifest after a warm cache = %v, %v; want code %s", r, err, tc.code)
+				}
+			}()
 			if tc.name2 != "" {
 				n = tc.name2
 			}
@@ -200,6 +209,11 @@ func TestResolveRefusals(t *testing.T) {
 			r, err := s.Resolve(n, v, noSecrets)
 			if diag.Code(err) != tc.code {
 				t.Fatalf("Resolve = %v, %v; want code %s", r, err, tc.code)
+			}
+			// The streaming resolve refuses alike, with a fresh cache and
+			// with one that resolved the artifact before it was tampered.
+			if r, err := s.ResolveManifest(n, v, NewManifestCache(1)); diag.Code(err) != tc.code {
+				t.Fatalf("ResolveManifest = %v, %v; want code %s", r, err, tc.code)
 			}
 		})
 	}
