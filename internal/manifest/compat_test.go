@@ -76,7 +76,6 @@ func TestImplementationKeys(t *testing.T) {
 		{"implementation wasm", "runtime: tool\nimplementation: wasm\n", RuntimeTool, false, ExecutionWASM, ""},
 		{"implementation native", "runtime: tool\nimplementation: native\n", RuntimeTool, true, ExecutionNative, "4:1: implementation: native"},
 		{"execution native", "runtime: tool\nexecution: native\n", RuntimeTool, true, ExecutionNative, "4:1: execution: native"},
-		{"implementation without runtime", "implementation: native\n", RuntimeTool, true, ExecutionNative, "3:1: implementation: native"},
 		{"execution wasm", "runtime: tool\nexecution: wasm\n", RuntimeTool, false, ExecutionWASM, ""},
 		{"runtime wasm execution wasm", "runtime: wasm\nimplementation: wasm\nexecution: wasm\n", RuntimeTool, false, ExecutionWASM, ""},
 		{"skill static", "runtime: skill\nexecution: static\n", RuntimeSkill, false, ExecutionStatic, ""},
@@ -113,6 +112,7 @@ func TestImplementationConflicts(t *testing.T) {
 		{"native hook by execution", head + "runtime: hook\nexecution: native\n", "E-MAN-028", "4:12", "only a tool may be native"},
 		{"static tool", head + "runtime: wasm\nexecution: static\n", "E-MAN-028", "4:12", "a tool is packaged as wasm"},
 		{"wasm skill", head + "runtime: skill\nexecution: wasm\n", "E-MAN-028", "4:12", "a skill is packaged as static"},
+		{"native capsule", head + "implementation: native\n", "E-MAN-028", "3:17", "only a tool may be native (runtime: capsule)"},
 		{"static script capsule", head + "execution: static\n", "E-MAN-028", "3:12", "a script capsule is packaged as wasm"},
 		{"implementation enum", head + "implementation: python\n", "E-MAN-007", "3:17", `"python" is not one of wasm, native`},
 		{"execution enum", head + "execution: docker\n", "E-MAN-007", "3:12", `"docker" is not one of wasm, native, static`},
@@ -140,7 +140,7 @@ func TestArtifactEntrySpellings(t *testing.T) {
 	if b.Name != "acme/git" || b.RuntimeKind() != RuntimeTool || !b.IsNative() {
 		t.Errorf("runtime: native entry: %+v", b)
 	}
-	if err := b.RefuseNative(); err == nil || !strings.Contains(err.Error(), "E-MAN-029") || !strings.Contains(err.Error(), "murmur.yaml:5:38: artifacts[1].runtime: native") {
+	if err := b.RefuseNative(); err == nil || !strings.Contains(err.Error(), "E-MAN-029") || !strings.Contains(err.Error(), "murmur.yaml:5:36: artifacts[1].runtime: native") {
 		t.Errorf("RefuseNative = %v", err)
 	}
 
