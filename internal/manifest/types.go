@@ -104,8 +104,8 @@ type Manifest struct {
 	// ExecutionKind, which take every spelling into account.
 	Implementation Opt[string]
 	Execution      Opt[string]
-	Description  string
-	Tags         []string
+	Description    string
+	Tags           []string
 	// RequiresFiles are extra relative paths packed by mur build.
 	RequiresFiles []string
 
@@ -168,7 +168,7 @@ type Artifact struct {
 	// DeclaredRuntime is `runtime` as written ("wasm" and "native" read as
 	// Runtime "tool").
 	DeclaredRuntime string
-	Gateway *Gateway
+	Gateway         *Gateway
 	// Capabilities is the artifact's own grant as written (nil = not declared:
 	// the artifact inherits the capsule's grant). EffectiveGrants narrows it.
 	Capabilities *Capabilities
