@@ -223,7 +223,7 @@ func keyVariable(ref string) string {
 // murmur.StopSession ends the session.
 func runAgent(ctx context.Context, p *Plan, opts Options, r *run) (Result, error) {
 	m := p.Manifest
-	task, err := readTask(opts.Task)
+	task, err := readTask(opts.Task, os.Stdin, opts.Stderr)
 	if err != nil {
 		return Result{}, err
 	}

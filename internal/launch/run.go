@@ -2,13 +2,17 @@ package launch
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
+	"unicode"
 
 	"github.com/murmur-go/murmur/internal/diag"
 	"github.com/murmur-go/murmur/internal/home"
@@ -147,7 +151,7 @@ func Run(ctx context.Context, p *Plan, opts Options) (Result, error) {
 		return Result{}, err
 	}
 	defer comp.Close()
-	task, err := readTask(opts.Task)
+	task, err := readTask(opts.Task, os.Stdin, opts.Stderr)
 	if err != nil {
 		return Result{}, err
 	}
@@ -336,17 +340,39 @@ func retainOf(m *manifest.Manifest) session.Retain {
 	return r
 }
 
-// readTask reads --task: a file when one exists at that path, else the text.
-func readTask(v string) (string, error) {
+// readTask reads --task: "-" is standard input, a path to a regular file is
+// that file, and anything else is the task's text (contracts §10). Text with
+// no whitespace that looks like a path to nothing is most likely a mistyped
+// file name: it is still the text, with a W-RUN-001 warning on stderr, so
+// that no task changes meaning over a guess.
+func readTask(v string, stdin io.Reader, stderr io.Writer) (string, error) {
 	if v == "" {
 		return "", nil
 	}
-	if st, err := os.Stat(v); err == nil && st.Mode().IsRegular() {
+	if v == "-" {
+		b, err := io.ReadAll(stdin)
+		if err != nil {
+			return "", diag.Wrap(err, "E-RUN-007", "cannot read the task from standard input (--task -)")
+		}
+		return string(b), nil
+	}
+	st, err := os.Stat(v)
+	if err == nil && st.Mode().IsRegular() {
 		b, err := os.ReadFile(v)
 		if err != nil {
 			return "", diag.Wrap(err, "E-RUN-007", "cannot read the task file %s", v)
 		}
 		return string(b), nil
+	}
+	if errors.Is(err, fs.ErrNotExist) && !strings.ContainsFunc(v, unicode.IsSpace) && !strings.Contains(v, "://") {
+		ext := filepath.Ext(v)
+		pathy := strings.HasPrefix(v, "~") || strings.ContainsAny(v, `/\`) ||
+			(len(ext) >= 2 && len(ext) <= 6 && len(ext) < len(v) &&
+				strings.IndexFunc(ext[1:], func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) }) < 0 &&
+				strings.IndexFunc(ext[1:], unicode.IsLetter) >= 0)
+		if pathy {
+			fmt.Fprintln(stderr, diag.Warn("W-RUN-001", "--task %q is no file (nothing exists at that path), so it is used as the task's text; check the path, or write the text with a space in it", v).String())
+		}
 	}
 	return v, nil
 }

@@ -32,6 +32,13 @@ func FuzzParse(f *testing.F) {
 		}
 		f.Add(b)
 	}
+	for _, dir := range []string{"jsonl-line-count", "line-counter", "git-status"} {
+		b, err := os.ReadFile(filepath.Join("testdata", "published", dir, "murmur.yaml"))
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b)
+	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		m, err := Parse(data, "", Options{LookupEnv: func(string) (string, bool) { return fuzzSecret, true }})
 		leakCheck := !strings.Contains(string(data), fuzzSecret)
@@ -54,6 +61,7 @@ func FuzzParse(f *testing.F) {
 		if !IsFullName(m.Name) || m.Version == "" || ReservedVersion(m.Version) {
 			t.Fatalf("accepted name %q version %q", m.Name, m.Version)
 		}
+		checkImplementation(t, m)
 		g, ws := m.EffectiveGrants()
 		js, jerr := json.Marshal(g)
 		if jerr != nil {
@@ -122,5 +130,35 @@ func checkNarrowed(t *testing.T, c GrantSet, a ArtifactGrant) {
 	if l.DeadlineSeconds > cl.DeadlineSeconds || l.MemoryBytes > cl.MemoryBytes || l.TableElements > cl.TableElements ||
 		l.Instances > cl.Instances || l.WorkdirMaxBytes > cl.WorkdirMaxBytes {
 		t.Fatalf("%s: limits beyond the capsule's: %+v > %+v", a.Name, l, cl)
+	}
+}
+
+// checkImplementation asserts what a loaded manifest's implementation keys
+// promise: only a tool is native, a native tool's refusal is a positioned
+// E-MAN-029, the packaging is one of the three, and every artifact has a
+// full name however it was written.
+func checkImplementation(t *testing.T, m *Manifest) {
+	t.Helper()
+	if m.IsNative() && m.RuntimeKind() != RuntimeTool {
+		t.Fatalf("a native %s", m.RuntimeKind())
+	}
+	if k := m.ExecutionKind(); k != ExecutionWASM && k != ExecutionNative && k != ExecutionStatic {
+		t.Fatalf("execution %q", k)
+	}
+	refusals := []error{m.RefuseNative()}
+	for _, a := range m.Artifacts {
+		if !IsFullName(a.Name) {
+			t.Fatalf("artifact name %q", a.Name)
+		}
+		if a.IsNative() && a.RuntimeKind() != RuntimeTool {
+			t.Fatalf("a native %s entry", a.RuntimeKind())
+		}
+		refusals = append(refusals, a.RefuseNative())
+	}
+	for _, err := range refusals {
+		var d *diag.Diagnostic
+		if err != nil && (!errors.As(err, &d) || d.Code != "E-MAN-029" || !fuzzPrefix.MatchString(d.Message) || strings.ContainsAny(d.Message, "\n\r\x1b")) {
+			t.Fatalf("bad refusal %v", err)
+		}
 	}
 }

@@ -101,7 +101,7 @@ func Parse(data []byte, file string, opts Options) (*Manifest, error) {
 			name, top.Line, top.Column, kindName(top)).
 			WithHint("start the file with name: and version: lines")
 	}
-	p := &parser{file: name, opts: opts, m: &Manifest{File: file, declared: make(map[string]Pos, 64)}}
+	p := &parser{file: name, opts: opts, m: &Manifest{File: file, declared: make(map[string]Pos, 64)}, valPos: map[string]Pos{}}
 	if p.opts.LookupEnv == nil {
 		p.opts.LookupEnv = os.LookupEnv
 	}
@@ -174,6 +174,9 @@ type parser struct {
 	// file name the same subtree many times; the budget keeps a hostile
 	// manifest from costing more than a large honest one.
 	nodes int
+	// valPos is where the values of runtime, implementation and execution
+	// were written, for the checks that relate them.
+	valPos map[string]Pos
 }
 
 // Bounds on a manifest's shape. Honest manifests are far below them; they

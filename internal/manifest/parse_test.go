@@ -63,7 +63,7 @@ var errorCases = func() []errorCase {
 		{"empty version", "name: x\nversion:\n", "E-MAN-006", "2:9", "version is empty"},
 		{"version with slash", "name: x\nversion: 1/2\n", "E-MAN-006", "2:10", "not a usable version"},
 		{"duplicate key", "name: x\nversion: \"1\"\nname: y\n", "E-MAN-010", "3:1", "first at line 1, column 1"},
-		{"runtime enum", head + "runtime: service\n", "E-MAN-007", "3:10", `"service" is not one of capsule, tool, driver, hook, skill`},
+		{"runtime enum", head + "runtime: service\n", "E-MAN-007", "3:10", `"service" is not one of capsule, tool, driver, hook, skill, wasm, native`},
 		{"tags not a list", head + "tags: x\n", "E-MAN-004", "3:7", "tags: expected a list, found a single value"},
 		{"tag item a map", head + "tags:\n  - {a: 1}\n", "E-MAN-004", "4:5", "tags[0]: expected a string"},
 		{"too many entries", long, "E-MAN-025", "4:3", "more than the 1024"},
@@ -72,7 +72,6 @@ var errorCases = func() []errorCase {
 		{"requires_files absolute", head + "requires_files: [/etc/passwd]\n", "E-MAN-014", "3:18", "not a relative path"},
 		{"artifacts not a list", head + "artifacts: {}\n", "E-MAN-004", "3:12", "artifacts: expected a list, found a mapping"},
 		{"artifact a scalar", head + "artifacts:\n  - murmur/x\n", "E-MAN-004", "4:5", "artifacts[0]: expected a mapping"},
-		{"artifact bare name", head + "artifacts:\n  - name: tool-a\n    version: \"1\"\n", "E-MAN-005", "4:11", `"tool-a" is not a full name`},
 		{"artifact missing name", head + "artifacts:\n  - version: \"1\"\n", "E-MAN-001", "4:5", "artifacts[0]: missing required key 'name'"},
 		{"artifact missing version", head + "artifacts:\n  - name: a/b\n", "E-MAN-001", "4:5", "artifacts[0]: missing required key 'version'"},
 		{"artifact reserved version", head + "artifacts:\n  - name: a/b\n    version: stable\n", "E-MAN-006", "5:14", "reserved"},
@@ -619,7 +618,7 @@ func TestMessagesAreOneCleanLine(t *testing.T) {
 		t.Errorf("got %q", w)
 	}
 	_, err := Parse([]byte(head+"runtime: \"a\\tb\\u0085\"\n"), "", Options{})
-	if err == nil || err.Error() != `error[E-MAN-007]: murmur.yaml:3:10: runtime: "a\tb\u0085" is not one of capsule, tool, driver, hook, skill` {
+	if err == nil || err.Error() != `error[E-MAN-007]: murmur.yaml:3:10: runtime: "a\tb\u0085" is not one of capsule, tool, driver, hook, skill, wasm, native` {
 		t.Errorf("got %v", err)
 	}
 }

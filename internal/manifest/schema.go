@@ -38,7 +38,13 @@ func (p *parser) top(n *yaml.Node) {
 		case "version":
 			m.Version = p.version(v, kp)
 		case "runtime":
-			m.Runtime = p.enum(v, kp, RuntimeCapsule, RuntimeTool, RuntimeDriver, RuntimeHook, RuntimeSkill)
+			m.Runtime, m.DeclaredRuntime = p.readRuntime(v, kp, true)
+		case "implementation":
+			m.Implementation = p.enum(v, kp, ImplementationWASM, ImplementationNative)
+			p.valPos[kp] = posOf(deref(v))
+		case "execution":
+			m.Execution = p.enum(v, kp, ExecutionWASM, ExecutionNative, ExecutionStatic)
+			p.valPos[kp] = posOf(deref(v))
 		case "description":
 			m.Description = p.str(v, kp)
 		case "tags":
@@ -285,20 +291,19 @@ func (p *parser) artifact(n *yaml.Node, path string, a *Artifact) {
 			if p.err != nil {
 				return true
 			}
-			if !IsFullName(s) {
-				d := p.fail(deref(v), "E-MAN-005", "%s: %s is not a full name <scope>/<name>", kp, strconv.Quote(s))
-				if ValidSegment(s) {
-					d.WithHint("write it with its scope, such as local/%s", s)
-				} else {
-					d.WithHint("scope and name each must match [a-z0-9][a-z0-9-]{0,62}")
-				}
+			// A bare name means local/<name>, as a bare capsule name does
+			// (contracts §2, §4): the published implementation writes them so.
+			full, err := NormalizeName(s)
+			if err != nil {
+				p.fail(deref(v), "E-MAN-005", "%s: %v", kp, err).
+					WithHint("write a bare name such as jsonl-line-count (it means local/jsonl-line-count) or a full name such as acme/lint")
 				return true
 			}
-			a.Name = s
+			a.Name, a.DeclaredName = full, s
 		case "version":
 			a.Version = p.version(v, kp)
 		case "runtime":
-			a.Runtime = p.enum(v, kp, RuntimeTool, RuntimeDriver, RuntimeHook, RuntimeSkill)
+			a.Runtime, a.DeclaredRuntime = p.readRuntime(v, kp, false)
 		case "gateway":
 			a.Gateway = &Gateway{}
 			p.gateway(v, kp, a.Gateway)
@@ -314,6 +319,9 @@ func (p *parser) artifact(n *yaml.Node, path string, a *Artifact) {
 		}
 		return true
 	})
+	if p.err == nil && a.DeclaredRuntime == RuntimeNative {
+		a.native = &nativeMark{file: p.file, key: path + ".runtime", pos: p.m.PosOf(path + ".runtime"), name: a.Name}
+	}
 	if p.err == nil && a.DeadlineSeconds.Set && a.RuntimeKind() != RuntimeHook {
 		p.warn(deref(n), "W-MAN-003", "%s.deadline_seconds: only a hook's entry may set its own deadline; ignored for %s artifact %s (use capabilities.limits.deadline_seconds)", path, a.RuntimeKind(), a.Name)
 	}
@@ -643,6 +651,10 @@ func (p *parser) crossChecks(top *yaml.Node) {
 	}
 	if !m.Declared("version") {
 		p.failAt(topPos, "E-MAN-001", "missing required key 'version'").WithHint(`add version: "0.1.0"`)
+		return
+	}
+	p.implementationChecks()
+	if p.err != nil {
 		return
 	}
 	p.snapshotSubset("capabilities", m.Capabilities)

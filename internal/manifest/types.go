@@ -38,6 +38,25 @@ const (
 	RuntimeSkill   = "skill"
 )
 
+// The published implementation's own spellings (contracts §4): top-level
+// `runtime: wasm` is a WASM tool and `runtime: native` a native tool; both
+// read as RuntimeTool with the implementation they name.
+const (
+	RuntimeWASM   = "wasm"
+	RuntimeNative = "native"
+)
+
+// How an artifact is implemented (`implementation`, a tool's, [wasm]) and
+// packaged (`execution`, derived when undeclared: static for a skill and an
+// agent capsule, native for a native tool, wasm otherwise).
+const (
+	ImplementationWASM   = "wasm"
+	ImplementationNative = "native"
+	ExecutionWASM        = "wasm"
+	ExecutionNative      = "native"
+	ExecutionStatic      = "static"
+)
+
 // Containment floors, lowest first (contracts §7: undeclared ranks as advisory).
 const (
 	ContainmentAdvisory = "advisory"
@@ -77,8 +96,16 @@ type Manifest struct {
 	DeclaredName string
 	Version      string
 	Runtime      Opt[string] // capsule|tool|driver|hook|skill [capsule]
-	Description  string
-	Tags         []string
+	// DeclaredRuntime is `runtime` exactly as written: "wasm" and "native"
+	// (the published spellings) read as Runtime "tool".
+	DeclaredRuntime string
+	// Implementation is `implementation` (wasm|native); Execution is
+	// `execution` (wasm|native|static). Read them through IsNative and
+	// ExecutionKind, which take every spelling into account.
+	Implementation Opt[string]
+	Execution      Opt[string]
+	Description    string
+	Tags           []string
 	// RequiresFiles are extra relative paths packed by mur build.
 	RequiresFiles []string
 
@@ -93,6 +120,9 @@ type Manifest struct {
 
 	// Warnings found while loading (unknown keys, W-SEC-007 narrowing, ...).
 	Warnings []Warning
+
+	// native records the key that makes this a native tool (nil: not one).
+	native *nativeMark
 
 	// declared maps every declared key's dotted path ("capabilities.filesystem.scope",
 	// "artifacts[0].gateway.api_key") to where it was written.
@@ -130,10 +160,15 @@ func Bare(full string) string {
 
 // Artifact is one artifacts[] entry.
 type Artifact struct {
-	Name    string // full name
-	Version string
-	Runtime Opt[string] // tool|driver|hook|skill [tool]
-	Gateway *Gateway
+	Name string // full name; a bare name is normalised to local/<name>
+	// DeclaredName is the name exactly as written.
+	DeclaredName string
+	Version      string
+	Runtime      Opt[string] // tool|driver|hook|skill [tool]
+	// DeclaredRuntime is `runtime` as written ("wasm" and "native" read as
+	// Runtime "tool").
+	DeclaredRuntime string
+	Gateway         *Gateway
 	// Capabilities is the artifact's own grant as written (nil = not declared:
 	// the artifact inherits the capsule's grant). EffectiveGrants narrows it.
 	Capabilities *Capabilities
@@ -144,6 +179,8 @@ type Artifact struct {
 	// DeadlineSeconds is a hook's own deadline.
 	DeadlineSeconds Opt[int]
 	Pos             Pos
+	// native records `runtime: native` on this entry (nil: not declared).
+	native *nativeMark
 }
 
 // Gateway is an artifact's upstream endpoint and key.
