@@ -54,7 +54,7 @@ build applies, and runs nothing.`,
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&f.manifest, "manifest", "murmur.yaml", "the capsule's manifest: a murmur.yaml `PATH`, or the directory holding it")
-	fl.StringVar(&f.task, "task", "", "the task: a `FILE|TEXT` (a file is read, anything else is the text); the capsule reads it as murmur-runtime/task.md")
+	fl.StringVar(&f.task, "task", "", "the task: a `FILE|TEXT` (a file is read, - is standard input, anything else is the text); the capsule reads it as murmur-runtime/task.md")
 	fl.StringVar(&f.workdir, "workdir", "", "the capsule's work folder `DIR` (default <manifest dir>/workdir/<session id>)")
 	fl.BoolVar(&f.json, "json", false, "print one JSON line describing the session once it is ready")
 	fl.BoolVar(&f.explainScope, "explain-scope", false, "print what the capsule is granted and how it is contained, then exit without running")

@@ -39,8 +39,14 @@ func Build(env *Env, m *manifest.Manifest, g manifest.Grants, resolved []*store.
 		r := byRef[ref(a)]
 		switch {
 		case a.RuntimeKind() == manifest.RuntimeTool:
-			var loadErr error
-			if r == nil {
+			// A native tool (the published implementation's runtime: native)
+			// is refused when called, naming the key: this build runs
+			// components only.
+			loadErr := a.RefuseNative()
+			if loadErr == nil && r != nil && r.Manifest != nil {
+				loadErr = r.Manifest.RefuseNative()
+			}
+			if r == nil && loadErr == nil {
 				loadErr = diag.New("E-RUN-063", "tool %s cannot be loaded: it is not installed in the project or the global store", ref(a)).
 					WithHint("run 'mur install' in the project")
 			}
