@@ -185,3 +185,29 @@ func TestEnv(t *testing.T) {
 		t.Errorf("Env sets %d names, want the six of contracts §15: %v", len(got), got)
 	}
 }
+
+// TestConnectPipelined: bytes a client sends right behind its CONNECT,
+// before the 200, reach the upstream first.
+func TestConnectPipelined(t *testing.T) {
+	_, port := upstream(t)
+	addr := proxy(t, egress.NewForTest([]string{"allowed.test"}, map[string]string{"allowed.test": "127.0.0.1"}))
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	fmt.Fprintf(c, "CONNECT allowed.test:%s HTTP/1.1\r\nHost: allowed.test:%s\r\n\r\nGET /early HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", port, port)
+	br := bufio.NewReader(c)
+	resp, err := http.ReadResponse(br, &http.Request{Method: "CONNECT"})
+	if err != nil || resp.StatusCode != 200 {
+		t.Fatalf("CONNECT: %v %v", err, resp)
+	}
+	resp, err = http.ReadResponse(br, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	if !strings.Contains(string(b), "path=/early") {
+		t.Errorf("the pipelined request got %q", b)
+	}
+}
