@@ -265,4 +265,3 @@ func (p *Proxy) dial(ctx context.Context, network, addr string) (net.Conn, error
 	d := net.Dialer{Timeout: 30 * time.Second}
 	return d.DialContext(ctx, network, addr)
 }
-
