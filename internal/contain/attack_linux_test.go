@@ -1,10 +1,17 @@
 package contain_test
 
 import (
+	"bufio"
 	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
 	"os"
 	"strconv"
 	"strings"
+	"time"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -57,9 +64,98 @@ func attack(name string, a []string) error {
 			return err
 		}
 		return unix.Close(fd)
+	case "connect":
+		// A direct TCP connect, around the proxy.
+		c, err := net.DialTimeout("tcp", a[0], 5*time.Second)
+		if err != nil {
+			return err
+		}
+		return c.Close()
+	case "proxy-get", "proxy-connect":
+		// One request through the proxy the environment names; success
+		// is a 200 carrying the upstream's answer.
+		return throughProxy(name == "proxy-connect", a[0])
+	case "ifaces":
+		// SIOCGIFCONF, not netlink (which seccomp refuses): the
+		// interfaces with an IPv4 address this namespace has.
+		names, err := ifconf()
+		if err != nil {
+			return err
+		}
+		fmt.Fprintln(os.Stderr, strings.Join(names, ","))
+		if len(names) == 1 && names[0] == "lo" {
+			return fmt.Errorf("only lo: %s", strings.Join(names, ","))
+		}
+		return nil
 	case "kill":
 		pid, _ := strconv.Atoi(a[0])
 		return unix.Kill(pid, 0)
 	}
 	return fmt.Errorf("unknown attack %s %s", name, strings.Join(a, " "))
+}
+
+func throughProxy(tunnel bool, target string) error {
+	pu, err := url.Parse(os.Getenv("HTTP_PROXY"))
+	if err != nil || pu.Host == "" {
+		return fmt.Errorf("no HTTP_PROXY in the environment")
+	}
+	c, err := net.DialTimeout("tcp", pu.Host, 5*time.Second)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	br := bufio.NewReader(c)
+	method := "GET"
+	if tunnel {
+		method = "CONNECT"
+		fmt.Fprintf(c, "CONNECT %s HTTP/1.1\r\nHost: %s\r\n\r\n", target, target)
+		resp, err := http.ReadResponse(br, &http.Request{Method: method})
+		if err != nil {
+			return err
+		}
+		if resp.StatusCode != 200 {
+			b, _ := io.ReadAll(resp.Body)
+			return fmt.Errorf("CONNECT %s: %s: %s", target, resp.Status, b)
+		}
+		fmt.Fprintf(c, "GET /through HTTP/1.1\r\nHost: %s\r\nConnection: close\r\n\r\n", target)
+	} else {
+		fmt.Fprintf(c, "GET http://%s/through HTTP/1.1\r\nHost: %s\r\nConnection: close\r\n\r\n", target, target)
+	}
+	resp, err := http.ReadResponse(br, nil)
+	if err != nil {
+		return err
+	}
+	b, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != 200 || !strings.HasPrefix(string(b), "upstream") {
+		return fmt.Errorf("%s %s: %s: %s", method, target, resp.Status, b)
+	}
+	fmt.Fprintf(os.Stderr, "%s\n", b)
+	return nil
+}
+
+func ifconf() ([]string, error) {
+	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer unix.Close(fd)
+	const ifreqSize = 40
+	buf := make([]byte, 64*ifreqSize)
+	conf := struct {
+		len int32
+		_   int32
+		buf uintptr
+	}{len: int32(len(buf)), buf: uintptr(unsafe.Pointer(&buf[0]))}
+	if _, _, e := unix.Syscall(unix.SYS_IOCTL, uintptr(fd), unix.SIOCGIFCONF, uintptr(unsafe.Pointer(&conf))); e != 0 {
+		return nil, e
+	}
+	var names []string
+	for off := 0; off+ifreqSize <= int(conf.len); off += ifreqSize {
+		n := buf[off : off+unix.IFNAMSIZ]
+		if i := strings.IndexByte(string(n), 0); i >= 0 {
+			n = n[:i]
+		}
+		names = append(names, string(n))
+	}
+	return names, nil
 }

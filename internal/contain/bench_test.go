@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/murmur-go/murmur/internal/contain"
+	"github.com/murmur-go/murmur/internal/contain/egress"
 )
 
 // BenchmarkTrue is one /bin/true: plain fork+exec, through each tier, and
@@ -23,12 +24,32 @@ func BenchmarkTrue(b *testing.B) {
 			}
 		}
 	})
+	px, err := egress.Start(nil)
+	if err != nil {
+		b.Logf("no network namespace rows: %v", err)
+	} else {
+		defer px.Close()
+	}
+	type tier struct {
+		name, class string
+		eg          contain.Egress
+	}
+	var tiers []tier
 	for _, class := range classes {
-		b.Run(class, func(b *testing.B) {
+		tiers = append(tiers, tier{class, class, nil})
+	}
+	if px != nil {
+		for _, class := range classes {
+			tiers = append(tiers, tier{class + "+netns", class, px})
+		}
+	}
+	for _, tr := range tiers {
+		class := tr.class
+		b.Run(tr.name, func(b *testing.B) {
 			if lacks := contain.Probe().Lacks(class); lacks != "" {
 				b.Skipf("this host lacks %s", lacks)
 			}
-			p, err := contain.NewPlan(contain.Input{Class: class, WorkFolder: w, Home: w})
+			p, err := contain.NewPlan(contain.Input{Class: class, WorkFolder: w, Home: w, Egress: tr.eg})
 			if err != nil {
 				b.Fatal(err)
 			}

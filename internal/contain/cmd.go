@@ -10,18 +10,24 @@ import (
 const ExitSetup = 125
 
 // Cmd is a command under a plan. Use Start (then Wait) or Run: they close
-// the parent's end of the plan's descriptor once the helper has it.
+// the parent's copies of the helper's descriptors (ExtraFiles) once it has
+// them. A caller that copies the exec.Cmd's fields into its own must close
+// the ExtraFiles itself after starting, as command.Run does: a network
+// namespace's hand-off waits for that.
 type Cmd struct {
 	*exec.Cmd
 	planFile *os.File
+	netFile  *os.File // the helper's end of the network namespace hand-off
 }
 
 // Start starts the helper (or, off Linux, the command).
 func (c *Cmd) Start() error {
 	err := c.Cmd.Start()
-	if c.planFile != nil {
-		c.planFile.Close()
-		c.planFile = nil
+	for _, f := range []**os.File{&c.planFile, &c.netFile} {
+		if *f != nil {
+			(*f).Close()
+			*f = nil
+		}
 	}
 	return err
 }

@@ -9,13 +9,18 @@
 // in main (a test binary: in TestMain), because the helper is that binary
 // started again with a hidden first argument.
 //
-// Not here yet: the network namespace with its egress proxy, cgroups, and
-// the floor decision itself (launch owns it; Report.Lacks gives it the
-// blocker text for E-CAP-003).
+// A plan with an Egress also runs the command in a network namespace of its
+// own with only loopback; the helper creates the egress proxy's listener
+// inside it (ProxyAddr) and hands it out to the runtime, which serves it
+// from the host's namespace (the proxy itself is package contain/egress).
+//
+// Not here yet: cgroups, and the floor decision itself (launch owns it;
+// Report.Lacks gives it the blocker text for E-CAP-003).
 package contain
 
 import (
 	"fmt"
+	"net"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -108,7 +113,24 @@ type Input struct {
 	WorkdirExec bool      // filesystem.workdir_exec
 	UnixSockets bool      // network.unix_sockets
 	Resources   Resources // capabilities.resources.*
+	// Egress, when set, puts every command in a network namespace of its
+	// own with only loopback, the proxy listening inside at ProxyAddr
+	// (contracts §19: a capsule with a non-empty shell.allow or
+	// spawn.allow). nil: the host's network.
+	Egress Egress
 }
+
+// Egress is the runtime's egress proxy as a command's network namespace
+// needs it. Serve answers connections on ln, a listener created inside the
+// namespace and handed out, until ln is closed; the runtime closes it when
+// the command's process has ended.
+type Egress interface {
+	Serve(ln net.Listener) error
+}
+
+// ProxyAddr is where the egress proxy listens inside each command's network
+// namespace. Every namespace is its own, so one fixed address serves all.
+const ProxyAddr = "127.0.0.1:3128"
 
 // Path is one entry of a plan's filesystem view.
 type Path struct {
@@ -148,6 +170,11 @@ type Plan struct {
 	Rlimits []Rlimit    `json:"rlimits"`
 	// Env is set over the caller's environment (HOME).
 	Env []string `json:"env"`
+	// NetNS: a network namespace with only loopback, the proxy's listener
+	// made there and handed out (Input.Egress).
+	NetNS bool `json:"netns"`
+
+	egress Egress
 }
 
 // SeccompPlan is the seccomp allow-list: default deny (EPERM), the foreign
@@ -170,7 +197,8 @@ func NewPlan(in Input) (*Plan, error) {
 	if in.WorkdirExec {
 		class = Advisory
 	}
-	p := &Plan{Class: class, Seccomp: SeccompPlan{Allow: allowList(), UnixSockets: in.UnixSockets}}
+	p := &Plan{Class: class, Seccomp: SeccompPlan{Allow: allowList(), UnixSockets: in.UnixSockets},
+		NetNS: in.Egress != nil, egress: in.Egress}
 	switch class {
 	case Sealed:
 		p.Mechanism, p.Namespaces, p.Landlock = MechSealed, true, true

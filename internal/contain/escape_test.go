@@ -108,7 +108,11 @@ func (w *world) plan(t testing.TB, class string) *contain.Plan {
 // that failed to set up the plan fails the test, so a refusal is never
 // counted for a command that never ran.
 func run(t testing.TB, p *contain.Plan, dir string, path string, args ...string) (int, string) {
-	c, err := contain.Command(p, path, args, []string{"PATH=/usr/bin:/bin"}, dir)
+	return runEnv(t, p, dir, []string{"PATH=/usr/bin:/bin"}, path, args...)
+}
+
+func runEnv(t testing.TB, p *contain.Plan, dir string, env []string, path string, args ...string) (int, string) {
+	c, err := contain.Command(p, path, args, env, dir)
 	if err != nil {
 		t.Fatal(err)
 	}

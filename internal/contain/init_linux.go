@@ -96,18 +96,50 @@ func Command(p *Plan, path string, args, env []string, dir string) (*Cmd, error)
 	c.Env = []string{"GOMAXPROCS=1", "GOGC=off"}
 	c.ExtraFiles = []*os.File{r}
 	c.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	a := c.SysProcAttr
+	userns := p.Namespaces
 	if p.Namespaces {
-		a := c.SysProcAttr
 		a.Cloneflags = unix.CLONE_NEWUSER | unix.CLONE_NEWNS | unix.CLONE_NEWPID
+	}
+	if p.NetNS {
+		a.Cloneflags |= unix.CLONE_NEWNET
+		// Root may make a network namespace in its own user namespace;
+		// anyone else needs a user namespace to own it.
+		if os.Getuid() != 0 {
+			a.Cloneflags |= unix.CLONE_NEWUSER
+			userns = true
+		}
+	}
+	if userns {
 		a.UidMappings, a.GidMappings = idMaps()
 		a.GidMappingsEnableSetgroups = false
 		if os.Getuid() != 0 {
 			// A non-zero uid loses its namespace capabilities at the
 			// helper's own execve unless they are ambient.
 			a.AmbientCaps = []uintptr{unix.CAP_SYS_ADMIN, unix.CAP_SETPCAP}
+			if p.NetNS {
+				a.AmbientCaps = append(a.AmbientCaps, unix.CAP_NET_ADMIN)
+			}
 		}
 	}
-	return &Cmd{Cmd: c, planFile: r}, nil
+	cmd := &Cmd{Cmd: c, planFile: r}
+	if p.NetNS {
+		if p.egress == nil {
+			r.Close()
+			return nil, fmt.Errorf("containment plan: a network namespace with no egress proxy to serve it")
+		}
+		child, parent, err := netSocketpair()
+		if err != nil {
+			r.Close()
+			return nil, err
+		}
+		c.ExtraFiles = append(c.ExtraFiles, child)
+		cmd.netFile = child
+		// The hand-off waits on the runtime's end: it returns at once
+		// when the helper's end closes unused (a failed start).
+		go handOff(parent, p.egress)
+	}
+	return cmd, nil
 }
 
 func initMain() error {
@@ -128,6 +160,11 @@ func initMain() error {
 	if !strings.Contains(path, "/") {
 		if path, err = exec.LookPath(path); err != nil {
 			return err
+		}
+	}
+	if p.NetNS {
+		if err := setupNetNS(); err != nil {
+			return fmt.Errorf("the network namespace: %w", err)
 		}
 	}
 	if p.Namespaces {

@@ -44,7 +44,7 @@ func TestUnprivileged(t *testing.T) {
 		t.Fatal(err)
 	}
 	out, err := exec.Command("runuser", "-u", unprivUser, "--", bin,
-		"-test.run", "^(TestProbe|TestNormalCommands|TestEscapes|TestGrantsOpen)$", "-test.v").CombinedOutput()
+		"-test.run", "^(TestProbe|TestNormalCommands|TestEscapes|TestGrantsOpen|TestNetNS|TestNetNSListenersClosed)$", "-test.v").CombinedOutput()
 	t.Logf("as %s:\n%s", unprivUser, out)
 	if err != nil {
 		t.Fatalf("the tier tests failed as %s: %v", unprivUser, err)
