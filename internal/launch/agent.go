@@ -16,6 +16,7 @@ import (
 
 	"github.com/murmur-go/murmur/internal/agent"
 	"github.com/murmur-go/murmur/internal/contain"
+	"github.com/murmur-go/murmur/internal/contain/egress"
 	"github.com/murmur-go/murmur/internal/diag"
 	"github.com/murmur-go/murmur/internal/door"
 	"github.com/murmur-go/murmur/internal/driver"
@@ -151,7 +152,7 @@ func (p *Plan) newDriver(eng *wasmhost.Engine, sess *session.Session, rec *trace
 // under: the plan of the achieved tier over this session's folders, applied
 // by the re-exec helper (contain.Command). nil when the capsule has no
 // native commands.
-func (p *Plan) commandWrap(sess *session.Session) (func(*exec.Cmd) error, error) {
+func (p *Plan) commandWrap(sess *session.Session, px *egress.Proxy) (func(*exec.Cmd) error, error) {
 	c := p.Containment
 	if !c.Native {
 		return nil, nil
@@ -182,9 +183,13 @@ func (p *Plan) commandWrap(sess *session.Session) (func(*exec.Cmd) error, error)
 			}
 		}
 	}
-	plan, err := contain.NewPlan(contain.Input{Class: c.Achieved, WorkFolder: work, Home: homeDir,
+	in := contain.Input{Class: c.Achieved, WorkFolder: work, Home: homeDir,
 		RuntimeDir: sess.RuntimeDir, RecordsDir: sess.RecordsDir, Tools: bins,
-		WorkdirExec: g.WorkdirExec, UnixSockets: g.UnixSockets})
+		WorkdirExec: g.WorkdirExec, UnixSockets: g.UnixSockets}
+	if px != nil {
+		in.Egress = px
+	}
+	plan, err := contain.NewPlan(in)
 	if err != nil {
 		return nil, diag.Wrap(err, "E-CAP-003", "the %s containment plan cannot be made for %s", c.Achieved, p.Manifest.Name)
 	}
@@ -286,13 +291,25 @@ func runAgent(ctx context.Context, p *Plan, opts Options, r *run) (Result, error
 	if c, ok := drv.(interface{ Close() }); ok {
 		defer c.Close()
 	}
-	wrap, err := p.commandWrap(sess)
+	// Commands run in a network namespace with only loopback; the egress
+	// proxy, listening inside it, forwards what network.allow covers.
+	var px *egress.Proxy
+	var proxyEnv []string
+	if p.Containment.Native {
+		if px, err = egress.Start(p.Grants.Capsule.NetworkAllow); err != nil {
+			r.endAgent(trace.EndFailed, err.Error())
+			return Result{}, err
+		}
+		defer px.Close()
+		proxyEnv = egress.Env()
+	}
+	wrap, err := p.commandWrap(sess, px)
 	if err != nil {
 		r.endAgent(trace.EndFailed, err.Error())
 		return Result{}, err
 	}
-	inv, err := tools.Build(&tools.Env{Engine: eng, Session: sess, Lookup: p.lookup, Logger: opts.Log, Wrap: wrap},
-		m, p.Grants, p.Tools)
+	inv, err := tools.Build(&tools.Env{Engine: eng, Session: sess, Lookup: p.lookup, Logger: opts.Log, Wrap: wrap,
+		ProxyEnv: proxyEnv}, m, p.Grants, p.Tools)
 	if err != nil {
 		r.endAgent(trace.EndFailed, err.Error())
 		return Result{}, err

@@ -28,7 +28,7 @@ func Build(env *Env, m *manifest.Manifest, g manifest.Grants, resolved []*store.
 	// environment: the session's, the capsule's env.allow and scope.
 	if len(g.Capsule.ShellAllow) > 0 && env.Session != nil {
 		se := &ShellEnv{Session: env.Session, Scope: g.Capsule.FilesystemScope, EnvAllow: g.Capsule.EnvAllow,
-			Lookup: env.Lookup, Deadline: time.Duration(g.Capsule.Limits.DeadlineSeconds) * time.Second, Wrap: env.Wrap}
+			Lookup: env.Lookup, Deadline: time.Duration(g.Capsule.Limits.DeadlineSeconds) * time.Second, Wrap: env.Wrap, ProxyEnv: env.ProxyEnv}
 		for _, b := range g.Capsule.ShellAllow {
 			if err := inv.Add(NewShell(se, b)); err != nil {
 				return nil, err

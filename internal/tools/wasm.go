@@ -39,6 +39,9 @@ type Env struct {
 	// Wrap contains every native command a shell tool starts (the session's
 	// containment tier, contain.Command); nil runs them uncontained.
 	Wrap func(*exec.Cmd) error
+	// ProxyEnv names the egress proxy for every shell command (HTTP_PROXY
+	// and the rest), where the network namespace applies; nil otherwise.
+	ProxyEnv []string
 }
 
 // DeadlineRecorder receives the call_deadline line a tool's deadline leaves
