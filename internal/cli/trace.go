@@ -18,6 +18,7 @@ import (
 	"github.com/murmur-go/murmur/internal/home"
 	"github.com/murmur-go/murmur/internal/ids"
 	"github.com/murmur-go/murmur/internal/running"
+	"github.com/murmur-go/murmur/internal/session"
 	"github.com/murmur-go/murmur/internal/trace"
 )
 
@@ -129,34 +130,33 @@ func projectSessions(homeDir string) (string, []string, error) {
 	return dir, out, nil
 }
 
-// findSessionDir finds a session's records dir: first under this project,
-// then anywhere under ~/.murmur/records.
+// findSessionDir finds a session's records dir by its records: a dir whose
+// trace.jsonl opens with a line naming the session, never a dir merely named
+// like it (a --capsule run's project dir is its work folder, named after
+// its own session, and may hold the records of others that shared it).
+// This project's records are looked at first, then all of ~/.murmur/records.
 func findSessionDir(homeDir, id string) (string, error) {
 	if pd, err := projectDir(); err == nil {
 		p := filepath.Join(home.ProjectRecords(homeDir, pd), id)
-		if st, err := os.Stat(p); err == nil && st.IsDir() {
+		if trace.Names(filepath.Join(p, trace.FileName), id) {
 			return p, nil
 		}
 	}
 	root := home.Records(homeDir)
 	found := ""
 	_ = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || !d.IsDir() || p == root {
+		if err != nil || !d.IsDir() || p == root || !ids.Valid(ids.Session, d.Name()) {
 			return nil
 		}
-		if d.Name() == id {
-			// A --capsule run's project dir is its work folder, which is
-			// named after the session too: its records are in <p>/<id>.
+		tp := filepath.Join(p, trace.FileName)
+		if _, err := os.Lstat(tp); err != nil {
+			return nil // not a session's records dir: a project dir named like one
+		}
+		if d.Name() == id && trace.Names(tp, id) {
 			found = p
-			if st, err := os.Stat(filepath.Join(p, id)); err == nil && st.IsDir() {
-				found = filepath.Join(p, id)
-			}
 			return fs.SkipAll
 		}
-		if ids.Valid(ids.Session, d.Name()) {
-			return fs.SkipDir // another session: its children are not sessions of a project
-		}
-		return nil
+		return fs.SkipDir // another session's records: its children are not sessions of a project
 	})
 	if found == "" {
 		return "", diag.New("E-TRC-004", "no records of session %s", id).
@@ -400,6 +400,11 @@ func traceRm(id string, stdout io.Writer) error {
 					WithHint("wait for it to end, then remove its records")
 			}
 		}
+	}
+	if session.Begun(home.Sessions(homeDir), id) {
+		// Begun with no running record yet: it is starting.
+		return diag.New("E-TRC-007", "session %s is still running (it is starting)", id).
+			WithHint("wait for it to end, then remove its records")
 	}
 	dir, err := findSessionDir(homeDir, id)
 	if err != nil {

@@ -117,3 +117,25 @@ func ReadFile(path string) (*File, error) {
 	}
 	return tf, nil
 }
+
+// maxFirstLine bounds what Names reads: a session_start carries the effective
+// grants and the tools, never megabytes.
+const maxFirstLine = 1 << 20
+
+// Names reports whether the trace at path is session id's: its first line
+// is an event whose session_id is id. A missing, unreadable or foreign trace
+// is not.
+func Names(path, id string) bool {
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	br := bufio.NewReaderSize(io.LimitReader(f, maxFirstLine), 64<<10)
+	raw, err := br.ReadBytes('\n')
+	if err != nil && !errors.Is(err, io.EOF) {
+		return false
+	}
+	l, ok := parseLine(bytes.TrimSpace(raw))
+	return ok && l.SessionID == id
+}
