@@ -98,3 +98,40 @@ func TestRunTraceRetainConcurrent(t *testing.T) {
 		t.Errorf("after the last run the project keeps %v, want only that run", entries)
 	}
 }
+
+// trace show flags session_end totals that disagree with the lines, and
+// shows a guest-chosen tool name with its control characters escaped.
+func TestTraceShowFlagsDisagreementsAndEscapes(t *testing.T) {
+	homeDir, proj := t.TempDir(), t.TempDir()
+	id := ids.New(ids.Session)
+	dir := filepath.Join(home.ProjectRecords(homeDir, proj), id)
+	os.MkdirAll(dir, 0o700)
+	w, err := trace.Create(filepath.Join(dir, trace.FileName), id, trace.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Emit(trace.SessionStart{CapsuleName: "local/thin", CapsuleVersion: "1.0.0", Kind: "script"})
+	crafted := "local/x\r\x1b[2K  local/echo-tool ok 1 ms\u202e"
+	w.Emit(trace.ToolCall{ToolName: crafted, Status: "ok", DurationMS: 1})
+	w.Emit(trace.SessionEnd{ExitStatus: trace.EndOK, DurationMS: 5, ToolCalls: 55})
+	w.Close()
+
+	r := runMur(t, homeDir, proj, nil, "trace", "show", id)
+	if r.Code != 0 {
+		t.Fatalf("trace show: %+v", r)
+	}
+	if !strings.Contains(r.Stdout, "disagrees: session_end.tool_calls is 55, but the trace holds 1 tool_call line(s)") {
+		t.Errorf("no disagreement flagged:\n%s", r.Stdout)
+	}
+	if strings.ContainsAny(r.Stdout, "\r\x1b\u202e") {
+		t.Errorf("control characters reached the terminal: %q", r.Stdout)
+	}
+	if !strings.Contains(r.Stdout, `local/x\r\x1b[2K  local/echo-tool ok 1 ms\u202e`) {
+		t.Errorf("the crafted name is not shown escaped:\n%s", r.Stdout)
+	}
+	// Totals that agree: nothing flagged.
+	writeTrace(t, homeDir, proj, ids.New(ids.Session), true, 3)
+	if r := runMur(t, homeDir, proj, nil, "trace", "show", "@1"); r.Code != 0 || strings.Contains(r.Stdout, "disagrees") {
+		t.Errorf("agreeing totals flagged: %+v", r)
+	}
+}
