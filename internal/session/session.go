@@ -75,7 +75,7 @@ type Session struct {
 	spawnedBy   string
 	formationID string
 	recorded    bool
-	begun       *os.File // the held lock that marks the session begun (see Begun)
+	begun       *os.File   // the held lock that marks the session begun (see Begun)
 	tools       []ToolLine // nil: no ## Tools section (a script capsule)
 }
 
