@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bufio"
 	"errors"
 	"fmt"
 	"io"
@@ -11,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 
@@ -18,6 +21,7 @@ import (
 	"github.com/murmur-go/murmur/internal/home"
 	"github.com/murmur-go/murmur/internal/ids"
 	"github.com/murmur-go/murmur/internal/running"
+	"github.com/murmur-go/murmur/internal/session"
 	"github.com/murmur-go/murmur/internal/trace"
 )
 
@@ -62,17 +66,23 @@ names its last event.`,
 			if err != nil {
 				return err
 			}
-			tf, err := trace.ReadFile(path)
+			// Two passes, so a trace of any length is shown in bounded
+			// memory: the summary, then its calls as they are read.
+			sum, res, err := trace.SummarizeFile(path)
 			if err != nil {
 				return err
 			}
-			sum := trace.Summarize(tf)
-			if sum.Events == 0 && len(sum.BadLines) > 0 {
-				return diag.New("E-TRC-009", "%s is not a trace: none of its %d line(s) is a trace event", path, len(sum.BadLines)).
+			if sum.Events == 0 && sum.BadCount > 0 {
+				return diag.New("E-TRC-009", "%s is not a trace: none of its %d line(s) is a trace event", path, sum.BadCount).
 					WithHint("give a session's trace.jsonl, a session id, or @N")
 			}
-			renderSummary(stdout, path, sum, liveSession(sum.SessionID))
-			return nil
+			each := func(fn func(trace.Line)) error { return trace.EachLine(path, res.Bytes, fn) }
+			bw := bufio.NewWriterSize(stdout, 64<<10) // a line per call: one write each would dominate
+			err = renderSummary(bw, path, sum, liveSession(sum.SessionID), each)
+			if ferr := bw.Flush(); err == nil && ferr != nil {
+				return fmt.Errorf("writing the summary of %s: %w", path, ferr)
+			}
+			return err
 		},
 	}
 	rm := &cobra.Command{
@@ -129,34 +139,33 @@ func projectSessions(homeDir string) (string, []string, error) {
 	return dir, out, nil
 }
 
-// findSessionDir finds a session's records dir: first under this project,
-// then anywhere under ~/.murmur/records.
+// findSessionDir finds a session's records dir by its records: a dir whose
+// trace.jsonl opens with a line naming the session, never a dir merely named
+// like it (a --capsule run's project dir is its work folder, named after
+// its own session, and may hold the records of others that shared it).
+// This project's records are looked at first, then all of ~/.murmur/records.
 func findSessionDir(homeDir, id string) (string, error) {
 	if pd, err := projectDir(); err == nil {
 		p := filepath.Join(home.ProjectRecords(homeDir, pd), id)
-		if st, err := os.Stat(p); err == nil && st.IsDir() {
+		if trace.Names(filepath.Join(p, trace.FileName), id) {
 			return p, nil
 		}
 	}
 	root := home.Records(homeDir)
 	found := ""
 	_ = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || !d.IsDir() || p == root {
+		if err != nil || !d.IsDir() || p == root || !ids.Valid(ids.Session, d.Name()) {
 			return nil
 		}
-		if d.Name() == id {
-			// A --capsule run's project dir is its work folder, which is
-			// named after the session too: its records are in <p>/<id>.
+		tp := filepath.Join(p, trace.FileName)
+		if _, err := os.Lstat(tp); err != nil {
+			return nil // not a session's records dir: a project dir named like one
+		}
+		if d.Name() == id && trace.Names(tp, id) {
 			found = p
-			if st, err := os.Stat(filepath.Join(p, id)); err == nil && st.IsDir() {
-				found = filepath.Join(p, id)
-			}
 			return fs.SkipAll
 		}
-		if ids.Valid(ids.Session, d.Name()) {
-			return fs.SkipDir // another session: its children are not sessions of a project
-		}
-		return nil
+		return fs.SkipDir // another session's records: its children are not sessions of a project
 	})
 	if found == "" {
 		return "", diag.New("E-TRC-004", "no records of session %s", id).
@@ -226,10 +235,12 @@ func liveSession(id string) int {
 }
 
 // renderSummary prints a trace summary; livePID is the session's process
-// while it still runs (its trace has no session_end yet), else 0.
-func renderSummary(w io.Writer, path string, s trace.Summary, livePID int) {
+// while it still runs (its trace has no session_end yet), else 0. each
+// streams the trace's lines again for the lists of calls. Every string read
+// from the trace is shown through safe: the guest chose many of them.
+func renderSummary(w io.Writer, path string, s trace.Summary, livePID int, each func(func(trace.Line)) error) error {
 	row := func(k, v string) { fmt.Fprintf(w, "%-10s %s\n", k+":", v) }
-	row("session", orDash(s.SessionID))
+	row("session", safe(orDash(s.SessionID)))
 	capsule := orDash(s.CapsuleName)
 	if s.CapsuleVersion != "" {
 		capsule += "@" + s.CapsuleVersion
@@ -237,7 +248,7 @@ func renderSummary(w io.Writer, path string, s trace.Summary, livePID int) {
 	if s.Kind != "" {
 		capsule += " (" + s.Kind + ")"
 	}
-	row("capsule", capsule)
+	row("capsule", safe(capsule))
 	if !s.Started.IsZero() {
 		row("started", s.Started.UTC().Format(time.RFC3339))
 	}
@@ -247,36 +258,53 @@ func renderSummary(w io.Writer, path string, s trace.Summary, livePID int) {
 		if s.Reason != "" {
 			ending += " (" + s.Reason + ")"
 		}
-		row("ending", ending)
+		row("ending", safe(ending))
 	case livePID > 0:
-		row("ending", fmt.Sprintf("still running (pid %d); its last event so far is %s", livePID, s.LastEvent))
+		row("ending", fmt.Sprintf("still running (pid %d); its last event so far is %s", livePID, safe(s.LastEvent)))
 	case s.Events == 0:
 		row("ending", "the trace holds no events")
 	default:
-		row("ending", "ended without a session_end; its last event is "+s.LastEvent)
+		row("ending", "ended without a session_end; its last event is "+safe(s.LastEvent))
 	}
 	row("duration", fmtDur(s.Duration))
 	agent := s.Kind == "agent" || len(s.Tasks) > 0
 	if agent {
 		renderTasks(w, s, livePID > 0)
 	}
-	calls := fmt.Sprintf("%d", len(s.ToolCalls))
+	calls := fmt.Sprintf("%d", s.ToolCount)
 	if s.ToolErrors > 0 {
 		calls += fmt.Sprintf(" (%d failed)", s.ToolErrors)
 	}
 	row("tools", calls)
-	for _, tc := range s.ToolCalls {
-		line := fmt.Sprintf("  %-24s %-5s %8s  in %d B, out %d B", tc.Tool, tc.Status, fmtDur(tc.Duration), tc.In, tc.Out)
-		if tc.Error != "" {
-			line += "  " + tc.Error
+	if s.ToolCount > 0 {
+		err := each(func(l trace.Line) {
+			if l.EventType != trace.TypeToolCall {
+				return
+			}
+			tc := trace.ToolCallLineOf(l)
+			line := fmt.Sprintf("  %-24s %-5s %8s  in %d B, out %d B", safe(tc.Tool), safe(tc.Status), fmtDur(tc.Duration), tc.In, tc.Out)
+			if tc.Error != "" {
+				line += "  " + safe(tc.Error)
+			}
+			fmt.Fprintln(w, line)
+		})
+		if err != nil {
+			return err
 		}
-		fmt.Fprintln(w, line)
 	}
 	if agent {
-		row("shell", fmt.Sprintf("%d", len(s.ShellCalls)))
-		for _, sh := range s.ShellCalls {
-			fmt.Fprintf(w, "  %-24s exit %-3d %8s  %s\n", sh.Str("binary"), sh.Int("exit_code"),
-				fmtDur(time.Duration(sh.Int("duration_ms"))*time.Millisecond), clip(sh.Str("command"), 60))
+		row("shell", fmt.Sprintf("%d", s.ShellCount))
+		if s.ShellCount > 0 {
+			err := each(func(sh trace.Line) {
+				if sh.EventType != trace.TypeShell {
+					return
+				}
+				fmt.Fprintf(w, "  %-24s exit %-3d %8s  %s\n", safe(sh.Str("binary")), sh.Int("exit_code"),
+					fmtDur(time.Duration(sh.Int("duration_ms"))*time.Millisecond), safe(clip(sh.Str("command"), 60)))
+			})
+			if err != nil {
+				return err
+			}
 		}
 	}
 	if len(s.Delegations) > 0 {
@@ -293,32 +321,78 @@ func renderSummary(w io.Writer, path string, s trace.Summary, livePID int) {
 			case outcome == "":
 				outcome = "unfinished"
 			}
-			line := fmt.Sprintf("  %-36s %-24s %-10s child %s", d.DelegationID, capsule, outcome, orDash(d.ChildSession))
+			line := fmt.Sprintf("  %-36s %-24s %-10s child %s", safe(d.DelegationID), safe(capsule), safe(outcome), safe(orDash(d.ChildSession)))
 			if d.Outcome != "" {
 				line += "  " + fmtDur(d.Duration)
 			}
 			if d.Reason != "" {
-				line += "  " + d.Reason
+				line += "  " + safe(d.Reason)
 			}
 			fmt.Fprintln(w, line)
 		}
 	}
 	for _, d := range s.Deadlines {
-		fmt.Fprintf(w, "deadline:  %s %s stopped while waiting on the runtime after %d ms\n", d.Str("component"), d.Str("call"), d.Int("deadline_ms"))
+		fmt.Fprintf(w, "deadline:  %s %s stopped while waiting on the runtime after %d ms\n", safe(d.Str("component")), safe(d.Str("call")), d.Int("deadline_ms"))
 	}
 	for _, p := range s.Pulls {
-		fmt.Fprintf(w, "pulled:    %s@%s into the %s store\n", p.Str("name"), p.Str("version"), p.Str("store"))
+		fmt.Fprintf(w, "pulled:    %s@%s into the %s store\n", safe(p.Str("name")), safe(p.Str("version")), safe(p.Str("store")))
 	}
 	for _, a := range s.Sends {
-		fmt.Fprintf(w, "sent:      %s task %s %s\n", a.Str("peer_url"), a.Str("task_id"), a.Str("state"))
+		fmt.Fprintf(w, "sent:      %s task %s %s\n", safe(a.Str("peer_url")), safe(a.Str("task_id")), safe(a.Str("state")))
+	}
+	if s.Unlisted > 0 {
+		fmt.Fprintf(w, "note:      %d more deadline, pull, send or rejected line(s) are not listed\n", s.Unlisted)
+	}
+	for _, d := range s.Disagreements {
+		fmt.Fprintf(w, "disagrees: %s\n", safe(d))
 	}
 	if s.Truncated {
 		fmt.Fprintln(w, "note:      the last line was cut off mid-write")
 	}
-	if len(s.BadLines) > 0 {
-		fmt.Fprintf(w, "note:      %d line(s) are not events and were skipped (line %d first)\n", len(s.BadLines), s.BadLines[0])
+	if s.BadCount > 0 {
+		fmt.Fprintf(w, "note:      %d line(s) are not events and were skipped (line %d first)\n", s.BadCount, s.BadLines[0])
 	}
 	row("trace", path)
+	return nil
+}
+
+// safe shows a string the guest may have chosen on one terminal line:
+// control characters (C0, DEL, C1), the invisible format characters that
+// reorder or hide text (bidi overrides, zero-width), and invalid UTF-8 are
+// written as Go escapes, so a name cannot forge the rest of its line.
+func safe(s string) string {
+	clean := true
+	for _, r := range s {
+		if r == utf8.RuneError || unicode.IsControl(r) || unicode.Is(unicode.Cf, r) {
+			clean = false
+			break
+		}
+	}
+	if clean {
+		return s
+	}
+	var b strings.Builder
+	for i, w := 0, 0; i < len(s); i += w {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		w = n
+		switch {
+		case r == utf8.RuneError && n <= 1:
+			fmt.Fprintf(&b, `\x%02x`, s[i])
+		case r == '\n':
+			b.WriteString(`\n`)
+		case r == '\r':
+			b.WriteString(`\r`)
+		case r == '\t':
+			b.WriteString(`\t`)
+		case r < 0x80 && unicode.IsControl(r):
+			fmt.Fprintf(&b, `\x%02x`, r)
+		case unicode.IsControl(r) || unicode.Is(unicode.Cf, r):
+			fmt.Fprintf(&b, `\u%04x`, r)
+		default:
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
 }
 
 // renderTasks prints an agent session's tasks, its session totals and the
@@ -335,7 +409,7 @@ func renderTasks(w io.Writer, s trace.Summary, live bool) {
 		case status == "":
 			status = "unfinished"
 		}
-		line := fmt.Sprintf("  %-36s %-21s turns %d, tokens %d in / %d out, tools %d", t.TaskID, status,
+		line := fmt.Sprintf("  %-36s %-21s turns %d, tokens %d in / %d out, tools %d", safe(t.TaskID), safe(status),
 			t.Turns, t.InputTokens, t.OutputTokens, t.ToolCalls)
 		if t.ToolErrors > 0 {
 			line += fmt.Sprintf(" (%d failed)", t.ToolErrors)
@@ -345,14 +419,14 @@ func renderTasks(w io.Writer, s trace.Summary, live bool) {
 			line += ", " + fmtDur(t.Duration)
 		}
 		if t.Phase != "" {
-			line += ", canceled in " + t.Phase
+			line += ", canceled in " + safe(t.Phase)
 		}
 		fmt.Fprintln(w, line)
 	}
 	row("turns", fmt.Sprintf("%d", s.TotalTurns))
 	row("tokens", fmt.Sprintf("%d in / %d out", s.InputTokens, s.OutputTokens))
 	for _, r := range s.Rejected {
-		fmt.Fprintf(w, "rejected:  %s %s\n", r.Str("task_id"), r.Str("reason"))
+		fmt.Fprintf(w, "rejected:  %s %s\n", safe(r.Str("task_id")), safe(r.Str("reason")))
 	}
 }
 
@@ -400,6 +474,11 @@ func traceRm(id string, stdout io.Writer) error {
 					WithHint("wait for it to end, then remove its records")
 			}
 		}
+	}
+	if session.Begun(home.Sessions(homeDir), id) {
+		// Begun with no running record yet: it is starting.
+		return diag.New("E-TRC-007", "session %s is still running (it is starting)", id).
+			WithHint("wait for it to end, then remove its records")
 	}
 	dir, err := findSessionDir(homeDir, id)
 	if err != nil {

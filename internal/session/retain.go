@@ -1,7 +1,9 @@
 package session
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
@@ -20,10 +22,15 @@ type Retain struct {
 }
 
 // ApplyRetain removes whole session records dirs under projectRecordsDir that
-// trace.retain no longer keeps. It never removes current, nor a session whose
-// running record says it is still live. max_sessions counts the current
-// session. Failures to remove are returned as warnings; retention never
-// stops a run.
+// trace.retain no longer keeps. It never removes current, a session that has
+// begun and not ended (see Begun), nor one whose running record says it is
+// still live. max_sessions counts the current session. runningDir is
+// ~/.murmur/running; the marks of begun sessions are read from its sibling
+// ~/.murmur/sessions. Failures to remove are returned as warnings; retention
+// never stops a run.
+//
+// A dir is first renamed out of the listing, then removed: concurrent runs
+// retaining at once remove each dir once, and a reader never sees half of one.
 func ApplyRetain(projectRecordsDir, current string, r Retain, runningDir string, now time.Time) (removed []string, warnings []diag.Warning) {
 	if r.MaxSessions <= 0 && r.MaxAge <= 0 {
 		return nil, nil
@@ -32,6 +39,7 @@ func ApplyRetain(projectRecordsDir, current string, r Retain, runningDir string,
 	if err != nil {
 		return nil, nil
 	}
+	sessionsDir := filepath.Join(filepath.Dir(runningDir), "sessions")
 	live := map[string]bool{}
 	if recs, err := running.Scan(runningDir); err == nil {
 		for _, e := range recs {
@@ -64,12 +72,20 @@ func ApplyRetain(projectRecordsDir, current string, r Retain, runningDir string,
 	for i, s := range others {
 		tooMany := r.MaxSessions > 0 && i+1 >= r.MaxSessions // +1: the current session counts
 		tooOld := r.MaxAge > 0 && now.Sub(s.at) > r.MaxAge
-		if (tooMany || tooOld) && !live[s.id] {
+		if (tooMany || tooOld) && !live[s.id] && !Begun(sessionsDir, s.id) {
 			drop = append(drop, s.id)
 		}
 	}
 	for _, id := range drop {
-		if err := os.RemoveAll(filepath.Join(projectRecordsDir, id)); err != nil {
+		dir := filepath.Join(projectRecordsDir, id)
+		gone := filepath.Join(projectRecordsDir, fmt.Sprintf(".retained-%s-%d", id, os.Getpid()))
+		if err := os.Rename(dir, gone); err != nil {
+			if !errors.Is(err, fs.ErrNotExist) { // else another run removed it first
+				warnings = append(warnings, diag.Warn("W-IO-051", "trace.retain could not remove the records of %s: %v", id, err))
+			}
+			continue
+		}
+		if err := os.RemoveAll(gone); err != nil {
 			warnings = append(warnings, diag.Warn("W-IO-051", "trace.retain could not remove the records of %s: %v", id, err))
 			continue
 		}

@@ -75,12 +75,15 @@ type Session struct {
 	spawnedBy   string
 	formationID string
 	recorded    bool
+	begun       *os.File   // the held lock that marks the session begun (see Begun)
 	tools       []ToolLine // nil: no ## Tools section (a script capsule)
 }
 
-// New mints the session id and creates the work folder, the records dir
-// (logs/, out/) and the runtime dir (task.md, murmur.yaml, MURMUR.md), each
-// 0700. On error nothing it created for the runtime is left behind.
+// New mints the session id, marks the session begun (a lock held in
+// ~/.murmur/sessions/<id> until Close, see Begun), then creates the work
+// folder, the records dir (logs/, out/) and the runtime dir (task.md,
+// murmur.yaml, MURMUR.md), each 0700. On error nothing it created for the
+// runtime is left behind.
 func New(cfg Config) (*Session, error) {
 	now := time.Now
 	if cfg.Now != nil {
@@ -128,20 +131,31 @@ func New(cfg Config) (*Session, error) {
 	if err := CheckWorkdir(s.Workdir, homeDir, cfg.ManifestDir != "", s.ProjectDir); err != nil {
 		return nil, err
 	}
+	// Mark the session begun before any dir of it exists, so that a
+	// concurrent run's trace.retain, which lists records dirs, never sees
+	// this session's records dir without its mark.
+	s.sessionDir = home.Session(homeDir, id)
+	lock, err := markBegun(s.sessionDir)
+	if err != nil {
+		return nil, diag.Wrap(err, "E-IO-054", "cannot create the runtime dir %s", s.sessionDir).
+			WithHint("check that %s is writable", home.Murmur(homeDir))
+	}
+	s.begun = lock
 	if err := mkdirs(s.Workdir, "out"); err != nil {
+		s.Close()
 		return nil, diag.Wrap(err, "E-IO-052", "cannot create the work folder %s", s.Workdir).
 			WithHint("choose a writable place with --workdir")
 	}
 	s.ProjectRecordsDir = home.ProjectRecords(homeDir, s.ProjectDir)
 	s.RecordsDir = filepath.Join(s.ProjectRecordsDir, id)
 	if err := mkdirs(s.RecordsDir, "logs", "out"); err != nil {
+		s.Close()
 		return nil, diag.Wrap(err, "E-IO-053", "cannot create the records dir %s", s.RecordsDir).
 			WithHint("check that %s is writable", home.Murmur(homeDir))
 	}
-	s.sessionDir = home.Session(homeDir, id)
 	s.RuntimeDir = home.Runtime(homeDir, id)
 	if err := s.writeRuntime(cfg); err != nil {
-		os.RemoveAll(s.sessionDir)
+		s.Close()
 		return nil, diag.Wrap(err, "E-IO-054", "cannot create the runtime dir %s", s.RuntimeDir).
 			WithHint("check that %s is writable", home.Murmur(homeDir))
 	}
@@ -380,6 +394,11 @@ func (s *Session) Close() error {
 		if err := os.RemoveAll(s.sessionDir); err != nil {
 			errs = append(errs, err)
 		}
+	}
+	if s.begun != nil {
+		// Released last: once the mark is gone the records are retention's.
+		s.begun.Close()
+		s.begun = nil
 	}
 	return errors.Join(errs...)
 }

@@ -127,8 +127,19 @@ func TestUnwritablePlaces(t *testing.T) {
 	badHome := filepath.Join(t.TempDir(), "home")
 	os.MkdirAll(badHome, 0o700)
 	os.WriteFile(filepath.Join(badHome, ".murmur"), nil, 0o600)
-	if _, err := New(Config{Home: badHome, Cwd: t.TempDir()}); diag.Code(err) != "E-IO-053" {
+	// The session marks itself begun under ~/.murmur/sessions before any
+	// other dir of it exists.
+	if _, err := New(Config{Home: badHome, Cwd: t.TempDir()}); diag.Code(err) != "E-IO-054" {
 		t.Errorf(".murmur is a file: %v", err)
+	}
+	recHome := t.TempDir()
+	os.MkdirAll(home.Murmur(recHome), 0o700)
+	os.WriteFile(home.Records(recHome), nil, 0o600)
+	if _, err := New(Config{Home: recHome, Cwd: t.TempDir()}); diag.Code(err) != "E-IO-053" {
+		t.Errorf("records is a file: %v", err)
+	}
+	if left, _ := os.ReadDir(home.Sessions(recHome)); len(left) != 0 {
+		t.Errorf("a session that could not start left %v in the sessions dir", left)
 	}
 }
 

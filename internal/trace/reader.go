@@ -47,40 +47,112 @@ type File struct {
 	// Truncated is set when the last line had no newline and did not parse:
 	// the writer was stopped in the middle of it.
 	Truncated bool
-	// Bad lists line numbers in the middle of the file that are not events.
+	// Bad lists line numbers in the middle of the file that are not events
+	// (the first 100 of them).
 	Bad []int
 }
 
-// Read parses a trace. It tolerates a cut-off last line (the session was
-// killed mid-write) and skips, but counts, lines that are not events.
-func Read(r io.Reader) (*File, error) {
+// MaxLineBytes bounds the one line a reader holds in memory: a longer line
+// is not an event (the writer never writes one), and is skipped and counted
+// without being held whole.
+const MaxLineBytes = 16 << 20
+
+// maxBadListed bounds the line numbers of non-event lines kept; past it they
+// are only counted.
+const maxBadListed = 100
+
+// ScanResult is what Scan found besides the events.
+type ScanResult struct {
+	Events int
+	// Truncated is set when the last line had no newline and did not parse.
+	Truncated bool
+	// BadCount counts the lines in the middle that are not events; Bad
+	// holds the first of their line numbers.
+	BadCount int
+	Bad      []int
+	// Bytes is how much of the reader was consumed.
+	Bytes int64
+}
+
+// Scan reads a trace one line at a time, calling fn with each event, so its
+// memory is bounded by MaxLineBytes whatever the trace's length. It
+// tolerates a cut-off last line (the session was killed mid-write) and
+// skips, but counts, lines that are not events.
+func Scan(r io.Reader, fn func(Line)) (ScanResult, error) {
 	br := bufio.NewReaderSize(r, 64<<10)
-	out := &File{}
+	var res ScanResult
+	var buf []byte
 	n := 0
 	for {
-		raw, err := br.ReadBytes('\n')
-		if len(raw) > 0 {
+		raw, complete, over, err := readLine(br, &buf, &res.Bytes)
+		if len(raw) > 0 || over {
 			n++
-			complete := raw[len(raw)-1] == '\n'
 			body := bytes.TrimSpace(raw)
-			if len(body) > 0 {
+			switch {
+			case over:
+				res.bad(n)
+			case len(body) == 0:
+			default:
 				if l, ok := parseLine(body); ok {
 					l.N = n
-					out.Lines = append(out.Lines, l)
+					res.Events++
+					fn(l)
 				} else if !complete && errors.Is(err, io.EOF) {
-					out.Truncated = true
+					res.Truncated = true
 				} else {
-					out.Bad = append(out.Bad, n)
+					res.bad(n)
 				}
 			}
 		}
 		if err != nil {
 			if errors.Is(err, io.EOF) {
-				return out, nil
+				return res, nil
 			}
-			return out, err
+			return res, err
 		}
 	}
+}
+
+func (r *ScanResult) bad(n int) {
+	r.BadCount++
+	if len(r.Bad) < maxBadListed {
+		r.Bad = append(r.Bad, n)
+	}
+}
+
+// readLine reads up to and including the next newline into *buf. A line past
+// MaxLineBytes is consumed but not kept: over is set and line is empty.
+func readLine(br *bufio.Reader, buf *[]byte, total *int64) (line []byte, complete, over bool, err error) {
+	*buf = (*buf)[:0]
+	for {
+		chunk, e := br.ReadSlice('\n')
+		*total += int64(len(chunk))
+		if !over {
+			if len(*buf)+len(chunk) > MaxLineBytes {
+				over = true
+				*buf = (*buf)[:0]
+			} else {
+				*buf = append(*buf, chunk...)
+			}
+		}
+		if errors.Is(e, bufio.ErrBufferFull) {
+			continue
+		}
+		complete = len(chunk) > 0 && chunk[len(chunk)-1] == '\n'
+		if over {
+			return nil, complete, true, e
+		}
+		return *buf, complete, false, e
+	}
+}
+
+// Read parses a whole trace into memory; Scan is the bounded way to read a
+// trace of any length.
+func Read(r io.Reader) (*File, error) {
+	out := &File{}
+	res, err := Scan(r, func(l Line) { out.Lines = append(out.Lines, l) })
+	out.Truncated, out.Bad = res.Truncated, res.Bad
+	return out, err
 }
 
 func parseLine(b []byte) (Line, bool) {
@@ -116,4 +188,26 @@ func ReadFile(path string) (*File, error) {
 		return nil, diag.Wrap(err, "E-TRC-003", "cannot read the trace %s", path)
 	}
 	return tf, nil
+}
+
+// maxFirstLine bounds what Names reads: a session_start carries the effective
+// grants and the tools, never megabytes.
+const maxFirstLine = 1 << 20
+
+// Names reports whether the trace at path is session id's: its first line
+// is an event whose session_id is id. A missing, unreadable or foreign trace
+// is not.
+func Names(path, id string) bool {
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	br := bufio.NewReaderSize(io.LimitReader(f, maxFirstLine), 64<<10)
+	raw, err := br.ReadBytes('\n')
+	if err != nil && !errors.Is(err, io.EOF) {
+		return false
+	}
+	l, ok := parseLine(bytes.TrimSpace(raw))
+	return ok && l.SessionID == id
 }
