@@ -2,12 +2,16 @@ package sandbox
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/murmur-go/murmur/internal/trace"
+	"github.com/murmur-go/murmur/internal/wasmhost"
 )
 
 func TestCappedLog(t *testing.T) {
@@ -137,5 +141,44 @@ func TestLogPipeNoWriter(t *testing.T) {
 	}
 	if err := p.Close(time.Minute); err != nil {
 		t.Fatal(err)
+	}
+}
+
+func TestWorkdirBytes(t *testing.T) {
+	dir := t.TempDir()
+	os.MkdirAll(filepath.Join(dir, "a", "b"), 0o755)
+	os.WriteFile(filepath.Join(dir, "a", "x"), make([]byte, 1000), 0o600)
+	os.WriteFile(filepath.Join(dir, "a", "b", "y"), make([]byte, 24), 0o600)
+	os.Link(filepath.Join(dir, "a", "x"), filepath.Join(dir, "x-again"))
+	os.Symlink("/usr", filepath.Join(dir, "usr"))
+	got, err := WorkdirBytes(dir)
+	if err != nil || got != 1024 {
+		t.Fatalf("WorkdirBytes = %d, %v; want 1024", got, err)
+	}
+}
+
+// TestWatchWorkdir: a folder growing past its limit is stopped, with an
+// error that is a resource ending.
+func TestWatchWorkdir(t *testing.T) {
+	dir := t.TempDir()
+	ctx, cancel := context.WithCancelCause(context.Background())
+	defer cancel(nil)
+	stopped := make(chan *WorkdirLimitError, 1)
+	go WatchWorkdir(ctx, dir, 1<<20, func(e *WorkdirLimitError) { stopped <- e; cancel(e) })
+	f, err := os.Create(filepath.Join(dir, "big"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := f.Write(make([]byte, 2<<20)); err != nil {
+		t.Fatal(err)
+	}
+	e := <-stopped
+	if e.Max != 1<<20 || e.Used <= 1<<20 || !strings.Contains(e.Error(), "E-RUN-017") {
+		t.Fatalf("stopped with %+v: %v", e, e)
+	}
+	end := EndingOf(&wasmhost.CancelledError{Err: context.Cause(ctx)})
+	if end.Status != trace.EndResourceLimit || !strings.Contains(end.Reason, "capabilities.resources.workdir_max_bytes") {
+		t.Fatalf("ending = %+v", end)
 	}
 }
