@@ -60,7 +60,7 @@ func WorkdirBytes(dir string) (int64, error) {
 // WorkdirPollInterval is the shortest time between two measures of a work
 // folder; a walk that takes long spaces them out to ten times its length,
 // so watching a large folder costs at most a tenth of a core.
-const WorkdirPollInterval = 200 * time.Millisecond
+const WorkdirPollInterval = 20 * time.Millisecond
 
 // WatchWorkdir measures dir until ctx ends, and calls stop once with a
 // *WorkdirLimitError when it holds more than max bytes. A folder already
