@@ -3,10 +3,13 @@ package hostapi
 import (
 	"context"
 	"errors"
+	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/url"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
@@ -101,9 +104,10 @@ func (s *Session) Send(ctx context.Context, peerURL string, m wit.Message) (wit.
 	if m.ContextID != nil {
 		msg.ContextID = *m.ContextID
 	}
+	hc, over := capResponses(s.http, MaxResponseBytes)
 	client, err := a2aclient.NewFromEndpoints(ctx,
 		[]*a2a.AgentInterface{a2a.NewAgentInterface(endpoint, a2a.TransportProtocolJSONRPC)},
-		a2aclient.WithJSONRPCTransport(s.http))
+		a2aclient.WithJSONRPCTransport(hc))
 	if err != nil {
 		return wit.TaskResult{}, diag.Wrap(err, "E-RUN-071", "message/send to %s failed", endpoint)
 	}
@@ -112,6 +116,11 @@ func (s *Session) Send(ctx context.Context, peerURL string, m wit.Message) (wit.
 		Message: msg,
 		Config:  &a2a.SendMessageConfig{ReturnImmediately: true},
 	})
+	if over.Load() {
+		// Whatever error the decoder made of the cut body, the cause is the cap.
+		return wit.TaskResult{}, diag.New("E-RUN-072", "message/send to %s stopped: the peer's answer is larger than %d MiB, message/send's cap on a response body", endpoint, MaxResponseBytes>>20).
+			WithHint("the peer should answer SendMessage with a task or a short message; its results belong in artifacts")
+	}
 	if err != nil {
 		return wit.TaskResult{}, diag.Wrap(err, "E-RUN-071", "message/send to %s failed", endpoint).
 			WithHint("check that the peer capsule is running (mur ps) and serves A2A 1.0 at that URL")
@@ -128,3 +137,76 @@ func (s *Session) Send(ctx context.Context, peerURL string, m wit.Message) (wit.
 	s.recorder().A2ASend(trace.A2ASend{PeerURL: peerURL, MessageID: msgID, TaskID: tr.TaskID, ContextID: tr.ContextID, State: tr.State})
 	return tr, nil
 }
+
+// MaxResponseBytes caps the body of a peer's answer to message/send: past
+// it the call ends with E-RUN-072 instead of holding the answer in memory
+// (capsules.txt: a call "is stopped with an error instead of consuming host
+// memory without bound"). A task result carries ids and a state, so 16 MiB
+// is far beyond any honest answer.
+const MaxResponseBytes = 16 << 20
+
+// capResponses returns a client like c whose response bodies end with an
+// error once they pass max bytes; over reports whether one did. The cut is
+// made on the bytes as read, so a peer streaming without end costs at most
+// max bytes of buffering.
+func capResponses(c *http.Client, max int64) (*http.Client, *atomic.Bool) {
+	over := new(atomic.Bool)
+	base := c.Transport
+	if base == nil {
+		base = http.DefaultTransport
+	}
+	cc := *c
+	cc.Transport = cappedTransport{base: base, max: max, over: over}
+	return &cc, over
+}
+
+type cappedTransport struct {
+	base http.RoundTripper
+	max  int64
+	over *atomic.Bool
+}
+
+func (t cappedTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	resp, err := t.base.RoundTrip(r)
+	if err != nil {
+		return nil, err
+	}
+	if resp.ContentLength > t.max {
+		resp.Body.Close()
+		t.over.Store(true)
+		return nil, errTooLarge(t.max)
+	}
+	resp.Body = &cappedBody{rc: resp.Body, left: t.max, max: t.max, over: t.over}
+	return resp, nil
+}
+
+func errTooLarge(max int64) error {
+	return fmt.Errorf("the response body is larger than %d bytes", max)
+}
+
+// cappedBody reads at most max bytes of rc; the byte past them is an error.
+type cappedBody struct {
+	rc   io.ReadCloser
+	left int64 // bytes still allowed
+	max  int64
+	over *atomic.Bool
+}
+
+func (b *cappedBody) Read(p []byte) (int, error) {
+	if b.left < 0 {
+		return 0, errTooLarge(b.max)
+	}
+	// Read one byte beyond what is allowed, to tell "exactly max" from "more".
+	if int64(len(p)) > b.left+1 {
+		p = p[:b.left+1]
+	}
+	n, err := b.rc.Read(p)
+	b.left -= int64(n)
+	if b.left < 0 {
+		b.over.Store(true)
+		return n + int(b.left), errTooLarge(b.max)
+	}
+	return n, err
+}
+
+func (b *cappedBody) Close() error { return b.rc.Close() }

@@ -44,8 +44,13 @@ func EndingOf(err error) Ending {
 		limit *wasmhost.ResourceLimitError
 		exit  *wasmhost.ExitError
 		canc  *wasmhost.CancelledError
+		wl    *WorkdirLimitError
 	)
 	switch {
+	case errors.As(err, &wl):
+		// A call stopped because its work folder grew past the limit is
+		// a resource ending, however the stop reached the engine.
+		return Ending{Status: trace.EndResourceLimit, Reason: wl.Error(), Err: err}
 	case errors.As(err, &dead):
 		return Ending{Status: trace.EndDeadlineExceeded, Reason: err.Error(), WaitedOnRuntime: dead.Waiting, Err: err}
 	case errors.As(err, &limit):

@@ -13,8 +13,8 @@ package script
 import (
 	"context"
 	"log/slog"
-	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 
 	"github.com/murmur-go/murmur/internal/manifest"
@@ -31,36 +31,6 @@ const (
 	StderrLog = "stderr.log"
 	HTTPLog   = "http.log"
 )
-
-// lazyFile creates its file on the first write, so a run that makes no
-// request leaves no empty log behind.
-type lazyFile struct {
-	path string
-	mu   sync.Mutex
-	f    *os.File
-	err  error
-}
-
-func (l *lazyFile) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.f == nil && l.err == nil {
-		l.f, l.err = os.OpenFile(l.path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
-	}
-	if l.err != nil {
-		return 0, l.err
-	}
-	return l.f.Write(p)
-}
-
-func (l *lazyFile) Close() error {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.f != nil {
-		return l.f.Close()
-	}
-	return nil
-}
 
 // Imports grants host functions to a run. Define is called once per run,
 // before instantiation, with the recorder every event must go through.
@@ -109,7 +79,10 @@ func Run(ctx context.Context, cfg Config) Result {
 	// wasi:http: a request goes out when capabilities.network.allow covers
 	// it (contracts §17); a refusal is logged to logs/http.log. The capsule's
 	// own requests are not traced.
-	httpLog := &lazyFile{path: filepath.Join(s.RecordsDir, "logs", HTTPLog)}
+	httpLog, err := sandbox.NewCappedLog(filepath.Join(s.RecordsDir, "logs", HTTPLog), 0, 0, true)
+	if err != nil {
+		return Result{Ending: trace.EndFailed, Reason: "logs: " + err.Error(), Err: err}
+	}
 	defer httpLog.Close()
 	wit.GrantHTTPBounded(host, wit.NetworkAllow(cfg.NetworkAllow, "capabilities.network.allow"),
 		slog.New(slog.NewTextHandler(httpLog, nil)),
@@ -119,28 +92,85 @@ func Run(ctx context.Context, cfg Config) Result {
 			return Result{Ending: trace.EndFailed, Reason: "host interfaces: " + err.Error(), Err: err}
 		}
 	}
-	// The engine creates both logs owner-only, like every file of the records dir.
-	stdoutPath := filepath.Join(s.RecordsDir, "logs", StdoutLog)
-	stderrPath := filepath.Join(s.RecordsDir, "logs", StderrLog)
 	lim := sandbox.Limits(cfg.Limits)
+	// The engine writes the guest's stdio to a path; a pipe there lets
+	// the logs keep their head and tail only, and keeps stderr's last lines
+	// for the ending's reason.
+	stdout, err := sandbox.NewLogPipe(filepath.Join(s.RecordsDir, "logs", StdoutLog))
+	if err != nil {
+		return Result{Ending: trace.EndFailed, Reason: "logs: " + err.Error(), Err: err}
+	}
+	stderr, err := sandbox.NewLogPipe(filepath.Join(s.RecordsDir, "logs", StderrLog))
+	if err != nil {
+		stdout.Close(0)
+		return Result{Ending: trace.EndFailed, Reason: "logs: " + err.Error(), Err: err}
+	}
+	res := run(ctx, cfg, host, env, lim, stdout, stderr)
+	// Closing the instance closed the engine's writers: what the pipes
+	// still hold is read before the logs are closed.
+	stdout.Close(lim.Grace)
+	stderr.Close(lim.Grace)
+	if res.Ending != trace.EndOK {
+		res.Reason = withStderr(res.Reason, stderr.Log.LastLines(StderrReasonLines))
+	}
+	return res
+}
+
+// StderrReasonLines is how many of the guest's last stderr lines a non-ok
+// ending's reason carries: the cause (a Go panic's message, a tool's
+// complaint) is usually there, not in the engine's trap.
+const StderrReasonLines = 10
+
+// withStderr puts a guest's last stderr lines under reason.
+func withStderr(reason string, lines []string) string {
+	if len(lines) == 0 {
+		return reason
+	}
+	var b strings.Builder
+	b.WriteString(reason)
+	b.WriteString("\nthe guest's stderr ends:")
+	for _, l := range lines {
+		b.WriteString("\n  ")
+		b.WriteString(strings.ToValidUTF8(l, "\uFFFD"))
+	}
+	return b.String()
+}
+
+// run instantiates and calls the component with its stdio on the pipes,
+// stopped early when its work folder passes workdir_max_bytes.
+func run(ctx context.Context, cfg Config, host *wasmhost.Host, env map[string]string, lim wasmhost.Limits, stdout, stderr *sandbox.LogPipe) Result {
+	s := cfg.Session
+	ctx, cancel := context.WithCancelCause(ctx)
+	var watch sync.WaitGroup
+	defer watch.Wait()
+	defer cancel(nil) // ends the watcher before Wait (deferred calls run last first)
+	watch.Go(func() {
+		sandbox.WatchWorkdir(ctx, s.Workdir, cfg.Limits.WorkdirMaxBytes, func(e *sandbox.WorkdirLimitError) { cancel(e) })
+	})
 	rc := wasmhost.RunConfig{
 		Limits: lim,
 		Host:   host,
 		WASI: wasmhost.WASI{
 			Args:       []string{cfg.ComponentName},
 			Env:        env,
-			StdoutPath: stdoutPath,
-			StderrPath: stderrPath,
+			StdoutPath: stdout.Path,
+			StderrPath: stderr.Path,
 			Preopens:   sandbox.Preopens(s.Workdir, s.RuntimeDir),
 		},
 	}
 	inst, err := cfg.Engine.Instantiate(ctx, cfg.Component, rc)
+	stdout.Opened()
+	stderr.Opened()
 	if err != nil {
 		return classify(cfg, lim, "instantiate", err)
 	}
 	defer inst.Close()
 	if err := wit.CallCapsuleRun(ctx, inst); err != nil {
 		return classify(cfg, lim, wit.IfaceCapsuleRun+"#"+wit.RunFunc, err)
+	}
+	if e, ok := context.Cause(ctx).(*sandbox.WorkdirLimitError); ok {
+		// run returned as the folder passed the limit: still past it.
+		return Result{Ending: trace.EndResourceLimit, Reason: e.Error(), Err: e}
 	}
 	return Result{Ending: trace.EndOK}
 }

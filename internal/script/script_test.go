@@ -66,6 +66,12 @@ func runFixture(t *testing.T, eng *wasmhost.Engine, wat string, lim manifest.Eff
 	if err != nil {
 		t.Fatal(err)
 	}
+	return runSource(t, eng, wat, src, lim)
+}
+
+// runSource runs a component's source (WAT) through Run.
+func runSource(t *testing.T, eng *wasmhost.Engine, wat string, src []byte, lim manifest.EffLimits) (Result, []trace.Line, string) {
+	t.Helper()
 	comp, err := eng.Compile(src)
 	if err != nil {
 		t.Fatal(err)
