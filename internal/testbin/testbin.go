@@ -5,6 +5,8 @@ package testbin
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"os"
 	"os/exec"
@@ -62,7 +64,10 @@ func MustPath(pkg string) string {
 }
 
 func buildPkg(pkg string) (string, error) {
-	dir := filepath.Join(os.TempDir(), "murmur-testbin")
+	// One directory per checkout: two clones testing at once (or a clone and
+	// a worktree) must not run each other's binaries.
+	sum := sha256.Sum256([]byte(Root()))
+	dir := filepath.Join(os.TempDir(), "murmur-testbin", "bin-"+hex.EncodeToString(sum[:6]))
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", err
 	}
