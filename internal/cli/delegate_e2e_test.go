@@ -1,0 +1,208 @@
+package cli_test
+
+import (
+	"bufio"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/murmur-go/murmur/internal/testbin"
+	"github.com/murmur-go/murmur/internal/trace"
+)
+
+var roostListenRE = regexp.MustCompile(`^mur-roost: listening on (127\.0\.0\.1:\d+)$`)
+
+// startRoost starts the real mur-roost on a free loopback port under
+// homeDir and returns its base URL; it is stopped with the test.
+func startRoost(t *testing.T, homeDir string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command(testbin.Path(t, "./cmd/mur-roost"), append([]string{"--port", "0"}, args...)...)
+	cmd.Env = []string{"HOME=" + homeDir, "PATH=" + os.Getenv("PATH")}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Signal(syscall.SIGTERM); cmd.Wait() })
+	addr := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(out)
+		for sc.Scan() {
+			if m := roostListenRE.FindStringSubmatch(sc.Text()); m != nil {
+				addr <- m[1]
+			}
+		}
+	}()
+	select {
+	case a := <-addr:
+		return "http://" + a
+	case <-time.After(20 * time.Second):
+		t.Fatal("mur-roost printed no listening line")
+	}
+	return ""
+}
+
+// replayCapsule writes and publishes an agent capsule driven by
+// murmur/driver-replay (its transcript at an absolute path, so an installed
+// copy finds it).
+func replayCapsule(t *testing.T, homeDir, dir, name, version, extra, transcript string) string {
+	t.Helper()
+	os.MkdirAll(dir, 0o755)
+	tp := filepath.Join(dir, "transcript.yaml")
+	os.WriteFile(tp, []byte(transcript), 0o644)
+	m := "name: " + name + "\nversion: " + version + `
+artifacts:
+  - name: murmur/driver-replay
+    version: 1.0.0
+    runtime: driver
+    config:
+      transcript: ` + tp + `
+inference:
+  model: replay
+  driver:
+    artifact: murmur/driver-replay
+  system_prompt: Work.
+` + extra
+	os.WriteFile(filepath.Join(dir, "murmur.yaml"), []byte(m), 0o644)
+	for _, c := range []string{"build", "publish"} {
+		if r := runMur(t, homeDir, dir, nil, c); r.Code != 0 {
+			t.Fatalf("%s %s: %+v", c, name, r)
+		}
+	}
+	return dir
+}
+
+const workerTranscript = `version: 1
+responses:
+  - content:
+      - {type: text, text: "The report has three findings."}
+`
+
+const orchTranscript = `version: 1
+responses:
+  - content:
+      - {type: tool_call, id: call_1, name: delegate-task, input: {capsule: worker, version: 1.0.0, task: "find three things"}}
+  - content:
+      - {type: text, text: "Waiting for the worker."}
+  - content:
+      - {type: text, text: "The worker reported back."}
+`
+
+func byType(lines []trace.Line, typ string) []trace.Line {
+	var out []trace.Line
+	for _, l := range lines {
+		if l.EventType == typ {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// TestDelegateTaskEndToEnd: an orchestrator registers at the real
+// mur-roost, its model calls delegate-task, the worker runs as a child mur
+// process that registers with the approval, answers, reports its
+// completion to the parent's door, and the parent's task continues once
+// with the fenced outcome block.
+func TestDelegateTaskEndToEnd(t *testing.T) {
+	homeDir, base := t.TempDir(), t.TempDir()
+	replayCapsule(t, homeDir, filepath.Join(base, "worker"), "worker", "1.0.0", "lifecycle:\n  after_task: exit\n", workerTranscript)
+	orch := replayCapsule(t, homeDir, filepath.Join(base, "orch"), "orch", "0.1.0",
+		"capabilities:\n  spawn:\n    allow: [local/worker]\n", orchTranscript)
+	roost := startRoost(t, homeDir, "--spawn-allow", "local/orch")
+
+	r := runMur(t, homeDir, orch, []string{"MURMUR_ROOST_URL=" + roost}, "run", "--json", "--task", "delegate it")
+	if r.Code != 0 {
+		t.Fatalf("run: %+v", r)
+	}
+	rd := parseReady(t, r.Stdout)
+	lines := traceLines(t, rd.RecordsDir)
+	start := lines[0]
+	if !strings.Contains(string(start.Fields["tools_declared"]), `"delegate-task"`) {
+		t.Errorf("tools_declared %s", start.Fields["tools_declared"])
+	}
+	tc := byType(lines, "tool_call")
+	if len(tc) != 1 || tc[0].Str("kind") != "runtime" || tc[0].Str("status") != "ok" {
+		t.Fatalf("tool_call lines %v\n%s", tc, types(lines))
+	}
+	ds := byType(lines, trace.TypeDelegationStart)
+	if len(ds) != 1 {
+		t.Fatalf("delegation_start: %s", types(lines))
+	}
+	dlg, child := ds[0].Str("delegation_id"), ds[0].Str("child_session_id")
+	if !strings.HasPrefix(dlg, "dlg_") || ds[0].Str("capsule") != "worker" || !strings.HasPrefix(child, "ses_") {
+		t.Errorf("delegation_start %v", ds[0].Fields)
+	}
+	wd := ds[0].Str("child_workdir")
+	if !strings.HasPrefix(wd, filepath.Join(rd.RecordsDir, "children", "worker-")) || len(filepath.Base(wd)) != len("worker-")+16 {
+		t.Errorf("child_workdir %s", wd)
+	}
+	if st, err := os.Stat(wd); err != nil || st.Mode().Perm() != 0o700 {
+		t.Errorf("child dir %v %v", st, err)
+	}
+	dl := byType(lines, trace.TypeDelegation)
+	if len(dl) != 1 || dl[0].Str("outcome") != "ok" || dl[0].Str("delegation_id") != dlg {
+		t.Errorf("delegation %v", dl)
+	}
+	if w := byType(lines, trace.TypeTaskWaiting); len(w) != 1 || w[0].Int("outstanding") != 1 {
+		t.Errorf("task_waiting %v", w)
+	}
+	cont := byType(lines, trace.TypeTaskContinued)
+	if len(cont) != 1 || !strings.Contains(string(cont[0].Fields["delegations"]), dlg) {
+		t.Errorf("task_continued %v", cont)
+	}
+	got, _ := os.ReadFile(filepath.Join(rd.RecordsDir, "out", "result.txt"))
+	if string(got) != "The worker reported back." {
+		t.Errorf("result.txt %q", got)
+	}
+
+	// The child: its records under children/, spawned_by and its completion.
+	var rec map[string]any
+	matches, _ := filepath.Glob(filepath.Join(homeDir, ".murmur", "records", strings.TrimPrefix(wd, "/"), "ses_*", "completion.json"))
+	if len(matches) != 1 {
+		t.Fatalf("child completion.json: %v", matches)
+	}
+	b, _ := os.ReadFile(matches[0])
+	json.Unmarshal(b, &rec)
+	if rec["status"] != "ok" || rec["reported_by"] != "child" || rec["delivered"] != true || rec["delegation_id"] != dlg ||
+		rec["capsule_name"] != "local/worker" || rec["session_id"] != child {
+		t.Errorf("completion.json %s", b)
+	}
+	clines := traceLines(t, filepath.Dir(matches[0]))
+	if clines[0].Str("spawned_by") != rd.SessionID || clines[0].Str("delegation_id") != dlg {
+		t.Errorf("child session_start %v", clines[0].Fields)
+	}
+	if got, _ := os.ReadFile(filepath.Join(filepath.Dir(matches[0]), "out", "result.txt")); string(got) != "The report has three findings." {
+		t.Errorf("child result %q", got)
+	}
+}
+
+// TestDelegateRegistrationErrors: spawn.allow with no MURMUR_ROOST_URL is
+// E-RUN-019; a daemon that refuses the registration is E-RUN-042; one that
+// is not there is E-RUN-043.
+func TestDelegateRegistrationErrors(t *testing.T) {
+	homeDir, base := t.TempDir(), t.TempDir()
+	orch := replayCapsule(t, homeDir, filepath.Join(base, "orch"), "orch", "0.1.0",
+		"capabilities:\n  spawn:\n    allow: [local/worker]\n", orchTranscript)
+	r := runMur(t, homeDir, orch, nil, "run", "--task", "x")
+	if r.Code == 0 || !strings.Contains(r.Stderr, "E-RUN-019") ||
+		!strings.Contains(r.Stderr, "this capsule declares capabilities.spawn.allow and MURMUR_ROOST_URL is not set; delegation requires mur-roost") {
+		t.Errorf("no roost: %+v", r)
+	}
+	roost := startRoost(t, homeDir) // no --spawn-allow: the top-level path is refused
+	r = runMur(t, homeDir, orch, []string{"MURMUR_ROOST_URL=" + roost}, "run", "--task", "x")
+	if r.Code == 0 || !strings.Contains(r.Stderr, "E-RUN-042") || !strings.Contains(r.Stderr, "is not in --spawn-allow") {
+		t.Errorf("refused: %+v", r)
+	}
+	r = runMur(t, homeDir, orch, []string{"MURMUR_ROOST_URL=http://127.0.0.1:1"}, "run", "--task", "x")
+	if r.Code == 0 || !strings.Contains(r.Stderr, "E-RUN-043") || !strings.Contains(r.Stderr, "http://127.0.0.1:1") {
+		t.Errorf("unreachable: %+v", r)
+	}
+}
