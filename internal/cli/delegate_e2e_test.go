@@ -7,11 +7,14 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/murmur-go/murmur/internal/home"
+	"github.com/murmur-go/murmur/internal/running"
 	"github.com/murmur-go/murmur/internal/testbin"
 	"github.com/murmur-go/murmur/internal/trace"
 )
@@ -204,5 +207,66 @@ func TestDelegateRegistrationErrors(t *testing.T) {
 	r = runMur(t, homeDir, orch, []string{"MURMUR_ROOST_URL=http://127.0.0.1:1"}, "run", "--task", "x")
 	if r.Code == 0 || !strings.Contains(r.Stderr, "E-RUN-043") || !strings.Contains(r.Stderr, "http://127.0.0.1:1") {
 		t.Errorf("unreachable: %+v", r)
+	}
+}
+
+// gone reports whether pid has exited (a zombie waiting for its reaper
+// counts as exited).
+func gone(pid int) bool {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return true
+	}
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	return i > 0 && len(s) > i+2 && s[i+2] == 'Z'
+}
+
+// TestDelegateLifeline: kill -9 of a parent whose child is running closes
+// the child's lifeline; the child appends spawner_ended, winds down as on
+// SIGTERM (session_end written) and exits.
+func TestDelegateLifeline(t *testing.T) {
+	homeDir, base := t.TempDir(), t.TempDir()
+	replayCapsule(t, homeDir, filepath.Join(base, "worker"), "worker", "1.0.0", "lifecycle:\n  after_task: sleep\n", workerTranscript)
+	orch := replayCapsule(t, homeDir, filepath.Join(base, "orch"), "orch", "0.1.0",
+		"capabilities:\n  spawn:\n    allow: [local/worker]\n", orchTranscript)
+	roost := startRoost(t, homeDir, "--spawn-allow", "local/orch")
+	cmd, out, stderr := startMurEnv(t, homeDir, orch, []string{"MURMUR_ROOST_URL=" + roost}, "run", "--json", "--task", "delegate it")
+	rd := readReady(t, out)
+	var child running.Record
+	for i := 0; ; i++ {
+		recs, _ := running.Scan(home.Running(homeDir))
+		for _, r := range recs {
+			if r.Record.SpawnedBy == rd.SessionID {
+				child = r.Record
+			}
+		}
+		if child.PID != 0 {
+			break
+		}
+		if i > 600 {
+			t.Fatalf("no child record; parent stderr %s", stderr.String())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	// The parent is waiting on its delegation when it is killed.
+	for i := 0; len(byType(traceLines(t, rd.RecordsDir), trace.TypeTaskWaiting)) == 0; i++ {
+		if i > 600 {
+			t.Fatalf("the parent never waited: %s", types(traceLines(t, rd.RecordsDir)))
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	cmd.Process.Kill()
+	cmd.Wait()
+	for i := 0; !gone(child.PID); i++ {
+		if i > 600 {
+			t.Fatalf("the child %d outlived its parent", child.PID)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	cl := traceLines(t, child.RecordsDir)
+	ty := types(cl)
+	if !strings.Contains(ty, "spawner_ended") || cl[len(cl)-1].EventType != "session_end" {
+		t.Errorf("child trace: %s", ty)
 	}
 }
