@@ -3,6 +3,7 @@ package cli_test
 import (
 	"bufio"
 	"encoding/json"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -268,5 +269,107 @@ func TestDelegateLifeline(t *testing.T) {
 	ty := types(cl)
 	if !strings.Contains(ty, "spawner_ended") || cl[len(cl)-1].EventType != "session_end" {
 		t.Errorf("child trace: %s", ty)
+	}
+}
+
+func completion(t *testing.T, url, session, dlg string) map[string]any {
+	t.Helper()
+	req, _ := http.NewRequest("POST", url, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"messageId":"m1","role":"ROLE_USER","parts":[{"text":"{}"}]}}}`))
+	req.Header.Set("A2A-Version", "1.0")
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("x-murmur-task-origin", "completion")
+	req.Header.Set("x-murmur-completion-session", session)
+	if dlg != "" {
+		req.Header.Set("x-murmur-delegation-id", dlg)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var out map[string]any
+	json.NewDecoder(resp.Body).Decode(&out)
+	return out
+}
+
+// TestDelegateCompletionAnswersAndWindDown: a parent waiting on a child
+// answers completions sent by hand with the spec's results and errors; its
+// SIGTERM wind-down ends the child, which the launcher records terminated.
+func TestDelegateCompletionAnswersAndWindDown(t *testing.T) {
+	homeDir, base := t.TempDir(), t.TempDir()
+	replayCapsule(t, homeDir, filepath.Join(base, "worker"), "worker", "1.0.0", "lifecycle:\n  after_task: sleep\n", workerTranscript)
+	orch := replayCapsule(t, homeDir, filepath.Join(base, "orch"), "orch", "0.1.0",
+		"capabilities:\n  spawn:\n    allow: [local/worker]\n", orchTranscript)
+	roost := startRoost(t, homeDir, "--spawn-allow", "local/orch")
+	cmd, out, stderr := startMurEnv(t, homeDir, orch, []string{"MURMUR_ROOST_URL=" + roost}, "run", "--json", "--task", "delegate it")
+	rd := readReady(t, out)
+	var dlg string
+	for i := 0; dlg == ""; i++ {
+		if w := byType(traceLines(t, rd.RecordsDir), trace.TypeDelegationStart); len(w) == 1 {
+			dlg = w[0].Str("delegation_id")
+		}
+		if i > 600 {
+			t.Fatalf("no delegation_start; stderr %s", stderr.String())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	url := "http://" + *rd.URL
+	errOf := func(m map[string]any) (float64, string, string) {
+		e, _ := m["error"].(map[string]any)
+		if e == nil {
+			return 0, "", ""
+		}
+		code, _ := e["code"].(float64)
+		msg, _ := e["message"].(string)
+		b, _ := json.Marshal(e["data"])
+		return code, msg, string(b)
+	}
+	cases := []struct {
+		name, session, dlg string
+		code               float64
+		msg, reason        string
+	}{
+		{"misaddressed", "ses_0000000000000000000000000000dead", dlg, -31001,
+			"completion is addressed to session ses_0000000000000000000000000000dead, which is not the session running here", "COMPLETION_MISADDRESSED"},
+		{"no delegation", rd.SessionID, "", -31002,
+			"completion names no delegation in x-murmur-delegation-id, so no task in this session is waiting for it", "COMPLETION_NOT_AWAITED"},
+		{"forged", rd.SessionID, "dlg_00000000000000000000000000000000", -31002,
+			"no task in this session is waiting for delegation dlg_00000000000000000000000000000000", "COMPLETION_NOT_AWAITED"},
+	}
+	for _, c := range cases {
+		code, msg, data := errOf(completion(t, url, c.session, c.dlg))
+		if code != c.code || msg != c.msg || !strings.Contains(data, c.reason) || !strings.Contains(data, "murmur.nexus") {
+			t.Errorf("%s: %v %q %s", c.name, code, msg, data)
+		}
+	}
+	res := completion(t, url, rd.SessionID, dlg)
+	if r, _ := res["result"].(map[string]any); r["delegation_id"] != dlg || r["received"] != true {
+		t.Errorf("awaited: %v", res)
+	}
+
+	cmd.Process.Signal(syscall.SIGTERM)
+	err := cmd.Wait()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 143 {
+		t.Errorf("parent exit %v; stderr %s", err, stderr.String())
+	}
+	lines := traceLines(t, rd.RecordsDir)
+	dl := byType(lines, trace.TypeDelegation)
+	if len(dl) != 1 || dl[0].Str("outcome") != "terminated" || dl[0].Str("reason") != "the delegating task was cancelled" {
+		t.Errorf("delegation lines %v", dl)
+	}
+	if c := byType(lines, trace.TypeTaskCanceled); len(c) != 1 || !strings.Contains(string(c[0].Fields["delegation_ids"]), dlg) {
+		t.Errorf("task_canceled %v", c)
+	}
+	wd := byType(lines, trace.TypeDelegationStart)[0].Str("child_workdir")
+	matches, _ := filepath.Glob(filepath.Join(homeDir, ".murmur", "records", strings.TrimPrefix(wd, "/"), "ses_*", "completion.json"))
+	if len(matches) != 1 {
+		t.Fatalf("child completion.json: %v", matches)
+	}
+	var rec map[string]any
+	b, _ := os.ReadFile(matches[0])
+	json.Unmarshal(b, &rec)
+	if rec["status"] != "terminated" || rec["reported_by"] != "launcher" ||
+		!strings.HasPrefix(rec["detail"].(string), "the parent ended this delegation") {
+		t.Errorf("completion.json %s", b)
 	}
 }
