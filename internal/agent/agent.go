@@ -102,6 +102,21 @@ type Config struct {
 	ResultPath string
 	// Now is the clock; nil is time.Now.
 	Now func() time.Time
+	// Waiter is the delegation runtime (nil: none): when the model ends
+	// its turn, the task waits for what it handed off and continues once
+	// with the outcomes (roost-and-delegation "How the outcome arrives").
+	Waiter Waiter
+}
+
+// Waiter holds a task's handed-off work.
+type Waiter interface {
+	// Await is called when the model ends a turn with turnsLeft turns of
+	// the budget left; it blocks (spending no tokens) until every outcome
+	// is in and returns them as the next user message, or false when the
+	// task has nothing outstanding.
+	Await(ctx context.Context, taskID string, turnsLeft int, ev door.Events) (string, bool)
+	// TaskEnded is called once the task has ended with exit status status.
+	TaskEnded(taskID, status string)
 }
 
 // Session runs the tasks of one agent session. It is safe for concurrent
@@ -156,6 +171,9 @@ func (s *Session) RunTask(ctx context.Context, t *door.Task, ev door.Events) doo
 		Source: string(t.Source), InputBytes: uint64(t.MessageBytes)}))
 	var st taskState
 	status, out := s.loop(ctx, t, ev, taskLine, span, &st)
+	if s.cfg.Waiter != nil {
+		s.cfg.Waiter.TaskEnded(t.ID, status)
+	}
 	if status != trace.EndOK && status != trace.EndCanceled {
 		s.mu.Lock()
 		s.lastFailure = out.Text()
@@ -234,6 +252,15 @@ func (s *Session) loop(ctx context.Context, t *door.Task, ev door.Events, taskLi
 		msgs = append(msgs, driver.Message{Role: driver.RoleAssistant, Content: resp.Content})
 		s.hookOutputs(ev, s.cfg.Hooks.OnInference(ctx, inferenceEvent(turn, inf, resp)))
 		if len(calls) == 0 {
+			if s.cfg.Waiter != nil {
+				if text, ok := s.cfg.Waiter.Await(ctx, t.ID, s.cfg.MaxTurns-turn, ev); ok {
+					msgs = append(msgs, driver.Message{Role: driver.RoleUser, Content: []driver.Block{driver.TextBlock(text)}})
+					continue
+				}
+				if ctx.Err() != nil {
+					return trace.EndCanceled, door.Canceled()
+				}
+			}
 			answer := resp.Text()
 			// on-task-end may reopen the task: its reason becomes a user
 			// message and the turns go on, within the budget.

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
 
 	"github.com/spf13/cobra"
 
@@ -21,6 +22,7 @@ type runFlags struct {
 	json, explainScope      bool
 	containment             string
 	capsule, capsuleVersion string
+	spawnApprovalStdin      bool
 }
 
 func newRunCmd(stdout, stderr io.Writer) *cobra.Command {
@@ -61,6 +63,7 @@ build applies, and runs nothing.`,
 	fl.StringVar(&f.containment, "containment", "", "the containment `CLASS` to require (advisory|scoped|sealed; only advisory in this build)")
 	fl.StringVar(&f.capsule, "capsule", "", "run the installed capsule `FULLNAME` (scope/name) with no project (needs --capsule-version)")
 	fl.StringVar(&f.capsuleVersion, "capsule-version", "", "the `VERSION` of --capsule")
+	fl.BoolVar(&f.spawnApprovalStdin, "spawn-approval-stdin", false, "read a parent runtime's spawn approval from standard input (for a parent capsule's runtime only)")
 	return cmd
 }
 
@@ -104,7 +107,7 @@ func runCapsule(ctx context.Context, f runFlags, stdout, stderr io.Writer) error
 		return nil
 	}
 	res, err := launch.Run(ctx, plan, launch.Options{
-		Task: f.task, Workdir: f.workdir, Stderr: stderr,
+		Task: f.task, Workdir: f.workdir, Stderr: stderr, SpawnApprovalStdin: f.spawnApprovalStdin, Stdin: os.Stdin,
 		Ready: func(r launch.Ready) {
 			if f.json {
 				line, _ := json.Marshal(readyLine(r))

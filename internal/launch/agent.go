@@ -11,12 +11,14 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
 	"github.com/murmur-go/murmur/internal/agent"
 	"github.com/murmur-go/murmur/internal/contain"
 	"github.com/murmur-go/murmur/internal/contain/egress"
+	"github.com/murmur-go/murmur/internal/delegate"
 	"github.com/murmur-go/murmur/internal/diag"
 	"github.com/murmur-go/murmur/internal/door"
 	"github.com/murmur-go/murmur/internal/driver"
@@ -25,6 +27,7 @@ import (
 	"github.com/murmur-go/murmur/internal/home"
 	"github.com/murmur-go/murmur/internal/hooks"
 	"github.com/murmur-go/murmur/internal/manifest"
+	"github.com/murmur-go/murmur/internal/roost/roostapi"
 	"github.com/murmur-go/murmur/internal/sandbox"
 	"github.com/murmur-go/murmur/internal/session"
 	"github.com/murmur-go/murmur/internal/store"
@@ -237,6 +240,12 @@ func runAgent(ctx context.Context, p *Plan, opts Options, r *run) (Result, error
 		return Result{}, diag.New("E-RUN-041", "%s accepts no task at its door (lifecycle.task_acceptance: none), so it needs --task", m.Name).
 			WithHint("run it with --task FILE|TEXT, or set lifecycle.task_acceptance to single or queue")
 	}
+	dl, err := openDelegation(p, opts)
+	if err != nil {
+		return Result{}, err
+	}
+	ctx, endRun := context.WithCancelCause(ctx)
+	defer endRun(nil)
 	eng, err := wasmhost.NewEngine(wasmhost.Config{CacheDir: home.Compiled(p.Home), KeyFile: home.CacheKey(p.Home)})
 	if err != nil {
 		return Result{}, err
@@ -275,10 +284,14 @@ func runAgent(ctx context.Context, p *Plan, opts Options, r *run) (Result, error
 		}
 		return l.HookInference(ctx, hook, req)
 	}
-	if err := r.openAgent(p, task, url, info, eng, infer); err != nil {
+	if err := r.openAgent(p, task, url, info, eng, infer, dl); err != nil {
 		return Result{}, err
 	}
 	sess, rec := r.sess, r.rec
+	if err := dl.register(ctx, sess); err != nil {
+		r.endAgent(trace.EndFailed, err.Error())
+		return Result{}, err
+	}
 	if p.Driver.Stored != nil {
 		if c, ok := drv.(interface{ Close() }); ok {
 			c.Close()
@@ -315,6 +328,13 @@ func runAgent(ctx context.Context, p *Plan, opts Options, r *run) (Result, error
 		return Result{}, err
 	}
 	defer inv.Close()
+	rt := dl.runtime(p, sess, rec, url, opts)
+	if rt != nil {
+		if err := inv.Add(rt.Tool()); err != nil {
+			r.endAgent(trace.EndFailed, err.Error())
+			return Result{}, err
+		}
+	}
 	var lines []session.ToolLine
 	for _, e := range inv.Entries() {
 		lines = append(lines, session.ToolLine{Name: e.Name(), Kind: e.Kind(), Description: e.Description()})
@@ -330,9 +350,10 @@ func runAgent(ctx context.Context, p *Plan, opts Options, r *run) (Result, error
 		CallDeadline:     time.Duration(m.Capabilities.EffLimits().DeadlineSeconds) * time.Second,
 		System: agent.SystemPrompt(agent.Identity{Name: sess.Name, Version: sess.Version, SessionID: sess.ID,
 			Workdir: sess.Workdir}, p.SystemPrompt),
-		Tools: newAgentTools(inv, rec, sess.RecordsDir, r.hooks), Recorder: rec, Telemetry: r.telemetry(),
+		Tools: newAgentTools(inv, rec, sess.RecordsDir, r.hooks, dl.tasks), Recorder: rec, Telemetry: r.telemetry(),
 		Hooks:      r.hooks,
 		ResultPath: filepath.Join(sess.RecordsDir, "out", "result.txt"),
+		Waiter:     dl.waiter(),
 	})
 	loopMu.Lock()
 	loopRef = loop
@@ -343,7 +364,8 @@ func runAgent(ctx context.Context, p *Plan, opts Options, r *run) (Result, error
 		SessionID: sess.ID, Model: in.Model, Capabilities: p.Grants.Lines()})
 	dr, err := door.New(door.Config{Name: sess.Name, Version: sess.Version, SessionID: sess.ID, URL: url,
 		TaskAcceptance: acceptance, QueueDepth: m.Lifecycle.QueueDepth.Or(manifest.DefaultQueueDepth),
-		AfterTask: m.Lifecycle.AfterTaskMode(), Runner: loop, Recorder: doorRecorder{rec}, Logger: opts.Log})
+		AfterTask: m.Lifecycle.AfterTaskMode(), Runner: dl.runner(loop), Recorder: doorRecorder{rec}, Logger: opts.Log,
+		Completions: dl.completions()})
 	if err != nil {
 		r.endAgent(trace.EndFailed, err.Error())
 		return Result{}, err
@@ -365,10 +387,12 @@ func runAgent(ctx context.Context, p *Plan, opts Options, r *run) (Result, error
 	}
 
 	out := Result{SessionID: sess.ID, Name: sess.Name, Version: sess.Version, RecordsDir: sess.RecordsDir}
+	dl.watchLifeline(rec, endRun)
 	select {
 	case <-dr.Done():
 	case <-ctx.Done():
 	}
+	dl.windingDown.Store(true)
 	// The status is read after the runners have returned (below): a task the
 	// wind-down cancelled writes its task_end first.
 	status := ""
@@ -401,6 +425,7 @@ func runAgent(ctx context.Context, p *Plan, opts Options, r *run) (Result, error
 	if status == "" {
 		status = trace.EndOK
 	}
+	dl.close(status)
 	sctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	_ = srv.Shutdown(sctx)
 	cancel()
@@ -413,6 +438,7 @@ func runAgent(ctx context.Context, p *Plan, opts Options, r *run) (Result, error
 		TotalToolCalls: uint32(tot.ToolCalls), TotalShellCalls: uint32(tot.ShellCalls),
 		DurationMS: uint64(time.Since(sess.Started).Milliseconds()), ExitStatus: status})
 	r.endAgent(status, reason)
+	dl.report(sess, status, opts)
 	if out.Signal == nil && status != trace.EndOK {
 		why := ""
 		if f := loop.LastFailure(); f != "" {
@@ -426,12 +452,12 @@ func runAgent(ctx context.Context, p *Plan, opts Options, r *run) (Result, error
 
 // openAgent creates an agent session (its MURMUR.md names the door's URL),
 // its trace and recorder, and writes session_start.
-func (r *run) openAgent(p *Plan, task, url string, info driver.Info, eng *wasmhost.Engine, infer hooks.InferenceFunc) error {
+func (r *run) openAgent(p *Plan, task, url string, info driver.Info, eng *wasmhost.Engine, infer hooks.InferenceFunc, dl *spawnWiring) error {
 	m := p.Manifest
 	sess, err := session.New(session.Config{
 		Home: p.Home, ManifestDir: p.ManifestDir, Workdir: r.opts.Workdir,
 		Name: m.Name, Version: m.Version, Task: task, CapsuleURL: url,
-		ManifestYAML: p.ManifestYAML, Grants: p.GrantsJSON,
+		ManifestYAML: p.ManifestYAML, Grants: p.GrantsJSON, SpawnedBy: dl.spawnedBy(),
 	})
 	if err != nil {
 		return err
@@ -458,8 +484,8 @@ func (r *run) openAgent(p *Plan, task, url string, info driver.Info, eng *wasmho
 		ceiling = &v
 	}
 	rec.Emit(trace.AgentSessionStart{
-		SessionStart: trace.SessionStart{CapsuleName: sess.Name, CapsuleVersion: sess.Version, Kind: "agent",
-			ToolsDeclared: p.ToolNames(), EffectiveGrants: p.GrantsJSON},
+		SessionStart: dl.sessionStart(trace.SessionStart{CapsuleName: sess.Name, CapsuleVersion: sess.Version, Kind: "agent",
+			ToolsDeclared: p.ToolNames(), EffectiveGrants: p.GrantsJSON}, p),
 		Model:    in.Model,
 		Driver:   trace.DriverInfo{Name: info.Name, Version: info.Version, Implementation: info.Implementation, SHA256: info.SHA256},
 		MaxTurns: in.MaxTurns.Or(manifest.DefaultMaxTurns), MaxSessionTokens: ceiling,
@@ -540,4 +566,215 @@ func (d doorRecorder) TaskCanceled(taskID string, phase door.Phase, delegationID
 		delegationIDs = []string{}
 	}
 	d.rec.Emit(trace.TaskCanceled{TaskID: taskID, Phase: string(phase), DelegationIDs: delegationIDs})
+}
+
+// spawnWiring is a session's part in delegation (contracts §18): as a
+// child (the approval it was launched under, its spawner handle and
+// lifeline) and as a parent (the delegate-task runtime). Every method is a
+// no-op on a session that takes no part.
+type spawnWiring struct {
+	roostURL    string
+	spawnAllow  []string
+	launched    *delegate.Launched
+	spawner     *delegate.Spawner
+	lifeline    *os.File
+	cred        roostapi.Credential
+	registered  bool
+	rt          *delegate.Runtime
+	windingDown atomic.Bool
+	// tasks maps a running task to its context and traceparent, for the
+	// delegate-task call made from it.
+	tasks *taskContexts
+}
+
+// openDelegation reads what delegation needs before any session exists:
+// the lifeline and the spawner handle (E-RUN-020), the approval on stdin,
+// and MURMUR_ROOST_URL for a session that must register (E-RUN-019).
+func openDelegation(p *Plan, opts Options) (*spawnWiring, error) {
+	w := &spawnWiring{spawnAllow: p.Grants.Capsule.SpawnAllow, tasks: &taskContexts{m: map[string]taskContext{}}}
+	var err error
+	if w.lifeline, err = delegate.OpenLifeline(p.lookup); err != nil {
+		return nil, err
+	}
+	if w.spawner, err = delegate.ReadSpawner(p.lookup); err != nil {
+		return nil, err
+	}
+	if opts.SpawnApprovalStdin {
+		in := opts.Stdin
+		if in == nil {
+			in = os.Stdin
+		}
+		if w.launched, err = delegate.ReadLaunched(in); err != nil {
+			return nil, err
+		}
+	}
+	w.roostURL = delegate.RoostURL(p.lookup)
+	if (len(w.spawnAllow) > 0 || w.launched != nil) && w.roostURL == "" {
+		return nil, diag.New("E-RUN-019", "this capsule declares capabilities.spawn.allow and MURMUR_ROOST_URL is not set; delegation requires mur-roost").
+			WithHint("start mur-roost and set MURMUR_ROOST_URL=http://127.0.0.1:7700")
+	}
+	return w, nil
+}
+
+func (w *spawnWiring) spawnedBy() string {
+	if w.spawner != nil {
+		return w.spawner.SessionID
+	}
+	return ""
+}
+
+// sessionStart adds the delegation fields to session_start: spawned_by and
+// delegation_id on a child, delegate-task in tools_declared on a parent.
+func (w *spawnWiring) sessionStart(s trace.SessionStart, p *Plan) trace.SessionStart {
+	if w.spawner != nil {
+		by := w.spawner.SessionID
+		s.SpawnedBy, s.DelegationID = &by, w.spawner.DelegationID
+	}
+	if len(w.spawnAllow) > 0 {
+		s.ToolsDeclared = append(s.ToolsDeclared, delegate.ToolName)
+	}
+	return s
+}
+
+// register announces the session at mur-roost when it must: before the
+// --json line, so a parent's launcher sees a registered child.
+func (w *spawnWiring) register(ctx context.Context, sess *session.Session) error {
+	if len(w.spawnAllow) == 0 && w.launched == nil {
+		return nil
+	}
+	var approval roostapi.Approval
+	if w.launched != nil {
+		approval = w.launched.Approval
+	}
+	cred, err := delegate.Register(ctx, w.roostURL, roostapi.RegisterRequest{SessionID: sess.ID, Name: sess.Name, Version: sess.Version}, approval)
+	if err != nil {
+		return err
+	}
+	w.cred, w.registered = cred, true
+	return nil
+}
+
+// runtime makes the delegate-task runtime of a session whose spawn.allow
+// is non-empty; nil otherwise.
+func (w *spawnWiring) runtime(p *Plan, sess *session.Session, rec *trace.Recorder, doorURL string, opts Options) *delegate.Runtime {
+	if len(w.spawnAllow) == 0 || !w.registered {
+		return nil
+	}
+	bin, _ := p.lookup(delegate.EnvMurBinary)
+	if bin == "" {
+		bin, _ = os.Executable()
+	}
+	g := p.Grants.Capsule
+	w.rt = delegate.New(delegate.Config{RoostURL: w.roostURL, Credential: w.cred,
+		SessionID: sess.ID, Name: sess.Name, Version: sess.Version, RecordsDir: sess.RecordsDir, RuntimeDir: sess.RuntimeDir,
+		DoorURL: doorURL, SpawnAllow: g.SpawnAllow, WorkdirSnapshot: g.WorkdirSnapshot, EnvAllow: g.EnvAllow,
+		Lookup: p.lookup, MurBinary: bin, Deadline: delegate.Deadline(p.Manifest, p.lookup),
+		Recorder: rec, Log: opts.Log})
+	return w.rt
+}
+
+func (w *spawnWiring) waiter() agent.Waiter {
+	if w.rt == nil {
+		return nil
+	}
+	return w.rt
+}
+
+func (w *spawnWiring) completions() door.CompletionHandler {
+	if w.rt == nil {
+		return nil
+	}
+	return w.rt
+}
+
+// runner notes each task's context for the delegate-task calls it makes.
+func (w *spawnWiring) runner(loop door.Runner) door.Runner {
+	if w.rt == nil {
+		return loop
+	}
+	return door.RunnerFunc(func(ctx context.Context, t *door.Task, ev door.Events) door.Outcome {
+		w.tasks.set(t.ID, taskContext{contextID: t.ContextID, traceparent: t.TraceParent})
+		defer w.tasks.drop(t.ID)
+		return loop.RunTask(ctx, t, ev)
+	})
+}
+
+// watchLifeline winds the session down on EOF as a first SIGTERM does,
+// after spawner_ended; EOF once a wind-down has begun writes nothing.
+func (w *spawnWiring) watchLifeline(rec *trace.Recorder, endRun context.CancelCauseFunc) {
+	if w.lifeline == nil {
+		return
+	}
+	delegate.WatchLifeline(w.lifeline, func() {
+		if w.windingDown.Load() {
+			return
+		}
+		rec.Emit(trace.SpawnerEnded{})
+		endRun(&Signalled{Signal: syscall.SIGTERM})
+	})
+}
+
+// close ends the children still running and deregisters, best effort.
+func (w *spawnWiring) close(status string) {
+	outcome := roostapi.StatusComplete
+	if status != trace.EndOK {
+		outcome = roostapi.StatusFailed
+	}
+	switch {
+	case w.rt != nil:
+		w.rt.Close(outcome)
+	case w.registered:
+		delegate.Deregister(w.roostURL, w.cred, outcome, nil)
+	}
+}
+
+// report is a delegated child's completion, once its session has ended.
+func (w *spawnWiring) report(sess *session.Session, status string, opts Options) {
+	if w.spawner == nil {
+		return
+	}
+	st := delegate.StatusOK
+	if status != trace.EndOK {
+		st = delegate.StatusError
+	}
+	rec := delegate.Record{CapsuleName: sess.Name, CapsuleVersion: sess.Version, SessionID: sess.ID, Status: st,
+		Workdir: sess.Workdir, DurationMS: time.Since(sess.Started).Milliseconds()}
+	if p := filepath.Join(sess.RecordsDir, "out", "result.txt"); isRegular(p) {
+		rec.ResultPath = p
+	}
+	delegate.Report(w.spawner, sess.RecordsDir, rec, opts.Stderr, opts.Log)
+}
+
+func isRegular(p string) bool {
+	st, err := os.Lstat(p)
+	return err == nil && st.Mode().IsRegular()
+}
+
+type taskContext struct{ contextID, traceparent string }
+
+// taskContexts is the running tasks' contexts, by task id.
+type taskContexts struct {
+	mu sync.Mutex
+	m  map[string]taskContext
+}
+
+func (t *taskContexts) set(id string, c taskContext) {
+	t.mu.Lock()
+	t.m[id] = c
+	t.mu.Unlock()
+}
+
+func (t *taskContexts) drop(id string) {
+	t.mu.Lock()
+	delete(t.m, id)
+	t.mu.Unlock()
+}
+
+func (t *taskContexts) get(id string) taskContext {
+	if t == nil {
+		return taskContext{}
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.m[id]
 }

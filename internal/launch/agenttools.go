@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/murmur-go/murmur/internal/agent"
+	"github.com/murmur-go/murmur/internal/delegate"
 	"github.com/murmur-go/murmur/internal/driver"
 	"github.com/murmur-go/murmur/internal/hooks"
 	"github.com/murmur-go/murmur/internal/ids"
@@ -38,10 +39,11 @@ type agentTools struct {
 	specs      []driver.Tool
 	byModel    map[string]tools.Entry // the name the model calls → the entry
 	hooks      *hooks.Dispatcher      // on-tool-call and on-shell; nil: none
+	tasks      *taskContexts          // a task's context, for delegate-task
 }
 
-func newAgentTools(inv *tools.Inventory, rec *trace.Recorder, recordsDir string, hk *hooks.Dispatcher) *agentTools {
-	a := &agentTools{inv: inv, rec: rec, recordsDir: recordsDir, byModel: map[string]tools.Entry{}, hooks: hk}
+func newAgentTools(inv *tools.Inventory, rec *trace.Recorder, recordsDir string, hk *hooks.Dispatcher, tasks *taskContexts) *agentTools {
+	a := &agentTools{inv: inv, rec: rec, recordsDir: recordsDir, byModel: map[string]tools.Entry{}, hooks: hk, tasks: tasks}
 	bare := map[string]int{}
 	for _, e := range inv.Entries() {
 		bare[manifest.Bare(e.Name())]++
@@ -96,6 +98,9 @@ func (a *agentTools) Call(ctx context.Context, c agent.Call) agent.Result {
 	if errText != "" {
 		res.IsError = true
 		full = "error: " + errText
+		if _, ok := e.(*delegate.Tool); ok {
+			full = errText // a refusal is the daemon's sentence, verbatim (contracts §18)
+		}
 		line.Status, line.Error = "error", &errText
 	} else {
 		line.Status = "ok"
@@ -167,6 +172,16 @@ func (a *agentTools) run(ctx context.Context, e tools.Entry, c agent.Call) (text
 	switch t := e.(type) {
 	case *tools.Skill:
 		return t.Text(), "", ""
+	case *delegate.Tool:
+		tc := a.tasks.get(c.TaskID)
+		text, isErr := t.Run(ctx, delegate.Call{TaskID: c.TaskID, ContextID: tc.contextID, TraceParent: tc.traceparent, Input: c.Input})
+		if c.Events != nil {
+			c.Events.Delegations(t.InFlight(c.TaskID))
+		}
+		if isErr {
+			return "", text, ""
+		}
+		return text, "", ""
 	case *tools.WASM:
 		in := string(c.Input)
 		inv := tools.Invocation{Input: wit.ToolInput{Data: &in}, Recorder: a.rec}

@@ -51,6 +51,10 @@ type Options struct {
 	Log *slog.Logger
 	// Exit ends the process on the fallback path; nil is os.Exit.
 	Exit func(code int)
+	// SpawnApprovalStdin is --spawn-approval-stdin: Stdin holds the one
+	// line a parent's runtime wrote (contracts §18).
+	SpawnApprovalStdin bool
+	Stdin              io.Reader
 }
 
 // Ready describes a session once it is ready (contracts §10's --json line).

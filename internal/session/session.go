@@ -128,8 +128,13 @@ func New(cfg Config) (*Session, error) {
 		s.ProjectDir = s.Workdir
 	}
 
-	if err := CheckWorkdir(s.Workdir, homeDir, cfg.ManifestDir != "", s.ProjectDir); err != nil {
-		return nil, err
+	// A delegated child's work folder is the one its parent's runtime made
+	// under <parent records dir>/children/ (roost-and-delegation "The
+	// child's directory"): inside ~/.murmur on purpose.
+	if !(cfg.SpawnedBy != "" && IsChildDir(s.Workdir, homeDir)) {
+		if err := CheckWorkdir(s.Workdir, homeDir, cfg.ManifestDir != "", s.ProjectDir); err != nil {
+			return nil, err
+		}
 	}
 	// Mark the session begun before any dir of it exists, so that a
 	// concurrent run's trace.retain, which lists records dirs, never sees

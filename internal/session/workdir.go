@@ -87,3 +87,10 @@ func resolve(p string) string {
 		cur = parent
 	}
 }
+
+// IsChildDir reports whether dir is a delegated child's work folder: a
+// directory directly inside a children/ folder of a records dir.
+func IsChildDir(dir, homeDir string) bool {
+	w := resolve(dir)
+	return within(w, resolve(home.Records(homeDir))) && filepath.Base(filepath.Dir(w)) == "children"
+}

@@ -120,6 +120,9 @@ func typeOf(v any) (string, error) {
 	if t, ok := agentTypeOf(v); ok {
 		return t, nil
 	}
+	if t, ok := delegationTypeOf(v); ok {
+		return t, nil
+	}
 	return "", fmt.Errorf("trace: %T is not a trace event", v)
 }
 

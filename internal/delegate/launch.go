@@ -1,0 +1,401 @@
+package delegate
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/murmur-go/murmur/internal/ids"
+	"github.com/murmur-go/murmur/internal/roost/roostapi"
+)
+
+// delegation is one launched child, from its launch to its outcome.
+type delegation struct {
+	id, taskID, contextID string
+	full, bare, version   string
+	childDir, logPath     string
+	sessionID, recordsDir string // from the child's --json line
+	started               time.Time
+	cmd                   *exec.Cmd
+	lifeline              *os.File // the write end; never written
+	stderrTail            *tail
+	exitedCh              chan struct{}
+	exitStatus            string
+	script                bool // no door: its task went on standard input
+
+	// guarded by Runtime.mu
+	ending    string  // the terminated reason, once this session ends it
+	outcome   *Record // set once the launcher has the outcome
+	received  bool    // the child's completion reached the door
+	consumed  bool    // the outcome went into a continuation
+	abandoned bool    // the task ended; nobody waits for it
+}
+
+func (d *delegation) exited() bool {
+	select {
+	case <-d.exitedCh:
+		return true
+	default:
+		return false
+	}
+}
+
+// readyLine is the child's --json line (contracts §10).
+type readyLine struct {
+	URL        *string `json:"url"`
+	PID        int     `json:"pid"`
+	SessionID  string  `json:"session_id"`
+	Workdir    string  `json:"workdir"`
+	RecordsDir string  `json:"records_dir"`
+}
+
+// launch starts the child of an approved spawn and brings it to started:
+// its --json line within the launch bound, then (an agent child) its task
+// accepted at its door within the delivery bound. Anything short of that
+// stops and reaps the child and is returned as the failed call's output.
+func (r *Runtime) launch(ctx context.Context, d *delegation, g roostapi.Grant, task, traceparent string) error {
+	hexID := make([]byte, 8)
+	rand.Read(hexID)
+	d.childDir = filepath.Join(r.cfg.RecordsDir, "children", d.bare+"-"+hex.EncodeToString(hexID))
+	if err := os.MkdirAll(filepath.Dir(d.childDir), 0o700); err != nil {
+		return fmt.Errorf("the child's directory cannot be made: %w", err)
+	}
+	if err := os.Mkdir(d.childDir, 0o700); err != nil {
+		return fmt.Errorf("the child's directory cannot be made: %w", err)
+	}
+	logDir := filepath.Join(r.cfg.RecordsDir, "logs", "children")
+	if err := os.MkdirAll(logDir, 0o700); err != nil {
+		return fmt.Errorf("the child's log directory cannot be made: %w", err)
+	}
+	d.logPath = filepath.Join(logDir, d.id+".log")
+	logFile, err := os.OpenFile(d.logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		return fmt.Errorf("the child's log cannot be opened: %w", err)
+	}
+	lr, lw, err := os.Pipe()
+	if err != nil {
+		logFile.Close()
+		return fmt.Errorf("the spawner lifeline cannot be made: %w", err)
+	}
+	bin := r.cfg.MurBinary
+	cmd := exec.Command(bin, "run", "--capsule", d.full, "--capsule-version", d.version,
+		"--workdir", d.childDir, "--json", "--spawn-approval-stdin")
+	cmd.Dir = d.childDir
+	cmd.Env = r.childEnv(d)
+	cmd.ExtraFiles = []*os.File{lr} // fd 3
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	d.stderrTail = &tail{w: logFile}
+	cmd.Stderr = d.stderrTail
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		lr.Close()
+		lw.Close()
+		logFile.Close()
+		return err
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		lr.Close()
+		lw.Close()
+		logFile.Close()
+		return err
+	}
+	if err := cmd.Start(); err != nil {
+		lr.Close()
+		lw.Close()
+		logFile.Close()
+		return fmt.Errorf("%s cannot be started: %w", bin, err)
+	}
+	lr.Close() // the child holds the only read end; this process the only write end
+	d.cmd, d.lifeline, d.started = cmd, lw, time.Now()
+	d.exitedCh = make(chan struct{})
+	r.wg.Add(1)
+	go func() {
+		defer r.wg.Done()
+		err := cmd.Wait()
+		logFile.Close()
+		d.exitStatus = exitText(cmd.ProcessState, err)
+		lw.Close()
+		close(d.exitedCh)
+		r.childExited(d)
+	}()
+	line, _ := json.Marshal(launchLine{Approval: g.Approval.Reveal(), Task: scriptTask(task)})
+	_, _ = stdin.Write(append(line, '\n'))
+	stdin.Close()
+
+	rd, err := readReady(stdout, d.exitedCh)
+	if err != nil {
+		return r.abort(d, err)
+	}
+	go io.Copy(io.Discard, stdout) // nothing else is printed on stdout; keep the pipe drained
+	d.sessionID, d.recordsDir = rd.SessionID, rd.RecordsDir
+	if rd.URL == nil {
+		d.script = true
+		return nil // a script child reads its task from standard input
+	}
+	if err := deliver(ctx, "http://"+*rd.URL, d, task, traceparent); err != nil {
+		return r.abort(d, err)
+	}
+	return nil
+}
+
+// scriptTask is the stdin line's task: only a script child takes it there,
+// and the parent cannot tell which kind it launched before the --json
+// line; an agent child ignores the field.
+func scriptTask(task string) string { return task }
+
+// abort stops and reaps a child that did not reach started.
+func (r *Runtime) abort(d *delegation, why error) error {
+	r.mu.Lock()
+	d.ending = "launch"
+	r.mu.Unlock()
+	endChildren([]*delegation{d})
+	return why
+}
+
+// readReady reads the child's first stdout line within the launch bound.
+func readReady(stdout io.Reader, exited <-chan struct{}) (readyLine, error) {
+	type got struct {
+		line string
+		err  error
+	}
+	ch := make(chan got, 1)
+	go func() {
+		l, err := bufio.NewReaderSize(stdout, 16<<10).ReadString('\n')
+		ch <- got{l, err}
+	}()
+	t := time.NewTimer(LaunchBound)
+	defer t.Stop()
+	var g got
+	select {
+	case g = <-ch:
+	case <-t.C:
+		return readyLine{}, fmt.Errorf("the child printed no --json line within the launch bound of %s", LaunchBound)
+	}
+	if g.err != nil && strings.TrimSpace(g.line) == "" {
+		<-exited
+		return readyLine{}, fmt.Errorf("the child exited before it was ready")
+	}
+	var rd readyLine
+	if err := json.Unmarshal([]byte(g.line), &rd); err != nil || !strings.HasPrefix(rd.SessionID, "ses_") {
+		return readyLine{}, fmt.Errorf("the child's first line is not a --json ready line: %q", strings.TrimSpace(g.line))
+	}
+	return rd, nil
+}
+
+// deliver sends an agent child its task (x-murmur-task-origin: delegation,
+// returnImmediately), retrying while its listener comes up, within the
+// delivery bound. The child is started once it answers with a task that is
+// not rejected.
+func deliver(ctx context.Context, doorURL string, d *delegation, task, traceparent string) error {
+	body, _ := json.Marshal(map[string]any{
+		"jsonrpc": "2.0", "id": 1, "method": "SendMessage",
+		"params": map[string]any{
+			"message":       map[string]any{"messageId": ids.New(ids.Event), "role": "ROLE_USER", "parts": []map[string]any{{"text": task}}},
+			"configuration": map[string]any{"returnImmediately": true},
+		},
+	})
+	deadline := time.Now().Add(DeliveryBound)
+	var last error
+	for {
+		last = sendTask(ctx, doorURL, body, traceparent)
+		if last == nil {
+			return nil
+		}
+		var perm permanent
+		if errors.As(last, &perm) || time.Now().After(deadline) || d.exited() {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+	return fmt.Errorf("the child did not accept its task: %w", last)
+}
+
+type permanent struct{ error }
+
+func sendTask(ctx context.Context, doorURL string, body []byte, traceparent string) error {
+	cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(cctx, http.MethodPost, doorURL+"/", bytes.NewReader(body))
+	if err != nil {
+		return permanent{err}
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("A2A-Version", "1.0")
+	req.Header.Set("x-murmur-task-origin", "delegation")
+	if traceparent != "" {
+		req.Header.Set("traceparent", traceparent)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	var out struct {
+		Result *struct {
+			Task *struct {
+				Status struct {
+					State string `json:"state"`
+				} `json:"status"`
+			} `json:"task"`
+		} `json:"result"`
+		Error *struct {
+			Code    int    `json:"code"`
+			Message string `json:"message"`
+		} `json:"error"`
+	}
+	if err := json.Unmarshal(raw, &out); err != nil {
+		return fmt.Errorf("its door answered HTTP %d with no JSON-RPC body", resp.StatusCode)
+	}
+	switch {
+	case out.Error != nil:
+		return permanent{fmt.Errorf("its door refused the task (%d): %s (lifecycle.task_acceptance)", out.Error.Code, out.Error.Message)}
+	case out.Result == nil || out.Result.Task == nil:
+		return permanent{fmt.Errorf("its door answered no task")}
+	case out.Result.Task.Status.State == "TASK_STATE_REJECTED":
+		return permanent{fmt.Errorf("its door rejected the task (lifecycle.task_acceptance)")}
+	}
+	return nil
+}
+
+// childEnv is the child's whole environment, built from nothing
+// (roost-and-delegation "The child's environment"); MURMUR_SPAWNER goes
+// last so no env.allow name displaces it.
+func (r *Runtime) childEnv(d *delegation) []string {
+	look := r.cfg.Lookup
+	var env []string
+	runtimeNames := map[string]bool{"PATH": true, "HOME": true, "USER": true, "LOGNAME": true,
+		EnvRoostURL: true, EnvHostWarnings: true, EnvSpawnerLifeline: true, EnvSpawner: true, EnvFormationID: true}
+	for _, name := range r.cfg.EnvAllow {
+		// A child's env.allow the parent does not hold was refused at
+		// POST /spawn; here the parent's list bounds what is copied.
+		if runtimeNames[name] || strings.HasPrefix(name, "MURMUR_FORMATION_") {
+			continue
+		}
+		if v, ok := look(name); ok {
+			env = append(env, name+"="+v)
+		}
+	}
+	path, _ := look("PATH")
+	home, _ := look("HOME")
+	env = append(env, "PATH="+path, "HOME="+home)
+	for _, n := range []string{"USER", "LOGNAME"} {
+		if v, ok := look(n); ok {
+			env = append(env, n+"="+v)
+		}
+	}
+	if r.cfg.FormationID != "" {
+		env = append(env, EnvFormationID+"="+r.cfg.FormationID)
+	}
+	sp, _ := json.Marshal(Spawner{URL: r.cfg.DoorURL, SessionID: r.cfg.SessionID, ContextID: d.contextID, DelegationID: d.id})
+	env = append(env, EnvHostWarnings+"=1", EnvSpawnerLifeline+"=3", EnvRoostURL+"="+r.cfg.RoostURL, EnvSpawner+"="+string(sp))
+	return env
+}
+
+// endChildren ends children all at once: SIGTERM, one grace, then SIGKILL
+// of each one's process group; it returns once every one has exited.
+func endChildren(ds []*delegation) {
+	for _, d := range ds {
+		if d.cmd != nil && d.cmd.Process != nil && !d.exited() {
+			_ = d.cmd.Process.Signal(syscall.SIGTERM)
+		}
+	}
+	grace := time.NewTimer(EndGrace)
+	defer grace.Stop()
+	for _, d := range ds {
+		if d.exitedCh == nil {
+			continue
+		}
+		select {
+		case <-d.exitedCh:
+			continue
+		case <-grace.C:
+		}
+		// The grace is shared: past it, kill what is left at once.
+		for _, e := range ds {
+			if e.cmd != nil && e.cmd.Process != nil && !e.exited() {
+				_ = syscall.Kill(-e.cmd.Process.Pid, syscall.SIGKILL)
+			}
+		}
+		break
+	}
+	for _, d := range ds {
+		if d.exitedCh != nil {
+			<-d.exitedCh
+		}
+	}
+}
+
+func exitText(ps *os.ProcessState, err error) string {
+	if ps == nil {
+		if err != nil {
+			return err.Error()
+		}
+		return "unknown"
+	}
+	if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		return "killed by " + ws.Signal().String()
+	}
+	return fmt.Sprintf("exit status %d", ps.ExitCode())
+}
+
+// tail copies the child's stderr to its log and keeps the last lines.
+type tail struct {
+	mu    sync.Mutex
+	w     io.Writer
+	lines []string
+	part  string
+}
+
+const tailLines = 20
+
+func (t *tail) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	_, _ = t.w.Write(p)
+	s := t.part + string(p)
+	parts := strings.Split(s, "\n")
+	t.part = parts[len(parts)-1]
+	for _, l := range parts[:len(parts)-1] {
+		t.lines = append(t.lines, l)
+		if len(t.lines) > tailLines {
+			t.lines = t.lines[1:]
+		}
+	}
+	return len(p), nil
+}
+
+func (t *tail) Last() string {
+	if t == nil {
+		return ""
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	l := append([]string(nil), t.lines...)
+	if t.part != "" {
+		l = append(l, t.part)
+	}
+	if len(l) > tailLines {
+		l = l[len(l)-tailLines:]
+	}
+	return strings.Join(l, "\n")
+}

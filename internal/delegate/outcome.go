@@ -1,0 +1,391 @@
+package delegate
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/murmur-go/murmur/internal/door"
+	"github.com/murmur-go/murmur/internal/trace"
+)
+
+// MaxOutcomeBytes is how much of a child's answer an outcome block holds.
+const MaxOutcomeBytes = 64 << 10
+
+// Reasons a delegation is terminated (roost-and-delegation "How the outcome arrives").
+const (
+	ReasonCancelled = "the delegating task was cancelled"
+	ReasonNoTurn    = "the delegating task had no inference turn left to read this outcome"
+)
+
+func reasonEnded(status string) string {
+	return fmt.Sprintf("the delegating task ended %s before this sub-capsule finished", status)
+}
+
+func (r *Runtime) reasonBackstop() string {
+	return fmt.Sprintf("no outcome reached the delegating task within %ds of this sub-capsule starting", int((r.cfg.Deadline+BackstopExtra)/time.Second))
+}
+
+func (r *Runtime) reasonDeadline() string {
+	return fmt.Sprintf("the sub-capsule was still running at lifecycle.delegation_deadline_secs (%ds)", int(r.cfg.Deadline/time.Second))
+}
+
+// changed wakes every waiter; r.mu is held.
+func (r *Runtime) changedLocked() {
+	if r.changed != nil {
+		close(r.changed)
+	}
+	r.changed = make(chan struct{})
+}
+
+// watch is the child watch: past the deadline a child still running is
+// ended and its terminated outcome goes to the task.
+func (r *Runtime) watch(d *delegation) {
+	t := time.NewTimer(r.cfg.Deadline)
+	defer t.Stop()
+	select {
+	case <-d.exitedCh:
+	case <-t.C:
+		r.end([]*delegation{d}, r.reasonDeadline(), false)
+	}
+}
+
+// end ends children with reason; abandon marks them as no task's to read.
+func (r *Runtime) end(ds []*delegation, reason string, abandon bool) {
+	var live []*delegation
+	r.mu.Lock()
+	for _, d := range ds {
+		if abandon {
+			d.abandoned = true
+		}
+		if d.outcome == nil && d.ending == "" {
+			d.ending = reason
+			live = append(live, d)
+		}
+	}
+	r.mu.Unlock()
+	endChildren(live)
+}
+
+// endAll ends children a session's end leaves running.
+func (r *Runtime) endAll(ds []*delegation, reason string) { r.end(ds, reason, true) }
+
+// childExited builds the delegation's outcome once its process has exited:
+// the launcher's terminated record for a child this session ended, the
+// child's own completion.json otherwise, or the launcher's crashed record
+// when the child left none. Whichever is written first is the outcome.
+func (r *Runtime) childExited(d *delegation) {
+	r.mu.Lock()
+	ending, launchFailed := d.ending, d.ending == "launch"
+	r.mu.Unlock()
+	if launchFailed {
+		return
+	}
+	dur := time.Since(d.started).Milliseconds()
+	rec := Record{DelegationID: d.id, CapsuleName: d.full, CapsuleVersion: d.version, SessionID: d.sessionID,
+		Workdir: d.childDir, DurationMS: dur, ReportedBy: "launcher"}
+	switch own, err := ReadRecord(d.recordsDir); {
+	case ending != "":
+		rec.Status = StatusTerminated
+		rec.Detail = "the parent ended this delegation; " + d.exitStatus + tailDetail(d)
+	case err == nil && own.ReportedBy == "child" && own.DelegationID == d.id:
+		rec = own
+	default:
+		rec.Status = StatusCrashed
+		rec.Detail = "the child exited without recording a completion; " + d.exitStatus + tailDetail(d)
+	}
+	if p := r.resultPath(d); rec.ResultPath == "" && p != "" {
+		if st, err := os.Lstat(p); err == nil && st.Mode().IsRegular() {
+			rec.ResultPath = p
+		}
+	}
+	if !rec.Delivered {
+		rec.Delivered, rec.DeliveryError = true, "" // delivered to the waiting task in process
+	}
+	if d.recordsDir != "" {
+		if err := WriteRecord(d.recordsDir, rec); err != nil {
+			r.cfg.Log.Warn("the launcher's completion record could not be written", "delegation_id", d.id, "error", err)
+		}
+	}
+	var reason *string
+	if ending != "" {
+		reason = &ending
+	}
+	r.cfg.Recorder.Emit(trace.Delegation{DelegationID: d.id, Capsule: d.bare, Version: d.version,
+		ChildSessionID: d.sessionID, DurationMS: dur, Outcome: rec.Status, Reason: reason})
+	r.mu.Lock()
+	d.outcome = &rec
+	r.changedLocked()
+	r.mu.Unlock()
+}
+
+func tailDetail(d *delegation) string {
+	if t := d.stderrTail.Last(); t != "" {
+		return "\n" + t
+	}
+	return ""
+}
+
+// resultPath is where the child leaves its answer: an agent child's records
+// dir, a script child's work folder.
+func (r *Runtime) resultPath(d *delegation) string {
+	if d.script {
+		return filepath.Join(d.childDir, "out", "result.txt")
+	}
+	if d.recordsDir == "" {
+		return ""
+	}
+	return filepath.Join(d.recordsDir, "out", "result.txt")
+}
+
+// InFlight lists the task's delegations whose outcome has not arrived, in id order.
+func (r *Runtime) InFlight(taskID string) []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []string
+	for _, d := range r.dels {
+		if d.taskID == taskID && d.outcome == nil && !d.abandoned {
+			out = append(out, d.id)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// pending is the task's delegations not yet read into a continuation.
+func (r *Runtime) pendingLocked(taskID string) []*delegation {
+	var out []*delegation
+	for _, d := range r.dels {
+		if d.taskID == taskID && !d.consumed && !d.abandoned {
+			out = append(out, d)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].id < out[j].id })
+	return out
+}
+
+// Await is called when the task's model ends its turn. With delegations of
+// the task outstanding or unread and at least one turn left it waits —
+// spending no tokens — and returns every outcome block of the round, in id
+// order, for one continuation; false when there is nothing to continue with.
+func (r *Runtime) Await(ctx context.Context, taskID string, turnsLeft int, ev door.Events) (string, bool) {
+	r.mu.Lock()
+	ds := r.pendingLocked(taskID)
+	r.mu.Unlock()
+	if len(ds) == 0 {
+		return "", false
+	}
+	if turnsLeft < 1 {
+		r.end(ds, ReasonNoTurn, true)
+		return "", false
+	}
+	backstop := time.NewTimer(time.Until(earliest(ds).Add(r.cfg.Deadline + BackstopExtra)))
+	defer backstop.Stop()
+	last := -1
+	for {
+		r.mu.Lock()
+		outstanding := 0
+		for _, d := range ds {
+			if d.outcome == nil {
+				outstanding++
+			}
+		}
+		ch := r.changed
+		if ch == nil {
+			r.changedLocked()
+			ch = r.changed
+		}
+		if outstanding == 0 {
+			for _, d := range ds {
+				d.consumed = true
+			}
+			r.mu.Unlock()
+			break
+		}
+		r.mu.Unlock()
+		if outstanding != last {
+			if last == -1 {
+				r.cfg.Recorder.Emit(trace.TaskWaiting{TaskID: taskID, Outstanding: outstanding})
+				ev.Phase(door.PhaseWaiting)
+			}
+			ev.Status(fmt.Sprintf("waiting on delegate-task: %d delegation(s) outstanding", outstanding))
+			ev.Delegations(r.InFlight(taskID))
+			last = outstanding
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			r.end(ds, ReasonCancelled, true)
+			return "", false
+		case <-backstop.C:
+			var late []*delegation
+			r.mu.Lock()
+			for _, d := range ds {
+				if d.outcome == nil && time.Since(d.started) >= r.cfg.Deadline+BackstopExtra {
+					late = append(late, d)
+				}
+			}
+			r.mu.Unlock()
+			r.end(late, r.reasonBackstop(), false)
+			backstop.Reset(time.Second) // another's backstop may come later
+		}
+	}
+	ev.Status(fmt.Sprintf("continuing with %d delegation outcome(s)", len(ds)))
+	idsList := make([]string, 0, len(ds))
+	blocks := make([]string, 0, len(ds))
+	for _, d := range ds {
+		idsList = append(idsList, d.id)
+		blocks = append(blocks, r.block(d))
+	}
+	r.cfg.Recorder.Emit(trace.TaskContinued{TaskID: taskID, Delegations: idsList})
+	return strings.Join(blocks, "\n\n"), true
+}
+
+func earliest(ds []*delegation) time.Time {
+	t := ds[0].started
+	for _, d := range ds[1:] {
+		if d.started.Before(t) {
+			t = d.started
+		}
+	}
+	return t
+}
+
+// TaskEnded ends the task's delegations still running when it ends
+// (status is task_end's exit_status) and forgets its unread outcomes.
+func (r *Runtime) TaskEnded(taskID, status string) {
+	r.mu.Lock()
+	ds := r.pendingLocked(taskID)
+	r.mu.Unlock()
+	reason := reasonEnded(status)
+	if status == trace.EndCanceled {
+		reason = ReasonCancelled
+	}
+	r.end(ds, reason, true)
+}
+
+// block is one outcome as the model reads it.
+func (r *Runtime) block(d *delegation) string {
+	o := d.outcome
+	var b strings.Builder
+	fmt.Fprintf(&b, "[delegate-task] delegation %s to %s@%s ended %s:\n", d.id, d.bare, d.version, o.Status)
+	fmt.Fprintf(&b, "<untrusted-content source=delegation:%s>\n", d.bare)
+	var in strings.Builder
+	fmt.Fprintf(&in, "Delegated capsule finished.\ndelegation_id: %s\ncapsule: %s@%s\nsession_id: %s\nstatus: %s\nduration_ms: %d\n",
+		d.id, d.bare, d.version, d.sessionID, o.Status, o.DurationMS)
+	if o.Status == StatusTerminated {
+		fmt.Fprintf(&in, "reason: %s\n", d.ending)
+	}
+	if (o.Status == StatusCrashed || o.Status == StatusTerminated) && o.Detail != "" {
+		in.WriteString("detail:\n")
+		for _, l := range strings.Split(o.Detail, "\n") {
+			in.WriteString("  " + l + "\n")
+		}
+	}
+	fmt.Fprintf(&in, "workdir: %s\n", d.childDir)
+	in.WriteString(r.resultText(d))
+	b.WriteString(unfence(in.String()))
+	b.WriteString("\n</untrusted-content>")
+	return b.String()
+}
+
+// unfence keeps a child's text from closing or opening a fence.
+func unfence(s string) string {
+	s = strings.ReplaceAll(s, "</untrusted-content>", "</untrusted-content\u200b>")
+	return strings.ReplaceAll(s, "<untrusted-content", "<untrusted-content\u200b")
+}
+
+// resultText is the block's result: ending, from the child's result file,
+// which is never followed through a link or read as anything but a
+// regular file.
+func (r *Runtime) resultText(d *delegation) string {
+	p := r.resultPath(d)
+	if p == "" {
+		return "result: none (the child wrote no result file)"
+	}
+	st, err := os.Lstat(p)
+	if err != nil || !st.Mode().IsRegular() {
+		return "result: none (the child wrote no result file)"
+	}
+	if st.Size() == 0 {
+		return "result: (the child's result file is empty)"
+	}
+	f, err := os.Open(p)
+	if err != nil {
+		return "result: none (the child wrote no result file)"
+	}
+	defer f.Close()
+	head := make([]byte, MaxOutcomeBytes+utf8.UTFMax)
+	n, _ := io.ReadFull(f, head)
+	head = head[:n]
+	if st.Size() <= MaxOutcomeBytes && int64(n) == st.Size() {
+		return "result:\n" + string(head)
+	}
+	kept := MaxOutcomeBytes
+	if kept > len(head) {
+		kept = len(head)
+	}
+	for kept > 0 && kept < len(head) && !utf8.RuneStart(head[kept]) {
+		kept--
+	}
+	where := fmt.Sprintf("the whole answer is delegations/%s.txt in the runtime directory", d.id)
+	if err := r.keepWhole(d.id, p); err != nil {
+		where = "the whole answer could not be kept in the runtime directory: " + err.Error()
+	}
+	return fmt.Sprintf("result:\n%s […]\n[cut at %d of %d bytes; %s]", head[:kept], kept, st.Size(), where)
+}
+
+// keepWhole copies a cut answer to delegations/<id>.txt in the runtime dir.
+func (r *Runtime) keepWhole(id, src string) error {
+	dir := filepath.Join(r.cfg.RuntimeDir, "delegations")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out, err := os.OpenFile(filepath.Join(dir, id+".txt"), os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o400)
+	if err != nil {
+		return err
+	}
+	_, err = io.Copy(out, in)
+	if cerr := out.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// HandleCompletion answers a completion at the door (door.CompletionHandler).
+func (r *Runtime) HandleCompletion(_ context.Context, c *door.Completion) (any, error) {
+	if c.Session != r.cfg.SessionID {
+		return nil, &door.RPCError{Code: door.CodeCompletionMisaddr, Reason: "COMPLETION_MISADDRESSED", Domain: door.MurmurDomain,
+			Message:  fmt.Sprintf("completion is addressed to session %s, which is not the session running here", c.Session),
+			Metadata: map[string]string{"addressed_session": c.Session, "running_session": r.cfg.SessionID}}
+	}
+	notAwaited := func(msg string) error {
+		return &door.RPCError{Code: door.CodeCompletionNotAwaited, Reason: "COMPLETION_NOT_AWAITED", Domain: door.MurmurDomain,
+			Message: msg, Metadata: map[string]string{"delegation_id": c.DelegationID}}
+	}
+	if c.DelegationID == "" {
+		return nil, notAwaited("completion names no delegation in x-murmur-delegation-id, so no task in this session is waiting for it")
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	d := r.dels[c.DelegationID]
+	switch {
+	case d == nil || d.abandoned || d.consumed:
+		return nil, notAwaited(fmt.Sprintf("no task in this session is waiting for delegation %s", c.DelegationID))
+	case d.ending != "":
+		return nil, notAwaited(fmt.Sprintf("delegation %s is being ended by this session; its launcher records the outcome", c.DelegationID))
+	}
+	d.received = true
+	return map[string]any{"delegation_id": d.id, "received": true}, nil
+}
