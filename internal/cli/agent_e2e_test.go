@@ -517,3 +517,27 @@ func TestAgentSIGTERMMidTool(t *testing.T) {
 		t.Errorf("session_end %v", end.Fields)
 	}
 }
+
+// capabilities.resources.workdir_max_bytes holds for an agent too: a
+// command that fills the work folder past it winds the session down,
+// resource_limit, exit 1 with E-RUN-040 saying why.
+func TestAgentWorkdirLimit(t *testing.T) {
+	homeDir, base := t.TempDir(), t.TempDir()
+	transcript := "version: 1\nresponses:\n  - content: [{type: tool_call, id: call_fill, name: bash, input: {command: \"yes 0123456789 | head -c 200000 > big; sleep 30\"}}]\n  - content: [{type: text, text: never}]\n"
+	proj := agentProject(t, homeDir, base, "capabilities:\n  shell:\n    allow: [bash]\n  resources:\n    workdir_max_bytes: 65536\n", transcript)
+	r := runMur(t, homeDir, proj, nil, "run", "--json", "--task", "fill")
+	if r.Code != 1 || !strings.Contains(r.Stderr, "error[E-RUN-040]: the session ended resource_limit") || !strings.Contains(r.Stderr, "E-RUN-017") {
+		rd := parseReady(t, r.Stdout)
+		for _, l := range traceLines(t, rd.RecordsDir) {
+			if l.EventType == "shell" {
+				b, _ := os.ReadFile(l.Str("log_path"))
+				t.Logf("shell log: %s", b)
+			}
+		}
+		t.Fatalf("run: %+v", r)
+	}
+	rd := parseReady(t, r.Stdout)
+	if end := lastEnd(t, traceLines(t, rd.RecordsDir)); end.Str("exit_status") != "resource_limit" {
+		t.Errorf("session_end %v", end.Fields)
+	}
+}

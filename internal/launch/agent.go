@@ -388,10 +388,23 @@ func runAgent(ctx context.Context, p *Plan, opts Options, r *run) (Result, error
 
 	out := Result{SessionID: sess.ID, Name: sess.Name, Version: sess.Version, RecordsDir: sess.RecordsDir}
 	dl.watchLifeline(rec, endRun)
+	// capabilities.resources.workdir_max_bytes, applied while the session
+	// runs: a work folder past it winds the session down, resource_limit.
+	overflow := make(chan *sandbox.WorkdirLimitError, 1)
+	wctx, stopWatch := context.WithCancel(ctx)
+	go sandbox.WatchWorkdir(wctx, sess.Workdir, m.Capabilities.EffLimits().WorkdirMaxBytes, func(e *sandbox.WorkdirLimitError) {
+		select {
+		case overflow <- e:
+		default:
+		}
+	})
+	var full *sandbox.WorkdirLimitError
 	select {
 	case <-dr.Done():
 	case <-ctx.Done():
+	case full = <-overflow:
 	}
+	stopWatch()
 	dl.windingDown.Store(true)
 	// The status is read after the runners have returned (below): a task the
 	// wind-down cancelled writes its task_end first.
@@ -399,7 +412,13 @@ func runAgent(ctx context.Context, p *Plan, opts Options, r *run) (Result, error
 	reason := ""
 	sig, signalledNow := signalled(ctx)
 	stopped := dr.EndReason() == door.EndStopSession
-	if signalledNow || stopped {
+	if full != nil {
+		wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), WindDownLimit)
+		dr.WindDown(wctx)
+		_ = dr.Wait(wctx)
+		cancel()
+		status, reason = trace.EndResourceLimit, full.Error()
+	} else if signalledNow || stopped {
 		// Wind-down: live and queued tasks end canceled; bounded by
 		// WindDownLimit (the fallback exits past it).
 		wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), WindDownLimit)
@@ -441,8 +460,10 @@ func runAgent(ctx context.Context, p *Plan, opts Options, r *run) (Result, error
 	dl.report(sess, status, opts)
 	if out.Signal == nil && status != trace.EndOK {
 		why := ""
-		if f := loop.LastFailure(); f != "" {
+		if f := loop.LastFailure(); f != "" && status != trace.EndResourceLimit {
 			why = ": " + f
+		} else if reason != "" {
+			why = ": " + reason
 		}
 		out.Err = diag.New("E-RUN-040", "the session ended %s%s", status, why).
 			WithHint("run 'mur trace show %s' to see each task", sess.ID)
