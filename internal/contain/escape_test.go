@@ -158,6 +158,7 @@ func TestNormalCommands(t *testing.T) {
 		{"write in HOME", "/bin/sh", []string{"-c", "echo hi > \"$HOME/f\""}},
 		{"a pipeline", "/bin/sh", []string{"-c", "ls " + w.work + " | grep -c mytrue"}},
 		{"read the runtime dir", "/bin/ls", []string{w.runtime}},
+		{"read /dev/zero and /dev/urandom, write /dev/null", "/bin/sh", []string{"-c", "head -c 8 /dev/zero > /dev/null && head -c 8 /dev/urandom > /dev/null"}},
 		{"a shell.allow tool outside the system dirs", w.self, []string{attackArg, "read", "/etc/passwd"}},
 	}
 	for _, class := range classes {

@@ -284,7 +284,12 @@ func bind(src, dst string, dir, write, exec bool) error {
 	if err := unix.Mount(src, dst, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
 		return fmt.Errorf("bind %s: %w", src, err)
 	}
-	flags := uintptr(unix.MS_REMOUNT|unix.MS_BIND|unix.MS_NOSUID|unix.MS_NODEV) | lockedFlags(src)
+	flags := uintptr(unix.MS_REMOUNT|unix.MS_BIND|unix.MS_NOSUID) | lockedFlags(src)
+	// nodev everywhere but on the device nodes themselves (/dev/null,
+	// /dev/zero, …): with it a bound node cannot be opened at all.
+	if st, err := os.Stat(src); err != nil || st.Mode()&os.ModeCharDevice == 0 {
+		flags |= unix.MS_NODEV
+	}
 	if !write {
 		flags |= unix.MS_RDONLY
 	}
