@@ -541,3 +541,29 @@ func TestAgentWorkdirLimit(t *testing.T) {
 		t.Errorf("session_end %v", end.Fields)
 	}
 }
+
+// session_start.effective_grants carries the containment decision, and
+// --explain-scope of a capsule with shell tools names the resources, the
+// network namespace and what the tier leaves open.
+func TestAgentContainmentReported(t *testing.T) {
+	homeDir, base := t.TempDir(), t.TempDir()
+	proj := agentProject(t, homeDir, base, "capabilities:\n  shell:\n    allow: [bash]\n", agentTranscript)
+	r := runMur(t, homeDir, proj, nil, "run", "--explain-scope")
+	for _, want := range []string{"declared: none\n", "achieved: ", "floor met: yes\n", "resources: rlimits", "network: commands run in a network namespace", "not protected here: "} {
+		if !strings.Contains(r.Stdout, want) {
+			t.Errorf("--explain-scope lacks %q:\n%s", want, r.Stdout)
+		}
+	}
+	r = runMur(t, homeDir, proj, nil, "run", "--json", "--task", "hi")
+	if r.Code != 0 {
+		t.Fatalf("run: %+v", r)
+	}
+	rd := parseReady(t, r.Stdout)
+	var g struct {
+		Containment struct{ Declared, Achieved, Mechanism string }
+	}
+	if err := json.Unmarshal(traceLines(t, rd.RecordsDir)[0].Fields["effective_grants"], &g); err != nil || g.Containment.Declared != "none" ||
+		g.Containment.Achieved == "" || g.Containment.Mechanism == "" {
+		t.Errorf("effective_grants.containment %+v, %v", g.Containment, err)
+	}
+}

@@ -124,11 +124,35 @@ func (c Containment) Lines() []string {
 	if c.refusal != nil {
 		met = "no: " + c.refusal.Error()
 	}
-	return []string{
+	lines := []string{
 		"declared: " + c.declaredText(),
 		"achieved: " + c.Achieved,
 		"floor met: " + met,
 		fmt.Sprintf("mechanism: %s", c.Mechanism),
 		"  " + c.Detail,
 	}
+	if c.Native {
+		r := contain.DefaultResources
+		lines = append(lines,
+			fmt.Sprintf("resources: rlimits on every command (max_processes %d, max_open_files %d, max_file_size_bytes %d, cpu_seconds %d, memory_bytes %d); no cgroup limits in this build",
+				r.MaxProcesses, r.MaxOpenFiles, r.MaxFileSizeBytes, r.CPUSeconds, r.MemoryBytes),
+			"network: commands run in a network namespace with only loopback; the egress proxy forwards what network.allow covers")
+		for _, l := range notProtected(c.Achieved) {
+			lines = append(lines, "not protected here: "+l)
+		}
+	}
+	return lines
+}
+
+// notProtected are the --explain-scope lines for what a tier leaves open
+// (docs/containment.md has the whole list).
+func notProtected(class string) []string {
+	out := []string{"rlimits do not bind uid 0: a root runtime's commands are held by seccomp and the tier, not by max_processes"}
+	switch class {
+	case contain.Advisory:
+		out = append(out, "the filesystem: a command reads and writes whatever this user may (seccomp only)")
+	case contain.Scoped:
+		out = append(out, "other processes of this user: no pid namespace")
+	}
+	return out
 }

@@ -87,6 +87,13 @@ type Plan struct {
 	prepared  bool
 }
 
+// containmentJSON is effective_grants.containment.
+type containmentJSON struct {
+	Declared  string `json:"declared"`
+	Achieved  string `json:"achieved"`
+	Mechanism string `json:"mechanism"`
+}
+
 // Kind is the plan's runtime kind in --explain-scope's words: "script
 // capsule", "agent capsule", or "<runtime> artifact".
 func (p *Plan) Kind() string {
@@ -131,12 +138,18 @@ func Load(req Request) (*Plan, error) {
 	p.Grants, ws = p.Manifest.EffectiveGrants()
 	_ = ws // the same W-SEC-007 warnings Parse already put in Manifest.Warnings
 	p.Warnings = p.Manifest.Warnings
-	b, err := json.Marshal(p.Grants)
+	p.Containment = decideContainment(p, req.Containment)
+	// session_start.effective_grants carries the containment decision
+	// (contracts §19) beside the grants.
+	b, err := json.Marshal(struct {
+		manifest.Grants
+		Containment containmentJSON `json:"containment"`
+	}{p.Grants, containmentJSON{Declared: p.Containment.declaredText(), Achieved: p.Containment.Achieved,
+		Mechanism: p.Containment.Mechanism}})
 	if err != nil {
 		return nil, fmt.Errorf("launch: encoding the effective grants: %w", err)
 	}
 	p.GrantsJSON = b
-	p.Containment = decideContainment(p, req.Containment)
 	return p, nil
 }
 
