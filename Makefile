@@ -1,5 +1,5 @@
 # Convenience targets; the README shows the plain commands they run.
-.PHONY: build test demo
+.PHONY: build test demo install
 
 build:
 	go build -o bin/ ./cmd/...
@@ -9,3 +9,6 @@ test:
 
 demo:
 	scripts/demo.sh
+
+install:
+	scripts/install.sh $(PREFIX)

@@ -1,6 +1,7 @@
 package cli_test
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -567,3 +568,44 @@ func TestAgentContainmentReported(t *testing.T) {
 		t.Errorf("effective_grants.containment %+v, %v", g.Containment, err)
 	}
 }
+
+// scripts/install.sh installs both binaries at one version into a fresh
+// prefix; a build that fails leaves what was there, saying why.
+func TestInstallScript(t *testing.T) {
+	prefix := t.TempDir()
+	script := filepath.Join(repoRoot(), "scripts", "install.sh")
+	out, err := exec.Command("bash", script, prefix).CombinedOutput()
+	if err != nil {
+		t.Fatalf("install: %v\n%s", err, out)
+	}
+	for _, b := range []string{"mur", "mur-roost"} {
+		v, err := exec.Command(filepath.Join(prefix, "bin", b), "--version").Output()
+		if err != nil || !strings.HasPrefix(string(v), b+" ") {
+			t.Errorf("%s --version: %q, %v", b, v, err)
+		}
+	}
+	// A new mur that cannot start (here a go on PATH that builds broken
+	// binaries) changes nothing, and the script says why.
+	fake := t.TempDir()
+	os.WriteFile(filepath.Join(fake, "go"), []byte(fakeGo), 0o755)
+	before, _ := os.ReadFile(filepath.Join(prefix, "bin", "mur"))
+	cmd := exec.Command("bash", script, prefix)
+	cmd.Env = append(os.Environ(), "PATH="+fake+":"+os.Getenv("PATH"))
+	out, err = cmd.CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "the new mur cannot start") ||
+		!strings.Contains(string(out), "nothing in "+filepath.Join(prefix, "bin")+" was changed") {
+		t.Fatalf("a failing install: %v\n%s", err, out)
+	}
+	if got, _ := os.ReadFile(filepath.Join(prefix, "bin", "mur")); !bytes.Equal(got, before) {
+		t.Errorf("a failing install replaced mur (%d bytes, was %d)", len(got), len(before))
+	}
+}
+
+// fakeGo stands in for go: "go build -o DIR/ ..." writes a mur and a
+// mur-roost that cannot start.
+const fakeGo = `#!/bin/sh
+for b in mur mur-roost; do
+  printf '#!/bin/sh\necho "cannot start" >&2\nexit 126\n' > "$3$b"
+  chmod +x "$3$b"
+done
+`

@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# Installs mur and mur-roost from this checkout into PREFIX/bin (default
+# $HOME/.local/bin), as contracts §20 says: both are built at one version and
+# each is run once (--version) before anything in PREFIX/bin is replaced; when
+# either cannot be built or cannot start, or the two report different versions,
+# what was there is left as it was and the reason is printed.
+#
+#   scripts/install.sh [PREFIX]        (make install PREFIX=… does the same)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+prefix=${1:-${PREFIX:-$HOME/.local}}
+bindir=$prefix/bin
+stage=$(mktemp -d "${TMPDIR:-/tmp}/murmur-install.XXXXXX")
+trap 'rm -rf "$stage"' EXIT
+
+fail() { echo "install: $*; nothing in $bindir was changed" >&2; exit 1; }
+
+echo "building mur and mur-roost (the first build compiles wasmtime's bindings: a minute or two)"
+if ! go build -o "$stage/" ./cmd/mur ./cmd/mur-roost 2>"$stage/build.log"; then
+  cat "$stage/build.log" >&2
+  fail "the build failed"
+fi
+for b in mur mur-roost; do
+  if ! out=$("$stage/$b" --version 2>&1); then
+    fail "the new $b cannot start: ${out:-no output}"
+  fi
+  printf '%s\n' "$out" >"$stage/$b.version"
+done
+mv_=$(sed 's/^mur //' "$stage/mur.version")
+rv_=$(sed 's/^mur-roost //' "$stage/mur-roost.version")
+[ "$mv_" = "$rv_" ] || fail "mur reports $mv_ but mur-roost reports $rv_"
+
+mkdir -p "$bindir"
+for b in mur mur-roost; do
+  # A rename within one filesystem replaces the old binary atomically: a
+  # running mur keeps its inode, the next start gets the new one.
+  cp "$stage/$b" "$bindir/.$b.new"
+  mv -f "$bindir/.$b.new" "$bindir/$b"
+done
+echo "installed mur and mur-roost $mv_ in $bindir"
+case ":$PATH:" in
+  *":$bindir:"*) ;;
+  *) echo "note: $bindir is not on your PATH; add it, e.g. export PATH=\"$bindir:\$PATH\"" ;;
+esac
