@@ -71,6 +71,17 @@ inference:
 	return proj
 }
 
+// lastOf is the last line of type typ, nil when there is none.
+func lastOf(lines []trace.Line, typ string) *trace.Line {
+	var found *trace.Line
+	for i := range lines {
+		if lines[i].EventType == typ {
+			found = &lines[i]
+		}
+	}
+	return found
+}
+
 func types(lines []trace.Line) string {
 	var ts []string
 	for _, l := range lines {
@@ -327,12 +338,7 @@ responses:
 	cmd.Process.Signal(syscall.SIGTERM)
 	cmd.Wait()
 	lines := traceLines(t, rd.RecordsDir)
-	var tc *trace.Line
-	for i := range lines {
-		if lines[i].EventType == trace.TypeToolCall {
-			tc = &lines[i]
-		}
-	}
+	tc := lastOf(lines, trace.TypeToolCall)
 	if tc == nil || tc.Str("status") != "ok" || tc.Int("output_bytes") != 3 {
 		t.Errorf("tool_call %v (stderr %s)", tc, stderr)
 	}
@@ -505,12 +511,7 @@ func TestAgentSIGTERMMidTool(t *testing.T) {
 		t.Fatalf("exit after SIGTERM: %v (stderr %s)", err, stderr)
 	}
 	lines := traceLines(t, rd.RecordsDir)
-	var canceled *trace.Line
-	for i := range lines {
-		if lines[i].EventType == trace.TypeTaskCanceled {
-			canceled = &lines[i]
-		}
-	}
+	canceled := lastOf(lines, trace.TypeTaskCanceled)
 	if canceled == nil || canceled.Str("phase") != "tool" {
 		t.Errorf("task_canceled %v in %s", canceled, types(lines))
 	}

@@ -199,12 +199,7 @@ func TestProviderSIGTERMMidInference(t *testing.T) {
 		t.Fatalf("exit after SIGTERM: %v (stderr %s)", err, stderr)
 	}
 	lines := traceLines(t, rd.RecordsDir)
-	var canceled *trace.Line
-	for i := range lines {
-		if lines[i].EventType == trace.TypeTaskCanceled {
-			canceled = &lines[i]
-		}
-	}
+	canceled := lastOf(lines, trace.TypeTaskCanceled)
 	if canceled == nil || canceled.Str("phase") != "inference" {
 		t.Errorf("task_canceled: %v in %s", canceled, types(lines))
 	}

@@ -24,7 +24,7 @@ type StartupCount struct {
 // its id registers, at which point the registration is the one capsule.
 type startupRecord struct {
 	rec   running.Record
-	pidfd int // -1 when none could be opened: Alive is asked on every read
+	pidfd int  // -1 when none could be opened: Alive is asked on every read
 	done  bool // found gone: never counted again
 	held  bool // absorbed by a running session with its id, which counts instead
 }
