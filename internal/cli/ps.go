@@ -15,6 +15,7 @@ import (
 	"github.com/murmur-go/murmur/internal/home"
 	"github.com/murmur-go/murmur/internal/ids"
 	"github.com/murmur-go/murmur/internal/running"
+	"github.com/murmur-go/murmur/internal/session"
 )
 
 func init() { register(newPsCmd) }
@@ -28,7 +29,9 @@ SESSION CAPSULE STATUS UPTIME URL (URL is - for a script capsule). Prints
 'no running capsules' when there are none.
 
 A record whose process is gone (or whose pid now belongs to another process),
-and a record no mur can read, is removed, with a 'pruned:' line on stderr.`,
+and a record no mur can read, is removed, with a 'pruned:' line on stderr. So
+is the runtime dir (~/.murmur/sessions/<id>) of a session that died without
+removing it: one with no running record whose process no longer holds it.`,
 		Args: exactArgs(0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			homeDir, err := home.Dir()
@@ -43,15 +46,43 @@ and a record no mur can read, is removed, with a 'pruned:' line on stderr.`,
 // removeRuntimeDir removes ~/.murmur/sessions/<id> of a stale record: a
 // session killed with SIGKILL never removed its runtime dir (task.md,
 // MURMUR.md, murmur.yaml), and its process is known to be gone. Only a
-// well-formed id that names the record's own file is trusted as a path.
+// well-formed id that names the record's own file is trusted as a path, and
+// a dir whose begun lock is held is left alone (see session.RemoveOrphan).
 func removeRuntimeDir(runningDir string, e running.Entry, stderr io.Writer) {
 	id := e.Record.SessionID
 	if e.State != running.Stale || !ids.Valid(ids.Session, id) || filepath.Base(e.File) != id+".json" {
 		return
 	}
-	sd := filepath.Join(filepath.Dir(runningDir), filepath.Base(home.Sessions("")), id)
-	if err := os.RemoveAll(sd); err != nil {
-		fmt.Fprintf(stderr, "%s\n", diag.Warn("W-IO-052", "cannot remove the runtime dir %s: %v", sd, err))
+	sessionsDir := filepath.Join(filepath.Dir(runningDir), filepath.Base(home.Sessions("")))
+	if _, err := session.RemoveOrphan(sessionsDir, id); err != nil {
+		fmt.Fprintf(stderr, "%s\n", diag.Warn("W-IO-052", "cannot remove the runtime dir %s: %v", filepath.Join(sessionsDir, id), err))
+	}
+}
+
+// removeOrphans removes ~/.murmur/sessions/<id> of every session that has no
+// live running record and whose begun lock nothing holds: a session killed
+// with SIGKILL (or during start-up, before its record) never removed it.
+func removeOrphans(runningDir string, live map[string]bool, stderr io.Writer) {
+	sessionsDir := filepath.Join(filepath.Dir(runningDir), filepath.Base(home.Sessions("")))
+	dirs, err := os.ReadDir(sessionsDir)
+	if err != nil {
+		if !os.IsNotExist(err) {
+			fmt.Fprintf(stderr, "%s\n", diag.Warn("W-IO-052", "cannot read %s: %v", sessionsDir, err))
+		}
+		return
+	}
+	for _, d := range dirs {
+		id := d.Name()
+		if !d.IsDir() || live[id] || !ids.Valid(ids.Session, id) {
+			continue
+		}
+		removed, err := session.RemoveOrphan(sessionsDir, id)
+		switch {
+		case err != nil:
+			fmt.Fprintf(stderr, "%s\n", diag.Warn("W-IO-052", "cannot remove the runtime dir %s: %v", filepath.Join(sessionsDir, id), err))
+		case removed:
+			fmt.Fprintf(stderr, "pruned: %s (orphaned runtime dir)\n", id)
+		}
 	}
 }
 
@@ -78,9 +109,13 @@ func runPs(dir string, now time.Time, stdout, stderr io.Writer) error {
 				what = e.File
 			}
 			fmt.Fprintf(stderr, "pruned: %s (%s)\n", what, e.State)
-			removeRuntimeDir(dir, e, stderr)
 		}
 	}
+	liveIDs := make(map[string]bool, len(live))
+	for _, r := range live {
+		liveIDs[r.SessionID] = true
+	}
+	removeOrphans(dir, liveIDs, stderr)
 	if len(live) == 0 {
 		fmt.Fprintln(stdout, "no running capsules")
 		return nil
