@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -21,12 +22,14 @@ import (
 func init() { register(newPsCmd) }
 
 func newPsCmd(stdout, stderr io.Writer) *cobra.Command {
-	return &cobra.Command{
+	var asJSON bool
+	cmd := &cobra.Command{
 		Use:   "ps",
 		Short: "List the capsules running on this host",
 		Long: `List the sessions running on this host, from ~/.murmur/running, as a table:
 SESSION CAPSULE STATUS UPTIME URL (URL is - for a script capsule). Prints
-'no running capsules' when there are none.
+'no running capsules' when there are none. With --json, prints one JSON array
+instead (empty when none), an object per session.
 
 A record whose process is gone (or whose pid now belongs to another process),
 and a record no mur can read, is removed, with a 'pruned:' line on stderr. So
@@ -38,9 +41,24 @@ removing it: one with no running record whose process no longer holds it.`,
 			if err != nil {
 				return err
 			}
-			return runPs(home.Running(homeDir), time.Now(), stdout, stderr)
+			return runPs(home.Running(homeDir), time.Now(), asJSON, stdout, stderr)
 		},
 	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the running sessions as one JSON array")
+	return cmd
+}
+
+// psRow is one element of mur ps --json.
+type psRow struct {
+	SessionID  string  `json:"session_id"`
+	Capsule    string  `json:"capsule"`
+	Status     string  `json:"status"`
+	StartedAt  string  `json:"started_at"`
+	Uptime     string  `json:"uptime"`
+	URL        *string `json:"url"`
+	PID        int     `json:"pid"`
+	Workdir    string  `json:"workdir"`
+	RecordsDir string  `json:"records_dir"`
 }
 
 // removeRuntimeDir removes ~/.murmur/sessions/<id> of a stale record: a
@@ -88,7 +106,7 @@ func removeOrphans(runningDir string, live map[string]bool, stderr io.Writer) {
 
 // runPs lists live records and prunes the ones whose process is gone (or
 // which no mur can read): mur ps is the one reader allowed to remove them.
-func runPs(dir string, now time.Time, stdout, stderr io.Writer) error {
+func runPs(dir string, now time.Time, asJSON bool, stdout, stderr io.Writer) error {
 	entries, err := running.Scan(dir)
 	if err != nil {
 		return diag.Wrap(err, "E-RUN-051", "cannot read the running-capsule records").
@@ -116,16 +134,33 @@ func runPs(dir string, now time.Time, stdout, stderr io.Writer) error {
 		liveIDs[r.SessionID] = true
 	}
 	removeOrphans(dir, liveIDs, stderr)
-	if len(live) == 0 {
-		fmt.Fprintln(stdout, "no running capsules")
-		return nil
-	}
 	sort.Slice(live, func(i, j int) bool {
 		if live[i].StartedAt != live[j].StartedAt {
 			return live[i].StartedAt < live[j].StartedAt
 		}
 		return live[i].SessionID < live[j].SessionID
 	})
+	if asJSON {
+		rows := make([]psRow, 0, len(live))
+		for _, r := range live {
+			url := r.URL
+			if url != nil && *url == "" {
+				url = nil
+			}
+			rows = append(rows, psRow{SessionID: r.SessionID, Capsule: capsuleRef(r.CapsuleName, r.CapsuleVersion), Status: "running",
+				StartedAt: r.StartedAt, Uptime: uptime(r.StartedAt, now), URL: url, PID: r.PID, Workdir: r.Workdir, RecordsDir: r.RecordsDir})
+		}
+		b, err := json.Marshal(rows)
+		if err != nil {
+			return err
+		}
+		_, err = fmt.Fprintln(stdout, string(b))
+		return err
+	}
+	if len(live) == 0 {
+		fmt.Fprintln(stdout, "no running capsules")
+		return nil
+	}
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "SESSION\tCAPSULE\tSTATUS\tUPTIME\tURL")
 	for _, r := range live {
@@ -133,13 +168,17 @@ func runPs(dir string, now time.Time, stdout, stderr io.Writer) error {
 		if r.URL != nil && *r.URL != "" {
 			url = *r.URL
 		}
-		capsule := r.CapsuleName
-		if r.CapsuleVersion != "" {
-			capsule += "@" + r.CapsuleVersion
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", r.SessionID, capsule, "running", uptime(r.StartedAt, now), url)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", r.SessionID, capsuleRef(r.CapsuleName, r.CapsuleVersion), "running", uptime(r.StartedAt, now), url)
 	}
 	return tw.Flush()
+}
+
+// capsuleRef is name@version, or the name alone when there is no version.
+func capsuleRef(name, version string) string {
+	if version == "" {
+		return name
+	}
+	return name + "@" + version
 }
 
 // uptime renders the time since started (RFC 3339) compactly: 42s, 3m07s, 2h05m, 3d04h.
