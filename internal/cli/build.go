@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -43,6 +44,12 @@ deterministic, so the same inputs give the same sha256. It is written to
 func runBuild(dir, out string, stdout, stderr io.Writer) error {
 	b, err := store.Pack(dir)
 	if err != nil {
+		// The manifest reader's hint names mur run's --manifest, which
+		// mur build does not take.
+		var d *diag.Diagnostic
+		if errors.As(err, &d) && d.Code == "E-MAN-020" {
+			d.WithHint("check that %s is readable, or name the directory holding the artifact's murmur.yaml", filepath.Join(dir, store.ManifestEntry))
+		}
 		return err
 	}
 	printManifestWarnings(stderr, b.Manifest)

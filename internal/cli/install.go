@@ -62,7 +62,7 @@ func runInstallRef(ref string, global, force bool, stdout io.Writer) error {
 	g := store.Global(homeDir)
 	target := g
 	if !global {
-		proj, err := storeProjectDir()
+		proj, err := storeProjectDirG()
 		if err != nil {
 			return err
 		}

@@ -43,7 +43,7 @@ func runList(global, all bool, stdout, stderr io.Writer) error {
 	}
 	var stores []*store.Store
 	if !global {
-		proj, err := storeProjectDir()
+		proj, err := storeProjectDirG()
 		switch {
 		case err == nil:
 			stores = append(stores, store.Project(proj))

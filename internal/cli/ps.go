@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -15,49 +16,97 @@ import (
 	"github.com/murmur-go/murmur/internal/home"
 	"github.com/murmur-go/murmur/internal/ids"
 	"github.com/murmur-go/murmur/internal/running"
+	"github.com/murmur-go/murmur/internal/session"
 )
 
 func init() { register(newPsCmd) }
 
 func newPsCmd(stdout, stderr io.Writer) *cobra.Command {
-	return &cobra.Command{
+	var asJSON bool
+	cmd := &cobra.Command{
 		Use:   "ps",
 		Short: "List the capsules running on this host",
 		Long: `List the sessions running on this host, from ~/.murmur/running, as a table:
 SESSION CAPSULE STATUS UPTIME URL (URL is - for a script capsule). Prints
-'no running capsules' when there are none.
+'no running capsules' when there are none. With --json, prints one JSON array
+instead (empty when none), an object per session.
 
 A record whose process is gone (or whose pid now belongs to another process),
-and a record no mur can read, is removed, with a 'pruned:' line on stderr.`,
+and a record no mur can read, is removed, with a 'pruned:' line on stderr. So
+is the runtime dir (~/.murmur/sessions/<id>) of a session that died without
+removing it: one with no running record whose process no longer holds it.`,
 		Args: exactArgs(0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			homeDir, err := home.Dir()
 			if err != nil {
 				return err
 			}
-			return runPs(home.Running(homeDir), time.Now(), stdout, stderr)
+			return runPs(home.Running(homeDir), time.Now(), asJSON, stdout, stderr)
 		},
 	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the running sessions as one JSON array")
+	return cmd
+}
+
+// psRow is one element of mur ps --json.
+type psRow struct {
+	SessionID  string  `json:"session_id"`
+	Capsule    string  `json:"capsule"`
+	Status     string  `json:"status"`
+	StartedAt  string  `json:"started_at"`
+	Uptime     string  `json:"uptime"`
+	URL        *string `json:"url"`
+	PID        int     `json:"pid"`
+	Workdir    string  `json:"workdir"`
+	RecordsDir string  `json:"records_dir"`
 }
 
 // removeRuntimeDir removes ~/.murmur/sessions/<id> of a stale record: a
 // session killed with SIGKILL never removed its runtime dir (task.md,
 // MURMUR.md, murmur.yaml), and its process is known to be gone. Only a
-// well-formed id that names the record's own file is trusted as a path.
+// well-formed id that names the record's own file is trusted as a path, and
+// a dir whose begun lock is held is left alone (see session.RemoveOrphan).
 func removeRuntimeDir(runningDir string, e running.Entry, stderr io.Writer) {
 	id := e.Record.SessionID
 	if e.State != running.Stale || !ids.Valid(ids.Session, id) || filepath.Base(e.File) != id+".json" {
 		return
 	}
-	sd := filepath.Join(filepath.Dir(runningDir), filepath.Base(home.Sessions("")), id)
-	if err := os.RemoveAll(sd); err != nil {
-		fmt.Fprintf(stderr, "%s\n", diag.Warn("W-IO-052", "cannot remove the runtime dir %s: %v", sd, err))
+	sessionsDir := filepath.Join(filepath.Dir(runningDir), filepath.Base(home.Sessions("")))
+	if _, err := session.RemoveOrphan(sessionsDir, id); err != nil {
+		fmt.Fprintf(stderr, "%s\n", diag.Warn("W-IO-052", "cannot remove the runtime dir %s: %v", filepath.Join(sessionsDir, id), err))
+	}
+}
+
+// removeOrphans removes ~/.murmur/sessions/<id> of every session that has no
+// live running record and whose begun lock nothing holds: a session killed
+// with SIGKILL (or during start-up, before its record) never removed it.
+func removeOrphans(runningDir string, live map[string]bool, stderr io.Writer) {
+	sessionsDir := filepath.Join(filepath.Dir(runningDir), filepath.Base(home.Sessions("")))
+	dirs, err := os.ReadDir(sessionsDir)
+	if err != nil {
+		if !os.IsNotExist(err) {
+			fmt.Fprintf(stderr, "%s\n", diag.Warn("W-IO-052", "cannot read %s: %v", sessionsDir, err))
+		}
+		return
+	}
+	for _, d := range dirs {
+		id := d.Name()
+		if !d.IsDir() || live[id] || !ids.Valid(ids.Session, id) {
+			continue
+		}
+		removed, err := session.RemoveOrphan(sessionsDir, id)
+		switch {
+		case err != nil:
+			fmt.Fprintf(stderr, "%s\n", diag.Warn("W-IO-052", "cannot remove the runtime dir %s: %v", filepath.Join(sessionsDir, id), err))
+		case removed:
+			fmt.Fprintf(stderr, "pruned: %s (orphaned runtime dir)\n", id)
+		}
 	}
 }
 
 // runPs lists live records and prunes the ones whose process is gone (or
 // which no mur can read): mur ps is the one reader allowed to remove them.
-func runPs(dir string, now time.Time, stdout, stderr io.Writer) error {
+func runPs(dir string, now time.Time, asJSON bool, stdout, stderr io.Writer) error {
 	entries, err := running.Scan(dir)
 	if err != nil {
 		return diag.Wrap(err, "E-RUN-051", "cannot read the running-capsule records").
@@ -78,19 +127,40 @@ func runPs(dir string, now time.Time, stdout, stderr io.Writer) error {
 				what = e.File
 			}
 			fmt.Fprintf(stderr, "pruned: %s (%s)\n", what, e.State)
-			removeRuntimeDir(dir, e, stderr)
 		}
 	}
-	if len(live) == 0 {
-		fmt.Fprintln(stdout, "no running capsules")
-		return nil
+	liveIDs := make(map[string]bool, len(live))
+	for _, r := range live {
+		liveIDs[r.SessionID] = true
 	}
+	removeOrphans(dir, liveIDs, stderr)
 	sort.Slice(live, func(i, j int) bool {
 		if live[i].StartedAt != live[j].StartedAt {
 			return live[i].StartedAt < live[j].StartedAt
 		}
 		return live[i].SessionID < live[j].SessionID
 	})
+	if asJSON {
+		rows := make([]psRow, 0, len(live))
+		for _, r := range live {
+			url := r.URL
+			if url != nil && *url == "" {
+				url = nil
+			}
+			rows = append(rows, psRow{SessionID: r.SessionID, Capsule: capsuleRef(r.CapsuleName, r.CapsuleVersion), Status: "running",
+				StartedAt: r.StartedAt, Uptime: uptime(r.StartedAt, now), URL: url, PID: r.PID, Workdir: r.Workdir, RecordsDir: r.RecordsDir})
+		}
+		b, err := json.Marshal(rows)
+		if err != nil {
+			return err
+		}
+		_, err = fmt.Fprintln(stdout, string(b))
+		return err
+	}
+	if len(live) == 0 {
+		fmt.Fprintln(stdout, "no running capsules")
+		return nil
+	}
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "SESSION\tCAPSULE\tSTATUS\tUPTIME\tURL")
 	for _, r := range live {
@@ -98,13 +168,17 @@ func runPs(dir string, now time.Time, stdout, stderr io.Writer) error {
 		if r.URL != nil && *r.URL != "" {
 			url = *r.URL
 		}
-		capsule := r.CapsuleName
-		if r.CapsuleVersion != "" {
-			capsule += "@" + r.CapsuleVersion
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", r.SessionID, capsule, "running", uptime(r.StartedAt, now), url)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", r.SessionID, capsuleRef(r.CapsuleName, r.CapsuleVersion), "running", uptime(r.StartedAt, now), url)
 	}
 	return tw.Flush()
+}
+
+// capsuleRef is name@version, or the name alone when there is no version.
+func capsuleRef(name, version string) string {
+	if version == "" {
+		return name
+	}
+	return name + "@" + version
 }
 
 // uptime renders the time since started (RFC 3339) compactly: 42s, 3m07s, 2h05m, 3d04h.

@@ -188,3 +188,70 @@ func TestTraceRmRefusesARunningSession(t *testing.T) {
 		t.Fatalf("rm of a running session: %+v", r)
 	}
 }
+
+// Item 10: a session killed before it could clean up leaves
+// ~/.murmur/sessions/<id> behind; mur ps removes it once nothing holds the
+// session's begun lock, and leaves alone one whose lock a live process holds
+// or that has a live running record.
+func TestPsRemovesOrphanedRuntimeDirs(t *testing.T) {
+	homeDir := t.TempDir()
+	sessions := home.Sessions(homeDir)
+	orphanID, unmarkedID, heldID, liveID := ids.New(ids.Session), ids.New(ids.Session), ids.New(ids.Session), ids.New(ids.Session)
+	mk := func(id string, lock bool) string {
+		rt := home.Runtime(homeDir, id)
+		if err := os.MkdirAll(rt, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		os.WriteFile(filepath.Join(rt, "task.md"), []byte("t"), 0o600)
+		if lock {
+			os.WriteFile(filepath.Join(home.Session(homeDir, id), "begun.lock"), nil, 0o600)
+		}
+		return home.Session(homeDir, id)
+	}
+	orphan := mk(orphanID, true)
+	unmarked := mk(unmarkedID, false) // killed between its mkdir and its lock
+	held := mk(heldID, true)
+	live := mk(liveID, true)
+	other := filepath.Join(sessions, "not-a-session")
+	os.MkdirAll(other, 0o700)
+
+	// A live child process holds held's lock, as a starting session would.
+	holder := exec.Command("flock", "-x", filepath.Join(held, "begun.lock"), "sleep", "60")
+	if err := holder.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { holder.Process.Kill(); holder.Wait() }()
+	for i := 0; exec.Command("flock", "-n", "-s", filepath.Join(held, "begun.lock"), "true").Run() == nil; i++ {
+		if i > 500 { // wait until flock holds it: a probe, not a timed assertion
+			t.Fatal("flock never took the lock")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	// live: a running record of a live process (this test), lock not held.
+	pid, start, _ := running.Self()
+	if err := running.Write(home.Running(homeDir), running.Record{SessionID: liveID, PID: pid, ProcessStart: start,
+		CapsuleName: "local/live", RecordsDir: "/r", StartedAt: time.Now().UTC().Format(time.RFC3339)}); err != nil {
+		t.Fatal(err)
+	}
+
+	r := runMur(t, homeDir, homeDir, nil, "ps")
+	if r.Code != 0 {
+		t.Fatalf("ps: %+v", r)
+	}
+	for _, gone := range []struct{ id, dir string }{{orphanID, orphan}, {unmarkedID, unmarked}} {
+		if _, err := os.Stat(gone.dir); !os.IsNotExist(err) {
+			t.Errorf("orphaned runtime dir %s still there: %v", gone.dir, err)
+		}
+		if !strings.Contains(r.Stderr, "pruned: "+gone.id+" (orphaned runtime dir)") {
+			t.Errorf("stderr does not report %s:\n%s", gone.id, r.Stderr)
+		}
+	}
+	for _, kept := range []string{held, live, other} {
+		if _, err := os.Stat(kept); err != nil {
+			t.Errorf("%s removed: %v", kept, err)
+		}
+	}
+	if strings.Contains(r.Stderr, heldID) || strings.Contains(r.Stderr, liveID) {
+		t.Errorf("ps reported a kept session:\n%s", r.Stderr)
+	}
+}

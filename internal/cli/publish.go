@@ -91,8 +91,19 @@ func readZip(p string) ([]byte, error) {
 	return data, nil
 }
 
-// storeProjectDir is the project of the current directory (contracts §3).
+// storeProjectDir is the project of the current directory (contracts §3),
+// for a command that has no -g.
 func storeProjectDir() (string, error) {
+	return storeProjectDirHint("run it inside a project: a directory holding murmur.yaml, or one below it")
+}
+
+// storeProjectDirG is storeProjectDir for a command whose -g uses the global
+// store instead.
+func storeProjectDirG() (string, error) {
+	return storeProjectDirHint("run it inside a project, or use the global store with -g")
+}
+
+func storeProjectDirHint(hint string) (string, error) {
 	wd, err := os.Getwd()
 	if err != nil {
 		return "", diag.Wrap(err, "E-IO-005", "cannot read the current directory")
@@ -100,7 +111,7 @@ func storeProjectDir() (string, error) {
 	d, ok := store.FindProject(wd)
 	if !ok {
 		return "", diag.New("E-REG-017", "no murmur.yaml in %s or any directory above it: not inside a project", wd).
-			WithHint("run it inside a project, or use the global store with -g")
+			WithHint("%s", hint)
 	}
 	return d, nil
 }

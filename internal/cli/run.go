@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 
 	"github.com/spf13/cobra"
 
@@ -13,6 +14,7 @@ import (
 	"github.com/murmur-go/murmur/internal/home"
 	"github.com/murmur-go/murmur/internal/launch"
 	"github.com/murmur-go/murmur/internal/manifest"
+	"github.com/murmur-go/murmur/internal/store"
 )
 
 func init() { register(newRunCmd) }
@@ -51,11 +53,20 @@ build applies, and runs nothing.`,
 			if f.capsule != "" && cmd.Flags().Changed("manifest") {
 				return usageError{fmt.Errorf("--manifest and --capsule exclude each other: --capsule runs an installed artifact with no project")}
 			}
+			if f.capsule == "" && !cmd.Flags().Changed("manifest") {
+				// As list, doctor and trace do: the project is the nearest
+				// directory at or above this one holding a murmur.yaml.
+				if wd, err := os.Getwd(); err == nil {
+					if d, ok := store.FindProject(wd); ok {
+						f.manifest = filepath.Join(d, store.ManifestEntry)
+					}
+				}
+			}
 			return runCapsule(cmd.Context(), f, stdout, stderr)
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&f.manifest, "manifest", "murmur.yaml", "the capsule's manifest: a murmur.yaml `PATH`, or the directory holding it")
+	fl.StringVar(&f.manifest, "manifest", "murmur.yaml", "the capsule's manifest: a murmur.yaml `PATH`, or the directory holding it (default: the nearest murmur.yaml at or above the current directory)")
 	fl.StringVar(&f.task, "task", "", "the task: a `FILE|TEXT` (a file is read, - is standard input, anything else is the text); the capsule reads it as murmur-runtime/task.md")
 	fl.StringVar(&f.workdir, "workdir", "", "the capsule's work folder `DIR` (default <manifest dir>/workdir/<session id>)")
 	fl.BoolVar(&f.json, "json", false, "print one JSON line describing the session once it is ready")

@@ -34,7 +34,7 @@ func newTraceCmd(stdout, stderr io.Writer) *cobra.Command {
 		// Without a subcommand: the help; with an unknown one: a usage error.
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) > 0 {
-				return usageError{fmt.Errorf("unknown command %q for %q: use show or rm", args[0], cmd.CommandPath())}
+				return usageError{fmt.Errorf("unknown command %q for %q: use ls, show or rm", args[0], cmd.CommandPath())}
 			}
 			return cmd.Help()
 		},
@@ -42,6 +42,7 @@ func newTraceCmd(stdout, stderr io.Writer) *cobra.Command {
 ~/.murmur/records/<project dir>/<session id>/ (trace.jsonl, logs/, out/).`,
 		Args: cobra.ArbitraryArgs,
 	}
+	var showJSON bool
 	show := &cobra.Command{
 		Use:   "show [SESSION|@N|PATH]",
 		Short: "Summarise one session's trace (default @1, the newest session of this project)",
@@ -55,7 +56,8 @@ The argument is one of:
   PATH     a trace.jsonl, or a session's records dir
 
 A session killed with SIGKILL has no session_end: its summary says so and
-names its last event.`,
+names its last event. With --json, the summary is one JSON object (its
+tool_calls listed in order).`,
 		Args: maxArgs(1),
 		RunE: func(_ *cobra.Command, args []string) error {
 			ref := "@1"
@@ -78,7 +80,11 @@ names its last event.`,
 			}
 			each := func(fn func(trace.Line)) error { return trace.EachLine(path, res.Bytes, fn) }
 			bw := bufio.NewWriterSize(stdout, 64<<10) // a line per call: one write each would dominate
-			err = renderSummary(bw, path, sum, liveSession(sum.SessionID), each)
+			if showJSON {
+				err = renderSummaryJSON(bw, path, sum, liveSession(sum.SessionID), each)
+			} else {
+				err = renderSummary(bw, path, sum, liveSession(sum.SessionID), each)
+			}
 			if ferr := bw.Flush(); err == nil && ferr != nil {
 				return fmt.Errorf("writing the summary of %s: %w", path, ferr)
 			}
@@ -96,7 +102,8 @@ session is still running. The work folder is not touched.`,
 			return traceRm(args[0], stdout)
 		},
 	}
-	cmd.AddCommand(show, rm)
+	show.Flags().BoolVar(&showJSON, "json", false, "print the summary as one JSON object")
+	cmd.AddCommand(newTraceLsCmd(stdout), show, rm)
 	return cmd
 }
 

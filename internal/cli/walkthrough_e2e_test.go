@@ -321,9 +321,21 @@ func TestPsPrunesAKilledSessionsRuntimeDir(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(runtimeDir, "runtime", "task.md")); err != nil {
 		t.Fatalf("after SIGKILL the runtime dir should still be there until pruned: %v", err)
 	}
-	// Another session's runtime dir, live, is not touched.
+	// Another session's runtime dir, live (a process holds its begun lock), is not touched.
 	other := filepath.Join(home, ".murmur", "sessions", "ses_0123456789abcdef0123456789abcdef")
 	os.MkdirAll(other, 0o700)
+	lock := filepath.Join(other, "begun.lock")
+	holder := exec.Command("flock", "-x", lock, "sleep", "60")
+	if err := holder.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { holder.Process.Kill(); holder.Wait() }()
+	for i := 0; exec.Command("flock", "-n", "-s", lock, "true").Run() == nil; i++ {
+		if i > 500 { // a probe until flock holds it, not a timed assertion
+			t.Fatal("flock never took the lock")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 	r := runMur(t, home, proj, nil, "ps")
 	if !strings.Contains(r.Stderr, "pruned: "+rd.SessionID) {
 		t.Fatalf("ps: %+v", r)

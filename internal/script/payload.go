@@ -37,7 +37,7 @@ func PickComponent(where string, names []string) (string, error) {
 		return wasm[0], nil
 	case 0:
 		return "", diag.New("E-RUN-003", "%s holds no .wasm component: a script capsule runs one root component exporting murmur:capsule/run", where).
-			WithHint("build the component into the capsule's directory, or add an inference: block to make it an agent capsule")
+			WithHint("build the capsule's component (one root .wasm exporting murmur:capsule/run) and place it beside murmur.yaml, e.g. capsule.wasm")
 	default:
 		return "", diag.New("E-RUN-004", "%s holds %d root .wasm files (%s) and no %s, so which one runs is ambiguous", where, len(wasm), strings.Join(wasm, ", "), PreferredComponent).
 			WithHint("keep one root .wasm, or name the capsule's component %s", PreferredComponent)

@@ -17,21 +17,36 @@ import (
 const beganFile = "begun.lock"
 
 // markBegun creates sessionDir and takes the session's lock in it. The
-// returned file holds the lock; closing it releases the mark.
+// returned file holds the lock; closing it releases the mark. A lock taken
+// on a file that RemoveOrphan removed meanwhile is no mark, so it starts
+// again.
 func markBegun(sessionDir string) (*os.File, error) {
-	if err := os.MkdirAll(sessionDir, 0o700); err != nil {
-		return nil, err
-	}
-	f, err := os.OpenFile(filepath.Join(sessionDir, beganFile), os.O_RDWR|os.O_CREATE, 0o600)
-	if err != nil {
-		return nil, err
-	}
-	// Blocking: a Begun probe may hold a shared lock for an instant.
-	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX); err != nil {
+	for try := 0; ; try++ {
+		if try == 100 {
+			return nil, errors.New("its dir keeps being removed")
+		}
+		if err := os.MkdirAll(sessionDir, 0o700); err != nil {
+			return nil, err
+		}
+		path := filepath.Join(sessionDir, beganFile)
+		f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+		if err != nil {
+			if errors.Is(err, os.ErrNotExist) {
+				continue // the dir was removed between the two calls
+			}
+			return nil, err
+		}
+		// Blocking: a Begun probe may hold a shared lock for an instant,
+		// RemoveOrphan an exclusive one for its removal.
+		if err := unix.Flock(int(f.Fd()), unix.LOCK_EX); err != nil {
+			f.Close()
+			return nil, err
+		}
+		if samePath(f, path) {
+			return f, nil
+		}
 		f.Close()
-		return nil, err
 	}
-	return f, nil
 }
 
 // Begun reports whether session id has begun and not yet ended: its process
