@@ -610,3 +610,27 @@ for b in mur mur-roost; do
   chmod +x "$3$b"
 done
 `
+
+// An agent whose trace cannot be written is ended, as a script capsule is
+// (E-IO-056): it does not serve tasks unrecorded.
+func TestAgentTraceOnFullDisk(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("mounting a tmpfs needs root")
+	}
+	homeDir, base := t.TempDir(), t.TempDir()
+	proj := agentProject(t, homeDir, base, "lifecycle:\n  after_task: sleep\n", agentTranscript)
+	recs := filepath.Join(homeDir, ".murmur", "records")
+	os.RemoveAll(recs)
+	os.MkdirAll(recs, 0o700)
+	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", recs).CombinedOutput(); err != nil {
+		t.Skipf("mount refused (%v: %s): cannot test a full disk here", err, bytes.TrimSpace(out))
+	}
+	defer exec.Command("umount", recs).Run()
+	f, _ := os.Create(filepath.Join(recs, "filler"))
+	f.Write(make([]byte, 1<<20))
+	f.Close()
+	r := runMur(t, homeDir, proj, nil, "run", "--json")
+	if r.Code != 1 || !strings.Contains(r.Stderr, "warning[W-IO-050]") || !strings.Contains(r.Stderr, "error[E-IO-056]") {
+		t.Fatalf("agent on a full disk: %+v", r)
+	}
+}

@@ -504,8 +504,11 @@ func TestRunTraceOnFullDisk(t *testing.T) {
 	f, _ := os.Create(filepath.Join(recs, "filler"))
 	f.Write(make([]byte, 1<<20))
 	f.Close()
+	// A trace that cannot be written ends the session: it does not go on
+	// unrecorded (E-IO-056, exit 1), and what was written stays readable.
 	r := runMur(t, homeDir, proj, nil, "run", "--json")
-	if r.Code != 0 || !strings.Contains(r.Stderr, "warning[W-IO-050]") || strings.Count(r.Stderr, "W-IO-050") != 1 {
+	if r.Code != 1 || !strings.Contains(r.Stderr, "warning[W-IO-050]") || strings.Count(r.Stderr, "W-IO-050") != 1 ||
+		!strings.Contains(r.Stderr, "error[E-IO-056]") {
 		t.Fatalf("run on a full disk: %+v", r)
 	}
 	rd := parseReady(t, r.Stdout)

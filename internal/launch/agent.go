@@ -2,6 +2,7 @@ package launch
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net"
@@ -412,12 +413,18 @@ func runAgent(ctx context.Context, p *Plan, opts Options, r *run) (Result, error
 	reason := ""
 	sig, signalledNow := signalled(ctx)
 	stopped := dr.EndReason() == door.EndStopSession
-	if full != nil {
+	var tf *TraceFailed
+	traceFailed := errors.As(context.Cause(ctx), &tf) && !signalledNow
+	if full != nil || traceFailed {
 		wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), WindDownLimit)
 		dr.WindDown(wctx)
 		_ = dr.Wait(wctx)
 		cancel()
-		status, reason = trace.EndResourceLimit, full.Error()
+		if full != nil {
+			status, reason = trace.EndResourceLimit, full.Error()
+		} else {
+			status, reason = trace.EndFailed, tf.Error()
+		}
 	} else if signalledNow || stopped {
 		// Wind-down: live and queued tasks end canceled; bounded by
 		// WindDownLimit (the fallback exits past it).
@@ -458,7 +465,10 @@ func runAgent(ctx context.Context, p *Plan, opts Options, r *run) (Result, error
 		DurationMS: uint64(time.Since(sess.Started).Milliseconds()), ExitStatus: status})
 	r.endAgent(status, reason)
 	dl.report(sess, status, opts)
-	if out.Signal == nil && status != trace.EndOK {
+	if traceFailed {
+		out.Err = diag.New("E-IO-056", "%s@%s was ended: %s", sess.Name, sess.Version, tf.Error()).
+			WithHint("free space where %s is (the records dir) and run it again; what was written is kept", sess.RecordsDir)
+	} else if out.Signal == nil && status != trace.EndOK {
 		why := ""
 		if f := loop.LastFailure(); f != "" && status != trace.EndResourceLimit {
 			why = ": " + f

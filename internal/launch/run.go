@@ -89,6 +89,9 @@ type run struct {
 	tw   *trace.Writer
 	rec  *trace.Recorder
 	tel  *telemetry.Session // nil without observability.otel_endpoint
+	// cancel ends the run's context with a cause (a trace that cannot be
+	// written).
+	cancel context.CancelCauseFunc
 	// hooks are an agent's lifecycle hooks (nil: none).
 	hooks *hooks.Dispatcher
 	// agent is set for an agent session: its session_end carries the
@@ -116,7 +119,11 @@ func Run(ctx context.Context, p *Plan, opts Options) (Result, error) {
 	if opts.Exit == nil {
 		opts.Exit = os.Exit
 	}
-	r := &run{opts: opts}
+	// A trace line that cannot be written ends the session (failed): a
+	// capsule must not go on unrecorded (one tool_call per invoke).
+	ctx, cancelRun := context.WithCancelCause(ctx)
+	defer cancelRun(nil)
+	r := &run{opts: opts, cancel: cancelRun}
 	limit := HardExitAfter
 	if p.Manifest.IsAgent() {
 		limit = WindDownLimit
@@ -200,8 +207,16 @@ func Run(ctx context.Context, p *Plan, opts Options) (Result, error) {
 	if s, ok := signalled(ctx); ok {
 		out.Signal, out.Ending, out.Reason = s, trace.EndFailed, s.Reason()
 	}
+	var tf *TraceFailed
+	if errors.As(context.Cause(ctx), &tf) && out.Signal == nil {
+		out.Ending, out.Reason = trace.EndFailed, tf.Error()
+	}
 	r.end(out.Ending, out.Reason, out.Signal == nil)
-	if out.Signal == nil && out.Ending != trace.EndOK {
+	switch {
+	case tf != nil && out.Signal == nil:
+		out.Err = diag.New("E-IO-056", "%s@%s was ended: %s", sess.Name, sess.Version, tf.Error()).
+			WithHint("free space where %s is (the records dir) and run it again; what was written is kept", sess.RecordsDir)
+	case out.Signal == nil && out.Ending != trace.EndOK:
 		out.Err = endingError(sess, out)
 	}
 	return out, nil
@@ -245,7 +260,14 @@ func (r *run) openTrace(p *Plan, sess *session.Session, kind string) (*trace.Wri
 	}
 	var warnMu sync.Mutex
 	tw, err := trace.Create(filepath.Join(sess.RecordsDir, trace.FileName), sess.ID, trace.Options{
-		Warn: func(w diag.Warning) { warnMu.Lock(); fmt.Fprintln(r.opts.Stderr, w.String()); warnMu.Unlock() },
+		Warn: func(w diag.Warning) {
+			warnMu.Lock()
+			fmt.Fprintln(r.opts.Stderr, w.String())
+			warnMu.Unlock()
+			if w.Code == trace.WarnWriteFailed && r.cancel != nil {
+				r.cancel(&TraceFailed{Warning: w})
+			}
+		},
 	})
 	if err != nil {
 		return nil, nil, err
@@ -308,6 +330,14 @@ func (r *run) hardExit(ctx context.Context) {
 	}
 	r.mu.Unlock()
 	r.opts.Exit(s.ExitCode())
+}
+
+// TraceFailed is the cause of a run ended because its trace could not be
+// written: the session ends failed rather than go on unrecorded.
+type TraceFailed struct{ Warning diag.Warning }
+
+func (t *TraceFailed) Error() string {
+	return "a trace line could not be written (" + t.Warning.Message + "), so the session was ended rather than go on unrecorded"
 }
 
 // hostImports grants internal/hostapi's murmur:* interfaces to a run,
