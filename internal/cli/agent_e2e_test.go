@@ -634,3 +634,38 @@ func TestAgentTraceOnFullDisk(t *testing.T) {
 		t.Fatalf("agent on a full disk: %+v", r)
 	}
 }
+
+// docs/guest-kit.md's "A capsule in your own module" passes word for word:
+// its command block runs as it stands, /path/to/murmur being this checkout.
+func TestGuestKitWalkthrough(t *testing.T) {
+	if _, err := os.Stat(filepath.Join(repoRoot(), "node_modules", "@bytecodealliance", "jco")); err != nil {
+		t.Skip("the pinned jco is not installed (npm ci): cannot build a component here")
+	}
+	doc, err := os.ReadFile(filepath.Join(repoRoot(), "docs", "guest-kit.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, rest, _ := strings.Cut(string(doc), "### A capsule in your own module")
+	var block []string
+	in := false
+	for _, l := range strings.Split(rest, "\n") {
+		if strings.HasPrefix(l, "    ") {
+			in = true
+			block = append(block, strings.TrimPrefix(l, "    "))
+		} else if in && l != "" {
+			break
+		} else if in {
+			block = append(block, "")
+		}
+	}
+	script := strings.ReplaceAll(strings.Join(block, "\n"), "/path/to/murmur", repoRoot())
+	homeDir, work := t.TempDir(), t.TempDir()
+	shareCompileCache(t, homeDir)
+	cmd := exec.Command("bash", "-euo", "pipefail", "-c", script)
+	cmd.Dir = work
+	cmd.Env = append(os.Environ(), "HOME="+homeDir)
+	out, err := cmd.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), ": ok") {
+		t.Fatalf("the walkthrough: %v\n%s", err, out)
+	}
+}
