@@ -22,7 +22,6 @@ import (
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2asrv"
-	"github.com/a2aproject/a2a-go/v2/a2asrv/taskstore"
 	"github.com/a2aproject/a2a-go/v2/errordetails"
 )
 
@@ -88,7 +87,7 @@ type StopResult struct {
 type Server struct {
 	cfg   Config
 	log   *slog.Logger
-	store *taskstore.InMemory
+	store *memStore
 	inner a2asrv.RequestHandler // our lifecycle wrapper over a2a-go's handler
 	rpc   http.Handler          // a2a-go's JSON-RPC handler over inner
 	card  []byte
@@ -137,7 +136,7 @@ func New(cfg Config) (*Server, error) {
 	s := &Server{
 		cfg:   cfg,
 		log:   cfg.Logger,
-		store: taskstore.NewInMemory(nil),
+		store: newMemStore(),
 		tasks: make(map[string]*task),
 		done:  make(chan struct{}),
 	}
