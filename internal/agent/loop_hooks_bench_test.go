@@ -19,6 +19,7 @@ import (
 	"github.com/murmur-go/murmur/internal/store"
 	"github.com/murmur-go/murmur/internal/trace"
 	"github.com/murmur-go/murmur/internal/wasmhost"
+	"github.com/murmur-go/murmur/internal/wit"
 )
 
 // nopHooks loads n hooks of internal/hooks' WAT fixture that answer
@@ -64,6 +65,19 @@ func nopHooks(b *testing.B, eng *wasmhost.Engine, n int) *hooks.Dispatcher {
 	return d
 }
 
+// hookedTools is nopTools raising on-tool-call after each call, as mur's
+// tool inventory does (internal/launch agenttools.go).
+type hookedTools struct {
+	nopTools
+	hk *hooks.Dispatcher
+}
+
+func (h hookedTools) Call(ctx context.Context, c Call) Result {
+	r := h.nopTools.Call(ctx, c)
+	h.hk.OnToolCall(ctx, wit.ToolEvent{Turn: uint32(c.Turn), ToolName: "nop", Status: "ok"})
+	return r
+}
+
 type nopHookRec struct{}
 
 func (nopHookRec) HookCall(hooks.Call)                        {}
@@ -72,8 +86,10 @@ func (nopHookRec) CallDeadline(string, string, time.Duration) {}
 // BenchmarkLoopHooks is BenchmarkLoop100Turns' task (100 nop tool-call turns
 // and an answer) with 0 and with 5 no-op hooks bound to every event: the
 // loop-µs/turn of hooks=5 against hooks=0 is the hooks' cost per turn
-// (target: at most twice the hook-free figure). The replay driver is not
-// subtracted here: both runs pay it alike.
+// (target: at most twice the hook-free figure). Each turn raises
+// on-inference in the loop and on-tool-call in the inventory (as mur's
+// does): 10 hook calls a turn. The replay driver is not subtracted here:
+// both runs pay it alike.
 func BenchmarkLoopHooks(b *testing.B) {
 	eng, err := wasmhost.NewEngine(wasmhost.Config{NoCache: true})
 	if err != nil {
@@ -96,8 +112,10 @@ func BenchmarkLoopHooks(b *testing.B) {
 			rec := trace.NewRecorder(tw, nil, time.Now(), nil)
 			rec.Emit(trace.SessionStart{CapsuleName: "local/bench", CapsuleVersion: "1.0.0", Kind: "agent"})
 			var hk *hooks.Dispatcher
+			var inv Tools = nopTools{}
 			if n > 0 {
 				hk = nopHooks(b, eng, n)
+				inv = hookedTools{hk: hk}
 			}
 			var task []time.Duration
 			b.ResetTimer()
@@ -108,7 +126,7 @@ func BenchmarkLoopHooks(b *testing.B) {
 					b.Fatal(err)
 				}
 				s := New(Config{Driver: drv, Model: "replay", MaxTurns: turns, MaxTokens: 100, System: "sys",
-					Tools: nopTools{}, Recorder: rec, Hooks: hk, ResultPath: filepath.Join(dir, "out", "result.txt")})
+					Tools: inv, Recorder: rec, Hooks: hk, ResultPath: filepath.Join(dir, "out", "result.txt")})
 				t := &door.Task{ID: fmt.Sprintf("tsk_%d", i), ContextID: "ctx_1", Origin: door.OriginUser,
 					Source: door.SourceTaskMD, Parts: []door.Part{{Text: "go"}}, MessageBytes: 2}
 				b.StartTimer()
