@@ -38,7 +38,8 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-var tmpl = template.Must(template.New("hook.wat.tmpl").Funcs(template.FuncMap{"b": func(string) string { return "" }}).
+var tmpl = template.Must(template.New("hook.wat.tmpl").Funcs(template.FuncMap{"b": func(string) string { return "" },
+	"fs": func() bool { return false }}).
 	ParseFiles("testdata/hook.wat.tmpl"))
 
 // hookWAT renders the hook fixture: behaviour per event ("none" for the rest).
@@ -50,6 +51,13 @@ func hookWAT(t testing.TB, behaviour map[string]string) []byte {
 			return b
 		}
 		return "none"
+	}, "fs": func() bool {
+		for _, b := range behaviour {
+			if b == "read" {
+				return true
+			}
+		}
+		return false
 	}})
 	if err := tt.Execute(&buf, nil); err != nil {
 		t.Fatal(err)

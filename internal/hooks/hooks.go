@@ -95,6 +95,18 @@ type Hook struct {
 	// Env is its whole environment (sandbox.Env: the identity and its
 	// env.allow names).
 	Env map[string]string
+	// Preopens are the folders it sees: none unless its entry declares
+	// capabilities.filesystem (contracts §16), then the work folder or its
+	// filesystem.scope and the runtime dir, as a tool sees them
+	// (sandbox.Preopens).
+	Preopens []wasmhost.Preopen
+	// NetworkAllow is the wasi:http egress its entry's capabilities grant
+	// (capabilities.network.allow narrowed to the capsule's); empty denies
+	// every request.
+	NetworkAllow []string
+	// HTTPBounds bound its wasi:http bodies and requests in flight; the
+	// zero value is wit.DefaultHTTPBounds().
+	HTTPBounds wit.HTTPBounds
 }
 
 // Config is what Load needs.
@@ -197,7 +209,8 @@ func Load(ctx context.Context, cfg Config) (_ *Dispatcher, err error) {
 		}
 		lim := sandbox.Limits(h.Limits)
 		lim.Deadline = Deadline(h.Limits)
-		hk.rc = wasmhost.RunConfig{Limits: lim, WASI: wasmhost.WASI{Args: []string{manifest.Bare(r.Name)}, Env: h.Env}, Host: d.host(hk)}
+		hk.rc = wasmhost.RunConfig{Limits: lim, Host: d.host(hk, h),
+			WASI: wasmhost.WASI{Args: []string{manifest.Bare(r.Name)}, Env: h.Env, Preopens: h.Preopens}}
 		if cfg.RecordsDir != "" {
 			hk.logPath = filepath.Join(cfg.RecordsDir, "logs", "hooks", filepath.FromSlash(r.Name)+".log")
 		}
@@ -252,9 +265,16 @@ func binding(r *store.Resolved) (map[string]bool, error) {
 			BindingKey, strings.Join(wit.HookEvents, ", "))
 }
 
-// host grants the hook world's one import, run-inference.
-func (d *Dispatcher) host(hk *hook) *wasmhost.Host {
+// host grants the hook world's import, run-inference, and wasi:http as far
+// as the hook's entry grants network (nothing when it grants none).
+func (d *Dispatcher) host(hk *hook, decl Hook) *wasmhost.Host {
 	h := wasmhost.NewHost()
+	bounds := decl.HTTPBounds
+	if bounds == (wit.HTTPBounds{}) {
+		bounds = wit.DefaultHTTPBounds()
+	}
+	wit.GrantHTTPBounded(h, wit.NetworkAllow(decl.NetworkAllow, "capabilities.network.allow"),
+		d.log.With("hook", hk.name), bounds)
 	wit.GrantInference(h, func(ctx context.Context, req wit.InferenceRequest) (wit.InferenceResponse, error) {
 		if d.infer == nil {
 			return wit.InferenceResponse{}, errors.New("run-inference is not available in this session")

@@ -546,7 +546,23 @@ func loadHooks(p *Plan, eng *wasmhost.Engine, sess *session.Session, rec *trace.
 			continue // resolveTools refused a missing one already
 		}
 		g := tools.GrantOf(p.Grants, a).Grants
-		list = append(list, hooks.Hook{Resolved: r, Limits: g.Limits, Env: sandbox.Env(sess, g.EnvAllow, p.lookup)})
+		h := hooks.Hook{Resolved: r, Limits: g.Limits, Env: sandbox.Env(sess, g.EnvAllow, p.lookup),
+			HTTPBounds: wit.HTTPBounds{MaxBodyBytes: wit.HTTPMaxBodyBytes(p.lookup), MaxInFlight: wit.HTTPMaxInFlight}}
+		// Contracts §16: a hook sees no filesystem and no network beyond
+		// what its own entry's capabilities grant; an entry without
+		// capabilities inherits none of the capsule's.
+		if c := a.Capabilities; c != nil {
+			h.NetworkAllow = g.NetworkAllow
+			if c.Filesystem.Scope.Set || c.Filesystem.WorkdirExec.Set {
+				dir, err := tools.ScopeDir(sess.Workdir, g.FilesystemScope)
+				if err != nil {
+					return nil, diag.Wrap(err, "E-RUN-065", "hook %s: its filesystem scope cannot be opened", a.Name).
+						WithHint("capabilities.filesystem.scope must name a folder inside the work folder (not a symlink leading out of it)")
+				}
+				h.Preopens = sandbox.Preopens(dir, sess.RuntimeDir)
+			}
+		}
+		list = append(list, h)
 	}
 	if len(list) == 0 {
 		return nil, nil

@@ -331,3 +331,7 @@ func isDir(p string) bool {
 	fi, err := os.Stat(p)
 	return err == nil && fi.IsDir()
 }
+
+// ScopeDir is the folder a component granted filesystem scope sees as its
+// work folder (see scopeDir); hooks share the rule.
+func ScopeDir(workdir string, scope *string) (string, error) { return scopeDir(workdir, scope) }
