@@ -31,9 +31,9 @@ responses:
       - {type: text, text: "The echo tool said hello."}
 `
 
-// agentProject writes an agent capsule driven by murmur/driver-replay that
-// declares the published tool acme/echo; lifecycle is extra YAML.
-func agentProject(t testing.TB, homeDir, base, lifecycle, transcript string) string {
+// publishEchoTool builds the Go-kit tool-echo fixture as acme/echo@1.0.0
+// and publishes it into home's global store with the real binary.
+func publishEchoTool(t testing.TB, homeDir, base string) {
 	t.Helper()
 	tool := filepath.Join(base, "echo")
 	os.MkdirAll(tool, 0o755)
@@ -48,6 +48,13 @@ func agentProject(t testing.TB, homeDir, base, lifecycle, transcript string) str
 			t.Fatalf("%s the tool: %+v", cmd, r)
 		}
 	}
+}
+
+// agentProject writes an agent capsule driven by murmur/driver-replay that
+// declares the published tool acme/echo; lifecycle is extra YAML.
+func agentProject(t testing.TB, homeDir, base, lifecycle, transcript string) string {
+	t.Helper()
+	publishEchoTool(t, homeDir, base)
 	proj := filepath.Join(base, "agent")
 	os.MkdirAll(proj, 0o755)
 	os.WriteFile(filepath.Join(proj, "transcript.yaml"), []byte(transcript), 0o644)

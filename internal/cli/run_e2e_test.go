@@ -549,19 +549,7 @@ func (o *otlpReceiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // one capsule.session span and one capsule.tool_call span per invoke.
 func TestRunToolCallsAndSpans(t *testing.T) {
 	homeDir, base := t.TempDir(), t.TempDir()
-	tool := filepath.Join(base, "echo")
-	os.MkdirAll(tool, 0o755)
-	os.WriteFile(filepath.Join(tool, "murmur.yaml"), []byte("name: acme/echo\nversion: 1.0.0\nruntime: tool\n"), 0o644)
-	echo, err := os.ReadFile(filepath.Join(repoRoot(), "testdata", "components", "tool-echo", "tool-echo.wasm"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	os.WriteFile(filepath.Join(tool, "tool-echo.wasm"), echo, 0o644)
-	for _, cmd := range []string{"build", "publish"} {
-		if r := runMur(t, homeDir, tool, nil, cmd); r.Code != 0 {
-			t.Fatalf("%s the tool: %+v", cmd, r)
-		}
-	}
+	publishEchoTool(t, homeDir, base)
 	recv := &otlpReceiver{}
 	srv := httptest.NewServer(recv)
 	defer srv.Close()
