@@ -19,6 +19,7 @@ import (
 	"github.com/murmur-go/murmur/internal/hooks"
 	"github.com/murmur-go/murmur/internal/hostapi"
 	"github.com/murmur-go/murmur/internal/manifest"
+	"github.com/murmur-go/murmur/internal/sandbox"
 	"github.com/murmur-go/murmur/internal/script"
 	"github.com/murmur-go/murmur/internal/session"
 	"github.com/murmur-go/murmur/internal/telemetry"
@@ -118,6 +119,12 @@ func Run(ctx context.Context, p *Plan, opts Options) (Result, error) {
 	}
 	if opts.Exit == nil {
 		opts.Exit = os.Exit
+	}
+	// One run is one process: its descriptors are bounded by the kernel
+	// (sandbox.MaxDescriptors), so a component's open-at loop cannot hold
+	// the host's files without end.
+	if _, err := sandbox.BoundDescriptors(sandbox.MaxDescriptors); err != nil {
+		opts.Log.Warn("descriptors left unbounded", "error", err)
 	}
 	// A trace line that cannot be written ends the session (failed): a
 	// capsule must not go on unrecorded (one tool_call per invoke).
