@@ -176,6 +176,9 @@ func (c *copier) entry(sfd, dfd int, name, rel string) error {
 			c.skip(rel, ReasonUnreadable)
 			return nil
 		}
+		if afterLstat != nil {
+			afterLstat(rel)
+		}
 		var err error
 		switch st.Mode & unix.S_IFMT {
 		case unix.S_IFREG:
@@ -205,6 +208,10 @@ func (c *copier) entry(sfd, dfd int, name, rel string) error {
 	c.skip(rel, ReasonUnreadable)
 	return nil
 }
+
+// afterLstat is a test's hook into the window between an entry's lstat and
+// its open, where a live folder can swap it.
+var afterLstat func(rel string)
 
 // errChanged is an entry whose type changed under the copy.
 var errChanged = errors.New("the entry changed while it was copied")

@@ -511,3 +511,53 @@ func shape(t *testing.T, dir, src string) map[string]string {
 	})
 	return out
 }
+
+// TestCopySwapBetweenLstatAndOpen: the same swap, made exactly in the
+// window between an entry's lstat and its open, for a directory and for a
+// file. The copy must not follow it.
+func TestCopySwapBetweenLstatAndOpen(t *testing.T) {
+	for _, kind := range []string{"dir", "file"} {
+		t.Run(kind, func(t *testing.T) {
+			base := t.TempDir()
+			src, dst, outside := filepath.Join(base, "p"), filepath.Join(base, "c"), filepath.Join(base, "outside")
+			write(t, filepath.Join(outside, "secret.txt"), "SECRET", 0o644)
+			os.Mkdir(dst, 0o700)
+			victim := filepath.Join(src, "victim")
+			target := outside
+			if kind == "dir" {
+				write(t, filepath.Join(victim, "f"), "ok", 0o644)
+			} else {
+				write(t, victim, "ok", 0o644)
+				target = filepath.Join(outside, "secret.txt")
+			}
+			swapped := 0
+			snapshot.SetAfterLstat(func(rel string) {
+				if rel == "victim" && swapped == 0 {
+					swapped++
+					os.RemoveAll(victim)
+					os.Symlink(target, victim)
+				}
+			})
+			defer snapshot.SetAfterLstat(nil)
+			sum, err := snapshot.Copy(src, dst, snapshot.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if swapped != 1 {
+				t.Fatal("the hook did not swap the entry")
+			}
+			filepath.Walk(dst, func(p string, fi os.FileInfo, err error) error {
+				if err == nil && !fi.IsDir() && fi.Mode()&os.ModeSymlink == 0 {
+					if b, _ := os.ReadFile(p); string(b) == "SECRET" {
+						t.Errorf("%s holds the outside file's content", p)
+					}
+				}
+				return nil
+			})
+			// Looked at again, the entry is now a link: recreated, not followed.
+			if got, _ := os.Readlink(filepath.Join(dst, "victim")); got != target || sum.Symlinks != 1 {
+				t.Errorf("victim in the copy links to %q (symlinks %d); want the link kept as %q", got, sum.Symlinks, target)
+			}
+		})
+	}
+}
