@@ -82,7 +82,7 @@ func (r *Runtime) launch(ctx context.Context, d *delegation, g roostapi.Grant, t
 		return fmt.Errorf("the child's directory cannot be made: %w", err)
 	}
 	if r.cfg.Snapshot != nil && slices.Contains(r.cfg.WorkdirSnapshot, d.full) {
-		snap, err := r.cfg.Snapshot(d.full, d.version, d.childDir)
+		snap, err := r.cfg.Snapshot(ctx, d.full, d.version, d.childDir)
 		if err != nil {
 			return fmt.Errorf("the workdir snapshot failed: %w", err)
 		}

@@ -2,6 +2,7 @@ package launch
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 
@@ -20,14 +21,14 @@ import (
 // it declares none). The child's manifest is read where the child will
 // read it: the global store, as `mur run --capsule` resolves it. A copy
 // that fails removes the child's directory.
-func (p *Plan) workdirSnapshot(sess *session.Session) func(full, version, childDir string) (*trace.Snapshot, error) {
-	return func(full, version, childDir string) (*trace.Snapshot, error) {
+func (p *Plan) workdirSnapshot(sess *session.Session) func(ctx context.Context, full, version, childDir string) (*trace.Snapshot, error) {
+	return func(ctx context.Context, full, version, childDir string) (*trace.Snapshot, error) {
 		max, err := p.childWorkdirMax(full, version)
 		if err != nil {
 			snapshot.Remove(childDir)
 			return nil, err
 		}
-		sum, err := snapshot.Copy(sess.Workdir, childDir, snapshot.Options{MaxBytes: max,
+		sum, err := snapshot.Copy(ctx, sess.Workdir, childDir, snapshot.Options{MaxBytes: max,
 			RuntimeOwned: []string{sess.RuntimeDir, sess.RecordsDir}})
 		if err != nil {
 			snapshot.Remove(childDir)

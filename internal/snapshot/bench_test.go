@@ -1,6 +1,7 @@
 package snapshot_test
 
 import (
+	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -53,7 +54,7 @@ func BenchmarkSnapshot(b *testing.B) {
 		for i := 0; i < b.N; i++ {
 			dst := fresh(b)
 			start := time.Now()
-			sum, err := snapshot.Copy(src, dst, snapshot.Options{})
+			sum, err := snapshot.Copy(context.Background(), src, dst, snapshot.Options{})
 			took += time.Since(start)
 			if err != nil || sum.Files != files || sum.Bytes != bytes {
 				b.Fatalf("%+v %v", sum, err)

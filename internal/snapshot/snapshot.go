@@ -29,6 +29,7 @@
 package snapshot
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -83,13 +84,14 @@ func (e *TooLarge) Error() string {
 // skipped entries by path relative to src). dst's own mode and times are
 // left as the caller made them. On any error the partial copy is left for
 // the caller to Remove.
-func Copy(src, dst string, opts Options) (*trace.Snapshot, error) {
+// A cancelled ctx stops the copy between entries with ctx's error.
+func Copy(ctx context.Context, src, dst string, opts Options) (*trace.Snapshot, error) {
 	src = filepath.Clean(src)
 	if !filepath.IsAbs(src) {
 		return nil, fmt.Errorf("snapshot: the source %s is not an absolute path", src)
 	}
 	c := &copier{
-		src: src, dst: filepath.Clean(dst), max: opts.MaxBytes,
+		ctx: ctx, src: src, dst: filepath.Clean(dst), max: opts.MaxBytes,
 		owned: map[fileID]bool{}, links: map[fileID]string{},
 		sum: &trace.Snapshot{Source: src, Skipped: []trace.SnapshotSkip{}},
 	}
@@ -127,6 +129,7 @@ type fileID struct{ dev, ino uint64 }
 func idOf(st *unix.Stat_t) fileID { return fileID{uint64(st.Dev), uint64(st.Ino)} }
 
 type copier struct {
+	ctx      context.Context
 	src, dst string
 	prefixes []string
 	max      int64
@@ -151,6 +154,9 @@ func (c *copier) dir(sfd, dfd int, rel string) error {
 		r := name
 		if rel != "" {
 			r = rel + "/" + name
+		}
+		if err := c.ctx.Err(); err != nil {
+			return err
 		}
 		if rel == "" && topLevelRuntime[name] {
 			c.skip(r, ReasonRuntimeOwned)

@@ -1,6 +1,7 @@
 package snapshot_test
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -29,7 +30,7 @@ const asOtherUser = "SNAPSHOT_TEST_COPY_AS_OTHER_USER"
 
 func TestMain(m *testing.M) {
 	if os.Getenv(asOtherUser) == "1" {
-		sum, err := snapshot.Copy(os.Getenv("SNAPSHOT_SRC"), os.Getenv("SNAPSHOT_DST"), snapshot.Options{})
+		sum, err := snapshot.Copy(context.Background(), os.Getenv("SNAPSHOT_SRC"), os.Getenv("SNAPSHOT_DST"), snapshot.Options{})
 		if err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(2)
@@ -140,7 +141,7 @@ func TestCopyEveryKindOfEntry(t *testing.T) {
 	os.Mkdir(src, 0o755)
 	os.Mkdir(dst, 0o700)
 	kitchenSink(t, src)
-	sum, err := snapshot.Copy(src, dst, snapshot.Options{RuntimeOwned: []string{filepath.Join(src, ".records")}})
+	sum, err := snapshot.Copy(context.Background(), src, dst, snapshot.Options{RuntimeOwned: []string{filepath.Join(src, ".records")}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -355,7 +356,7 @@ func TestCopyCeiling(t *testing.T) {
 			for i := 0; i < 3; i++ {
 				write(t, filepath.Join(src, "d", strconv.Itoa(i)), strings.Repeat("x", 1000), 0o644)
 			}
-			sum, err := snapshot.Copy(src, dst, snapshot.Options{MaxBytes: tc.max})
+			sum, err := snapshot.Copy(context.Background(), src, dst, snapshot.Options{MaxBytes: tc.max})
 			var tl *snapshot.TooLarge
 			if !tc.wantErr {
 				if err != nil || sum.Bytes != 3000 {
@@ -410,7 +411,7 @@ func TestCopySymlinkSwapRace(t *testing.T) {
 	for i := 0; i < rounds; i++ {
 		dst := filepath.Join(base, "c"+strconv.Itoa(i))
 		os.Mkdir(dst, 0o700)
-		if _, err := snapshot.Copy(src, dst, snapshot.Options{}); err != nil {
+		if _, err := snapshot.Copy(context.Background(), src, dst, snapshot.Options{}); err != nil {
 			close(stop)
 			<-done
 			t.Fatalf("round %d: %v", i, err)
@@ -463,7 +464,7 @@ func TestCopyRandomTrees(t *testing.T) {
 				wantBytes += int64(n)
 			}
 		}
-		sum, err := snapshot.Copy(src, dst, snapshot.Options{})
+		sum, err := snapshot.Copy(context.Background(), src, dst, snapshot.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -539,7 +540,7 @@ func TestCopySwapBetweenLstatAndOpen(t *testing.T) {
 				}
 			})
 			defer snapshot.SetAfterLstat(nil)
-			sum, err := snapshot.Copy(src, dst, snapshot.Options{})
+			sum, err := snapshot.Copy(context.Background(), src, dst, snapshot.Options{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -559,5 +560,65 @@ func TestCopySwapBetweenLstatAndOpen(t *testing.T) {
 				t.Errorf("victim in the copy links to %q (symlinks %d); want the link kept as %q", got, sum.Symlinks, target)
 			}
 		})
+	}
+}
+
+// TestCopyLiveFolder: entries removed or replaced in the window between
+// lstat and open — the folder is live — are simply what they became: gone
+// from the copy (and not counted), or copied as their new kind.
+func TestCopyLiveFolder(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		change func(p string)
+		check  func(t *testing.T, dst string, sum *trace.Snapshot)
+	}{
+		{"file removed", func(p string) { os.Remove(p) }, func(t *testing.T, dst string, sum *trace.Snapshot) {
+			if _, err := os.Lstat(filepath.Join(dst, "victim")); err == nil || sum.Files != 1 || len(sum.Skipped) != 0 {
+				t.Errorf("a removed file: %+v, %v", sum, err)
+			}
+		}},
+		{"file became a fifo", func(p string) { os.Remove(p); unix.Mkfifo(p, 0o644) }, func(t *testing.T, dst string, sum *trace.Snapshot) {
+			if len(sum.Skipped) != 1 || sum.Skipped[0] != (trace.SnapshotSkip{Path: "victim", Reason: "fifo"}) || sum.Files != 1 {
+				t.Errorf("a file turned fifo: %+v", sum)
+			}
+		}},
+		{"file became a directory", func(p string) { os.Remove(p); os.Mkdir(p, 0o750) }, func(t *testing.T, dst string, sum *trace.Snapshot) {
+			if st, err := os.Lstat(filepath.Join(dst, "victim")); err != nil || !st.IsDir() || sum.Directories != 1 || sum.Files != 1 {
+				t.Errorf("a file turned directory: %+v, %v", sum, err)
+			}
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			base := t.TempDir()
+			src, dst := filepath.Join(base, "p"), filepath.Join(base, "c")
+			os.Mkdir(dst, 0o700)
+			write(t, filepath.Join(src, "keep"), "k", 0o644)
+			write(t, filepath.Join(src, "victim"), "v", 0o644)
+			once := false
+			snapshot.SetAfterLstat(func(rel string) {
+				if rel == "victim" && !once {
+					once = true
+					tc.change(filepath.Join(src, "victim"))
+				}
+			})
+			defer snapshot.SetAfterLstat(nil)
+			sum, err := snapshot.Copy(context.Background(), src, dst, snapshot.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			tc.check(t, dst, sum)
+		})
+	}
+}
+
+func TestCopyCancelled(t *testing.T) {
+	base := t.TempDir()
+	src, dst := filepath.Join(base, "p"), filepath.Join(base, "c")
+	os.Mkdir(dst, 0o700)
+	write(t, filepath.Join(src, "f"), "x", 0o644)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := snapshot.Copy(ctx, src, dst, snapshot.Options{}); !errors.Is(err, context.Canceled) {
+		t.Fatalf("a cancelled copy returned %v", err)
 	}
 }
