@@ -82,9 +82,9 @@ func (e *TooLarge) Error() string {
 // returns the summary delegation_start.workdir_snapshot records (contracts
 // §18: files, directories below the top, symlinks, bytes of regular files,
 // skipped entries by path relative to src). dst's own mode and times are
-// left as the caller made them. On any error the partial copy is left for
-// the caller to Remove.
-// A cancelled ctx stops the copy between entries with ctx's error.
+// left as the caller made them. A cancelled ctx stops the copy between
+// entries with ctx's error. On any error the partial copy is left for the
+// caller to Remove.
 func Copy(ctx context.Context, src, dst string, opts Options) (*trace.Snapshot, error) {
 	src = filepath.Clean(src)
 	if !filepath.IsAbs(src) {
