@@ -47,6 +47,7 @@ var levels = map[string]int{
 	"internal/command":   2,
 	"internal/roost":     2,
 	"internal/session":   2,
+	"internal/snapshot":  2,
 	"internal/trace":     2,
 	"internal/store":     2,
 	"internal/envelope":  2,

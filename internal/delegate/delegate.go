@@ -110,6 +110,11 @@ type Config struct {
 	FormationID string
 	Recorder    *trace.Recorder
 	Log         *slog.Logger
+
+	// Snapshot copies the parent's work folder into a child's directory, for
+	// a capsule listed in WorkdirSnapshot, before the child starts; an error
+	// fails the delegation (the directory already removed).
+	Snapshot func(ctx context.Context, full, version, childDir string) (*trace.Snapshot, error)
 }
 
 // Runtime is a parent session's delegations. Safe for concurrent use.

@@ -14,6 +14,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -21,6 +22,7 @@ import (
 
 	"github.com/murmur-go/murmur/internal/ids"
 	"github.com/murmur-go/murmur/internal/roost/roostapi"
+	"github.com/murmur-go/murmur/internal/trace"
 )
 
 // delegation is one launched child, from its launch to its outcome.
@@ -36,6 +38,8 @@ type delegation struct {
 	exitedCh              chan struct{}
 	exitStatus            string
 	script                bool // no door: its task went on standard input
+	// snapshot is the workdir snapshot, nil when none was made.
+	snapshot *trace.Snapshot
 
 	// guarded by Runtime.mu
 	ending    string  // the terminated reason, once this session ends it
@@ -76,6 +80,13 @@ func (r *Runtime) launch(ctx context.Context, d *delegation, g roostapi.Grant, t
 	}
 	if err := os.Mkdir(d.childDir, 0o700); err != nil {
 		return fmt.Errorf("the child's directory cannot be made: %w", err)
+	}
+	if r.cfg.Snapshot != nil && slices.Contains(r.cfg.WorkdirSnapshot, d.full) {
+		snap, err := r.cfg.Snapshot(ctx, d.full, d.version, d.childDir)
+		if err != nil {
+			return fmt.Errorf("the workdir snapshot failed: %w", err)
+		}
+		d.snapshot = snap
 	}
 	logDir := filepath.Join(r.cfg.RecordsDir, "logs", "children")
 	if err := os.MkdirAll(logDir, 0o700); err != nil {
@@ -133,7 +144,7 @@ func (r *Runtime) launch(ctx context.Context, d *delegation, g roostapi.Grant, t
 		close(d.exitedCh)
 		r.childExited(d)
 	}()
-	line, _ := json.Marshal(launchLine{Approval: g.Approval.Reveal(), Task: scriptTask(task)})
+	line, _ := json.Marshal(launchLine{Approval: g.Approval.Reveal(), WorkdirSnapshot: d.snapshot, Task: scriptTask(task)})
 	_, _ = stdin.Write(append(line, '\n'))
 	stdin.Close()
 

@@ -143,7 +143,7 @@ func (t *Tool) Run(ctx context.Context, c Call) (text string, isError bool) {
 		return string(b), false
 	}
 	r.cfg.Recorder.Emit(trace.DelegationStart{DelegationID: d.id, Capsule: d.bare, Version: d.version,
-		ChildSessionID: d.sessionID, ChildWorkdir: d.childDir})
+		ChildSessionID: d.sessionID, ChildWorkdir: d.childDir, WorkdirSnapshot: d.snapshot})
 	go r.watch(d)
 	b, _ := json.Marshal(Result{DelegationID: d.id, SessionID: d.sessionID, Capsule: d.bare, Version: d.version,
 		Status: "started", ChildWorkdir: d.childDir})

@@ -489,6 +489,7 @@ func (r *run) openAgent(p *Plan, task, url string, info driver.Info, eng *wasmho
 		Home: p.Home, ManifestDir: p.ManifestDir, Workdir: r.opts.Workdir,
 		Name: m.Name, Version: m.Version, Task: task, CapsuleURL: url,
 		ManifestYAML: p.ManifestYAML, Grants: p.GrantsJSON, SpawnedBy: dl.spawnedBy(),
+		ParentCopy: dl.parentCopy(),
 	})
 	if err != nil {
 		return err
@@ -663,6 +664,14 @@ func openDelegation(p *Plan, opts Options) (*spawnWiring, error) {
 	return w, nil
 }
 
+// parentCopy is MURMUR.md's workdir-snapshot line of a child that has one.
+func (w *spawnWiring) parentCopy() *session.ParentCopy {
+	if w.launched == nil || w.launched.Snapshot == nil {
+		return nil
+	}
+	return &session.ParentCopy{Files: w.launched.Snapshot.Files, Bytes: w.launched.Snapshot.Bytes}
+}
+
 func (w *spawnWiring) spawnedBy() string {
 	if w.spawner != nil {
 		return w.spawner.SessionID
@@ -679,6 +688,9 @@ func (w *spawnWiring) sessionStart(s trace.SessionStart, p *Plan) trace.SessionS
 	}
 	if len(w.spawnAllow) > 0 {
 		s.ToolsDeclared = append(s.ToolsDeclared, delegate.ToolName)
+	}
+	if w.launched != nil {
+		s.EffectiveGrants = withParentWorkdir(s.EffectiveGrants, w.launched.Snapshot, p.Containment.Achieved)
 	}
 	return s
 }
@@ -716,7 +728,7 @@ func (w *spawnWiring) runtime(p *Plan, sess *session.Session, rec *trace.Recorde
 		SessionID: sess.ID, Name: sess.Name, Version: sess.Version, RecordsDir: sess.RecordsDir, RuntimeDir: sess.RuntimeDir,
 		DoorURL: doorURL, SpawnAllow: g.SpawnAllow, WorkdirSnapshot: g.WorkdirSnapshot, EnvAllow: g.EnvAllow,
 		Lookup: p.lookup, MurBinary: bin, Deadline: delegate.Deadline(p.Manifest, p.lookup),
-		Recorder: rec, Log: opts.Log})
+		Snapshot: p.workdirSnapshot(sess), Recorder: rec, Log: opts.Log})
 	return w.rt
 }
 

@@ -49,6 +49,9 @@ type Config struct {
 	Grants json.RawMessage
 
 	SpawnedBy, FormationID string
+	// ParentCopy is a delegated child's workdir snapshot, nil when its
+	// parent made none: one line of MURMUR.md's ## Work folder.
+	ParentCopy *ParentCopy
 	// ID forces the session id (a parent that minted it); "" makes one.
 	ID  string
 	Now func() time.Time
@@ -77,6 +80,14 @@ type Session struct {
 	recorded    bool
 	begun       *os.File   // the held lock that marks the session begun (see Begun)
 	tools       []ToolLine // nil: no ## Tools section (a script capsule)
+	parentCopy  *ParentCopy
+}
+
+// ParentCopy is what MURMUR.md says of a workdir snapshot: the file count
+// and size of the copy the work folder started with.
+type ParentCopy struct {
+	Files int
+	Bytes int64
 }
 
 // New mints the session id, marks the session begun (a lock held in
@@ -104,6 +115,7 @@ func New(cfg Config) (*Session, error) {
 	s := &Session{
 		ID: id, Name: cfg.Name, Version: cfg.Version, CapsuleURL: cfg.CapsuleURL,
 		Started: now(), homeDir: homeDir, spawnedBy: cfg.SpawnedBy, formationID: cfg.FormationID,
+		parentCopy: cfg.ParentCopy,
 		RunningDir: home.Running(homeDir),
 	}
 
@@ -221,6 +233,10 @@ func IdentityDoc(s *Session, grants json.RawMessage) string {
 	}
 	b.WriteString("\n## Work folder\n\n")
 	fmt.Fprintf(&b, "- path: %s\n", s.Workdir)
+	if pc := s.parentCopy; pc != nil {
+		fmt.Fprintf(&b, "- snapshot: it started as a copy of the parent capsule's work folder, %d %s, %s; changes here do not reach the parent's work folder\n",
+			pc.Files, plural(pc.Files, "file", "files"), sizeText(pc.Bytes))
+	}
 	g, typed := effectiveGrants(grants)
 	if s.tools != nil {
 		b.WriteString("\n## Tools\n\n")
@@ -406,4 +422,27 @@ func (s *Session) Close() error {
 		s.begun = nil
 	}
 	return errors.Join(errs...)
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+// sizeText is a byte count as people read it: exact below 1 KiB, else to
+// one decimal in KiB, MiB or GiB, with the exact count beside it.
+func sizeText(n int64) string {
+	if n < 1024 {
+		return fmt.Sprintf("%d bytes", n)
+	}
+	v, unit := float64(n)/1024, "KiB"
+	for _, u := range []string{"MiB", "GiB"} {
+		if v < 1024 {
+			break
+		}
+		v, unit = v/1024, u
+	}
+	return fmt.Sprintf("%.1f %s (%d bytes)", v, unit, n)
 }

@@ -1,0 +1,95 @@
+package launch
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/murmur-go/murmur/internal/contain"
+	"github.com/murmur-go/murmur/internal/manifest"
+	"github.com/murmur-go/murmur/internal/session"
+	"github.com/murmur-go/murmur/internal/snapshot"
+	"github.com/murmur-go/murmur/internal/store"
+	"github.com/murmur-go/murmur/internal/trace"
+)
+
+// workdirSnapshot is the parent's side of the workdir snapshot
+// (roost-and-delegation "Workdir snapshot"): it copies the session's work
+// folder into a child's directory, under the ceiling the child's own
+// manifest declares (capabilities.resources.workdir_max_bytes, 10 GiB when
+// it declares none). The child's manifest is read where the child will
+// read it: the global store, as `mur run --capsule` resolves it. A copy
+// that fails removes the child's directory.
+func (p *Plan) workdirSnapshot(sess *session.Session) func(ctx context.Context, full, version, childDir string) (*trace.Snapshot, error) {
+	return func(ctx context.Context, full, version, childDir string) (*trace.Snapshot, error) {
+		max, err := p.childWorkdirMax(full, version)
+		if err != nil {
+			snapshot.Remove(childDir)
+			return nil, err
+		}
+		sum, err := snapshot.Copy(ctx, sess.Workdir, childDir, snapshot.Options{MaxBytes: max,
+			RuntimeOwned: []string{sess.RuntimeDir, sess.RecordsDir}})
+		if err != nil {
+			snapshot.Remove(childDir)
+			return nil, err
+		}
+		return sum, nil
+	}
+}
+
+func (p *Plan) childWorkdirMax(full, version string) (int64, error) {
+	chain, err := store.ChainFor("", p.Home)
+	if err != nil {
+		return 0, err
+	}
+	r, err := chain.Resolve(full, version, manifest.Options{SkipSecrets: true})
+	if err != nil {
+		return 0, fmt.Errorf("the child's manifest cannot be read for its capabilities.resources.workdir_max_bytes: %w", err)
+	}
+	return r.Manifest.Capabilities.Resources.WorkdirMaxBytes.Or(manifest.DefaultWorkdirMaxBytes), nil
+}
+
+// Restriction is parent_workdir.restriction for a child applying the tier
+// achieved (roost-and-delegation "Workdir snapshot"): absent when the
+// parent's folder is not in its composed root (sealed), enforced when
+// Landlock refuses it (scoped), advisory when nothing in the kernel does.
+func Restriction(achieved string) string {
+	switch achieved {
+	case contain.Sealed:
+		return "absent"
+	case contain.Scoped:
+		return "enforced"
+	}
+	return "advisory"
+}
+
+// withParentWorkdir is a child's effective_grants with parent_workdir: the
+// snapshot its parent made, plus the restriction its own tier gives.
+func withParentWorkdir(grants json.RawMessage, snap *trace.Snapshot, achieved string) json.RawMessage {
+	if snap == nil {
+		return grants
+	}
+	pw := *snap
+	pw.Restriction = Restriction(achieved)
+	if pw.Skipped == nil {
+		pw.Skipped = []trace.SnapshotSkip{}
+	}
+	b, err := json.Marshal(pw)
+	if err != nil {
+		return grants
+	}
+	// Appended, so the grants keep their order (the same bytes as a
+	// session without a snapshot, plus one key).
+	g := bytes.TrimSpace(grants)
+	if len(g) < 2 || g[0] != '{' || g[len(g)-1] != '}' {
+		return json.RawMessage(`{"parent_workdir":` + string(b) + `}`)
+	}
+	out := append([]byte{}, g[:len(g)-1]...)
+	if len(bytes.TrimSpace(g[1:len(g)-1])) > 0 {
+		out = append(out, ',')
+	}
+	out = append(out, `"parent_workdir":`...)
+	out = append(out, b...)
+	return append(out, '}')
+}
