@@ -22,6 +22,7 @@ import (
 	"github.com/murmur-go/murmur/internal/ids"
 	"github.com/murmur-go/murmur/internal/running"
 	"github.com/murmur-go/murmur/internal/session"
+	"github.com/murmur-go/murmur/internal/snapshot"
 	"github.com/murmur-go/murmur/internal/trace"
 )
 
@@ -491,7 +492,7 @@ func traceRm(id string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if err := os.RemoveAll(dir); err != nil {
+	if err := snapshot.Remove(dir); err != nil {
 		return diag.Wrap(err, "E-TRC-008", "cannot remove %s", dir)
 	}
 	fmt.Fprintf(stdout, "removed %s\n", dir)

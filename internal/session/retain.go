@@ -12,6 +12,7 @@ import (
 	"github.com/murmur-go/murmur/internal/diag"
 	"github.com/murmur-go/murmur/internal/ids"
 	"github.com/murmur-go/murmur/internal/running"
+	"github.com/murmur-go/murmur/internal/snapshot"
 )
 
 // Retain is trace.retain as a run applies it (manifest.Retain parses and
@@ -85,7 +86,7 @@ func ApplyRetain(projectRecordsDir, current string, r Retain, runningDir string,
 			}
 			continue
 		}
-		if err := os.RemoveAll(gone); err != nil {
+		if err := snapshot.Remove(gone); err != nil {
 			warnings = append(warnings, diag.Warn("W-IO-051", "trace.retain could not remove the records of %s: %v", id, err))
 			continue
 		}

@@ -424,9 +424,13 @@ func readNames(fd int) ([]string, error) {
 	return names, nil
 }
 
-// Remove deletes a copy (or a partial one), making each of its directories
-// writable first so a read-only one copied from the source does not stop it.
+// Remove deletes a copy (or a partial one). When a plain removal fails, it
+// makes each directory writable and tries again: a read-only directory copied
+// from the source (a Go module cache) must not keep its records on disk.
 func Remove(dir string) error {
+	if os.RemoveAll(dir) == nil {
+		return nil
+	}
 	_ = filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
 		if err == nil && d.IsDir() {
 			_ = unix.Fchmodat(unix.AT_FDCWD, p, 0o700, 0)
