@@ -16,8 +16,16 @@ import (
 )
 
 // Main runs mur with args and returns the process exit status.
+//
+// A command run with --json that fails before writing anything to stdout
+// also prints the error there as one JSON object (jsonError), so a program
+// reading stdout sees either the command's JSON or the error's, never
+// nothing; the person-readable form still goes to stderr, and the exit
+// status is the same either way. A command that already wrote its JSON
+// (mur run's ready line, mur doctor's report) carries the failure there.
 func Main(args []string, stdout, stderr io.Writer) int {
-	root := newRoot(stdout, stderr)
+	out := &countingWriter{w: stdout}
+	root := newRoot(out, stderr)
 	root.SetArgs(args)
 	cmd, err := root.ExecuteC()
 	if err == nil {
@@ -34,10 +42,34 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		if cmd != nil {
 			path = cmd.CommandPath()
 		}
-		return diag.Print(stderr, diag.New("E-CFG-001", "%s", err.Error()).
-			WithHint("run '%s --help' for usage", path).WithExit(diag.ExitUsage), "E-CFG-001")
+		err = diag.New("E-CFG-001", "%s", err.Error()).
+			WithHint("run '%s --help' for usage", path).WithExit(diag.ExitUsage)
+	}
+	if wantsJSON(cmd) && out.n == 0 {
+		writeJSONError(stdout, err, "E-RUN-001")
 	}
 	return diag.Print(stderr, err, "E-RUN-001")
+}
+
+// wantsJSON reports whether cmd was given --json.
+func wantsJSON(cmd *cobra.Command) bool {
+	if cmd == nil {
+		return false
+	}
+	f := cmd.Flags().Lookup("json")
+	return f != nil && f.Value.String() == "true"
+}
+
+// countingWriter counts what a command wrote to stdout.
+type countingWriter struct {
+	w io.Writer
+	n int
+}
+
+func (c *countingWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += n
+	return n, err
 }
 
 // usageError marks a command-line mistake (exit status 2).
