@@ -13,6 +13,7 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // otlpExporter posts spans as an OTLP/HTTP protobuf
@@ -234,7 +235,7 @@ func (p *pbuf) span(sp sdktrace.ReadOnlySpan) {
 	p.fixed32(fSpanFlags, spanFlags(sc.TraceFlags(), sp.Parent().IsRemote()))
 }
 
-func spanFlags(tf interface{ IsSampled() bool }, remote bool) uint32 {
+func spanFlags(tf trace.TraceFlags, remote bool) uint32 {
 	f := uint32(spanFlagsHasIsRemote)
 	if tf.IsSampled() {
 		f |= 1
