@@ -418,17 +418,17 @@ func readTask(v string, stdin io.Reader, stderr io.Writer) (string, error) {
 	return v, nil
 }
 
-// SlowCompile is how long a compile runs before Options.Progress hears of
+// slowCompile is how long a compile runs before Options.Progress hears of
 // it. A compile-cache hit takes milliseconds and a cold compile seconds, so
 // the threshold tells them apart without asking the cache.
-const SlowCompile = 300 * time.Millisecond
+const slowCompile = 300 * time.Millisecond
 
 // noticeSlow calls progress(component) if the work it brackets is still
-// going after SlowCompile; the returned func ends the bracket.
+// going after slowCompile; the returned func ends the bracket.
 func noticeSlow(progress func(string), component string) (done func()) {
 	if progress == nil {
 		return func() {}
 	}
-	t := time.AfterFunc(SlowCompile, func() { progress(component) })
+	t := time.AfterFunc(slowCompile, func() { progress(component) })
 	return func() { t.Stop() }
 }
