@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 
 	"github.com/spf13/cobra"
@@ -27,7 +28,8 @@ skill; nothing for an agent capsule) and every requires_files path.
 
 mur build never compiles: a .wasm is checked by its header only. The zip is
 deterministic, so the same inputs give the same sha256. It is written to
-<bare-name>-<version>.mur.zip in the current directory unless -o names a file.`,
+<bare-name>-<version>.mur.zip in the current directory, or with -o in the
+file it names (or under that name in the directory it names).`,
 		Args: maxArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			dir := "."
@@ -37,7 +39,7 @@ deterministic, so the same inputs give the same sha256. It is written to
 			return runBuild(dir, out, stdout, stderr)
 		},
 	}
-	cmd.Flags().StringVarP(&out, "output", "o", "", "write the zip to `FILE`")
+	cmd.Flags().StringVarP(&out, "output", "o", "", "write the zip to `FILE` (a directory: <bare-name>-<version>.mur.zip in it)")
 	return cmd
 }
 
@@ -55,6 +57,8 @@ func runBuild(dir, out string, stdout, stderr io.Writer) error {
 	printManifestWarnings(stderr, b.Manifest)
 	if out == "" {
 		out = b.FileName
+	} else if fi, err := os.Stat(out); err == nil && fi.IsDir() {
+		out = filepath.Join(out, b.FileName) // -o DIR: the usual name, there
 	}
 	if err := store.WriteFileAtomic(out, b.Zip, 0o644); err != nil {
 		return diag.Wrap(err, "E-IO-004", "cannot write %s", out).

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -16,21 +17,65 @@ import (
 func init() { register(newDoctorCmd) }
 
 func newDoctorCmd(stdout, stderr io.Writer) *cobra.Command {
-	return &cobra.Command{
+	var asJSON bool
+	cmd := &cobra.Command{
 		Use:   "doctor",
 		Short: "Check every artifact the project declares: installed, hash intact, lock-consistent",
 		Long: `For the project's murmur.yaml, resolve every declared artifact the way a run
 does (project store, then global store; murmur.lock checked when present),
-re-hashing its bytes against the sidecars, and print a checklist. Exits
-non-zero when any check fails.`,
+re-hashing its bytes against the sidecars, and print a checklist on stdout;
+each failed check's diagnostic goes to stderr. Exits non-zero when any check
+fails.
+
+With --json, the checklist is one JSON object on stdout (docs/cli.md gives
+its shape), failures included; a manifest that cannot be read is the --json
+error object instead.`,
 		Args: exactArgs(0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return runDoctor(stdout, stderr)
+			return runDoctor(asJSON, stdout, stderr)
 		},
 	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the checklist as one JSON object")
+	return cmd
 }
 
-func runDoctor(stdout, stderr io.Writer) error {
+// doctorReport is mur doctor's checklist; --json prints it as is.
+type doctorReport struct {
+	Project   string           `json:"project"`
+	Manifest  string           `json:"manifest"`
+	Name      string           `json:"name"`
+	Version   string           `json:"version"`
+	Lock      doctorLock       `json:"lock"`
+	Artifacts []doctorArtifact `json:"artifacts"`
+	Problems  int              `json:"problems"`
+	OK        bool             `json:"ok"`
+}
+
+// doctorLock is the murmur.lock check. State is none (no lock: resolution
+// is presence-only), pinned, or unreadable (Error says why).
+type doctorLock struct {
+	File   string         `json:"file"`
+	State  string         `json:"state"`
+	Pinned int            `json:"pinned"`
+	Stale  []string       `json:"stale"` // pinned name@version no longer declared
+	Error  *jsonErrorBody `json:"error,omitempty"`
+}
+
+// doctorArtifact is one declared artifact's check. With OK, Runtime, Store
+// (project|global), SHA256 and Locked (it matches murmur.lock) are set;
+// without, Error says why.
+type doctorArtifact struct {
+	Name    string         `json:"name"`
+	Version string         `json:"version"`
+	OK      bool           `json:"ok"`
+	Runtime string         `json:"runtime,omitempty"`
+	Store   string         `json:"store,omitempty"`
+	SHA256  string         `json:"sha256,omitempty"`
+	Locked  bool           `json:"locked"`
+	Error   *jsonErrorBody `json:"error,omitempty"`
+}
+
+func runDoctor(asJSON bool, stdout, stderr io.Writer) error {
 	homeDir, err := home.Dir()
 	if err != nil {
 		return err
@@ -40,57 +85,113 @@ func runDoctor(stdout, stderr io.Writer) error {
 		return err
 	}
 	mpath := filepath.Join(proj, store.ManifestEntry)
-	fmt.Fprintf(stdout, "project   %s\n", proj)
+	if !asJSON {
+		fmt.Fprintf(stdout, "project   %s\n", proj)
+	}
 	m, err := manifest.Load(mpath, manifest.Options{SkipSecrets: true})
 	if err != nil {
-		fmt.Fprintf(stdout, "FAIL  manifest %s\n", mpath)
+		if !asJSON {
+			fmt.Fprintf(stdout, "FAIL  manifest %s\n", mpath)
+		}
 		return err
 	}
 	printManifestWarnings(stderr, m)
-	fmt.Fprintf(stdout, "ok    manifest %s@%s\n", m.Name, m.Version)
-	problems := 0
+	rep := doctorReport{Project: proj, Manifest: mpath, Name: m.Name, Version: m.Version,
+		Artifacts: []doctorArtifact{}, Lock: doctorLock{File: filepath.Join(proj, store.LockFile), Stale: []string{}}}
 	chain := store.Chain{Project: store.Project(proj), Global: store.Global(homeDir)}
+	var failures []error // each FAIL's diagnostic, for stderr
 	lock, err := store.ReadLock(proj)
 	switch {
 	case err != nil:
-		problems++
-		fmt.Fprintf(stdout, "FAIL  lock %s\n", filepath.Join(proj, store.LockFile))
-		diag.Print(stdout, err, "E-REG-013")
+		rep.Problems++
+		rep.Lock.State = "unreadable"
+		b := errorBody(err, "E-REG-013")
+		rep.Lock.Error = &b
+		failures = append(failures, err)
 	case lock == nil:
-		fmt.Fprintf(stdout, "ok    lock: none (resolution is presence-only; 'mur install' pins)\n")
+		rep.Lock.State = "none"
 	default:
 		chain.Lock = lock
-		fmt.Fprintf(stdout, "ok    lock %s (%d pinned)\n", lock.File, len(lock.Artifacts))
+		rep.Lock.State, rep.Lock.File, rep.Lock.Pinned = "pinned", lock.File, len(lock.Artifacts)
 		declared := map[string]bool{}
 		for _, a := range m.Artifacts {
 			declared[a.Name] = true
 		}
 		for _, e := range lock.Artifacts {
 			if !declared[e.Name] {
-				fmt.Fprintf(stdout, "warn  %s@%s is pinned but no longer declared ('mur install' rewrites the lock)\n", e.Name, e.Version)
+				rep.Lock.Stale = append(rep.Lock.Stale, e.Name+"@"+e.Version)
 			}
 		}
 	}
 	for _, a := range m.Artifacts {
-		ref := a.Name + "@" + a.Version
+		da := doctorArtifact{Name: a.Name, Version: a.Version}
 		r, rerr := chain.Resolve(a.Name, a.Version, manifest.Options{SkipSecrets: true})
 		if rerr != nil {
-			problems++
+			rep.Problems++
+			b := errorBody(rerr, "E-REG-018")
+			da.Error = &b
+			failures = append(failures, rerr)
+		} else {
+			da.OK, da.Runtime, da.Store, da.SHA256, da.Locked = true, r.Runtime, r.Store.Kind, r.SHA256, chain.Lock != nil
+		}
+		rep.Artifacts = append(rep.Artifacts, da)
+	}
+	rep.OK = rep.Problems == 0
+	var summary error
+	if rep.Problems > 0 {
+		summary = diag.New("E-REG-018", "%d problem(s) in %s", rep.Problems, mpath).
+			WithHint("fix each FAIL above ('mur publish', 'mur install'), then run 'mur doctor' again")
+	}
+	if asJSON {
+		b, err := json.Marshal(rep)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintln(stdout, string(b))
+		for _, f := range failures {
+			diag.Print(stderr, f, "E-REG-018")
+		}
+		return summary
+	}
+	printDoctor(stdout, stderr, rep, failures)
+	return summary
+}
+
+// printDoctor writes the checklist for a person: one line a check on stdout,
+// each failure's diagnostic on stderr right after its FAIL line.
+func printDoctor(stdout, stderr io.Writer, rep doctorReport, failures []error) {
+	fmt.Fprintf(stdout, "ok    manifest %s@%s\n", rep.Name, rep.Version)
+	next := func() {
+		diag.Print(stderr, failures[0], "E-REG-018")
+		failures = failures[1:]
+	}
+	switch rep.Lock.State {
+	case "unreadable":
+		fmt.Fprintf(stdout, "FAIL  lock %s\n", rep.Lock.File)
+		next()
+	case "none":
+		fmt.Fprintf(stdout, "ok    lock: none (resolution is presence-only; 'mur install' pins)\n")
+	default:
+		fmt.Fprintf(stdout, "ok    lock %s (%d pinned)\n", rep.Lock.File, rep.Lock.Pinned)
+		for _, s := range rep.Lock.Stale {
+			fmt.Fprintf(stdout, "warn  %s is pinned but no longer declared ('mur install' rewrites the lock)\n", s)
+		}
+	}
+	for _, a := range rep.Artifacts {
+		ref := a.Name + "@" + a.Version
+		if !a.OK {
 			fmt.Fprintf(stdout, "FAIL  %s\n", ref)
-			diag.Print(stdout, rerr, "E-REG-018")
+			next()
 			continue
 		}
 		pinned := "not locked"
-		if chain.Lock != nil {
+		if a.Locked {
 			pinned = "matches murmur.lock"
 		}
 		fmt.Fprintf(stdout, "ok    %s (%s) installed in the %s store, sha256 %s matches its sidecars, %s\n",
-			ref, r.Runtime, r.Store.Kind, r.SHA256[:12], pinned)
+			ref, a.Runtime, a.Store, a.SHA256[:12], pinned)
 	}
-	if problems > 0 {
-		return diag.New("E-REG-018", "%d problem(s) in %s", problems, mpath).
-			WithHint("fix each FAIL above ('mur publish', 'mur install'), then run 'mur doctor' again")
+	if rep.OK {
+		fmt.Fprintf(stdout, "all %d declared artifact(s) resolve\n", len(rep.Artifacts))
 	}
-	fmt.Fprintf(stdout, "all %d declared artifact(s) resolve\n", len(m.Artifacts))
-	return nil
 }

@@ -10,14 +10,23 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/murmur-go/murmur/internal/diag"
 	"github.com/murmur-go/murmur/internal/version"
 )
 
 // Main runs mur with args and returns the process exit status.
+//
+// A command run with --json that fails before writing anything to stdout
+// also prints the error there as one JSON object (jsonError), so a program
+// reading stdout sees either the command's JSON or the error's, never
+// nothing; the person-readable form still goes to stderr, and the exit
+// status is the same either way. A command that already wrote its JSON
+// (mur run's ready line, mur doctor's report) carries the failure there.
 func Main(args []string, stdout, stderr io.Writer) int {
-	root := newRoot(stdout, stderr)
+	out := &countingWriter{w: stdout}
+	root := newRoot(out, stderr)
 	root.SetArgs(args)
 	cmd, err := root.ExecuteC()
 	if err == nil {
@@ -28,16 +37,59 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		return int(es) // the command has said what happened
 	}
 	var ue usageError
-	if errors.As(err, &ue) || strings.HasPrefix(err.Error(), "unknown command ") {
+	usage := errors.As(err, &ue) || strings.HasPrefix(err.Error(), "unknown command ")
+	if usage {
 		// cobra reports an unknown subcommand with a plain error of its own.
 		path := "mur"
 		if cmd != nil {
 			path = cmd.CommandPath()
 		}
-		return diag.Print(stderr, diag.New("E-CFG-001", "%s", err.Error()).
-			WithHint("run '%s --help' for usage", path).WithExit(diag.ExitUsage), "E-CFG-001")
+		msg, near := usageSuggestions(cmd, err.Error())
+		hint := fmt.Sprintf("run '%s --help' for usage", path)
+		if near != "" {
+			hint = "did you mean " + near + "? " + hint
+		}
+		err = diag.New("E-CFG-001", "%s", msg).WithHint("%s", hint).WithExit(diag.ExitUsage)
+	}
+	// Flag parsing stops at the first bad flag, so a --json after it is
+	// only in the arguments.
+	if (wantsJSON(cmd) || usage && argsHaveJSON(args)) && out.n == 0 {
+		writeJSONError(stdout, err, "E-RUN-001")
 	}
 	return diag.Print(stderr, err, "E-RUN-001")
+}
+
+// wantsJSON reports whether cmd was given --json.
+func wantsJSON(cmd *cobra.Command) bool {
+	if cmd == nil {
+		return false
+	}
+	f := cmd.Flags().Lookup("json")
+	return f != nil && f.Value.String() == "true"
+}
+
+func argsHaveJSON(args []string) bool {
+	for _, a := range args {
+		if a == "--" {
+			return false
+		}
+		if a == "--json" || a == "--json=true" {
+			return true
+		}
+	}
+	return false
+}
+
+// countingWriter counts what a command wrote to stdout.
+type countingWriter struct {
+	w io.Writer
+	n int
+}
+
+func (c *countingWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += n
+	return n, err
 }
 
 // usageError marks a command-line mistake (exit status 2).
@@ -91,4 +143,70 @@ func maxArgs(n int) cobra.PositionalArgs {
 		}
 		return nil
 	}
+}
+
+// usageSuggestions splits cobra's "Did you mean this?" block (a
+// newline-and-tab list) off an unknown command's message, and for an
+// unknown flag finds the command's flags within two edits of it. near
+// names them as a person would type them ("mur run or mur ps",
+// "--manifest"); "" when there are none.
+func usageSuggestions(cmd *cobra.Command, text string) (msg, near string) {
+	msg, list, found := strings.Cut(text, "\n\nDid you mean this?\n")
+	if found {
+		parent := "mur"
+		if cmd != nil {
+			parent = cmd.CommandPath()
+		}
+		var names []string
+		for _, l := range strings.Split(list, "\n") {
+			if l = strings.TrimSpace(l); l != "" {
+				names = append(names, parent+" "+l)
+			}
+		}
+		return strings.TrimSpace(msg), orList(names)
+	}
+	msg = strings.TrimSpace(text)
+	name, ok := strings.CutPrefix(msg, "unknown flag: --")
+	if !ok || cmd == nil {
+		return msg, ""
+	}
+	name, _, _ = strings.Cut(name, "=")
+	var names []string
+	cmd.Flags().VisitAll(func(f *pflag.Flag) {
+		if !f.Hidden && editDistance(name, f.Name) <= 2 {
+			names = append(names, "--"+f.Name)
+		}
+	})
+	return msg, orList(names)
+}
+
+func orList(names []string) string {
+	switch len(names) {
+	case 0:
+		return ""
+	case 1:
+		return names[0]
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
+}
+
+// editDistance is the Levenshtein distance between a and b.
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
 }

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"sync"
 
 	"github.com/spf13/cobra"
 
@@ -117,15 +118,33 @@ func runCapsule(ctx context.Context, f runFlags, stdout, stderr io.Writer) error
 		explainScope(plan, stdout)
 		return nil
 	}
-	res, err := launch.Run(ctx, plan, launch.Options{
+	// On a terminal a person is watching: say which session this is as
+	// soon as it exists, and what is being compiled while they wait (a cold
+	// compile takes seconds). Pipes and logs get neither.
+	tty := isTerminal(stderr)
+	var ttyMu sync.Mutex
+	opts := launch.Options{
 		Task: f.task, Workdir: f.workdir, Stderr: stderr, SpawnApprovalStdin: f.spawnApprovalStdin, Stdin: os.Stdin,
 		Ready: func(r launch.Ready) {
 			if f.json {
 				line, _ := json.Marshal(readyLine(r))
 				fmt.Fprintln(stdout, string(line))
 			}
+			if tty {
+				ttyMu.Lock()
+				fmt.Fprintf(stderr, "session %s started (records: %s)\n", r.SessionID, r.RecordsDir)
+				ttyMu.Unlock()
+			}
 		},
-	})
+	}
+	if tty {
+		opts.Progress = func(component string) {
+			ttyMu.Lock()
+			fmt.Fprintf(stderr, "compiling %s…\n", component)
+			ttyMu.Unlock()
+		}
+	}
+	res, err := launch.Run(ctx, plan, opts)
 	if err != nil {
 		return err
 	}

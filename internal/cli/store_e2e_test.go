@@ -165,8 +165,8 @@ func TestStoreBuildPublishInstallListDoctor(t *testing.T) {
 	expectOK(t, runMur(t, home, proj, nil, "install", "--force", "acme/lint@1.0.0"))
 	r = runMur(t, home, proj, nil, "doctor")
 	expectFail(t, r, "E-REG-018", 1)
-	if !strings.Contains(r.Stdout, "FAIL  acme/lint@1.0.0") || !strings.Contains(r.Stdout, "error[E-REG-005]") {
-		t.Fatalf("doctor after the bytes changed:\n%s", r.Stdout)
+	if !strings.Contains(r.Stdout, "FAIL  acme/lint@1.0.0") || !strings.Contains(r.Stderr, "error[E-REG-005]") {
+		t.Fatalf("doctor after the bytes changed:\n%s\n%s", r.Stdout, r.Stderr)
 	}
 	// mur install re-pins; doctor is clean again.
 	expectOK(t, runMur(t, home, proj, nil, "install"))
@@ -178,8 +178,8 @@ func TestStoreBuildPublishInstallListDoctor(t *testing.T) {
 	os.WriteFile(zp, append(append([]byte{}, good...), 0), 0o644)
 	r = runMur(t, home, proj, nil, "doctor")
 	expectFail(t, r, "E-REG-018", 1)
-	if !strings.Contains(r.Stdout, "error[E-REG-002]") {
-		t.Fatalf("doctor after tampering:\n%s", r.Stdout)
+	if !strings.Contains(r.Stderr, "error[E-REG-002]") || strings.Contains(r.Stdout, "error[") {
+		t.Fatalf("doctor after tampering (errors on stderr only):\n%s\n%s", r.Stdout, r.Stderr)
 	}
 	os.WriteFile(zp, good, 0o644)
 
@@ -196,15 +196,15 @@ func TestStoreBuildPublishInstallListDoctor(t *testing.T) {
 	}
 	r = runMur(t, home, proj, nil, "doctor")
 	expectFail(t, r, "E-REG-018", 1)
-	if !strings.Contains(r.Stdout, "FAIL  acme/missing@3.0.0") || !strings.Contains(r.Stdout, "E-REG-005") {
-		t.Fatalf("doctor with an unpinned declared artifact:\n%s", r.Stdout)
+	if !strings.Contains(r.Stdout, "FAIL  acme/missing@3.0.0") || !strings.Contains(r.Stderr, "E-REG-005") {
+		t.Fatalf("doctor with an unpinned declared artifact:\n%s\n%s", r.Stdout, r.Stderr)
 	}
 	// Without the lock, resolution is presence-only: the missing one is E-REG-001.
 	os.Remove(filepath.Join(proj, "murmur.lock"))
 	r = runMur(t, home, proj, nil, "doctor")
 	expectFail(t, r, "E-REG-018", 1)
-	if !strings.Contains(r.Stdout, "ok    acme/lint@1.0.0") || !strings.Contains(r.Stdout, "error[E-REG-001]") {
-		t.Fatalf("doctor presence-only:\n%s", r.Stdout)
+	if !strings.Contains(r.Stdout, "ok    acme/lint@1.0.0") || !strings.Contains(r.Stderr, "error[E-REG-001]") {
+		t.Fatalf("doctor presence-only:\n%s\n%s", r.Stdout, r.Stderr)
 	}
 	// A broken lock is a coded failure, not a pass.
 	os.WriteFile(filepath.Join(proj, "murmur.lock"), []byte("lock_version: 7\n"), 0o644)

@@ -56,6 +56,11 @@ type Options struct {
 	// line a parent's runtime wrote (contracts §18).
 	SpawnApprovalStdin bool
 	Stdin              io.Reader
+	// Progress, when set, is told the name of a component whose compile
+	// is long work (a cold compile takes seconds; a compile-cache hit
+	// does not call it), once per component, before the compile ends. The
+	// CLI shows it on a terminal (issue 14 item 16).
+	Progress func(component string)
 }
 
 // Ready describes a session once it is ready (contracts §10's --json line).
@@ -164,7 +169,9 @@ func Run(ctx context.Context, p *Plan, opts Options) (Result, error) {
 	if p.ManifestDir != "" {
 		what = filepath.Join(p.ManifestDir, p.ComponentName)
 	}
+	slow := noticeSlow(opts.Progress, p.ComponentName)
 	comp, err := script.Compile(eng, what, p.Component)
+	slow()
 	if err != nil {
 		return Result{}, err
 	}
@@ -416,4 +423,19 @@ func readTask(v string, stdin io.Reader, stderr io.Writer) (string, error) {
 		}
 	}
 	return v, nil
+}
+
+// slowCompile is how long a compile runs before Options.Progress hears of
+// it. A compile-cache hit takes milliseconds and a cold compile seconds, so
+// the threshold tells them apart without asking the cache.
+const slowCompile = 300 * time.Millisecond
+
+// noticeSlow calls progress(component) if the work it brackets is still
+// going after slowCompile; the returned func ends the bracket.
+func noticeSlow(progress func(string), component string) (done func()) {
+	if progress == nil {
+		return func() {}
+	}
+	t := time.AfterFunc(slowCompile, func() { progress(component) })
+	return func() { t.Stop() }
 }

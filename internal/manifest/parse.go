@@ -308,7 +308,11 @@ func (p *parser) mapping(n *yaml.Node, path string, handle func(key string, v *y
 		// Top-level keys beginning with "x-" are extensions (a place to keep
 		// YAML anchors), as in other YAML formats: ignored without a warning.
 		if !handle(key, v, kp) && !(path == "" && strings.HasPrefix(key, "x-")) {
-			p.warn(kn, "W-MAN-001", "unknown key '%s' is ignored", kp)
+			if near := nearKeys(path, key); len(near) > 0 {
+				p.warn(kn, "W-MAN-001", "unknown key '%s' is ignored; did you mean '%s'?", kp, strings.Join(near, "' or '"))
+			} else {
+				p.warn(kn, "W-MAN-001", "unknown key '%s' is ignored", kp)
+			}
 		}
 		if p.err != nil {
 			return

@@ -470,8 +470,8 @@ func TestUnknownKeyWarnings(t *testing.T) {
 	}
 	want := []string{
 		"W-MAN-001 murmur.yaml:3:1: unknown key 'colour' is ignored",
-		"W-MAN-001 murmur.yaml:5:3: unknown key 'capabilities.netwrk' is ignored",
-		"W-MAN-001 murmur.yaml:7:5: unknown key 'capabilities.network.allowed' is ignored",
+		"W-MAN-001 murmur.yaml:5:3: unknown key 'capabilities.netwrk' is ignored; did you mean 'network'?",
+		"W-MAN-001 murmur.yaml:7:5: unknown key 'capabilities.network.allowed' is ignored; did you mean 'allow'?",
 		"W-MAN-002 murmur.yaml:8:10: capabilities.state: state is declared per artifact (artifacts[].capabilities.state); at capsule level it opens nothing and is ignored",
 		"W-MAN-001 murmur.yaml:12:5: unknown key 'artifacts[0].extra' is ignored",
 		"W-MAN-001 murmur.yaml:16:46: unknown key 'artifacts[0].gateway.proxy' is ignored",

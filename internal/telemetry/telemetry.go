@@ -20,6 +20,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/url"
 	"os"
 	"strings"
 	"sync"
@@ -28,7 +29,6 @@ import (
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
-	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
 	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
@@ -108,15 +108,11 @@ func Start(endpoint string, id Identity, logPath string, opts Options, started t
 	// session's otel.log is the right place for them.
 	otel.SetErrorHandler(otel.ErrorHandlerFunc(func(err error) { logger.Error("otel", "err", err) }))
 
-	exp, err := otlptracehttp.New(context.Background(),
-		otlptracehttp.WithEndpointURL(endpoint+"/v1/traces"),
-		otlptracehttp.WithTimeout(opts.ExportTimeout),
-		otlptracehttp.WithRetry(otlptracehttp.RetryConfig{Enabled: false}),
-	)
-	if err != nil {
+	if _, err := url.Parse(endpoint + "/v1/traces"); err != nil {
 		lf.Close()
 		return nil, fmt.Errorf("observability.otel_endpoint %q: %w", endpoint, err)
 	}
+	exp := newOTLPExporter(endpoint+"/v1/traces", opts.ExportTimeout)
 	res := resource.NewSchemaless(
 		attribute.String("service.name", id.CapsuleName),
 		attribute.String("service.version", id.CapsuleVersion),

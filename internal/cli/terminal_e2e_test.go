@@ -1,0 +1,89 @@
+package cli_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"golang.org/x/sys/unix"
+)
+
+// openPTY opens a pseudo-terminal pair: the test reads master, the child
+// writes to slave, which is a real terminal to it.
+func openPTY(t *testing.T) (master, slave *os.File) {
+	t.Helper()
+	m, err := os.OpenFile("/dev/ptmx", os.O_RDWR|unix.O_NOCTTY, 0)
+	if err != nil {
+		t.Skipf("no pseudo-terminals here: %v", err)
+	}
+	if err := unix.IoctlSetPointerInt(int(m.Fd()), unix.TIOCSPTLCK, 0); err != nil {
+		t.Fatal(err)
+	}
+	n, err := unix.IoctlGetInt(int(m.Fd()), unix.TIOCGPTN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := os.OpenFile(fmt.Sprintf("/dev/pts/%d", n), os.O_RDWR|unix.O_NOCTTY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m, s
+}
+
+// On a terminal, a cold mur run says which session it is when it starts
+// and what it is compiling (issue 14 item 16); into a pipe it says neither.
+// The compile cache is this test's own, so the compile is a real, cold one.
+func TestRunOnATerminal(t *testing.T) {
+	homeDir, base := t.TempDir(), t.TempDir()
+	proj := capsule(t, filepath.Join(base, "probe"), "name: probe\nversion: 1.0.0\n", fixture(t, "capsule-probe.wasm"))
+	const comp = "capsule.wasm"
+
+	master, slave := openPTY(t)
+	defer master.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), murTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, murBin(t), "run", "--task", "task")
+	cmd.Dir = proj
+	cmd.Env = []string{"HOME=" + homeDir, "PATH=" + os.Getenv("PATH")}
+	var stdout bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, slave
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	slave.Close() // the child holds it; master reads EOF (EIO) once it exits
+	var screen bytes.Buffer
+	done := make(chan struct{})
+	go func() { io.Copy(&screen, master); close(done) }()
+	err := cmd.Wait()
+	<-done
+	if err != nil {
+		t.Fatalf("mur run: %v\nstdout %s\nterminal %s", err, stdout.String(), screen.String())
+	}
+	got := strings.ReplaceAll(screen.String(), "\r\n", "\n")
+	start := regexp.MustCompile(`(?m)^session (ses_[0-9a-z]+) started \(records: /\S+\)$`).FindStringSubmatch(got)
+	if start == nil {
+		t.Fatalf("no session line on the terminal:\n%s", got)
+	}
+	if !strings.HasPrefix(stdout.String(), start[1]+": ok") {
+		t.Errorf("the session line names %s, the run ended %q", start[1], stdout.String())
+	}
+	if n := strings.Count(got, "compiling "+comp+"…\n"); n != 1 {
+		t.Errorf("want one 'compiling %s…' line, got %d:\n%s", comp, n, got)
+	}
+	if strings.Index(got, "compiling ") > strings.Index(got, "session ") {
+		t.Errorf("the compile line comes after the session line:\n%s", got)
+	}
+
+	// Into a pipe: neither line.
+	r := runMur(t, homeDir, proj, nil, "run", "--task", "task")
+	if r.Code != 0 || strings.Contains(r.Stderr, "session ") || strings.Contains(r.Stderr, "compiling ") {
+		t.Errorf("piped run: %+v", r)
+	}
+}
