@@ -32,3 +32,8 @@ func Command(p *Plan, path string, args, env []string, dir string) (*Cmd, error)
 	c.Dir = dir
 	return &Cmd{Cmd: c}, nil
 }
+
+// ResourcePlane is the rlimits alone off Linux: no cgroups.
+func ResourcePlane() (plane, blocker string) {
+	return PlaneRlimits, "no cgroups on " + runtime.GOOS
+}

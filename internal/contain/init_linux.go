@@ -30,6 +30,8 @@ type job struct {
 	Args []string `json:"args"` // argv, argv[0] included
 	Env  []string `json:"env"`
 	Dir  string   `json:"dir"`
+	// Cgroups are the command's own cgroup directories, joined first.
+	Cgroups []string `json:"cgroups,omitempty"`
 }
 
 func init() {
@@ -68,6 +70,29 @@ func Command(p *Plan, path string, args, env []string, dir string) (*Cmd, error)
 		dir = p.WorkFolder
 	}
 	j := job{Plan: p, Path: path, Args: append([]string{path}, args...), Env: append(append([]string(nil), env...), p.Env...), Dir: dir}
+	cg, err := newCgroups(p)
+	if err != nil {
+		return nil, err
+	}
+	if cg != nil {
+		j.Cgroups = cg.dirs
+	}
+	// Without a cgroup to kill whole, a PID namespace is what ends a
+	// descendant that left the command's process group: it dies with the
+	// command, its pid 1.
+	pidns := p.Namespaces || (cg == nil && Probe().Namespaces)
+	cmd, err := newCmd(p, j, pidns)
+	if err != nil {
+		cg.release()
+		return nil, err
+	}
+	if cg != nil {
+		cmd.release = cg.release
+	}
+	return cmd, nil
+}
+
+func newCmd(p *Plan, j job, pidns bool) (*Cmd, error) {
 	b, err := json.Marshal(j)
 	if err != nil {
 		return nil, fmt.Errorf("containment plan: %w", err)
@@ -100,6 +125,12 @@ func Command(p *Plan, path string, args, env []string, dir string) (*Cmd, error)
 	userns := p.Namespaces
 	if p.Namespaces {
 		a.Cloneflags = unix.CLONE_NEWUSER | unix.CLONE_NEWNS | unix.CLONE_NEWPID
+	} else if pidns {
+		a.Cloneflags = unix.CLONE_NEWPID
+		if os.Getuid() != 0 {
+			a.Cloneflags |= unix.CLONE_NEWUSER
+			userns = true
+		}
 	}
 	if p.NetNS {
 		a.Cloneflags |= unix.CLONE_NEWNET
@@ -154,6 +185,9 @@ func initMain() error {
 		return fmt.Errorf("reading the plan: %v", err)
 	}
 	p := j.Plan
+	if err := enrol(j.Cgroups); err != nil {
+		return err
+	}
 	// Resolve the program before the view narrows: inside a sealed root
 	// the same absolute path exists, but the lookup may not.
 	path := j.Path
