@@ -114,8 +114,7 @@ func newCmd(p *Plan, j job, pidns bool) (*Cmd, error) {
 		r.Close()
 		return nil, fmt.Errorf("containment plan pipe: %w", err)
 	}
-	self, _ := selfExe()
-	c := exec.Command(self, initArg)
+	c := exec.Command(helper(), initArg)
 	// The helper reads nothing else from its environment; one P and no GC
 	// make its short life cheaper.
 	c.Env = []string{"GOMAXPROCS=1", "GOGC=off"}
