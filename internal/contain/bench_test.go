@@ -7,11 +7,15 @@ import (
 
 	"github.com/murmur-go/murmur/internal/contain"
 	"github.com/murmur-go/murmur/internal/contain/egress"
+	"github.com/murmur-go/murmur/internal/testbin"
 )
 
 // BenchmarkTrue is one /bin/true: plain fork+exec, through each tier, and
-// through bwrap --unshare-all when it is installed. Compare the tiers'
-// ns/op with plain's in the same run.
+// through bwrap --unshare-all when it is installed, all in one run. Each
+// tier runs with each helper binary: mur-contain (the lean helper mur uses
+// when it is installed beside it), mur itself (the fallback: the whole
+// binary re-executed) and this test binary (small, as a floor). Compare
+// each row's ns/op with plain's.
 func BenchmarkTrue(b *testing.B) {
 	if runtime.GOOS != "linux" {
 		b.Skip("the tiers are Linux")
@@ -30,6 +34,12 @@ func BenchmarkTrue(b *testing.B) {
 	} else {
 		defer px.Close()
 	}
+	helpers := []struct{ name, path string }{
+		{"mur-contain", testbin.Path(b, "./cmd/mur-contain")},
+		{"mur", testbin.Path(b, "./cmd/mur")},
+		{"self", ""},
+	}
+	defer contain.UseHelper("")
 	type tier struct {
 		name, class string
 		eg          contain.Egress
@@ -43,26 +53,29 @@ func BenchmarkTrue(b *testing.B) {
 			tiers = append(tiers, tier{class + "+netns", class, px})
 		}
 	}
-	for _, tr := range tiers {
-		class := tr.class
-		b.Run(tr.name, func(b *testing.B) {
-			if lacks := contain.Probe().Lacks(class); lacks != "" {
-				b.Skipf("this host lacks %s", lacks)
-			}
-			p, err := contain.NewPlan(contain.Input{Class: class, WorkFolder: w, Home: w, Egress: tr.eg})
-			if err != nil {
-				b.Fatal(err)
-			}
-			for b.Loop() {
-				c, err := contain.Command(p, "/bin/true", nil, nil, w)
+	for _, h := range helpers {
+		for _, tr := range tiers {
+			class := tr.class
+			b.Run(h.name+"/"+tr.name, func(b *testing.B) {
+				if lacks := contain.Probe().Lacks(class); lacks != "" {
+					b.Skipf("this host lacks %s", lacks)
+				}
+				contain.UseHelper(h.path)
+				p, err := contain.NewPlan(contain.Input{Class: class, WorkFolder: w, Home: w, Egress: tr.eg})
 				if err != nil {
 					b.Fatal(err)
 				}
-				if err := c.Run(); err != nil {
-					b.Fatal(err)
+				for b.Loop() {
+					c, err := contain.Command(p, "/bin/true", nil, nil, w)
+					if err != nil {
+						b.Fatal(err)
+					}
+					if err := c.Run(); err != nil {
+						b.Fatal(err)
+					}
 				}
-			}
-		})
+			})
+		}
 	}
 	b.Run("bwrap", func(b *testing.B) {
 		bw, err := exec.LookPath("bwrap")

@@ -193,6 +193,8 @@ type Plan struct {
 	WorkFolder string `json:"work_folder"`
 	// Seccomp is the allow-list, applied last at every Linux tier.
 	Seccomp SeccompPlan `json:"seccomp"`
+	// SeccompBPF is Seccomp assembled, once per plan (Linux).
+	SeccompBPF []uint64 `json:"seccomp_bpf,omitempty"`
 	Rlimits []Rlimit    `json:"rlimits"`
 	// Cgroup is the cgroup caps each command gets where a cgroup plane
 	// holds.
@@ -320,6 +322,9 @@ func NewPlan(in Input) (*Plan, error) {
 		return strings.Count(p.Paths[i].Path, "/") < strings.Count(p.Paths[j].Path, "/")
 	})
 	p.Devices = Devices
+	if p.SeccompBPF, err = compileSeccomp(p.Seccomp); err != nil {
+		return nil, err
+	}
 	res := in.Resources.withDefaults()
 	p.Rlimits = rlimits(res)
 	p.Cgroup = CgroupPlan{MemoryBytes: res.CgroupMemoryBytes, PidsMax: res.CgroupPidsMax}

@@ -230,7 +230,7 @@ func initMain() error {
 			return fmt.Errorf("rlimit %s: %w", rl.Name, err)
 		}
 	}
-	if err := loadSeccomp(p.Seccomp); err != nil {
+	if err := loadSeccomp(p); err != nil {
 		return fmt.Errorf("seccomp: %w", err)
 	}
 	err = syscall.Exec(path, j.Args, j.Env)
