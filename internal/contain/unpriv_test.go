@@ -45,7 +45,7 @@ func TestUnprivileged(t *testing.T) {
 	}
 	suid := setuidCopy(t, self, dir)
 	c := exec.Command("runuser", "-u", unprivUser, "--", bin,
-		"-test.run", "^(TestProbe|TestNormalCommands|TestEscapes|TestGrantsOpen|TestNetNS|TestNetNSListenersClosed|TestKillEscapers|TestResourcePlane)$", "-test.v")
+		"-test.run", "^(TestProbe|TestNormalCommands|TestEscapes|TestGrantsOpen|TestNetNS|TestNetNSListenersClosed|TestKillEscapers|TestResourcePlane|TestPlanRefusals|TestTmpfsWorkFolder)$", "-test.v")
 	c.Env = append(os.Environ(), suidEnv+"="+suid)
 	out, err := c.CombinedOutput()
 	t.Logf("as %s:\n%s", unprivUser, out)
