@@ -335,6 +335,27 @@ func bind(src, dst string, dir, write, exec bool) error {
 	return nil
 }
 
+// copyable reports whether e is a small read-only file of /etc, which a
+// sealed root gets as a copy rather than a bind mount.
+func copyable(e Path) bool {
+	if e.Write || e.Exec || e.Dir || !strings.HasPrefix(e.Path, "/etc/") {
+		return false
+	}
+	st, err := os.Stat(e.Path) // through a link: resolv.conf often is one
+	return err == nil && st.Mode().IsRegular() && st.Size() <= 1<<20
+}
+
+func copyInto(src, dst string) error {
+	b, err := os.ReadFile(src)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+		return err
+	}
+	return os.WriteFile(dst, b, 0o644)
+}
+
 // composeRoot builds the sealed root on a tmpfs and pivots into it: the
 // plan's paths at their own absolute paths, a private /dev and /proc, a
 // private /tmp, nothing else.
@@ -379,6 +400,13 @@ func composeRoot(p *Plan) error {
 				content += fmt.Sprintf("murmur:x:%d:\n", gid)
 			}
 			if err := os.WriteFile(dst, []byte(content), 0o644); err != nil {
+				return err
+			}
+		case copyable(e):
+			// A small /etc file is copied into the root: two syscalls
+			// instead of a bind and its read-only remount (the root is
+			// remounted read-only at the end, so the copy is too).
+			if err := copyInto(e.Path, dst); err != nil {
 				return err
 			}
 		default:
