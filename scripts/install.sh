@@ -17,7 +17,10 @@ trap 'rm -rf "$stage"' EXIT
 fail() { echo "install: $*; nothing in $bindir was changed" >&2; exit 1; }
 
 echo "building mur and mur-roost (the first build compiles wasmtime's bindings: a minute or two)"
-if ! go build -o "$stage/" ./cmd/mur ./cmd/mur-roost ./cmd/mur-contain 2>"$stage/build.log"; then
+# mur-contain is built static (no cgo): it starts for every contained
+# command, and the dynamic loader alone would cost it milliseconds.
+if ! go build -o "$stage/" ./cmd/mur ./cmd/mur-roost 2>"$stage/build.log" ||
+   ! CGO_ENABLED=0 go build -o "$stage/" ./cmd/mur-contain 2>>"$stage/build.log"; then
   cat "$stage/build.log" >&2
   fail "the build failed"
 fi

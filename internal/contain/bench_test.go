@@ -1,7 +1,9 @@
 package contain_test
 
 import (
+	"os"
 	"os/exec"
+	"path/filepath"
 	"runtime"
 	"testing"
 
@@ -35,7 +37,7 @@ func BenchmarkTrue(b *testing.B) {
 		defer px.Close()
 	}
 	helpers := []struct{ name, path string }{
-		{"mur-contain", testbin.Path(b, "./cmd/mur-contain")},
+		{"mur-contain", staticHelper(b)},
 		{"mur", testbin.Path(b, "./cmd/mur")},
 		{"self", ""},
 	}
@@ -90,6 +92,19 @@ func BenchmarkTrue(b *testing.B) {
 			}
 		}
 	})
+}
+
+// staticHelper builds cmd/mur-contain as scripts/install.sh does: static,
+// without cgo.
+func staticHelper(b *testing.B) string {
+	out := filepath.Join(b.TempDir(), contain.HelperName)
+	c := exec.Command("go", "build", "-o", out, "./cmd/mur-contain")
+	c.Dir = testbin.Root()
+	c.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if msg, err := c.CombinedOutput(); err != nil {
+		b.Fatalf("building mur-contain: %v\n%s", err, msg)
+	}
+	return out
 }
 
 func newWorldB(b *testing.B) string {
