@@ -5,7 +5,9 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"testing"
+	"time"
 
 	"github.com/murmur-go/murmur/internal/contain"
 	"github.com/murmur-go/murmur/internal/contain/egress"
@@ -109,4 +111,73 @@ func staticHelper(b *testing.B) string {
 
 func newWorldB(b *testing.B) string {
 	return b.TempDir()
+}
+
+// BenchmarkTiersInterleaved runs plain, each tier and bwrap in rotation,
+// one of each per iteration, and reports each case's median in ms: on a
+// shared, loaded machine a load spike then lands on every case alike, so
+// the ratios to plain hold where BenchmarkTrue's separate runs do not. The
+// sub-benchmarks are the helper binary: lean (mur-contain, built static as
+// install.sh builds it) and mur (the fallback: mur re-executed). One helper
+// per rotation: alternating binaries would measure cold caches instead.
+func BenchmarkTiersInterleaved(b *testing.B) {
+	if runtime.GOOS != "linux" {
+		b.Skip("the tiers are Linux")
+	}
+	w := newWorldB(b)
+	defer contain.UseHelper("")
+	type kase struct {
+		name string
+		run  func() error
+	}
+	for _, h := range []struct{ name, path string }{{"lean", staticHelper(b)}, {"mur", testbin.Path(b, "./cmd/mur")}} {
+		b.Run(h.name, func(b *testing.B) {
+			contain.UseHelper(h.path)
+			cases := []kase{{"plain", func() error { return exec.Command("/bin/true").Run() }}}
+			for _, class := range classes {
+				if lacks := contain.Probe().Lacks(class); lacks != "" {
+					b.Logf("%s: this host lacks %s", class, lacks)
+					continue
+				}
+				p, err := contain.NewPlan(contain.Input{Class: class, WorkFolder: w, Home: w})
+				if err != nil {
+					b.Fatal(err)
+				}
+				cases = append(cases, kase{class, func() error {
+					c, err := contain.Command(p, "/bin/true", nil, nil, w)
+					if err != nil {
+						return err
+					}
+					return c.Run()
+				}})
+			}
+			if bw, err := exec.LookPath("bwrap"); err == nil {
+				args := []string{"--unshare-all", "--ro-bind", "/usr", "/usr", "--symlink", "usr/bin", "/bin",
+					"--symlink", "usr/lib", "/lib", "--symlink", "usr/lib64", "/lib64", "--proc", "/proc", "--dev", "/dev", "/bin/true"}
+				cases = append(cases, kase{"bwrap", func() error { return exec.Command(bw, args...).Run() }})
+			}
+			took := make([][]time.Duration, len(cases))
+			// Each rotation starts one case later: a case pays for what the
+			// one before it left the kernel to tear down (bwrap's network
+			// namespace, say), so each follows every other equally often.
+			start := 0
+			for b.Loop() {
+				start++
+				for k := range cases {
+					i := (start + k) % len(cases)
+					c := cases[i]
+					t0 := time.Now()
+					if err := c.run(); err != nil {
+						b.Fatalf("%s: %v", c.name, err)
+					}
+					took[i] = append(took[i], time.Since(t0))
+				}
+			}
+			for i, c := range cases {
+				d := took[i]
+				slices.Sort(d)
+				b.ReportMetric(float64(d[len(d)/2])/1e6, "ms-"+c.name)
+			}
+		})
+	}
 }
