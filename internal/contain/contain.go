@@ -195,7 +195,7 @@ type Plan struct {
 	Seccomp SeccompPlan `json:"seccomp"`
 	// SeccompBPF is Seccomp assembled, once per plan (Linux).
 	SeccompBPF []uint64 `json:"seccomp_bpf,omitempty"`
-	Rlimits []Rlimit    `json:"rlimits"`
+	Rlimits    []Rlimit `json:"rlimits"`
 	// Cgroup is the cgroup caps each command gets where a cgroup plane
 	// holds.
 	Cgroup CgroupPlan `json:"cgroup"`
