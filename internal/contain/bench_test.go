@@ -130,20 +130,39 @@ func BenchmarkTiersInterleaved(b *testing.B) {
 		name string
 		run  func() error
 	}
+	px, err := egress.Start(nil)
+	if err != nil {
+		b.Logf("no network namespace cases: %v", err)
+	} else {
+		defer px.Close()
+	}
 	for _, h := range []struct{ name, path string }{{"lean", staticHelper(b)}, {"mur", testbin.Path(b, "./cmd/mur")}} {
 		b.Run(h.name, func(b *testing.B) {
 			contain.UseHelper(h.path)
 			cases := []kase{{"plain", func() error { return exec.Command("/bin/true").Run() }}}
+			type variant struct {
+				name, class string
+				eg          contain.Egress
+			}
+			var vs []variant
 			for _, class := range classes {
-				if lacks := contain.Probe().Lacks(class); lacks != "" {
-					b.Logf("%s: this host lacks %s", class, lacks)
+				vs = append(vs, variant{class, class, nil})
+			}
+			if px != nil && h.name == "lean" {
+				for _, class := range classes {
+					vs = append(vs, variant{class + "+netns", class, px})
+				}
+			}
+			for _, v := range vs {
+				if lacks := contain.Probe().Lacks(v.class); lacks != "" {
+					b.Logf("%s: this host lacks %s", v.class, lacks)
 					continue
 				}
-				p, err := contain.NewPlan(contain.Input{Class: class, WorkFolder: w, Home: w})
+				p, err := contain.NewPlan(contain.Input{Class: v.class, WorkFolder: w, Home: w, Egress: v.eg})
 				if err != nil {
 					b.Fatal(err)
 				}
-				cases = append(cases, kase{class, func() error {
+				cases = append(cases, kase{v.name, func() error {
 					c, err := contain.Command(p, "/bin/true", nil, nil, w)
 					if err != nil {
 						return err

@@ -373,6 +373,29 @@ func composeRoot(p *Plan) error {
 	if err := unix.Mount("tmpfs", base+"/tmp", "tmpfs", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "size=64m,mode=1777"); err != nil {
 		return fmt.Errorf("tmpfs /tmp: %w", err)
 	}
+	// /dev before the plan's paths, as /tmp: a work folder under either
+	// (a tmpfs in /dev/shm) is bound onto the private one, not hidden by it.
+	if err := os.MkdirAll(base+"/dev", 0o755); err != nil {
+		return err
+	}
+	if err := unix.Mount("tmpfs", base+"/dev", "tmpfs", unix.MS_NOSUID|unix.MS_NOEXEC, "size=64k,mode=0755"); err != nil {
+		return fmt.Errorf("tmpfs /dev: %w", err)
+	}
+	for _, d := range p.Devices {
+		if _, err := os.Stat(d); err != nil {
+			continue
+		}
+		// mknod is refused in a user namespace: bind the host's nodes.
+		if err := bind(d, base+d, false, true, false); err != nil {
+			if d == "/dev/tty" {
+				continue // no controlling terminal to bind
+			}
+			return err
+		}
+	}
+	for _, l := range [][2]string{{"/proc/self/fd", "fd"}, {"/proc/self/fd/0", "stdin"}, {"/proc/self/fd/1", "stdout"}, {"/proc/self/fd/2", "stderr"}} {
+		_ = os.Symlink(l[0], base+"/dev/"+l[1])
+	}
 	for _, e := range p.Paths {
 		dst := base + e.Path
 		fi, err := os.Lstat(e.Path)
@@ -414,27 +437,6 @@ func composeRoot(p *Plan) error {
 				return err
 			}
 		}
-	}
-	if err := os.MkdirAll(base+"/dev", 0o755); err != nil {
-		return err
-	}
-	if err := unix.Mount("tmpfs", base+"/dev", "tmpfs", unix.MS_NOSUID|unix.MS_NOEXEC, "size=64k,mode=0755"); err != nil {
-		return fmt.Errorf("tmpfs /dev: %w", err)
-	}
-	for _, d := range p.Devices {
-		if _, err := os.Stat(d); err != nil {
-			continue
-		}
-		// mknod is refused in a user namespace: bind the host's nodes.
-		if err := bind(d, base+d, false, true, false); err != nil {
-			if d == "/dev/tty" {
-				continue // no controlling terminal to bind
-			}
-			return err
-		}
-	}
-	for _, l := range [][2]string{{"/proc/self/fd", "fd"}, {"/proc/self/fd/0", "stdin"}, {"/proc/self/fd/1", "stdout"}, {"/proc/self/fd/2", "stderr"}} {
-		_ = os.Symlink(l[0], base+"/dev/"+l[1])
 	}
 	if err := os.Mkdir(base+"/proc", 0o555); err != nil {
 		return err
