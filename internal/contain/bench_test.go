@@ -1,6 +1,7 @@
 package contain_test
 
 import (
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -176,14 +177,18 @@ func BenchmarkTiersInterleaved(b *testing.B) {
 				cases = append(cases, kase{"bwrap", func() error { return exec.Command(bw, args...).Run() }})
 			}
 			took := make([][]time.Duration, len(cases))
-			// Each rotation starts one case later: a case pays for what the
-			// one before it left the kernel to tear down (bwrap's network
-			// namespace, say), so each follows every other equally often.
-			start := 0
+			// Each rotation is a fresh shuffle (a fixed seed): a case pays
+			// for what the one before it left the kernel to tear down
+			// (bwrap's network namespace, say), so no case may always
+			// follow the same one.
+			rng := rand.New(rand.NewPCG(1, 2))
+			order := make([]int, len(cases))
+			for i := range order {
+				order[i] = i
+			}
 			for b.Loop() {
-				start++
-				for k := range cases {
-					i := (start + k) % len(cases)
+				rng.Shuffle(len(order), func(i, j int) { order[i], order[j] = order[j], order[i] })
+				for _, i := range order {
 					c := cases[i]
 					t0 := time.Now()
 					if err := c.run(); err != nil {
