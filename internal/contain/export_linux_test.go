@@ -6,3 +6,6 @@ func UseHelper(path string) { helperPath = path }
 
 // HelperPath is the binary commands start as.
 func HelperPath() string { return helper() }
+
+// FindHelper is findHelper.
+var FindHelper = findHelper

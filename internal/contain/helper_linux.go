@@ -20,17 +20,8 @@ func helper() string {
 		if helperPath != "" {
 			return // set by a test
 		}
-		exe, err := os.Executable()
-		if err != nil {
-			return
-		}
-		cand := filepath.Join(filepath.Dir(exe), HelperName)
-		if cand == exe {
-			return
-		}
-		out, err := exec.Command(cand, "--version").Output()
-		if err == nil && strings.TrimSpace(string(out)) == HelperName+" "+HelperStamp() {
-			helperPath = cand
+		if exe, err := os.Executable(); err == nil {
+			helperPath = findHelper(exe)
 		}
 	})
 	if helperPath != "" {
@@ -38,4 +29,18 @@ func helper() string {
 	}
 	self, _ := selfExe()
 	return self
+}
+
+// findHelper is mur-contain beside exe when its --version is exactly
+// this build's stamp, else "".
+func findHelper(exe string) string {
+	cand := filepath.Join(filepath.Dir(exe), HelperName)
+	if cand == exe {
+		return ""
+	}
+	out, err := exec.Command(cand, "--version").Output()
+	if err != nil || strings.TrimSpace(string(out)) != HelperName+" "+HelperStamp() {
+		return ""
+	}
+	return cand
 }
