@@ -317,10 +317,17 @@ func bind(src, dst string, dir, write, exec bool) error {
 	if err := unix.Mount(src, dst, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
 		return fmt.Errorf("bind %s: %w", src, err)
 	}
+	st, err := os.Stat(src)
+	if err == nil && st.Mode()&os.ModeCharDevice != 0 && write {
+		// A device node bound read-write needs no remount: nodev would
+		// make it unopenable, and exec and setuid mean nothing for a
+		// character device (execve refuses anything but a regular file).
+		return nil
+	}
 	flags := uintptr(unix.MS_REMOUNT|unix.MS_BIND|unix.MS_NOSUID) | lockedFlags(src)
 	// nodev everywhere but on the device nodes themselves (/dev/null,
 	// /dev/zero, …): with it a bound node cannot be opened at all.
-	if st, err := os.Stat(src); err != nil || st.Mode()&os.ModeCharDevice == 0 {
+	if err != nil || st.Mode()&os.ModeCharDevice == 0 {
 		flags |= unix.MS_NODEV
 	}
 	if !write {
