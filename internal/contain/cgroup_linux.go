@@ -41,7 +41,7 @@ func cgroups() *cgroupHost {
 	return cgHost
 }
 
-// mountsOf reads /proc/self/mountinfo: cgroup2's mount point, and each v1
+// cgroupMounts reads /proc/self/mountinfo: cgroup2's mount point, and each v1
 // controller's.
 func cgroupMounts() (v2 string, v1 map[string]string) {
 	v1 = map[string]string{}
