@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Installs mur and mur-roost from this checkout into PREFIX/bin (default
+# Installs mur and mur-roost (and mur-contain, mur's containment helper) from
+# this checkout into PREFIX/bin (default
 # $HOME/.local/bin), as contracts §20 says: both are built at one version and
 # each is run once (--version) before anything in PREFIX/bin is replaced; when
 # either cannot be built or cannot start, or the two report different versions,
@@ -16,7 +17,10 @@ trap 'rm -rf "$stage"' EXIT
 fail() { echo "install: $*; nothing in $bindir was changed" >&2; exit 1; }
 
 echo "building mur and mur-roost (the first build compiles wasmtime's bindings: a minute or two)"
-if ! go build -o "$stage/" ./cmd/mur ./cmd/mur-roost 2>"$stage/build.log"; then
+# mur-contain is built static (no cgo): it starts for every contained
+# command, and the dynamic loader alone would cost it milliseconds.
+if ! go build -o "$stage/" ./cmd/mur ./cmd/mur-roost 2>"$stage/build.log" ||
+   ! CGO_ENABLED=0 go build -o "$stage/" ./cmd/mur-contain 2>>"$stage/build.log"; then
   cat "$stage/build.log" >&2
   fail "the build failed"
 fi
@@ -29,9 +33,14 @@ done
 mv_=$(sed 's/^mur //' "$stage/mur.version")
 rv_=$(sed 's/^mur-roost //' "$stage/mur-roost.version")
 [ "$mv_" = "$rv_" ] || fail "mur reports $mv_ but mur-roost reports $rv_"
+# mur-contain is mur's containment helper (contracts §19): mur uses it only
+# when its stamp matches mur's own build, and re-executes itself otherwise.
+if ! out=$("$stage/mur-contain" --version 2>&1); then
+  fail "the new mur-contain cannot start: ${out:-no output}"
+fi
 
 mkdir -p "$bindir"
-for b in mur mur-roost; do
+for b in mur-contain mur mur-roost; do
   # A rename within one filesystem replaces the old binary atomically: a
   # running mur keeps its inode, the next start gets the new one.
   cp "$stage/$b" "$bindir/.$b.new"

@@ -23,9 +23,10 @@ const module = "github.com/murmur-go/murmur"
 // packages of its own level or lower, never higher. Subpackages take their
 // parent's level unless listed.
 var levels = map[string]int{
-	"cmd/mur":        7,
-	"cmd/mur-roost":  7,
-	"cmd/roost-load": 7,
+	"cmd/mur":         7,
+	"cmd/mur-roost":   7,
+	"cmd/roost-load":  7,
+	"cmd/mur-contain": 7,
 
 	"internal/cli": 6,
 
@@ -244,6 +245,24 @@ func TestRoostLinksNothingHeavy(t *testing.T) {
 		if len(bad) > 0 {
 			t.Errorf("%s (%s) links what it must not: %s", bin, cgo, strings.Join(bad, ", "))
 		}
+	}
+}
+
+// TestHelperLinksNothingHeavy: mur-contain, the containment helper every
+// contained command starts as, exists to start fast; it links none of what
+// mur-roost must not either.
+func TestHelperLinksNothingHeavy(t *testing.T) {
+	const bin = "./cmd/mur-contain"
+	var bad []string
+	for _, p := range list(t, nil, "-deps", bin) {
+		for _, f := range roostForbidden {
+			if strings.HasPrefix(p.ImportPath, f) {
+				bad = append(bad, p.ImportPath)
+			}
+		}
+	}
+	if len(bad) > 0 {
+		t.Errorf("%s links what it must not: %s", bin, strings.Join(bad, ", "))
 	}
 }
 

@@ -45,7 +45,7 @@ stay in its records dir under ~/.murmur/records; read them with
 recording its session_end.
 
 --explain-scope prints the capsule's effective grants and the containment this
-build applies, and runs nothing.`,
+build applies, and runs nothing; with --json, as one JSON object.`,
 		Args: exactArgs(0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if (f.capsule == "") != (f.capsuleVersion == "") {
@@ -72,7 +72,7 @@ build applies, and runs nothing.`,
 	fl.StringVar(&f.workdir, "workdir", "", "the capsule's work folder `DIR` (default <manifest dir>/workdir/<session id>)")
 	fl.BoolVar(&f.json, "json", false, "print one JSON line describing the session once it is ready")
 	fl.BoolVar(&f.explainScope, "explain-scope", false, "print what the capsule is granted and how it is contained, then exit without running")
-	fl.StringVar(&f.containment, "containment", "", "the containment `CLASS` to require (advisory|scoped|sealed; only advisory in this build)")
+	fl.StringVar(&f.containment, "containment", "", "the containment `CLASS` to require (advisory|scoped|sealed); a floor this host cannot deliver is refused (E-CAP-003)")
 	fl.StringVar(&f.capsule, "capsule", "", "run the installed capsule `FULLNAME` (scope/name) with no project (needs --capsule-version)")
 	fl.StringVar(&f.capsuleVersion, "capsule-version", "", "the `VERSION` of --capsule")
 	fl.BoolVar(&f.spawnApprovalStdin, "spawn-approval-stdin", false, "read a parent runtime's spawn approval from standard input (for a parent capsule's runtime only)")
@@ -115,8 +115,7 @@ func runCapsule(ctx context.Context, f runFlags, stdout, stderr io.Writer) error
 	printManifestWarnings(stderr, plan.Manifest)
 	diag.PrintWarnings(stderr, plan.Containment.Warnings)
 	if f.explainScope {
-		explainScope(plan, stdout)
-		return nil
+		return explainScope(plan, f.json, stdout)
 	}
 	// On a terminal a person is watching: say which session this is as
 	// soon as it exists, and what is being compiled while they wait (a cold
@@ -166,7 +165,18 @@ func runCapsule(ctx context.Context, f runFlags, stdout, stderr io.Writer) error
 // contains it (contracts §10, --explain-scope): the plan as loaded, before
 // any component is compiled, artifact resolved, secret read or session file
 // written.
-func explainScope(p *launch.Plan, stdout io.Writer) {
+//
+// With --json it prints one JSON object instead (launch.ScopeJSON, whose
+// shape docs/containment.md documents).
+func explainScope(p *launch.Plan, asJSON bool, stdout io.Writer) error {
+	if asJSON {
+		b, err := json.Marshal(p.Scope())
+		if err != nil {
+			return fmt.Errorf("--explain-scope --json: %w", err)
+		}
+		_, err = fmt.Fprintln(stdout, string(b))
+		return err
+	}
 	m, c := p.Manifest, p.Containment
 	fmt.Fprintf(stdout, "%s@%s: %s (%s)\n", m.Name, m.Version, p.Kind(), p.From)
 	for _, l := range c.Lines() {
@@ -175,4 +185,5 @@ func explainScope(p *launch.Plan, stdout io.Writer) {
 	for _, l := range p.Grants.Lines() {
 		fmt.Fprintln(stdout, l)
 	}
+	return nil
 }

@@ -12,7 +12,9 @@
 // start the containment helper in its place) before it starts.
 //
 // A process that leaves the group (setsid, setpgid) is beyond a process
-// group's reach; containment's PID namespace is what ends those.
+// group's reach; what ends those is the wrapper's cleanup (AfterExit):
+// containment kills the command's cgroups whole, and a sealed command's PID
+// namespace ends with its first process.
 package command
 
 import (
@@ -63,6 +65,29 @@ type Spec struct {
 	// closes the ExtraFiles it set once the process has started: they are
 	// the child's now.
 	Wrap func(*exec.Cmd) error
+}
+
+var afterExit sync.Map // *exec.Cmd → []func()
+
+// AfterExit registers f to run once the command c has ended: its leader
+// exited and its process group was killed, before Run waits for the
+// streams (so a descendant that escaped the group and still holds a pipe
+// is ended by f, not waited for). A Spec.Wrap calls it with the exec.Cmd it
+// was handed; f also runs when the command fails to start.
+func AfterExit(c *exec.Cmd, f func()) {
+	v, _ := afterExit.LoadOrStore(c, &[]func(){})
+	fs := v.(*[]func())
+	*fs = append(*fs, f)
+}
+
+func runAfterExit(c *exec.Cmd) {
+	v, ok := afterExit.LoadAndDelete(c)
+	if !ok {
+		return
+	}
+	for _, f := range *v.(*[]func()) {
+		f()
+	}
 }
 
 // Result is how a command ended and what it wrote.
@@ -123,7 +148,9 @@ func Run(ctx context.Context, s Spec) (Result, error) {
 		}
 	}
 	if s.Wrap != nil {
-		if err := s.Wrap(c); err != nil {
+		err := s.Wrap(c)
+		if err != nil {
+			runAfterExit(c)
 			closeAll(outR, outW, errR, errW)
 			closeAll(c.ExtraFiles...)
 			return Result{}, fmt.Errorf("command %s: %w", s.Path, err)
@@ -140,6 +167,7 @@ func Run(ctx context.Context, s Spec) (Result, error) {
 	closeAll(outW, errW)
 	closeAll(c.ExtraFiles...)
 	if err != nil {
+		runAfterExit(c)
 		closeAll(outR, errR)
 		return Result{}, fmt.Errorf("command %s: %w", s.Path, err)
 	}
@@ -219,6 +247,7 @@ wait:
 		werr = c.Wait()
 	}
 	res.ExitCode, res.Signal = exitOf(c.ProcessState, werr)
+	runAfterExit(c)
 
 	// The group is gone, so the pipes close; a process that left the group
 	// may still hold them, so wait for the streams at most the grace.

@@ -381,9 +381,24 @@ func TestWrapContained(t *testing.T) {
 	}
 	s := bash(t, "echo contained; sleep 60")
 	s.Dir, s.Wrap = dir, contain.Wrap(p)
-	s.Deadline = 300 * time.Millisecond
-	r := run(t, s)
-	if !strings.HasPrefix(string(r.Stdout), "contained\n") || !r.TimedOut || r.ExitCode == 0 {
+	// Ended once it has spoken, however long the helper took to start.
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	s.Log = writerFunc(func(b []byte) (int, error) {
+		if strings.Contains(string(b), "contained") {
+			cancel()
+		}
+		return len(b), nil
+	})
+	r, err := command.Run(ctx, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(string(r.Stdout), "contained\n") || !r.Canceled || r.ExitCode == 0 {
 		t.Fatalf("got %+v stdout %q stderr %q", r, r.Stdout, r.Stderr)
 	}
 }
+
+type writerFunc func([]byte) (int, error)
+
+func (f writerFunc) Write(b []byte) (int, error) { return f(b) }

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"os/exec"
 	"strconv"
 	"strings"
 	"time"
@@ -48,7 +49,11 @@ func attack(name string, a []string) error {
 		_ = unix.PtraceDetach(pid)
 		return nil
 	case "procmem":
-		f, err := os.Open("/proc/" + a[0] + "/mem")
+		pid := a[0]
+		if pid == "ppid" {
+			pid = strconv.Itoa(os.Getppid())
+		}
+		f, err := os.Open("/proc/" + pid + "/mem")
 		if err != nil {
 			return err
 		}
@@ -87,6 +92,12 @@ func attack(name string, a []string) error {
 			return fmt.Errorf("only lo: %s", strings.Join(names, ","))
 		}
 		return nil
+	case "forkbomb":
+		return forkBomb(a[0])
+	case "balloon":
+		return balloon(a[0])
+	case "privs":
+		return privs()
 	case "kill":
 		pid, _ := strconv.Atoi(a[0])
 		return unix.Kill(pid, 0)
@@ -158,4 +169,70 @@ func ifconf() ([]string, error) {
 		names = append(names, string(n))
 	}
 	return names, nil
+}
+
+// forkBomb starts n processes that stay alive (sleep) and succeeds only if
+// every one started. It uses raw fork through /bin/sh so that the Go
+// runtime's own threads are not what the cap meets first.
+func forkBomb(n string) error {
+	out, err := exec.Command("/bin/sh", "-c", `i=0; while [ $i -lt `+n+` ]; do sleep 20 >/dev/null 2>&1 & i=$((i+1)); done; echo started $i`).CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("%v: %s", err, lastLine(out))
+	}
+	if !strings.Contains(string(out), "started "+n) {
+		return fmt.Errorf("%s", lastLine(out))
+	}
+	return nil
+}
+
+func lastLine(b []byte) string {
+	s := strings.TrimSpace(string(b))
+	if i := strings.LastIndexByte(s, '\n'); i >= 0 {
+		return s[i+1:]
+	}
+	return s
+}
+
+// balloon touches mib MiB and succeeds if it held them all.
+func balloon(mib string) error {
+	n, _ := strconv.Atoi(mib)
+	var keep [][]byte
+	for i := 0; i < n; i++ {
+		b, err := unix.Mmap(-1, 0, 1<<20, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_ANON|unix.MAP_PRIVATE)
+		if err != nil {
+			return fmt.Errorf("after %d MiB: %w", i, err)
+		}
+		for j := 0; j < len(b); j += 4096 {
+			b[j] = 1
+		}
+		keep = append(keep, b)
+	}
+	fmt.Fprintf(os.Stderr, "held %d MiB\n", len(keep))
+	return nil
+}
+
+// privs succeeds if this process holds any effective capability or an
+// effective uid of 0 that its real uid is not: what a setuid-root binary
+// would give.
+func privs() error {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return err
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(l, "CapEff:"); ok {
+			if c, _ := strconv.ParseUint(strings.TrimSpace(v), 16, 64); c != 0 {
+				return nil
+			}
+		}
+	}
+	if os.Geteuid() == 0 && os.Getuid() != 0 {
+		return nil
+	}
+	return fmt.Errorf("uid %d euid %d, no effective capabilities", os.Getuid(), os.Geteuid())
+}
+
+func killPid(pid string) error {
+	n, _ := strconv.Atoi(pid)
+	return unix.Kill(n, unix.SIGKILL)
 }

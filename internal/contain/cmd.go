@@ -18,11 +18,29 @@ type Cmd struct {
 	*exec.Cmd
 	planFile *os.File
 	netFile  *os.File // the helper's end of the network namespace hand-off
+	release  func()   // ends and removes the command's cgroups
+}
+
+// Wait waits for the command, then ends whatever it left in its cgroups.
+func (c *Cmd) Wait() error {
+	err := c.Cmd.Wait()
+	c.done()
+	return err
+}
+
+func (c *Cmd) done() {
+	if c.release != nil {
+		c.release()
+		c.release = nil
+	}
 }
 
 // Start starts the helper (or, off Linux, the command).
 func (c *Cmd) Start() error {
 	err := c.Cmd.Start()
+	if err != nil {
+		c.done()
+	}
 	for _, f := range []**os.File{&c.planFile, &c.netFile} {
 		if *f != nil {
 			(*f).Close()

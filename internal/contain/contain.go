@@ -14,8 +14,13 @@
 // inside it (ProxyAddr) and hands it out to the runtime, which serves it
 // from the host's namespace (the proxy itself is package contain/egress).
 //
-// Not here yet: cgroups, and the floor decision itself (launch owns it;
-// Report.Lacks gives it the blocker text for E-CAP-003).
+// Memory and processes are capped through cgroups where this host lets the
+// runtime make them (ResourcePlane: v2 where its controllers are delegated,
+// else v1 as root, else the rlimits alone); each command gets cgroups of
+// its own, which also end whatever it left running once it has exited.
+//
+// The floor decision itself is launch's (Report.Lacks gives it the blocker
+// text for E-CAP-003).
 package contain
 
 import (
@@ -73,7 +78,18 @@ type Resources struct {
 	MaxFileSizeBytes uint64 `json:"max_file_size_bytes"`
 	CPUSeconds       uint64 `json:"cpu_seconds"`
 	MemoryBytes      uint64 `json:"memory_bytes"`
+	// CgroupMemoryBytes and CgroupPidsMax are the cgroup caps, where a
+	// cgroup plane holds (ResourcePlane).
+	CgroupMemoryBytes uint64 `json:"cgroup_memory_bytes"`
+	CgroupPidsMax     uint64 `json:"cgroup_pids_max"`
 }
+
+// Resource planes: what caps a command's memory and processes.
+const (
+	PlaneV2      = "cgroup v2"
+	PlaneV1      = "cgroup v1"
+	PlaneRlimits = "rlimits"
+)
 
 // Defaults of capabilities.resources.* (contracts §19).
 var DefaultResources = Resources{
@@ -82,6 +98,9 @@ var DefaultResources = Resources{
 	MaxFileSizeBytes: 4 << 30,
 	CPUSeconds:       3600,
 	MemoryBytes:      2 << 30,
+
+	CgroupMemoryBytes: 4 << 30,
+	CgroupPidsMax:     256,
 }
 
 func (r Resources) withDefaults() Resources {
@@ -98,14 +117,21 @@ func (r Resources) withDefaults() Resources {
 		MaxFileSizeBytes: or(r.MaxFileSizeBytes, d.MaxFileSizeBytes),
 		CPUSeconds:       or(r.CPUSeconds, d.CPUSeconds),
 		MemoryBytes:      or(r.MemoryBytes, d.MemoryBytes),
+
+		CgroupMemoryBytes: or(r.CgroupMemoryBytes, d.CgroupMemoryBytes),
+		CgroupPidsMax:     or(r.CgroupPidsMax, d.CgroupPidsMax),
 	}
 }
 
 // Input is what a session knows when it builds a plan. Paths must be
 // absolute; they are cleaned and have their symlinks resolved by NewPlan.
 type Input struct {
-	Class       string    // advisory, scoped or sealed: the tier to apply
-	WorkFolder  string    // the work folder, or filesystem.scope: read-write
+	Class      string // advisory, scoped or sealed: the tier to apply
+	WorkFolder string // the work folder, or filesystem.scope: read-write
+	// Within, when set, is the work folder WorkFolder (a filesystem.scope)
+	// must stay inside once its symlinks are resolved: a scope that is a
+	// link out of the work folder is refused, never granted.
+	Within      string
 	Home        string    // the session's HOME, <records dir>/home: read-write
 	RuntimeDir  string    // the session's runtime dir: read-only
 	RecordsDir  string    // the records dir: read-only but for Home
@@ -167,7 +193,12 @@ type Plan struct {
 	WorkFolder string `json:"work_folder"`
 	// Seccomp is the allow-list, applied last at every Linux tier.
 	Seccomp SeccompPlan `json:"seccomp"`
-	Rlimits []Rlimit    `json:"rlimits"`
+	// SeccompBPF is Seccomp assembled, once per plan (Linux).
+	SeccompBPF []uint64 `json:"seccomp_bpf,omitempty"`
+	Rlimits    []Rlimit `json:"rlimits"`
+	// Cgroup is the cgroup caps each command gets where a cgroup plane
+	// holds.
+	Cgroup CgroupPlan `json:"cgroup"`
 	// Env is set over the caller's environment (HOME).
 	Env []string `json:"env"`
 	// NetNS: a network namespace with only loopback, the proxy's listener
@@ -175,6 +206,12 @@ type Plan struct {
 	NetNS bool `json:"netns"`
 
 	egress Egress
+}
+
+// CgroupPlan is what each command's cgroups cap.
+type CgroupPlan struct {
+	MemoryBytes uint64 `json:"memory_bytes"`
+	PidsMax     uint64 `json:"pids_max"`
 }
 
 // SeccompPlan is the seccomp allow-list: default deny (EPERM), the foreign
@@ -227,6 +264,15 @@ func NewPlan(in Input) (*Plan, error) {
 	if p.WorkFolder, err = clean("work folder", in.WorkFolder, true); err != nil {
 		return nil, err
 	}
+	within, err := clean("work folder", in.Within, false)
+	if err != nil {
+		return nil, err
+	}
+	if root := within; root != "" {
+		if !under(p.WorkFolder, root) {
+			return nil, fmt.Errorf("containment plan: filesystem.scope %s resolves to %s, outside the work folder %s", in.WorkFolder, p.WorkFolder, root)
+		}
+	}
 	home, err := clean("HOME", in.Home, false)
 	if err != nil {
 		return nil, err
@@ -250,6 +296,13 @@ func NewPlan(in Input) (*Plan, error) {
 		if err != nil {
 			return nil, err
 		}
+		// A binary the capsule can write is code it chose: running it is
+		// what workdir_exec grants, not shell.allow.
+		for _, wd := range []string{p.WorkFolder, home, within} {
+			if wd != "" && under(r, wd) && !in.WorkdirExec {
+				return nil, fmt.Errorf("containment plan: the shell.allow binary %s lives under %s, which the capsule can write: running it needs filesystem.workdir_exec", t, wd)
+			}
+		}
 		p.Paths = append(p.Paths, Path{Path: r, Exec: true})
 	}
 	if rec != "" {
@@ -269,8 +322,18 @@ func NewPlan(in Input) (*Plan, error) {
 		return strings.Count(p.Paths[i].Path, "/") < strings.Count(p.Paths[j].Path, "/")
 	})
 	p.Devices = Devices
-	p.Rlimits = rlimits(in.Resources.withDefaults())
+	if p.SeccompBPF, err = compileSeccomp(p.Seccomp); err != nil {
+		return nil, err
+	}
+	res := in.Resources.withDefaults()
+	p.Rlimits = rlimits(res)
+	p.Cgroup = CgroupPlan{MemoryBytes: res.CgroupMemoryBytes, PidsMax: res.CgroupPidsMax}
 	return p, nil
+}
+
+// under reports whether p is dir or inside it (both clean and resolved).
+func under(p, dir string) bool {
+	return p == dir || strings.HasPrefix(p, strings.TrimSuffix(dir, "/")+"/")
 }
 
 // expandEtc resolves SystemEtc against the host's /etc.

@@ -13,6 +13,8 @@ func allowList() []string { return nil }
 
 func rlimits(Resources) []Rlimit { return nil }
 
+func compileSeccomp(SeccompPlan) ([]uint64, error) { return nil, nil }
+
 func isDir(string) bool { return false }
 
 func probe() *Report {
@@ -31,4 +33,9 @@ func Command(p *Plan, path string, args, env []string, dir string) (*Cmd, error)
 	c.Env = append(append([]string(nil), env...), p.Env...)
 	c.Dir = dir
 	return &Cmd{Cmd: c}, nil
+}
+
+// ResourcePlane is the rlimits alone off Linux: no cgroups.
+func ResourcePlane() (plane, blocker string) {
+	return PlaneRlimits, "no cgroups on " + runtime.GOOS
 }

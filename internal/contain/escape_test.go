@@ -10,6 +10,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/murmur-go/murmur/internal/contain"
@@ -19,6 +20,9 @@ import (
 type world struct {
 	root, work, home, records, runtime, otherRuntime, sibling, outside, tools string
 	self, i386                                                                string
+	// suid is a setuid-root copy of the attack program ("" when this run
+	// cannot make one).
+	suid string
 }
 
 func newWorld(t *testing.T) *world {
@@ -62,7 +66,31 @@ func newWorld(t *testing.T) *world {
 		t.Fatal(err)
 	}
 	w.i386 = buildI386(t, w.tools)
+	w.suid = setuidCopy(t, w.self, w.tools)
 	return w
+}
+
+// suidEnv names a setuid-root copy of the test binary that a root parent
+// made for an unprivileged run of this suite (TestUnprivileged).
+const suidEnv = "MURMUR_CONTAIN_TEST_SUID"
+
+// setuidCopy makes a setuid-root copy of the attack program, as root; an
+// unprivileged run uses the one its root parent made.
+func setuidCopy(t testing.TB, self, dir string) string {
+	if os.Geteuid() != 0 {
+		return os.Getenv(suidEnv)
+	}
+	dst := filepath.Join(dir, "suid")
+	if err := copyFile(self, dst); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chown(dst, 0, 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(dst, 0o4755); err != nil {
+		t.Fatal(err)
+	}
+	return dst
 }
 
 // buildI386 builds a static 32-bit program that calls getpid through
@@ -91,12 +119,25 @@ int c=(r>0)?0:1;__asm__ volatile("int $0x80"::"a"(1),"b"(c));for(;;)__asm__ vola
 }
 
 func (w *world) plan(t testing.TB, class string) *contain.Plan {
+	return w.planWith(t, class, contain.Resources{})
+}
+
+// tight are the resource caps the fork bomb and the balloon meet: both
+// planes (the cgroup caps and the rlimits) well below what they ask for,
+// the cgroup caps lower, so that where a cgroup plane holds it is what
+// stops them.
+var tight = contain.Resources{MaxProcesses: 48, MemoryBytes: 384 << 20, CgroupPidsMax: 48, CgroupMemoryBytes: 96 << 20}
+
+func (w *world) planWith(t testing.TB, class string, res contain.Resources) *contain.Plan {
 	tools := []string{w.self}
-	if w.i386 != "" {
-		tools = append(tools, w.i386)
+	for _, x := range []string{w.i386, w.suid} {
+		if x != "" {
+			tools = append(tools, x)
+		}
 	}
 	p, err := contain.NewPlan(contain.Input{
 		Class: class, WorkFolder: w.work, Home: w.home, RuntimeDir: w.runtime, RecordsDir: w.records, Tools: tools,
+		Resources: res,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -123,6 +164,9 @@ func runEnv(t testing.TB, p *contain.Plan, dir string, env []string, path string
 	var ee *exec.ExitError
 	if errors.As(err, &ee) {
 		code = ee.ExitCode()
+		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			code = 128 + int(ws.Signal())
+		}
 	} else if err != nil {
 		t.Fatalf("%s at %s: %v", path, p.Class, err)
 	}
@@ -195,6 +239,7 @@ func TestEscapes(t *testing.T) {
 		args    []string
 		skip    string
 		outcome func(code int) bool // true: escaped
+		tight   bool                // under the tight resource caps
 	}
 	escapedIf0 := func(code int) bool { return code == 0 }
 	sh := func(s string) (string, []string) { return "/bin/sh", []string{"-c", s} }
@@ -224,6 +269,18 @@ func TestEscapes(t *testing.T) {
 			return sh("mkdir -p " + w.work + "/m && mount -t tmpfs none " + w.work + "/m")
 		}),
 		mk("chroot", all, func() (string, []string) { return sh("chroot / /bin/true") }),
+		mk("open /proc/<ppid>/mem (the runtime)", fs, func() (string, []string) { return a("procmem", "ppid") }),
+	}
+	// The fork bomb asks for 400 processes and the balloon for 1 GiB;
+	// tight allows 48 and 96 MiB (cgroups) / 384 MiB (rlimits).
+	rows = append(rows,
+		row{name: "fork bomb under max_processes", holds: all, tight: true, path: w.self, args: []string{attackArg, "forkbomb", "400"}, outcome: escapedIf0},
+		row{name: "memory balloon under the cap", holds: all, tight: true, path: w.self, args: []string{attackArg, "balloon", "1024"}, outcome: escapedIf0},
+	)
+	if w.suid != "" {
+		rows = append(rows, row{name: "a setuid-root binary", holds: all, path: w.suid, args: []string{attackArg, "privs"}, outcome: escapedIf0})
+	} else {
+		rows = append(rows, row{name: "a setuid-root binary", holds: all, skip: "not root and no setuid copy made by a root parent"})
 	}
 	if w.i386 != "" {
 		rows = append(rows, row{name: "i386 syscall entry (int 0x80)", holds: all, path: w.i386, outcome: escapedIf0})
@@ -237,7 +294,12 @@ func TestEscapes(t *testing.T) {
 			continue
 		}
 		p := w.plan(t, class)
+		pt := w.planWith(t, class, tight)
 		for _, r := range rows {
+			p := p
+			if r.tight {
+				p = pt
+			}
 			if results[r.name] == nil {
 				results[r.name] = map[string]string{}
 			}

@@ -30,6 +30,8 @@ type job struct {
 	Args []string `json:"args"` // argv, argv[0] included
 	Env  []string `json:"env"`
 	Dir  string   `json:"dir"`
+	// Cgroups are the command's own cgroup directories, joined first.
+	Cgroups []string `json:"cgroups,omitempty"`
 }
 
 func init() {
@@ -68,6 +70,29 @@ func Command(p *Plan, path string, args, env []string, dir string) (*Cmd, error)
 		dir = p.WorkFolder
 	}
 	j := job{Plan: p, Path: path, Args: append([]string{path}, args...), Env: append(append([]string(nil), env...), p.Env...), Dir: dir}
+	cg, err := newCgroups(p)
+	if err != nil {
+		return nil, err
+	}
+	if cg != nil {
+		j.Cgroups = cg.dirs
+	}
+	// Without a cgroup to kill whole, a PID namespace is what ends a
+	// descendant that left the command's process group: it dies with the
+	// command, its pid 1.
+	pidns := p.Namespaces || (cg == nil && Probe().Namespaces)
+	cmd, err := newCmd(p, j, pidns)
+	if err != nil {
+		cg.release()
+		return nil, err
+	}
+	if cg != nil {
+		cmd.release = cg.release
+	}
+	return cmd, nil
+}
+
+func newCmd(p *Plan, j job, pidns bool) (*Cmd, error) {
 	b, err := json.Marshal(j)
 	if err != nil {
 		return nil, fmt.Errorf("containment plan: %w", err)
@@ -89,8 +114,7 @@ func Command(p *Plan, path string, args, env []string, dir string) (*Cmd, error)
 		r.Close()
 		return nil, fmt.Errorf("containment plan pipe: %w", err)
 	}
-	self, _ := selfExe()
-	c := exec.Command(self, initArg)
+	c := exec.Command(helper(), initArg)
 	// The helper reads nothing else from its environment; one P and no GC
 	// make its short life cheaper.
 	c.Env = []string{"GOMAXPROCS=1", "GOGC=off"}
@@ -100,6 +124,12 @@ func Command(p *Plan, path string, args, env []string, dir string) (*Cmd, error)
 	userns := p.Namespaces
 	if p.Namespaces {
 		a.Cloneflags = unix.CLONE_NEWUSER | unix.CLONE_NEWNS | unix.CLONE_NEWPID
+	} else if pidns {
+		a.Cloneflags = unix.CLONE_NEWPID
+		if os.Getuid() != 0 {
+			a.Cloneflags |= unix.CLONE_NEWUSER
+			userns = true
+		}
 	}
 	if p.NetNS {
 		a.Cloneflags |= unix.CLONE_NEWNET
@@ -154,6 +184,9 @@ func initMain() error {
 		return fmt.Errorf("reading the plan: %v", err)
 	}
 	p := j.Plan
+	if err := enrol(j.Cgroups); err != nil {
+		return err
+	}
 	// Resolve the program before the view narrows: inside a sealed root
 	// the same absolute path exists, but the lookup may not.
 	path := j.Path
@@ -197,7 +230,7 @@ func initMain() error {
 			return fmt.Errorf("rlimit %s: %w", rl.Name, err)
 		}
 	}
-	if err := loadSeccomp(p.Seccomp); err != nil {
+	if err := loadSeccomp(p); err != nil {
 		return fmt.Errorf("seccomp: %w", err)
 	}
 	err = syscall.Exec(path, j.Args, j.Env)
@@ -284,10 +317,17 @@ func bind(src, dst string, dir, write, exec bool) error {
 	if err := unix.Mount(src, dst, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
 		return fmt.Errorf("bind %s: %w", src, err)
 	}
+	st, err := os.Stat(src)
+	if err == nil && st.Mode()&os.ModeCharDevice != 0 && write {
+		// A device node bound read-write needs no remount: nodev would
+		// make it unopenable, and exec and setuid mean nothing for a
+		// character device (execve refuses anything but a regular file).
+		return nil
+	}
 	flags := uintptr(unix.MS_REMOUNT|unix.MS_BIND|unix.MS_NOSUID) | lockedFlags(src)
 	// nodev everywhere but on the device nodes themselves (/dev/null,
 	// /dev/zero, …): with it a bound node cannot be opened at all.
-	if st, err := os.Stat(src); err != nil || st.Mode()&os.ModeCharDevice == 0 {
+	if err != nil || st.Mode()&os.ModeCharDevice == 0 {
 		flags |= unix.MS_NODEV
 	}
 	if !write {
@@ -300,6 +340,27 @@ func bind(src, dst string, dir, write, exec bool) error {
 		return fmt.Errorf("remount %s: %w", src, err)
 	}
 	return nil
+}
+
+// copyable reports whether e is a small read-only file of /etc, which a
+// sealed root gets as a copy rather than a bind mount.
+func copyable(e Path) bool {
+	if e.Write || e.Exec || e.Dir || !strings.HasPrefix(e.Path, "/etc/") {
+		return false
+	}
+	st, err := os.Stat(e.Path) // through a link: resolv.conf often is one
+	return err == nil && st.Mode().IsRegular() && st.Size() <= 1<<20
+}
+
+func copyInto(src, dst string) error {
+	b, err := os.ReadFile(src)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+		return err
+	}
+	return os.WriteFile(dst, b, 0o644)
 }
 
 // composeRoot builds the sealed root on a tmpfs and pivots into it: the
@@ -318,6 +379,29 @@ func composeRoot(p *Plan) error {
 	}
 	if err := unix.Mount("tmpfs", base+"/tmp", "tmpfs", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "size=64m,mode=1777"); err != nil {
 		return fmt.Errorf("tmpfs /tmp: %w", err)
+	}
+	// /dev before the plan's paths, as /tmp: a work folder under either
+	// (a tmpfs in /dev/shm) is bound onto the private one, not hidden by it.
+	if err := os.MkdirAll(base+"/dev", 0o755); err != nil {
+		return err
+	}
+	if err := unix.Mount("tmpfs", base+"/dev", "tmpfs", unix.MS_NOSUID|unix.MS_NOEXEC, "size=64k,mode=0755"); err != nil {
+		return fmt.Errorf("tmpfs /dev: %w", err)
+	}
+	for _, d := range p.Devices {
+		if _, err := os.Stat(d); err != nil {
+			continue
+		}
+		// mknod is refused in a user namespace: bind the host's nodes.
+		if err := bind(d, base+d, false, true, false); err != nil {
+			if d == "/dev/tty" {
+				continue // no controlling terminal to bind
+			}
+			return err
+		}
+	}
+	for _, l := range [][2]string{{"/proc/self/fd", "fd"}, {"/proc/self/fd/0", "stdin"}, {"/proc/self/fd/1", "stdout"}, {"/proc/self/fd/2", "stderr"}} {
+		_ = os.Symlink(l[0], base+"/dev/"+l[1])
 	}
 	for _, e := range p.Paths {
 		dst := base + e.Path
@@ -348,32 +432,18 @@ func composeRoot(p *Plan) error {
 			if err := os.WriteFile(dst, []byte(content), 0o644); err != nil {
 				return err
 			}
+		case copyable(e):
+			// A small /etc file is copied into the root: two syscalls
+			// instead of a bind and its read-only remount (the root is
+			// remounted read-only at the end, so the copy is too).
+			if err := copyInto(e.Path, dst); err != nil {
+				return err
+			}
 		default:
 			if err := bind(e.Path, dst, fi.IsDir(), e.Write, e.Exec); err != nil {
 				return err
 			}
 		}
-	}
-	if err := os.MkdirAll(base+"/dev", 0o755); err != nil {
-		return err
-	}
-	if err := unix.Mount("tmpfs", base+"/dev", "tmpfs", unix.MS_NOSUID|unix.MS_NOEXEC, "size=64k,mode=0755"); err != nil {
-		return fmt.Errorf("tmpfs /dev: %w", err)
-	}
-	for _, d := range p.Devices {
-		if _, err := os.Stat(d); err != nil {
-			continue
-		}
-		// mknod is refused in a user namespace: bind the host's nodes.
-		if err := bind(d, base+d, false, true, false); err != nil {
-			if d == "/dev/tty" {
-				continue // no controlling terminal to bind
-			}
-			return err
-		}
-	}
-	for _, l := range [][2]string{{"/proc/self/fd", "fd"}, {"/proc/self/fd/0", "stdin"}, {"/proc/self/fd/1", "stdout"}, {"/proc/self/fd/2", "stderr"}} {
-		_ = os.Symlink(l[0], base+"/dev/"+l[1])
 	}
 	if err := os.Mkdir(base+"/proc", 0o555); err != nil {
 		return err

@@ -5,6 +5,7 @@ import (
 
 	"github.com/landlock-lsm/go-landlock/landlock"
 	llsys "github.com/landlock-lsm/go-landlock/landlock/syscall"
+	"golang.org/x/sys/unix"
 )
 
 // Landlock rights, split into file and directory sets: a directory right
@@ -56,9 +57,20 @@ func applyLandlock(p *Plan) error {
 		// and its /tmp a tmpfs of its own.
 		rules = append(rules, landlock.PathAccess(llReadDir, "/proc"), landlock.PathAccess(llReadDir|llWriteDir, "/tmp").WithRefer())
 	}
-	// Restrict, not RestrictPaths: the latter leaves the scopes unhandled.
-	if err := cfg.Restrict(rules...); err != nil {
-		return fmt.Errorf("restricting paths: %w", err)
+	// The ruleset, then restrict_self on this thread only: the helper
+	// execs from it next (no_new_privs is set on it already). The
+	// all-threads variant (Config.Restrict) signals every thread through
+	// psx, which hangs in a PID namespace that still sees the host's /proc.
+	fd, flags, err := cfg.NewRulesetFD(rules...)
+	if err != nil {
+		return fmt.Errorf("the ruleset: %w", err)
+	}
+	if fd < 0 {
+		return nil // nothing this kernel can restrict
+	}
+	defer unix.Close(fd)
+	if err := llsys.LandlockRestrictSelf(fd, flags); err != nil {
+		return fmt.Errorf("landlock_restrict_self: %w", err)
 	}
 	return nil
 }

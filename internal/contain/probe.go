@@ -20,6 +20,11 @@ type Report struct {
 	NamespacesBlocker string `json:"namespaces_blocker,omitempty"`
 	NetNS             bool   `json:"netns"`
 	NetNSBlocker      string `json:"netns_blocker,omitempty"`
+	// HostWarnings are what a launch warns of as W-SEC-013 (once per
+	// process tree): the host restricts user namespaces, or leaves them
+	// unrestricted host-wide under AppArmor rather than granting them to
+	// mur by a profile.
+	HostWarnings []string `json:"host_warnings,omitempty"`
 }
 
 var (

@@ -39,7 +39,27 @@ func probe() *Report {
 	}
 	r.Namespaces, r.NamespacesBlocker = probeNamespaces()
 	r.NetNS, r.NetNSBlocker = probeNetNS()
+	r.HostWarnings = hostWarnings(r)
 	return r
+}
+
+// hostWarnings are W-SEC-013's texts for this host.
+func hostWarnings(r *Report) []string {
+	var out []string
+	if !r.Namespaces {
+		out = append(out, "this host restricts user namespaces ("+r.NamespacesBlocker+"): no command can be sealed here, and the strongest tier is "+r.Best())
+	}
+	if apparmorOn() {
+		if b, err := os.ReadFile("/proc/sys/kernel/apparmor_restrict_unprivileged_userns"); err == nil && strings.TrimSpace(string(b)) == "0" {
+			out = append(out, "unprivileged user namespaces are unrestricted host-wide (AppArmor is on and kernel.apparmor_restrict_unprivileged_userns=0) rather than granted to mur by an AppArmor profile of its own")
+		}
+	}
+	return out
+}
+
+func apparmorOn() bool {
+	b, err := os.ReadFile("/sys/module/apparmor/parameters/enabled")
+	return err == nil && strings.TrimSpace(string(b)) == "Y"
 }
 
 func landlockBlocker(err error) string {

@@ -1,10 +1,13 @@
 package contain
 
 import (
+	"fmt"
 	"os"
+	"unsafe"
 
 	seccomp "github.com/elastic/go-seccomp-bpf"
 	"github.com/elastic/go-seccomp-bpf/arch"
+	"golang.org/x/net/bpf"
 	"golang.org/x/sys/unix"
 )
 
@@ -120,10 +123,47 @@ func seccompPolicy(sp SeccompPlan) seccomp.Policy {
 	}
 }
 
-// loadSeccomp installs the filter on the calling thread only; the helper
-// execs from this thread next, so the command inherits it.
-func loadSeccomp(sp SeccompPlan) error {
-	return seccomp.LoadFilter(seccomp.Filter{NoNewPrivs: true, Policy: seccompPolicy(sp)})
+// compileSeccomp assembles the allow-list into its BPF program once, when
+// the plan is made: each helper then loads the words as they are instead
+// of assembling the same filter again for every command. An instruction is
+// packed as code<<48 | jt<<40 | jf<<32 | k.
+func compileSeccomp(sp SeccompPlan) ([]uint64, error) {
+	pol := seccompPolicy(sp)
+	insts, err := pol.Assemble()
+	if err != nil {
+		return nil, fmt.Errorf("assembling the seccomp allow-list: %w", err)
+	}
+	raw, err := bpf.Assemble(insts)
+	if err != nil {
+		return nil, fmt.Errorf("assembling the seccomp allow-list: %w", err)
+	}
+	out := make([]uint64, len(raw))
+	for i, r := range raw {
+		out[i] = uint64(r.Op)<<48 | uint64(r.Jt)<<40 | uint64(r.Jf)<<32 | uint64(r.K)
+	}
+	return out, nil
+}
+
+// loadSeccomp installs the plan's filter on the calling thread only; the
+// helper execs from this thread next, so the command inherits it.
+// no_new_privs is already set on it.
+func loadSeccomp(p *Plan) error {
+	prog := p.SeccompBPF
+	if len(prog) == 0 {
+		var err error
+		if prog, err = compileSeccomp(p.Seccomp); err != nil {
+			return err
+		}
+	}
+	f := make([]unix.SockFilter, len(prog))
+	for i, w := range prog {
+		f[i] = unix.SockFilter{Code: uint16(w >> 48), Jt: uint8(w >> 40), Jf: uint8(w >> 32), K: uint32(w)}
+	}
+	fp := unix.SockFprog{Len: uint16(len(f)), Filter: &f[0]}
+	if _, _, e := unix.Syscall(unix.SYS_SECCOMP, unix.SECCOMP_SET_MODE_FILTER, 0, uintptr(unsafe.Pointer(&fp))); e != 0 {
+		return e
+	}
+	return nil
 }
 
 func rlimits(r Resources) []Rlimit {

@@ -43,8 +43,11 @@ func TestUnprivileged(t *testing.T) {
 	if err := copyFile(self, bin); err != nil {
 		t.Fatal(err)
 	}
-	out, err := exec.Command("runuser", "-u", unprivUser, "--", bin,
-		"-test.run", "^(TestProbe|TestNormalCommands|TestEscapes|TestGrantsOpen|TestNetNS|TestNetNSListenersClosed)$", "-test.v").CombinedOutput()
+	suid := setuidCopy(t, self, dir)
+	c := exec.Command("runuser", "-u", unprivUser, "--", bin,
+		"-test.run", "^(TestProbe|TestNormalCommands|TestEscapes|TestGrantsOpen|TestNetNS|TestNetNSListenersClosed|TestKillEscapers|TestResourcePlane|TestPlanRefusals|TestTmpfsWorkFolder)$", "-test.v")
+	c.Env = append(os.Environ(), suidEnv+"="+suid)
+	out, err := c.CombinedOutput()
 	t.Logf("as %s:\n%s", unprivUser, out)
 	if err != nil {
 		t.Fatalf("the tier tests failed as %s: %v", unprivUser, err)

@@ -1,7 +1,9 @@
 package launch
 
 import (
+	"encoding/json"
 	"fmt"
+	"os"
 
 	"github.com/murmur-go/murmur/internal/contain"
 	"github.com/murmur-go/murmur/internal/diag"
@@ -26,8 +28,12 @@ type Containment struct {
 	// Native reports whether the capsule starts native commands at all.
 	Native bool
 	// Warnings are printed once at launch (W-SEC-011 when workdir_exec caps
-	// the tier).
+	// the tier, W-SEC-013 for the host).
 	Warnings []diag.Warning
+	// Plane is what caps the commands' memory and processes (contain's
+	// PlaneV2, PlaneV1 or PlaneRlimits); PlaneBlocker says why no cgroup
+	// plane holds. Set only when Native.
+	Plane, PlaneBlocker string
 
 	refusal error // E-CAP-003: a floor this host cannot deliver
 }
@@ -44,8 +50,12 @@ const agentDetail = "the inference loop runs in mur itself; each tool and stored
 	"wasi:http only to what each one's network.allow covers; shell commands run under the achieved tier " +
 	"with a cleared environment; delegate-task is not provided"
 
-// probe is the host probe; tests replace it.
-var probe = contain.Probe
+// probe is the host probe and resourcePlane the cgroup probe; tests
+// replace them.
+var (
+	probe         = contain.Probe
+	resourcePlane = contain.ResourcePlane
+)
 
 // decideContainment applies contracts §19: the strongest tier the host
 // delivers, or exactly the declared floor; a floor the host cannot deliver
@@ -78,6 +88,9 @@ func decideContainment(p *Plan, requested string) Containment {
 		return c
 	}
 	rep := probe()
+	if c.Native {
+		c.Plane, c.PlaneBlocker = resourcePlane()
+	}
 	c.Achieved = rep.Best()
 	if c.Declared != "" {
 		c.Achieved = c.Declared
@@ -104,8 +117,19 @@ func decideContainment(p *Plan, requested string) Containment {
 	}
 	c.Mechanism = contain.MechanismFor(c.Achieved)
 	c.FloorMet = contain.Rank(c.Achieved) >= contain.Rank(c.Declared)
+	// Host warnings print once per process tree: a delegated child's
+	// parent printed them already (contracts §19).
+	if v, _ := p.lookup(envHostWarningsReported); v != "1" {
+		for _, w := range rep.HostWarnings {
+			c.Warnings = append(c.Warnings, diag.Warn("W-SEC-013", "%s", w))
+		}
+	}
 	return c
 }
+
+// envHostWarningsReported is set to 1 in a delegated child's environment
+// (the spec's child environment table).
+const envHostWarningsReported = "MURMUR_HOST_WARNINGS_REPORTED"
 
 // declaredText is --explain-scope's declared: value.
 func (c Containment) declaredText() string {
@@ -132,27 +156,109 @@ func (c Containment) Lines() []string {
 		"  " + c.Detail,
 	}
 	if c.Native {
-		r := contain.DefaultResources
-		lines = append(lines,
-			fmt.Sprintf("resources: rlimits on every command (max_processes %d, max_open_files %d, max_file_size_bytes %d, cpu_seconds %d, memory_bytes %d); no cgroup limits in this build",
-				r.MaxProcesses, r.MaxOpenFiles, r.MaxFileSizeBytes, r.CPUSeconds, r.MemoryBytes),
+		lines = append(lines, "resources: "+c.resourcesText(),
 			"network: commands run in a network namespace with only loopback; the egress proxy forwards what network.allow covers")
-		for _, l := range notProtected(c.Achieved) {
+		for _, l := range c.notProtected() {
 			lines = append(lines, "not protected here: "+l)
 		}
 	}
 	return lines
 }
 
+// resourcesText is --explain-scope's resources: line: the rlimits every
+// command gets and which plane caps memory and processes.
+func (c Containment) resourcesText() string {
+	r := contain.DefaultResources
+	rl := fmt.Sprintf("rlimits on every command (max_processes %d, max_open_files %d, max_file_size_bytes %d, cpu_seconds %d, memory_bytes %d)",
+		r.MaxProcesses, r.MaxOpenFiles, r.MaxFileSizeBytes, r.CPUSeconds, r.MemoryBytes)
+	if c.Plane == contain.PlaneRlimits || c.Plane == "" {
+		return rl + "; memory and processes held by the rlimits alone (" + c.PlaneBlocker + ")"
+	}
+	return fmt.Sprintf("%s; memory and processes capped by %s (cgroup_memory_bytes %d, cgroup_pids_max %d), each command in cgroups of its own, ended whole with it",
+		rl, c.Plane, r.CgroupMemoryBytes, r.CgroupPidsMax)
+}
+
+// geteuid is the runtime's effective uid; tests replace it.
+var geteuid = os.Geteuid
+
 // notProtected are the --explain-scope lines for what a tier leaves open
 // (docs/containment.md has the whole list).
-func notProtected(class string) []string {
-	out := []string{"rlimits do not bind uid 0: a root runtime's commands are held by seccomp and the tier, not by max_processes"}
-	switch class {
-	case contain.Advisory:
-		out = append(out, "the filesystem: a command reads and writes whatever this user may (seccomp only)")
-	case contain.Scoped:
-		out = append(out, "other processes of this user: no pid namespace")
+func (c Containment) notProtected() []string {
+	var out []string
+	if c.Plane == contain.PlaneRlimits && geteuid() == 0 {
+		out = append(out, "rlimits do not bind uid 0, and no cgroup plane holds here: a root runtime's commands are not held to max_processes")
 	}
+	switch c.Achieved {
+	case contain.Advisory:
+		out = append(out, "the filesystem: a command reads and writes whatever this user may (seccomp only)",
+			"other processes of this user: a command may signal them, and read their /proc entries where the kernel lets this user")
+	case contain.Scoped:
+		out = append(out, "other processes of this user: no pid namespace (Landlock's signal scoping where the kernel has it)")
+	}
+	out = append(out, "the host's kernel: a command's allowed system calls reach it, so a kernel flaw in them is not contained (no virtual machine)")
 	return out
+}
+
+// ScopeJSON is --explain-scope --json's object: a documented, stable shape
+// (docs/containment.md). Fields are added, never renamed or removed.
+type ScopeJSON struct {
+	Name    string `json:"name"`
+	Version string `json:"version"`
+	Kind    string `json:"kind"`
+	From    string `json:"from"`
+	// Declared is the floor, "none" when none is declared.
+	Declared string `json:"declared"`
+	Achieved string `json:"achieved"`
+	FloorMet bool   `json:"floor_met"`
+	// Refusal is the E-CAP-003 a run would meet, "" when none.
+	Refusal   string `json:"refusal,omitempty"`
+	Mechanism string `json:"mechanism"`
+	Detail    string `json:"detail"`
+	// Resources is null when the capsule starts no native command.
+	Resources *ResourcesJSON `json:"resources"`
+	// Network is the commands' network, "" when there are none.
+	Network string `json:"network,omitempty"`
+	// EffectiveGrants is session_start.effective_grants, containment
+	// included.
+	EffectiveGrants json.RawMessage `json:"effective_grants"`
+	NotProtected    []string        `json:"not_protected"`
+	Warnings        []string        `json:"warnings"`
+}
+
+// ResourcesJSON is ScopeJSON's resources.
+type ResourcesJSON struct {
+	// Plane: "cgroup v2", "cgroup v1" or "rlimits".
+	Plane        string            `json:"plane"`
+	PlaneBlocker string            `json:"plane_blocker,omitempty"`
+	Rlimits      map[string]uint64 `json:"rlimits"`
+	// Cgroup is empty when the plane is rlimits.
+	Cgroup map[string]uint64 `json:"cgroup"`
+}
+
+// Scope is the plan as --explain-scope --json prints it.
+func (p *Plan) Scope() ScopeJSON {
+	m, c := p.Manifest, p.Containment
+	s := ScopeJSON{Name: m.Name, Version: m.Version, Kind: p.Kind(), From: p.From,
+		Declared: c.declaredText(), Achieved: c.Achieved, FloorMet: c.FloorMet && c.refusal == nil,
+		Mechanism: c.Mechanism, Detail: c.Detail, EffectiveGrants: p.GrantsJSON,
+		NotProtected: []string{}, Warnings: []string{}}
+	if c.refusal != nil {
+		s.Refusal = c.refusal.Error()
+	}
+	for _, w := range c.Warnings {
+		s.Warnings = append(s.Warnings, w.String())
+	}
+	if c.Native {
+		r := contain.DefaultResources
+		s.Resources = &ResourcesJSON{Plane: c.Plane, PlaneBlocker: c.PlaneBlocker,
+			Rlimits: map[string]uint64{"max_processes": r.MaxProcesses, "max_open_files": r.MaxOpenFiles,
+				"max_file_size_bytes": r.MaxFileSizeBytes, "cpu_seconds": r.CPUSeconds, "memory_bytes": r.MemoryBytes},
+			Cgroup: map[string]uint64{}}
+		if c.Plane != contain.PlaneRlimits && c.Plane != "" {
+			s.Resources.Cgroup = map[string]uint64{"cgroup_memory_bytes": r.CgroupMemoryBytes, "cgroup_pids_max": r.CgroupPidsMax}
+		}
+		s.Network = "a network namespace with only loopback; the egress proxy forwards what network.allow covers"
+		s.NotProtected = c.notProtected()
+	}
+	return s
 }

@@ -1,0 +1,11 @@
+package contain
+
+// UseHelper makes path the init helper binary for the rest of the test
+// process ("" restores re-executing the test binary).
+func UseHelper(path string) { helperPath = path }
+
+// HelperPath is the binary commands start as.
+func HelperPath() string { return helper() }
+
+// FindHelper is findHelper.
+var FindHelper = findHelper
