@@ -19,6 +19,8 @@ import (
 	"syscall"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/murmur-go/murmur/internal/ids"
 	"github.com/murmur-go/murmur/internal/roost/roostapi"
 )
@@ -353,7 +355,8 @@ func exitText(ps *os.ProcessState, err error) string {
 		return "unknown"
 	}
 	if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-		return "killed by " + ws.Signal().String()
+		// "killed by SIGKILL", not Signal.String's "killed by killed".
+		return "killed by " + unix.SignalName(ws.Signal())
 	}
 	return fmt.Sprintf("exit status %d", ps.ExitCode())
 }

@@ -48,8 +48,8 @@ func TestOutcomeBlockBytes(t *testing.T) {
 		{status: StatusError, answer: ptr("half done")},
 		{status: StatusCrashed, detail: "the child exited without recording a completion; exit status 2\npanic: boom",
 			extra: "detail:\n  the child exited without recording a completion; exit status 2\n  panic: boom\n"},
-		{status: StatusTerminated, ending: ReasonCancelled, detail: "the parent ended this delegation; killed by terminated",
-			extra: "reason: the delegating task was cancelled\ndetail:\n  the parent ended this delegation; killed by terminated\n"},
+		{status: StatusTerminated, ending: ReasonCancelled, detail: "the parent ended this delegation; killed by SIGTERM",
+			extra: "reason: the delegating task was cancelled\ndetail:\n  the parent ended this delegation; killed by SIGTERM\n"},
 	} {
 		t.Run(c.status, func(t *testing.T) {
 			r, d, res := outcomeFixture(t, c.status)
