@@ -25,7 +25,7 @@ var roostListenRE = regexp.MustCompile(`^mur-roost: listening on (127\.0\.0\.1:\
 
 // startRoost starts the real mur-roost on a free loopback port under
 // homeDir and returns its base URL; it is stopped with the test.
-func startRoost(t *testing.T, homeDir string, args ...string) string {
+func startRoost(t testing.TB, homeDir string, args ...string) string {
 	t.Helper()
 	cmd := exec.Command(testbin.Path(t, "./cmd/mur-roost"), append([]string{"--port", "0"}, args...)...)
 	cmd.Env = []string{"HOME=" + homeDir, "PATH=" + os.Getenv("PATH")}
@@ -58,7 +58,7 @@ func startRoost(t *testing.T, homeDir string, args ...string) string {
 // replayCapsule writes and publishes an agent capsule driven by
 // murmur/driver-replay (its transcript at an absolute path, so an installed
 // copy finds it).
-func replayCapsule(t *testing.T, homeDir, dir, name, version, extra, transcript string) string {
+func replayCapsule(t testing.TB, homeDir, dir, name, version, extra, transcript string) string {
 	t.Helper()
 	os.MkdirAll(dir, 0o755)
 	tp := filepath.Join(dir, "transcript.yaml")
@@ -376,7 +376,7 @@ func TestDelegateCompletionAnswersAndWindDown(t *testing.T) {
 }
 
 // publishDir builds and publishes the capsule in dir.
-func publishDir(t *testing.T, homeDir, dir string) {
+func publishDir(t testing.TB, homeDir, dir string) {
 	t.Helper()
 	for _, c := range []string{"build", "publish"} {
 		if r := runMur(t, homeDir, dir, nil, c); r.Code != 0 {
@@ -474,7 +474,7 @@ func waitLines(t *testing.T, recordsDir, typ string, n int, stderr any) []trace.
 }
 
 // childOf waits for the running record of a session spawned by parent.
-func childOf(t *testing.T, homeDir, parent string) running.Record {
+func childOf(t testing.TB, homeDir, parent string) running.Record {
 	t.Helper()
 	for i := 0; ; i++ {
 		recs, _ := running.Scan(home.Running(homeDir))
@@ -513,4 +513,13 @@ func readCompletion(t *testing.T, recordsDir string) map[string]any {
 		t.Fatalf("completion.json %s: %v", b, err)
 	}
 	return rec
+}
+
+// readTrace reads a trace that may not exist yet.
+func readTrace(recordsDir string) ([]trace.Line, error) {
+	f, err := trace.ReadFile(filepath.Join(recordsDir, trace.FileName))
+	if err != nil {
+		return nil, err
+	}
+	return f.Lines, nil
 }
