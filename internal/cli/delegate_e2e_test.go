@@ -523,3 +523,13 @@ func readTrace(recordsDir string) ([]trace.Line, error) {
 	}
 	return f.Lines, nil
 }
+
+// murCmdEnv is the real mur with a private HOME in dir and extra env, not
+// started.
+func murCmdEnv(t testing.TB, homeDir, dir string, env []string, args ...string) *exec.Cmd {
+	t.Helper()
+	cmd := exec.Command(murBin(t), args...)
+	cmd.Dir = dir
+	cmd.Env = append([]string{"HOME=" + homeDir, "PATH=" + os.Getenv("PATH")}, env...)
+	return cmd
+}

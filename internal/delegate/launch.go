@@ -36,6 +36,11 @@ type delegation struct {
 	lifeline              *os.File // the write end; never written
 	stderrTail            *tail
 	exitedCh              chan struct{}
+	// decided is closed once the call knows whether the delegation started
+	// (its delegation_start written) or failed; the launcher builds no
+	// outcome before then, and none for a failed one, so a child that
+	// exits during its launch is recorded once, as the failed call.
+	decided chan struct{}
 	exitStatus            string
 	script                bool // no door: its task went on standard input
 
@@ -133,6 +138,7 @@ func (r *Runtime) launch(ctx context.Context, d *delegation, g roostapi.Grant, t
 		d.exitStatus = exitText(cmd.ProcessState, err)
 		lw.Close()
 		close(d.exitedCh)
+		<-d.decided
 		r.childExited(d)
 	}()
 	line, _ := json.Marshal(launchLine{Approval: g.Approval.Reveal(), Task: scriptTask(task)})
