@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"sort"
 	"strings"
 	"syscall"
 	"testing"
@@ -42,6 +43,7 @@ type outcomeCase struct {
 	afterTask   string // the worker's lifecycle.after_task
 	parentExtra string
 	env         []string
+	hanging     bool                                         // the worker's model never answers
 	wrapSleep   int                                          // MURMUR_MUR_BINARY sleeps this long before exec'ing mur
 	during      func(t *testing.T, homeDir string, rd ready) // while the parent runs
 	status      string
@@ -88,6 +90,13 @@ func TestDelegateOutcomeBlocks(t *testing.T) {
 				syscall.Kill(c.PID, syscall.SIGKILL)
 			},
 			detail: "the child exited without recording a completion; killed by SIGKILL", ending: endsWith("result:\n" + ten)},
+		{name: "crashed mid-task", hanging: true, status: "crashed",
+			during: func(t *testing.T, homeDir string, rd ready) {
+				c := childOf(t, homeDir, rd.SessionID)
+				waitLines(t, c.RecordsDir, trace.TypeTaskStart, 1, "")
+				syscall.Kill(c.PID, syscall.SIGKILL)
+			},
+			detail: "the child exited without recording a completion; killed by SIGKILL", ending: endsWith(none)},
 		{name: "terminated by MURMUR_DELEGATION_TIMEOUT_SECS", transcript: answerTranscript(&ten), afterTask: "sleep",
 			env: []string{"MURMUR_DELEGATION_TIMEOUT_SECS=2"}, status: "terminated",
 			reason: "the sub-capsule was still running at lifecycle.delegation_deadline_secs (2s)",
@@ -118,7 +127,16 @@ func runOutcomeCase(t *testing.T, c outcomeCase) {
 	if after == "" {
 		after = "exit"
 	}
-	replayCapsule(t, homeDir, filepath.Join(base, "worker"), "worker", "1.0.0", "lifecycle:\n  after_task: "+after+"\n", c.transcript)
+	if c.hanging {
+		wfp := fakeprovider.NewAnthropic()
+		t.Cleanup(wfp.Close)
+		wfp.Push(fakeprovider.Reply{Hang: true})
+		fakeModelCapsule(t, homeDir, filepath.Join(base, "worker"), "worker", "1.0.0",
+			"capabilities:\n  env:\n    allow: [PROVIDER_TEST_KEY]\nlifecycle:\n  after_task: "+after+"\n", wfp)
+		c.parentExtra = "  env:\n    allow: [PROVIDER_TEST_KEY]\n" + c.parentExtra
+	} else {
+		replayCapsule(t, homeDir, filepath.Join(base, "worker"), "worker", "1.0.0", "lifecycle:\n  after_task: "+after+"\n", c.transcript)
+	}
 	fp := fakeprovider.NewAnthropic()
 	t.Cleanup(fp.Close)
 	fp.Push(delegateReply("1.0.0", "answer", "worker"), fakeprovider.Reply{Text: []string{"Waiting."}}, fakeprovider.Reply{Text: []string{"Read it."}})
@@ -193,5 +211,53 @@ func runOutcomeCase(t *testing.T, c outcomeCase) {
 	}
 	if cont := byType(lines, trace.TypeTaskContinued); len(cont) != 1 {
 		t.Errorf("task_continued lines: %d", len(cont))
+	}
+}
+
+// TestDelegateFourAtOnce: one turn delegates to four children at once; the
+// task waits on four, and continues once with four ok blocks in id order.
+func TestDelegateFourAtOnce(t *testing.T) {
+	t.Parallel()
+	homeDir, base := t.TempDir(), t.TempDir()
+	replayCapsule(t, homeDir, filepath.Join(base, "worker"), "worker", "1.0.0", "lifecycle:\n  after_task: exit\n", workerTranscript)
+	fp := fakeprovider.NewAnthropic()
+	t.Cleanup(fp.Close)
+	fp.Push(delegateReply("1.0.0", "find three things", "worker", "worker", "worker", "worker"),
+		fakeprovider.Reply{Text: []string{"Waiting on four."}}, fakeprovider.Reply{Text: []string{"All four reported."}})
+	orch := fakeModelCapsule(t, homeDir, filepath.Join(base, "orch"), "orch", "0.1.0",
+		"capabilities:\n  spawn:\n    allow: [local/worker]\n", fp)
+	roost := startRoost(t, homeDir, "--spawn-allow", "local/orch")
+	r := runMur(t, homeDir, orch, []string{"MURMUR_ROOST_URL=" + roost, fakeKey}, "run", "--json", "--task", "delegate four")
+	if r.Code != 0 {
+		t.Fatalf("run: %+v", r)
+	}
+	lines := traceLines(t, parseReady(t, r.Stdout).RecordsDir)
+	var ids []string
+	for _, d := range byType(lines, trace.TypeDelegationStart) {
+		ids = append(ids, d.Str("delegation_id"))
+	}
+	sort.Strings(ids)
+	if len(ids) != 4 {
+		t.Fatalf("delegation_start lines: %s", types(lines))
+	}
+	if cont := byType(lines, trace.TypeTaskContinued); len(cont) != 1 || string(cont[0].Fields["delegations"]) != `["`+strings.Join(ids, `","`)+`"]` {
+		t.Errorf("task_continued %v, want %v", cont, ids)
+	}
+	if w := byType(lines, trace.TypeTaskWaiting); len(w) != 1 || w[0].Int("outstanding") < 1 {
+		t.Errorf("task_waiting %v", w)
+	}
+	reqs := fp.Requests()
+	if len(reqs) != 3 {
+		t.Fatalf("model calls %d", len(reqs))
+	}
+	blocks := strings.Split(lastMessageText(t, reqs[2]), "\n</untrusted-content>\n\n")
+	if len(blocks) != 4 {
+		t.Fatalf("%d blocks in the continuation", len(blocks))
+	}
+	for i, b := range blocks {
+		if want := "[delegate-task] delegation " + ids[i] + " to worker@1.0.0 ended ok:\n"; !strings.HasPrefix(b, want) ||
+			!strings.Contains(b, "result:\nThe report has three findings.") {
+			t.Errorf("block %d:\n%s\nwant it to start %q", i, b, want)
+		}
 	}
 }
