@@ -60,6 +60,13 @@ func startRoost(t testing.TB, homeDir string, args ...string) string {
 // copy finds it).
 func replayCapsule(t testing.TB, homeDir, dir, name, version, extra, transcript string) string {
 	t.Helper()
+	return replayCapsuleInference(t, homeDir, dir, name, version, "", extra, transcript)
+}
+
+// replayCapsuleInference is replayCapsule with more lines (indented by
+// two spaces) under inference:.
+func replayCapsuleInference(t testing.TB, homeDir, dir, name, version, inference, extra, transcript string) string {
+	t.Helper()
 	os.MkdirAll(dir, 0o755)
 	tp := filepath.Join(dir, "transcript.yaml")
 	os.WriteFile(tp, []byte(transcript), 0o644)
@@ -75,7 +82,7 @@ inference:
   driver:
     artifact: murmur/driver-replay
   system_prompt: Work.
-` + extra
+` + inference + extra
 	os.WriteFile(filepath.Join(dir, "murmur.yaml"), []byte(m), 0o644)
 	for _, c := range []string{"build", "publish"} {
 		if r := runMur(t, homeDir, dir, nil, c); r.Code != 0 {
