@@ -499,7 +499,7 @@ func childOf(t testing.TB, homeDir, parent string) running.Record {
 
 // childRecords is the records dir of the one session that ran in a child's
 // work folder.
-func childRecords(t *testing.T, homeDir, childWorkdir string) string {
+func childRecords(t testing.TB, homeDir, childWorkdir string) string {
 	t.Helper()
 	m, _ := filepath.Glob(filepath.Join(homeDir, ".murmur", "records", strings.TrimPrefix(childWorkdir, "/"), "ses_*"))
 	if len(m) != 1 {

@@ -1,6 +1,7 @@
 package cli_test
 
 import (
+	"encoding/json"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -74,12 +75,11 @@ func TestDelegateParentSIGTERMEndsChildren(t *testing.T) {
 	}
 }
 
-// chain starts a self-delegating capsule that sleeps after each task, under
-// --max-depth 3, and returns the top process and the running records of
+// chain starts the self-delegating capsule published from base/rec, which
+// sleeps after each task, at roost (run with --max-depth 3), and returns the top process and the running records of
 // its three descendants, top down.
-func chain(t testing.TB, homeDir, base string) (*exec.Cmd, ready, []running.Record) {
+func chain(t testing.TB, homeDir, base, roost string) (*exec.Cmd, ready, []running.Record) {
 	rec := filepath.Join(base, "rec")
-	roost := startRoost(t, homeDir, "--spawn-allow", "local/rec", "--max-depth", "3")
 	cmd, out, _ := startMurEnv(t, homeDir, rec, []string{"MURMUR_ROOST_URL=" + roost}, "run", "--json", "--task", "recurse")
 	rd := readReady(t, out)
 	var levels []running.Record
@@ -111,7 +111,7 @@ func TestDelegateChainEndsTopDown(t *testing.T) {
 	homeDir, base := t.TempDir(), t.TempDir()
 	replayCapsule(t, homeDir, filepath.Join(base, "rec"), "rec", "1.0.0",
 		"capabilities:\n  spawn:\n    allow: [local/rec]\nlifecycle:\n  after_task: sleep\n", selfTranscript)
-	cmd, _, levels := chain(t, homeDir, base)
+	cmd, _, levels := chain(t, homeDir, base, startRoost(t, homeDir, "--spawn-allow", "local/rec", "--max-depth", "3"))
 	cmd.Process.Kill()
 	cmd.Wait()
 	for _, l := range levels {
@@ -124,4 +124,47 @@ func TestDelegateChainEndsTopDown(t *testing.T) {
 			t.Errorf("level %d's trace: %s", i+2, ty)
 		}
 	}
+}
+
+// TestDelegateCancelTaskEndsChild: CancelTask of a task waiting on a child
+// ends the child (its pid gone), records the delegation terminated with the
+// cancel reason, names it in task_canceled and in the CancelTask answer's
+// residue, and the session goes on serving.
+func TestDelegateCancelTaskEndsChild(t *testing.T) {
+	t.Parallel()
+	homeDir, base := t.TempDir(), t.TempDir()
+	replayCapsule(t, homeDir, filepath.Join(base, "worker"), "worker", "1.0.0", "lifecycle:\n  after_task: sleep\n", workerTranscript)
+	orch := replayCapsule(t, homeDir, filepath.Join(base, "orch"), "orch", "0.1.0",
+		"capabilities:\n  spawn:\n    allow: [local/worker]\nlifecycle:\n  after_task: sleep\n", orchTranscript)
+	roost := startRoost(t, homeDir, "--spawn-allow", "local/orch")
+	cmd, out, stderr := startMurEnv(t, homeDir, orch, []string{"MURMUR_ROOST_URL=" + roost}, "run", "--json", "--task", "delegate it")
+	rd := readReady(t, out)
+	w := waitLines(t, rd.RecordsDir, trace.TypeTaskWaiting, 1, stderr)[0]
+	ds := byType(traceLines(t, rd.RecordsDir), trace.TypeDelegationStart)[0]
+	dlg := ds.Str("delegation_id")
+	child := childOf(t, homeDir, rd.SessionID)
+	res := rpc(t, "http://"+*rd.URL, `{"jsonrpc":"2.0","id":3,"method":"CancelTask","params":{"id":"`+w.Str("task_id")+`"}}`)
+	b, _ := json.Marshal(res)
+	if res["error"] != nil || !strings.Contains(string(b), dlg) {
+		t.Errorf("CancelTask answer %s", b)
+	}
+	dl := waitLines(t, rd.RecordsDir, trace.TypeDelegation, 1, stderr)
+	if dl[0].Str("outcome") != "terminated" || dl[0].Str("reason") != "the delegating task was cancelled" {
+		t.Errorf("delegation line %v", dl[0].Fields)
+	}
+	if !gone(child.PID) {
+		t.Errorf("the child %d outlived the cancelled task", child.PID)
+	}
+	tc := waitLines(t, rd.RecordsDir, trace.TypeTaskCanceled, 1, stderr)
+	if !strings.Contains(string(tc[0].Fields["delegation_ids"]), dlg) {
+		t.Errorf("task_canceled %v", tc[0].Fields)
+	}
+	if rec := readCompletion(t, childRecords(t, homeDir, ds.Str("child_workdir"))); rec["status"] != "terminated" || rec["reported_by"] != "launcher" {
+		t.Errorf("completion.json %v", rec)
+	}
+	if card := rpc(t, "http://"+*rd.URL, `{"jsonrpc":"2.0","id":4,"method":"GetTask","params":{"id":"`+w.Str("task_id")+`"}}`); card["error"] != nil {
+		t.Errorf("the session stopped serving: %v", card)
+	}
+	cmd.Process.Signal(syscall.SIGTERM)
+	cmd.Wait()
 }
