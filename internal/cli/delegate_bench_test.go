@@ -20,10 +20,12 @@ func BenchmarkDelegateChainKill(b *testing.B) {
 	homeDir, base := b.TempDir(), b.TempDir()
 	replayCapsule(b, homeDir, filepath.Join(base, "rec"), "rec", "1.0.0",
 		"capabilities:\n  spawn:\n    allow: [local/rec]\nlifecycle:\n  after_task: sleep\n", selfTranscript)
-	roost := startRoost(b, homeDir, "--spawn-allow", "local/rec", "--max-depth", "3")
 	var d []time.Duration
 	for b.Loop() {
 		b.StopTimer()
+		// A daemon per chain: the killed top never deregisters, and a
+		// daemon keeps counting it toward --max-live-capsules.
+		roost := startRoost(b, homeDir, "--spawn-allow", "local/rec", "--max-depth", "3")
 		cmd, _, levels := chain(b, homeDir, base, roost)
 		b.StartTimer()
 		start := time.Now()

@@ -156,6 +156,7 @@ func WatchLifeline(f *os.File, bootstrapLog string, onEOF func()) {
 		var b [1]byte
 		for {
 			if _, err := f.Read(b[:]); err != nil {
+				spawnerGone.Store(true)
 				redirectStderr(bootstrapLog)
 				onEOF()
 				return

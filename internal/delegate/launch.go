@@ -40,9 +40,9 @@ type delegation struct {
 	// (its delegation_start written) or failed; the launcher builds no
 	// outcome before then, and none for a failed one, so a child that
 	// exits during its launch is recorded once, as the failed call.
-	decided chan struct{}
-	exitStatus            string
-	script                bool // no door: its task went on standard input
+	decided    chan struct{}
+	exitStatus string
+	script     bool // no door: its task went on standard input
 
 	// guarded by Runtime.mu
 	ending    string  // the terminated reason, once this session ends it
