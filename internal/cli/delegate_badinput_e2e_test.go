@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -70,52 +71,74 @@ func standIn(t *testing.T, dir, mode string) (bin, pidFile string) {
 // line, prints something else, never binds the door its line names, or
 // binds and never accepts fails the call in the same turn with status
 // failed and an output saying why, and is stopped and reaped; the session
-// goes on.
+// goes on. The four parents run at once (two of them wait out the 30 s
+// delivery bound).
 func TestDelegateChildThatNeverStarts(t *testing.T) {
-	for _, c := range []struct{ mode, output string }{
+	t.Parallel()
+	homeDir, base := t.TempDir(), t.TempDir()
+	replayCapsule(t, homeDir, filepath.Join(base, "worker"), "worker", "1.0.0", "lifecycle:\n  after_task: exit\n", workerTranscript)
+	cases := []struct{ mode, output string }{
 		{"exits-early", "worker@1.0.0 could not be started: the child exited before it was ready"},
 		{"garbage", `worker@1.0.0 could not be started: the child's first line is not a --json ready line: "hello from a child that is not mur"`},
 		{"never-binds", "worker@1.0.0 could not be started: the child did not accept its task: "},
 		{"never-accepts", "worker@1.0.0 could not be started: the child did not accept its task: "},
-	} {
-		t.Run(c.mode, func(t *testing.T) {
-			t.Parallel()
-			homeDir, base := t.TempDir(), t.TempDir()
-			replayCapsule(t, homeDir, filepath.Join(base, "worker"), "worker", "1.0.0", "lifecycle:\n  after_task: exit\n", workerTranscript)
-			fp := fakeprovider.NewAnthropic()
-			t.Cleanup(fp.Close)
-			fp.Push(delegateReply("1.0.0", "answer", "worker"), fakeprovider.Reply{Text: []string{"It did not start."}})
-			orch := fakeModelCapsule(t, homeDir, filepath.Join(base, "orch"), "orch", "0.1.0",
-				"capabilities:\n  spawn:\n    allow: [local/worker]\n", fp)
-			roost := startRoost(t, homeDir, "--spawn-allow", "local/orch")
-			bin, pidFile := standIn(t, base, c.mode)
-			r := runMur(t, homeDir, orch, []string{"MURMUR_ROOST_URL=" + roost, fakeKey, "MURMUR_MUR_BINARY=" + bin}, "run", "--json", "--task", "delegate it")
-			if r.Code != 0 {
-				t.Fatalf("run: %+v", r)
-			}
-			reqs := fp.Requests()
-			if len(reqs) != 2 {
-				t.Fatalf("model calls %d", len(reqs))
-			}
-			res := lastMessageText(t, reqs[1])
-			i := strings.Index(res, "{")
-			var out map[string]string
-			if i < 0 || json.Unmarshal([]byte(res[i:strings.LastIndex(res, "}")+1]), &out) != nil {
-				t.Fatalf("tool result %q", res)
-			}
-			if out["status"] != "failed" || !strings.HasPrefix(out["output"], c.output) || out["child_workdir"] != "" {
-				t.Errorf("result %v, want output starting %q", out, c.output)
-			}
-			lines := traceLines(t, parseReady(t, r.Stdout).RecordsDir)
-			if dl := byType(lines, trace.TypeDelegation); len(dl) != 1 || dl[0].Str("outcome") != "failed" || len(byType(lines, trace.TypeDelegationStart)) != 0 {
-				t.Errorf("trace %s %v", types(lines), dl)
-			}
-			b, err := os.ReadFile(pidFile)
-			pid, _ := strconv.Atoi(string(b))
-			if err != nil || pid == 0 || !gone(pid) {
-				t.Errorf("the stand-in child (pid %d, %v) outlived the failed call", pid, err)
-			}
-		})
+	}
+	type run struct {
+		fp      *fakeprovider.Server
+		pidFile string
+		cmd     *exec.Cmd
+		rd      ready
+		stderr  fmt.Stringer
+	}
+	runs := make([]run, len(cases))
+	allow := []string{}
+	for i := range cases {
+		fp := fakeprovider.NewAnthropic()
+		t.Cleanup(fp.Close)
+		fp.Push(delegateReply("1.0.0", "answer", "worker"), fakeprovider.Reply{Text: []string{"It did not start."}})
+		name := "orch" + strconv.Itoa(i)
+		fakeModelCapsule(t, homeDir, filepath.Join(base, name), name, "0.1.0", "capabilities:\n  spawn:\n    allow: [local/worker]\n", fp)
+		allow = append(allow, "--spawn-allow", "local/"+name)
+		runs[i].fp = fp
+	}
+	roost := startRoost(t, homeDir, allow...)
+	for i, c := range cases {
+		bin, pidFile := standIn(t, base, c.mode)
+		cmd, out, stderr := startMurEnv(t, homeDir, filepath.Join(base, "orch"+strconv.Itoa(i)),
+			[]string{"MURMUR_ROOST_URL=" + roost, fakeKey, "MURMUR_MUR_BINARY=" + bin}, "run", "--json", "--task", "delegate it")
+		runs[i].cmd, runs[i].pidFile, runs[i].stderr = cmd, pidFile, stderr
+		runs[i].rd = readReady(t, out)
+	}
+	for i, c := range cases {
+		r := runs[i]
+		if err := r.cmd.Wait(); err != nil {
+			t.Errorf("%s: the parent: %v; stderr %s", c.mode, err, r.stderr)
+			continue
+		}
+		reqs := r.fp.Requests()
+		if len(reqs) != 2 {
+			t.Errorf("%s: model calls %d", c.mode, len(reqs))
+			continue
+		}
+		res := lastMessageText(t, reqs[1])
+		j := strings.Index(res, "{")
+		var out map[string]string
+		if j < 0 || json.Unmarshal([]byte(res[j:strings.LastIndex(res, "}")+1]), &out) != nil {
+			t.Errorf("%s: tool result %q", c.mode, res)
+			continue
+		}
+		if out["status"] != "failed" || !strings.HasPrefix(out["output"], c.output) || out["child_workdir"] != "" {
+			t.Errorf("%s: result %v, want output starting %q", c.mode, out, c.output)
+		}
+		lines := traceLines(t, r.rd.RecordsDir)
+		if dl := byType(lines, trace.TypeDelegation); len(dl) != 1 || dl[0].Str("outcome") != "failed" || len(byType(lines, trace.TypeDelegationStart)) != 0 {
+			t.Errorf("%s: trace %s %v", c.mode, types(lines), dl)
+		}
+		b, err := os.ReadFile(r.pidFile)
+		pid, _ := strconv.Atoi(string(b))
+		if err != nil || pid == 0 || !gone(pid) {
+			t.Errorf("%s: the stand-in child (pid %d, %v) outlived the failed call", c.mode, pid, err)
+		}
 	}
 }
 
