@@ -97,6 +97,27 @@ func TestDelegateOutcomeBlocks(t *testing.T) {
 				syscall.Kill(c.PID, syscall.SIGKILL)
 			},
 			detail: "the child exited without recording a completion; killed by SIGKILL", ending: endsWith(none)},
+		// The child answers, then its result file is replaced before it
+		// ends (SIGTERM while idle: it reports itself, ok).
+		{name: "result file a FIFO", transcript: answerTranscript(&ten), afterTask: "sleep", status: "ok",
+			during: swapResult(func(p string) error { return syscall.Mkfifo(p, 0o600) }), ending: endsWith(none)},
+		{name: "result file a symlink out of the child's folder", transcript: answerTranscript(&ten), afterTask: "sleep", status: "ok",
+			during: swapResult(func(p string) error { return os.Symlink("/etc/passwd", p) }), ending: endsWith(none)},
+		{name: "result file 2 GB (sparse)", transcript: answerTranscript(&ten), afterTask: "sleep", status: "ok",
+			during: swapResult(func(p string) error {
+				f, err := os.Create(p)
+				if err != nil {
+					return err
+				}
+				defer f.Close()
+				f.WriteString(ten)
+				return f.Truncate(2 << 30)
+			}), ending: func(t *testing.T, tail string) {
+				want := fmt.Sprintf(" […]\n[cut at 65536 of %d bytes; the whole answer could not be kept in the runtime directory: it is %d bytes, over the 268435456-byte ceiling of a kept answer]", 2<<30, 2<<30)
+				if !strings.HasPrefix(tail, "result:\n"+ten) || !strings.HasSuffix(tail, want) || len(tail) != len("result:\n")+65536+len(want) {
+					t.Errorf("the block ends %q", tail[max(0, len(tail)-300):])
+				}
+			}},
 		{name: "terminated by MURMUR_DELEGATION_TIMEOUT_SECS", transcript: answerTranscript(&ten), afterTask: "sleep",
 			env: []string{"MURMUR_DELEGATION_TIMEOUT_SECS=2"}, status: "terminated",
 			reason: "the sub-capsule was still running at lifecycle.delegation_deadline_secs (2s)",
@@ -259,5 +280,20 @@ func TestDelegateFourAtOnce(t *testing.T) {
 			!strings.Contains(b, "result:\nThe report has three findings.") {
 			t.Errorf("block %d:\n%s\nwant it to start %q", i, b, want)
 		}
+	}
+}
+
+// swapResult waits for the child's task to end, replaces its out/result.txt
+// with what make leaves at the path, and SIGTERMs the (idle) child.
+func swapResult(make func(p string) error) func(t *testing.T, homeDir string, rd ready) {
+	return func(t *testing.T, homeDir string, rd ready) {
+		c := childOf(t, homeDir, rd.SessionID)
+		waitLines(t, c.RecordsDir, trace.TypeTaskEnd, 1, "")
+		p := filepath.Join(c.RecordsDir, "out", "result.txt")
+		os.Remove(p)
+		if err := make(p); err != nil {
+			t.Fatal(err)
+		}
+		syscall.Kill(c.PID, syscall.SIGTERM)
 	}
 }
