@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/murmur-go/murmur/internal/driver/fakeprovider"
 	"github.com/murmur-go/murmur/internal/home"
 	"github.com/murmur-go/murmur/internal/running"
 	"github.com/murmur-go/murmur/internal/testbin"
@@ -24,7 +25,7 @@ var roostListenRE = regexp.MustCompile(`^mur-roost: listening on (127\.0\.0\.1:\
 
 // startRoost starts the real mur-roost on a free loopback port under
 // homeDir and returns its base URL; it is stopped with the test.
-func startRoost(t *testing.T, homeDir string, args ...string) string {
+func startRoost(t testing.TB, homeDir string, args ...string) string {
 	t.Helper()
 	cmd := exec.Command(testbin.Path(t, "./cmd/mur-roost"), append([]string{"--port", "0"}, args...)...)
 	cmd.Env = []string{"HOME=" + homeDir, "PATH=" + os.Getenv("PATH")}
@@ -57,7 +58,14 @@ func startRoost(t *testing.T, homeDir string, args ...string) string {
 // replayCapsule writes and publishes an agent capsule driven by
 // murmur/driver-replay (its transcript at an absolute path, so an installed
 // copy finds it).
-func replayCapsule(t *testing.T, homeDir, dir, name, version, extra, transcript string) string {
+func replayCapsule(t testing.TB, homeDir, dir, name, version, extra, transcript string) string {
+	t.Helper()
+	return replayCapsuleInference(t, homeDir, dir, name, version, "", extra, transcript)
+}
+
+// replayCapsuleInference is replayCapsule with more lines (indented by
+// two spaces) under inference:.
+func replayCapsuleInference(t testing.TB, homeDir, dir, name, version, inference, extra, transcript string) string {
 	t.Helper()
 	os.MkdirAll(dir, 0o755)
 	tp := filepath.Join(dir, "transcript.yaml")
@@ -74,7 +82,7 @@ inference:
   driver:
     artifact: murmur/driver-replay
   system_prompt: Work.
-` + extra
+` + inference + extra
 	os.WriteFile(filepath.Join(dir, "murmur.yaml"), []byte(m), 0o644)
 	for _, c := range []string{"build", "publish"} {
 		if r := runMur(t, homeDir, dir, nil, c); r.Code != 0 {
@@ -372,4 +380,163 @@ func TestDelegateCompletionAnswersAndWindDown(t *testing.T) {
 		!strings.HasPrefix(rec["detail"].(string), "the parent ended this delegation") {
 		t.Errorf("completion.json %s", b)
 	}
+}
+
+// publishDir builds and publishes the capsule in dir.
+func publishDir(t testing.TB, homeDir, dir string) {
+	t.Helper()
+	for _, c := range []string{"build", "publish"} {
+		if r := runMur(t, homeDir, dir, nil, c); r.Code != 0 {
+			t.Fatalf("%s %s: %+v", c, dir, r)
+		}
+	}
+}
+
+// fakeModelCapsule writes and publishes an agent capsule on
+// murmur/driver-anthropic pointed at fp (its key is ${PROVIDER_TEST_KEY}:
+// run it with fakeKey in its environment), so a test scripts its model turn by
+// turn and reads what the model was sent (tool results, continuations).
+func fakeModelCapsule(t *testing.T, homeDir, dir, name, version, extra string, fp *fakeprovider.Server) string {
+	t.Helper()
+	os.MkdirAll(dir, 0o755)
+	m := "name: " + name + "\nversion: " + version + `
+artifacts:
+  - name: murmur/driver-anthropic
+    version: 1.0.0
+    runtime: driver
+    gateway:
+      endpoint: ` + fp.URL + `
+      api_key: ${PROVIDER_TEST_KEY}
+inference:
+  model: claude-test
+  driver:
+    artifact: murmur/driver-anthropic
+` + extra
+	os.WriteFile(filepath.Join(dir, "murmur.yaml"), []byte(m), 0o644)
+	publishDir(t, homeDir, dir)
+	return dir
+}
+
+// fakeKey is the environment a fakeModelCapsule runs with.
+const fakeKey = "PROVIDER_TEST_KEY=test-key"
+
+// delegateReply is a model reply calling delegate-task once per capsule.
+func delegateReply(version, task string, capsules ...string) fakeprovider.Reply {
+	var r fakeprovider.Reply
+	for i, c := range capsules {
+		in, _ := json.Marshal(map[string]string{"capsule": c, "version": version, "task": task})
+		r.ToolCalls = append(r.ToolCalls, fakeprovider.ToolCall{ID: "call_" + strconv.Itoa(i+1), Name: "delegate-task", Pieces: []string{string(in)}})
+	}
+	return r
+}
+
+// texts is every "text" string in an Anthropic request's last message, in
+// order: a tool result's or a continuation's text.
+func lastMessageText(t *testing.T, req fakeprovider.Request) string {
+	t.Helper()
+	msgs, _ := req.JSON()["messages"].([]any)
+	if len(msgs) == 0 {
+		t.Fatalf("request has no messages: %s", req.Body)
+	}
+	var out []string
+	var walk func(v any)
+	walk = func(v any) {
+		switch x := v.(type) {
+		case map[string]any:
+			if s, ok := x["text"].(string); ok {
+				out = append(out, s)
+			}
+			if s, ok := x["content"].(string); ok {
+				out = append(out, s)
+			}
+			for k, e := range x {
+				if k != "text" {
+					walk(e)
+				}
+			}
+		case []any:
+			for _, e := range x {
+				walk(e)
+			}
+		}
+	}
+	walk(msgs[len(msgs)-1])
+	return strings.Join(out, "\n")
+}
+
+// waitLines waits for at least n trace lines of type typ in recordsDir.
+func waitLines(t *testing.T, recordsDir, typ string, n int, stderr any) []trace.Line {
+	t.Helper()
+	for i := 0; ; i++ {
+		if _, err := os.Stat(filepath.Join(recordsDir, trace.FileName)); err == nil {
+			if l := byType(traceLines(t, recordsDir), typ); len(l) >= n {
+				return l
+			}
+		}
+		if i > 1200 {
+			t.Fatalf("no %d %s line(s) in %s; stderr %s", n, typ, recordsDir, stderr)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// childOf waits for the running record of a session spawned by parent.
+func childOf(t testing.TB, homeDir, parent string) running.Record {
+	t.Helper()
+	for i := 0; ; i++ {
+		recs, _ := running.Scan(home.Running(homeDir))
+		for _, r := range recs {
+			if r.Record.SpawnedBy == parent {
+				return r.Record
+			}
+		}
+		if i > 1200 {
+			t.Fatalf("no child of %s is running", parent)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// childRecords is the records dir of the one session that ran in a child's
+// work folder.
+func childRecords(t testing.TB, homeDir, childWorkdir string) string {
+	t.Helper()
+	m, _ := filepath.Glob(filepath.Join(homeDir, ".murmur", "records", strings.TrimPrefix(childWorkdir, "/"), "ses_*"))
+	if len(m) != 1 {
+		t.Fatalf("records of the child in %s: %v", childWorkdir, m)
+	}
+	return m[0]
+}
+
+// readCompletion reads a child's completion.json.
+func readCompletion(t *testing.T, recordsDir string) map[string]any {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(recordsDir, "completion.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rec map[string]any
+	if err := json.Unmarshal(b, &rec); err != nil {
+		t.Fatalf("completion.json %s: %v", b, err)
+	}
+	return rec
+}
+
+// readTrace reads a trace that may not exist yet.
+func readTrace(recordsDir string) ([]trace.Line, error) {
+	f, err := trace.ReadFile(filepath.Join(recordsDir, trace.FileName))
+	if err != nil {
+		return nil, err
+	}
+	return f.Lines, nil
+}
+
+// murCmdEnv is the real mur with a private HOME in dir and extra env, not
+// started.
+func murCmdEnv(t testing.TB, homeDir, dir string, env []string, args ...string) *exec.Cmd {
+	t.Helper()
+	cmd := exec.Command(murBin(t), args...)
+	cmd.Dir = dir
+	cmd.Env = append([]string{"HOME=" + homeDir, "PATH=" + os.Getenv("PATH")}, env...)
+	return cmd
 }

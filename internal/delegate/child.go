@@ -5,9 +5,12 @@ import (
 	"encoding/json"
 	"io"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/murmur-go/murmur/internal/diag"
 	"github.com/murmur-go/murmur/internal/roost/roostapi"
@@ -143,15 +146,38 @@ func fcntlGetfl(fd int) (int, error) {
 
 // WatchLifeline calls onEOF once the lifeline reads EOF (or fails): the
 // process that launched this one has ended. The parent never writes, so
-// any read that returns is the end.
-func WatchLifeline(f *os.File, onEOF func()) {
+// any read that returns is the end. Before onEOF runs, standard error
+// (fd 2, a pipe to the parent that nobody reads any more) is pointed at
+// bootstrapLog, so the child's diagnostics from then on are kept there —
+// and a write to the broken pipe cannot kill the child with SIGPIPE before
+// it has recorded its completion.
+func WatchLifeline(f *os.File, bootstrapLog string, onEOF func()) {
 	go func() {
 		var b [1]byte
 		for {
 			if _, err := f.Read(b[:]); err != nil {
+				spawnerGone.Store(true)
+				redirectStderr(bootstrapLog)
 				onEOF()
 				return
 			}
 		}
 	}()
+}
+
+// redirectStderr points fd 2 at path (appended, 0600). When the file
+// cannot be opened, fd 2 becomes /dev/null: losing the lines is better
+// than dying of SIGPIPE mid-report.
+func redirectStderr(path string) {
+	if path != "" {
+		_ = os.MkdirAll(filepath.Dir(path), 0o700)
+	}
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		if f, err = os.OpenFile(os.DevNull, os.O_WRONLY, 0); err != nil {
+			return
+		}
+	}
+	defer f.Close()
+	_ = unix.Dup3(int(f.Fd()), 2, 0)
 }

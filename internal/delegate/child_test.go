@@ -4,6 +4,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/murmur-go/murmur/internal/diag"
@@ -61,8 +62,17 @@ func TestOpenLifelineRefusesAnythingButAPipeReadEnd(t *testing.T) {
 			t.Errorf("%s: %v", name, err)
 		}
 	}
-	lf, err := OpenLifeline(env(map[string]string{EnvSpawnerLifeline: strconv.Itoa(int(r.Fd()))}))
+	// The returned file owns the descriptor it names: hand it a duplicate,
+	// so two *os.File never close one number (a finalizer closing a reused
+	// descriptor breaks whatever opened it next).
+	dup, err := syscall.Dup(int(r.Fd()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lf, err := OpenLifeline(env(map[string]string{EnvSpawnerLifeline: strconv.Itoa(dup)}))
 	if err != nil || lf == nil {
+		syscall.Close(dup)
 		t.Fatalf("read end: %v", err)
 	}
+	lf.Close()
 }

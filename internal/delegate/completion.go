@@ -4,12 +4,14 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
 	"os"
 	"path/filepath"
+	"sync/atomic"
 	"time"
 
 	"github.com/murmur-go/murmur/internal/ids"
@@ -120,7 +122,13 @@ func Report(sp *Spawner, recordsDir string, r Record, stderr io.Writer, log *slo
 		log.Warn("the completion record could not be written", "error", err)
 	}
 	err := Post(context.Background(), sp, r)
-	if err != nil {
+	// The one retry is for a completion that did not reach a door. A door's
+	// JSON-RPC error is its answer (asking again gets the same one), and a
+	// parent whose lifeline ended is gone: waiting a second for either only
+	// holds up the child's exit, and with it every level above it in a
+	// chain that is ending.
+	var answered *answerError
+	if err != nil && !errors.As(err, &answered) && !spawnerGone.Load() {
 		time.Sleep(retryAfter)
 		err = Post(context.Background(), sp, r)
 	}
@@ -177,7 +185,17 @@ func Post(ctx context.Context, sp *Spawner, r Record) error {
 		return fmt.Errorf("the parent's door answered HTTP %d with no JSON-RPC body", resp.StatusCode)
 	}
 	if out.Error != nil {
-		return fmt.Errorf("%s", out.Error.Message)
+		return &answerError{out.Error.Message}
 	}
 	return nil
 }
+
+// answerError is the door's JSON-RPC error answer to a completion; its
+// text is the answer's message (the child's delivery_error).
+type answerError struct{ msg string }
+
+func (e *answerError) Error() string { return e.msg }
+
+// spawnerGone is set once this process's spawner lifeline has read EOF:
+// the process that launched it has ended.
+var spawnerGone atomic.Bool

@@ -71,6 +71,12 @@ func Register(ctx context.Context, roostURL string, req roostapi.RegisterRequest
 	c := &roostapi.Client{BaseURL: roostURL}
 	cred, err := c.Register(ctx, req, approval)
 	if err == nil {
+		// A 200 with a JSON body and no credential is something other than
+		// the daemon on that port: going on would delegate with nothing.
+		if cred.Reveal() == "" {
+			return roostapi.Credential{}, diag.New("E-RUN-043", "mur-roost cannot be reached at %s: what answered POST /register is not the daemon (its answer holds no credential)", roostURL).
+				WithHint("start mur-roost (mur-roost --spawn-allow %s) or fix %s", req.Name, EnvRoostURL)
+		}
 		return cred, nil
 	}
 	var re *roostapi.Error

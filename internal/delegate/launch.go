@@ -20,6 +20,8 @@ import (
 	"syscall"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/murmur-go/murmur/internal/ids"
 	"github.com/murmur-go/murmur/internal/roost/roostapi"
 	"github.com/murmur-go/murmur/internal/trace"
@@ -36,8 +38,13 @@ type delegation struct {
 	lifeline              *os.File // the write end; never written
 	stderrTail            *tail
 	exitedCh              chan struct{}
-	exitStatus            string
-	script                bool // no door: its task went on standard input
+	// decided is closed once the call knows whether the delegation started
+	// (its delegation_start written) or failed; the launcher builds no
+	// outcome before then, and none for a failed one, so a child that
+	// exits during its launch is recorded once, as the failed call.
+	decided    chan struct{}
+	exitStatus string
+	script     bool // no door: its task went on standard input
 	// snapshot is the workdir snapshot, nil when none was made.
 	snapshot *trace.Snapshot
 
@@ -142,6 +149,7 @@ func (r *Runtime) launch(ctx context.Context, d *delegation, g roostapi.Grant, t
 		d.exitStatus = exitText(cmd.ProcessState, err)
 		lw.Close()
 		close(d.exitedCh)
+		<-d.decided
 		r.childExited(d)
 	}()
 	line, _ := json.Marshal(launchLine{Approval: g.Approval.Reveal(), WorkdirSnapshot: d.snapshot, Task: scriptTask(task)})
@@ -364,7 +372,8 @@ func exitText(ps *os.ProcessState, err error) string {
 		return "unknown"
 	}
 	if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-		return "killed by " + ws.Signal().String()
+		// "killed by SIGKILL", not Signal.String's "killed by killed".
+		return "killed by " + unix.SignalName(ws.Signal())
 	}
 	return fmt.Sprintf("exit status %d", ps.ExitCode())
 }

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"syscall"
 	"time"
 	"unicode/utf8"
 
@@ -303,62 +304,73 @@ func unfence(s string) string {
 
 // resultText is the block's result: ending, from the child's result file,
 // which is never followed through a link or read as anything but a
-// regular file.
+// regular file: it is opened without following a link and without
+// blocking (a FIFO would otherwise hang the task), and checked on the
+// descriptor itself, so a file swapped after a look is not read either.
 func (r *Runtime) resultText(d *delegation) string {
+	const none = "result: none (the child wrote no result file)"
 	p := r.resultPath(d)
 	if p == "" {
-		return "result: none (the child wrote no result file)"
+		return none
 	}
-	st, err := os.Lstat(p)
+	f, err := os.OpenFile(p, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return none
+	}
+	defer f.Close()
+	st, err := f.Stat()
 	if err != nil || !st.Mode().IsRegular() {
-		return "result: none (the child wrote no result file)"
+		return none
 	}
 	if st.Size() == 0 {
 		return "result: (the child's result file is empty)"
 	}
-	f, err := os.Open(p)
-	if err != nil {
-		return "result: none (the child wrote no result file)"
-	}
-	defer f.Close()
 	head := make([]byte, MaxOutcomeBytes+utf8.UTFMax)
 	n, _ := io.ReadFull(f, head)
 	head = head[:n]
-	if st.Size() <= MaxOutcomeBytes && int64(n) == st.Size() {
+	if n <= MaxOutcomeBytes {
 		return "result:\n" + string(head)
 	}
 	kept := MaxOutcomeBytes
-	if kept > len(head) {
-		kept = len(head)
-	}
-	for kept > 0 && kept < len(head) && !utf8.RuneStart(head[kept]) {
+	for kept > 0 && !utf8.RuneStart(head[kept]) {
 		kept--
 	}
 	where := fmt.Sprintf("the whole answer is delegations/%s.txt in the runtime directory", d.id)
-	if err := r.keepWhole(d.id, p); err != nil {
+	if err := r.keepWhole(d.id, f, st.Size()); err != nil {
 		where = "the whole answer could not be kept in the runtime directory: " + err.Error()
 	}
 	return fmt.Sprintf("result:\n%s […]\n[cut at %d of %d bytes; %s]", head[:kept], kept, st.Size(), where)
 }
 
-// keepWhole copies a cut answer to delegations/<id>.txt in the runtime dir.
-func (r *Runtime) keepWhole(id, src string) error {
+// MaxKeptBytes bounds the copy of a cut answer in the runtime directory: a
+// child cannot fill the parent's disk (or a tmpfs) by leaving a huge or
+// sparse result file; its own copy stays in its records.
+const MaxKeptBytes = 256 << 20
+
+// keepWhole copies a cut answer (the open result file) to
+// delegations/<id>.txt in the runtime dir, read-only.
+func (r *Runtime) keepWhole(id string, in *os.File, size int64) error {
+	if size > MaxKeptBytes {
+		return fmt.Errorf("it is %d bytes, over the %d-byte ceiling of a kept answer", size, MaxKeptBytes)
+	}
 	dir := filepath.Join(r.cfg.RuntimeDir, "delegations")
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return err
 	}
-	in, err := os.Open(src)
+	if _, err := in.Seek(0, io.SeekStart); err != nil {
+		return err
+	}
+	dst := filepath.Join(dir, id+".txt")
+	out, err := os.OpenFile(dst, os.O_CREATE|os.O_WRONLY|os.O_EXCL, 0o400)
 	if err != nil {
 		return err
 	}
-	defer in.Close()
-	out, err := os.OpenFile(filepath.Join(dir, id+".txt"), os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o400)
-	if err != nil {
-		return err
-	}
-	_, err = io.Copy(out, in)
+	_, err = io.Copy(out, io.LimitReader(in, MaxKeptBytes))
 	if cerr := out.Close(); err == nil {
 		err = cerr
+	}
+	if err != nil {
+		os.Remove(dst)
 	}
 	return err
 }

@@ -110,7 +110,7 @@ func (t *Tool) Run(ctx context.Context, c Call) (text string, isError bool) {
 		return "task is empty: it is the whole of what the sub-capsule is told", true
 	}
 	d := &delegation{id: ids.New(ids.Delegation), taskID: c.TaskID, contextID: c.ContextID,
-		full: r.bare[*in.Capsule], bare: *in.Capsule, version: *in.Version}
+		full: r.bare[*in.Capsule], bare: *in.Capsule, version: *in.Version, decided: make(chan struct{})}
 	start := time.Now()
 	r.mu.Lock()
 	closed := r.closed
@@ -137,13 +137,16 @@ func (t *Tool) Run(ctx context.Context, c Call) (text string, isError bool) {
 		out := fmt.Sprintf("%s@%s could not be started: %s", d.bare, d.version, err)
 		r.mu.Lock()
 		delete(r.dels, d.id)
+		d.ending = "launch"
 		r.mu.Unlock()
+		close(d.decided)
 		r.line(d, start, "failed", &out)
 		b, _ := json.Marshal(Result{DelegationID: d.id, SessionID: d.sessionID, Capsule: d.bare, Version: d.version, Status: "failed", Output: out})
 		return string(b), false
 	}
 	r.cfg.Recorder.Emit(trace.DelegationStart{DelegationID: d.id, Capsule: d.bare, Version: d.version,
 		ChildSessionID: d.sessionID, ChildWorkdir: d.childDir, WorkdirSnapshot: d.snapshot})
+	close(d.decided)
 	go r.watch(d)
 	b, _ := json.Marshal(Result{DelegationID: d.id, SessionID: d.sessionID, Capsule: d.bare, Version: d.version,
 		Status: "started", ChildWorkdir: d.childDir})

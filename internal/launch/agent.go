@@ -388,7 +388,7 @@ func runAgent(ctx context.Context, p *Plan, opts Options, r *run) (Result, error
 	}
 
 	out := Result{SessionID: sess.ID, Name: sess.Name, Version: sess.Version, RecordsDir: sess.RecordsDir}
-	dl.watchLifeline(rec, endRun)
+	dl.watchLifeline(rec, filepath.Join(sess.RecordsDir, "logs", "bootstrap.log"), endRun)
 	// capabilities.resources.workdir_max_bytes, applied while the session
 	// runs: a work folder past it winds the session down, resource_limit.
 	overflow := make(chan *sandbox.WorkdirLimitError, 1)
@@ -760,11 +760,11 @@ func (w *spawnWiring) runner(loop door.Runner) door.Runner {
 
 // watchLifeline winds the session down on EOF as a first SIGTERM does,
 // after spawner_ended; EOF once a wind-down has begun writes nothing.
-func (w *spawnWiring) watchLifeline(rec *trace.Recorder, endRun context.CancelCauseFunc) {
+func (w *spawnWiring) watchLifeline(rec *trace.Recorder, bootstrapLog string, endRun context.CancelCauseFunc) {
 	if w.lifeline == nil {
 		return
 	}
-	delegate.WatchLifeline(w.lifeline, func() {
+	delegate.WatchLifeline(w.lifeline, bootstrapLog, func() {
 		if w.windingDown.Load() {
 			return
 		}
