@@ -197,9 +197,10 @@ func BenchmarkHTTPGet1KiB(b *testing.B) {
 	u, _ := url.Parse(srv.URL)
 	defer srv.Close()
 	const per = 100
-	task := strings.Repeat("GET "+srv.URL+"/bytes/1024\n", per)
+	task := strings.Repeat("-GET "+srv.URL+"/bytes/1024\n", per)
 	b.Run("component", func(b *testing.B) {
 		policy := wit.NetworkAllow([]string{u.Host}, "k")
+		gokitComponent(b, httpWasm) // compiled once, outside the measured loop
 		for b.Loop() {
 			s := newSession(b, task)
 			h := wasmhost.NewHost()
@@ -234,8 +235,9 @@ func BenchmarkHTTPBody10MiB(b *testing.B) {
 	defer srv.Close()
 	policy := wit.NetworkAllow([]string{u.Host}, "k")
 	b.SetBytes(10 << 20)
+	gokitComponent(b, httpWasm) // compiled once, outside the measured loop
 	for b.Loop() {
-		s := newSession(b, "GET "+srv.URL+"/bytes/"+strconv.Itoa(10<<20))
+		s := newSession(b, "-GET "+srv.URL+"/bytes/"+strconv.Itoa(10<<20))
 		h := wasmhost.NewHost()
 		wit.GrantHTTPBounded(h, policy, slog.New(slog.DiscardHandler), wit.HTTPBounds{MaxBodyBytes: 64 << 20, MaxInFlight: 16})
 		if err := runCapsule(b, httpWasm, s, h, wasmhost.Limits{}, nil); err != nil {

@@ -6,6 +6,10 @@
 //
 //	METHOD URL [BODY-BYTES [chunked|length]] [trailer]
 //
+// A METHOD written with a leading "-" (-GET) reads the response body into
+// io.Discard and reports only status and bytes (for benchmarks: hashing in
+// the guest would dominate them).
+//
 // BODY-BYTES of the byte pattern 0..250 are sent (with a content-length unless
 // "chunked"), with a request trailer x-sent: BODY-BYTES when "trailer" is given.
 // For each request it appends to out/result.txt one line:
@@ -65,7 +69,8 @@ func request(w []string) string {
 			body = io.MultiReader(body) // hides the length: sent chunked
 		}
 	}
-	req, err := http.NewRequest(w[0], w[1], body)
+	discard := strings.HasPrefix(w[0], "-")
+	req, err := http.NewRequest(strings.TrimPrefix(w[0], "-"), w[1], body)
 	if err != nil {
 		return "error " + err.Error()
 	}
@@ -81,6 +86,10 @@ func request(w []string) string {
 		return "error " + err.Error()
 	}
 	defer resp.Body.Close()
+	if discard {
+		got, err := io.Copy(io.Discard, resp.Body)
+		return fmt.Sprintf("status=%d bytes=%d err=%v", resp.StatusCode, got, err)
+	}
 	h := sha256.New()
 	got, err := io.Copy(h, resp.Body)
 	if err != nil {
