@@ -10,6 +10,8 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"os"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -244,4 +246,124 @@ func BenchmarkHTTPBody10MiB(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// TestGoKitHTTPFailures: the bad-input and failure endings a guest library
+// expects, through the Go kit's client: a TLS failure to an allowed host,
+// a name that does not resolve, header names and values that are not
+// HTTP, a header the host keeps for itself.
+func TestGoKitHTTPFailures(t *testing.T) {
+	srv, _ := echoServer(t)
+	u, _ := url.Parse(srv.URL)
+	tlsSrv := httptest.NewTLSServer(http.NotFoundHandler()) // a certificate no one trusts
+	t.Cleanup(tlsSrv.Close)
+	tu, _ := url.Parse(tlsSrv.URL)
+	b := wit.HTTPBounds{MaxBodyBytes: 1 << 20, MaxInFlight: 16}
+	cases := []struct {
+		name, line, want string
+		allow            []string
+	}{
+		{"TLS failure", "GET " + tlsSrv.URL + "/", "error Get \"" + tlsSrv.URL + "/\": wasi:http: TLS-certificate-error", []string{tu.Host}},
+		{"DNS failure", "GET http://no-such-host.invalid/", "error Get \"http://no-such-host.invalid/\": wasi:http: DNS-", []string{"no-such-host.invalid"}},
+		{"header name not a token", "GET " + srv.URL + "/bytes/1 H:bad%09name:v", "error Get \"" + srv.URL + "/bytes/1\": wasi:http: header \"bad\\tname\": invalid-syntax", []string{u.Host}},
+		{"header value with a newline", "GET " + srv.URL + "/bytes/1 H:x-a:%0D", "error Get \"" + srv.URL + "/bytes/1\": wasi:http: header \"x-a\": invalid-syntax", []string{u.Host}},
+		{"host header", "GET " + srv.URL + "/bytes/1 H:Host:elsewhere", "error Get \"" + srv.URL + "/bytes/1\": wasi:http: header \"host\": forbidden", []string{u.Host}},
+		{"connection header", "GET " + srv.URL + "/bytes/1 H:Connection:close", "error Get \"" + srv.URL + "/bytes/1\": wasi:http: header \"connection\": forbidden", []string{u.Host}},
+		{"refused connection", "GET http://127.0.0.1:1/", "error Get \"http://127.0.0.1:1/\": wasi:http: connection-refused", []string{"127.0.0.1"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			got, _, err := runHTTPCapsule(t, c.line, wit.NetworkAllow(c.allow, "capabilities.network.allow"), b, wasmhost.Limits{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !strings.HasPrefix(got, c.want) {
+				t.Fatalf("got  %q\nwant %q", got, c.want)
+			}
+		})
+	}
+}
+
+// hostUse is what the process holds: open descriptors and goroutines.
+func hostUse(t *testing.T) (fds, goroutines int) {
+	t.Helper()
+	ents, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		t.Skip("no /proc/self/fd:", err)
+	}
+	return len(ents), runtime.NumGoroutine()
+}
+
+// settles waits (up to 10 s, polling) for the process to hold no more than
+// the baseline plus slack; connections the server side closes after the
+// client's go away asynchronously.
+func settles(t *testing.T, fds0, g0, slack int) {
+	t.Helper()
+	var fds, g int
+	for range 100 {
+		if fds, g = hostUse(t); fds <= fds0+slack && g <= g0+slack {
+			return
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Fatalf("after the runs: %d fds (before %d), %d goroutines (before %d)", fds, fds0, g, g0)
+}
+
+// TestGoKitHTTPNoHostLeak: guests that drop response bodies unread (10 MiB
+// each, mid-spool) and runs of many requests leave no descriptors or
+// goroutines behind once their instances are closed.
+func TestGoKitHTTPNoHostLeak(t *testing.T) {
+	srv, _ := echoServer(t)
+	u, _ := url.Parse(srv.URL)
+	policy := wit.NetworkAllow([]string{u.Host}, "k")
+	b := wit.HTTPBounds{MaxBodyBytes: 64 << 20, MaxInFlight: 16}
+	runHTTPCapsule(t, "GET "+srv.URL+"/bytes/1", policy, b, wasmhost.Limits{}) // warm: compile, first connections
+	srv.CloseClientConnections()
+	fds0, g0 := hostUse(t)
+	task := strings.Repeat("GET "+srv.URL+"/chunked/"+strconv.Itoa(10<<20)+" drop\n", 5) +
+		strings.Repeat("GET "+srv.URL+"/bytes/1024\n", 200)
+	for range 3 {
+		got, _, err := runHTTPCapsule(t, task, policy, b, wasmhost.Limits{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := strings.Count(got, "status=200 dropped"); n != 5 {
+			t.Fatalf("%d bodies dropped, want 5:\n%.300s", n, got)
+		}
+		if n := strings.Count(got, "status=200 bytes=1024 "); n != 200 {
+			t.Fatalf("%d of 200 requests answered", n)
+		}
+	}
+	srv.CloseClientConnections()
+	settles(t, fds0, g0, 2)
+}
+
+// TestGoKitHTTPConcurrentCapsules: 20 capsules at once, each making 100
+// requests, all answered, and nothing left behind.
+func TestGoKitHTTPConcurrentCapsules(t *testing.T) {
+	srv, _ := echoServer(t)
+	u, _ := url.Parse(srv.URL)
+	policy := wit.NetworkAllow([]string{u.Host}, "k")
+	b := wit.HTTPBounds{MaxBodyBytes: 1 << 20, MaxInFlight: 16}
+	runHTTPCapsule(t, "GET "+srv.URL+"/bytes/1", policy, b, wasmhost.Limits{})
+	srv.CloseClientConnections()
+	fds0, g0 := hostUse(t)
+	task := strings.Repeat("GET "+srv.URL+"/bytes/1024\n", 100)
+	errs := make(chan error, 20)
+	for i := range 20 {
+		go func() {
+			got, _, err := runHTTPCapsule(t, task, policy, b, wasmhost.Limits{})
+			if err == nil && strings.Count(got, "status=200 bytes=1024 sum="+sum8(pattern(1024))) != 100 {
+				err = fmt.Errorf("capsule %d: not every request answered:\n%.300s", i, got)
+			}
+			errs <- err
+		}()
+	}
+	for range 20 {
+		if err := <-errs; err != nil {
+			t.Error(err)
+		}
+	}
+	srv.CloseClientConnections()
+	settles(t, fds0, g0, 2)
 }
