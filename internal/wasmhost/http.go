@@ -278,11 +278,45 @@ func builtinFor(iface, fn string) func(*run, []Value) (Value, error) {
 		if r.host == nil || r.host.http == nil || r.http == nil {
 			return nil, errNotGranted
 		}
-		return impl(r, args)
+		first := r.nextRep + 1
+		v, err := impl(r, args)
+		if len(r.objs) > maxHostObjects && r.nextRep >= first {
+			// Undo what this call made: the guest never sees it.
+			for rep := first; rep <= r.nextRep; rep++ {
+				if d, ok := r.objs[rep].(dropper); ok {
+					d.drop()
+				}
+				delete(r.objs, rep)
+			}
+			return nil, fmt.Errorf("wasi:http %s: the component holds %d wasi:http resources (fields, requests, responses, bodies, futures) it has not dropped; the host allows %d",
+				fn, len(r.objs), maxHostObjects)
+		}
+		return v, err
 	}
 }
 
+// maxHostObjects caps the wasi:http resources one run holds at once (each is
+// host memory the guest's own limits do not count); a call that would pass
+// it traps, naming the cap. A variable so a test can measure without it.
+var maxHostObjects = 100_000
+
+// maxFieldsBytes bounds the names and values one fields resource holds (a
+// header section); an append or set past it is header-error.invalid-syntax,
+// the one header-error a guest library maps to "not acceptable".
+const maxFieldsBytes = 1 << 20
+
+func (f *httpFields) size() int {
+	n := 0
+	for _, e := range f.entries {
+		n += len(e[0]) + len(e[1])
+	}
+	return n
+}
+
 func bytesOf(v Value) string {
+	if b, ok := v.(Bytes); ok {
+		return string(b)
+	}
 	l, _ := v.(List)
 	b := make([]byte, 0, len(l))
 	for _, x := range l {
@@ -292,13 +326,7 @@ func bytesOf(v Value) string {
 	return string(b)
 }
 
-func bytesValue(s string) List {
-	l := make(List, len(s))
-	for i := 0; i < len(s); i++ {
-		l[i] = s[i]
-	}
-	return l
-}
+func bytesValue(s string) Bytes { return Bytes(s) }
 
 func optString(v Value) (string, bool) {
 	if o, ok := v.(Option); ok && o.Some {
@@ -380,6 +408,7 @@ var httpTypes = map[string]func(*run, []Value) (Value, error){
 	"[static]fields.from-list": func(r *run, a []Value) (Value, error) {
 		f := &httpFields{}
 		l, _ := a[0].(List)
+		total := 0
 		for _, e := range l {
 			t, ok := e.(Tuple)
 			if !ok || len(t) != 2 {
@@ -394,6 +423,9 @@ var httpTypes = map[string]func(*run, []Value) (Value, error){
 				return headerErr("forbidden"), nil
 			}
 			f.entries = append(f.entries, [2]string{name, val})
+			if total += len(name) + len(val); total > maxFieldsBytes {
+				return headerErr("invalid-syntax"), nil
+			}
 		}
 		return Ok(r.newObj(f)), nil
 	},
@@ -424,9 +456,11 @@ var httpTypes = map[string]func(*run, []Value) (Value, error){
 		return fieldsChange(r, a, func(f *httpFields, name string) Result {
 			vals, _ := a[2].(List)
 			var add [][2]string
+			n := f.size()
 			for _, v := range vals {
 				s := bytesOf(v)
-				if !validFieldValue(s) {
+				n += len(name) + len(s)
+				if !validFieldValue(s) || n > maxFieldsBytes {
 					return headerErr("invalid-syntax")
 				}
 				add = append(add, [2]string{name, s})
@@ -445,7 +479,7 @@ var httpTypes = map[string]func(*run, []Value) (Value, error){
 	"[method]fields.append": func(r *run, a []Value) (Value, error) {
 		return fieldsChange(r, a, func(f *httpFields, name string) Result {
 			s := bytesOf(a[2])
-			if !validFieldValue(s) {
+			if !validFieldValue(s) || f.size()+len(name)+len(s) > maxFieldsBytes {
 				return headerErr("invalid-syntax")
 			}
 			f.entries = append(f.entries, [2]string{name, s})
