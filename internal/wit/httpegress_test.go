@@ -367,3 +367,28 @@ func TestGoKitHTTPConcurrentCapsules(t *testing.T) {
 	srv.CloseClientConnections()
 	settles(t, fds0, g0, 2)
 }
+
+// TestFetchExample: examples/fetch against a loopback server its grant
+// covers, and refused for one it does not.
+func TestFetchExample(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/plain")
+		w.Write([]byte("first line\nsecond\n"))
+	}))
+	defer srv.Close()
+	u, _ := url.Parse(srv.URL)
+	for _, c := range []struct{ allow, want string }{
+		{"http://" + u.Host, srv.URL + "/: 200 OK, text/plain, first line \"first line\"\n"},
+		{"https://example.com", srv.URL + "/: refused: capabilities.network.allow does not cover it\n"},
+	} {
+		s := newSession(t, srv.URL+"/")
+		h := wasmhost.NewHost()
+		wit.GrantHTTPBounded(h, wit.NetworkAllow([]string{c.allow}, "capabilities.network.allow"), slog.New(slog.DiscardHandler), wit.DefaultHTTPBounds())
+		if err := runCapsule(t, "examples/fetch/fetch.wasm", s, h, wasmhost.Limits{}, nil); err != nil {
+			t.Fatal(err)
+		}
+		if got := s.result(t); got != c.want {
+			t.Errorf("allow %s: got %q, want %q", c.allow, got, c.want)
+		}
+	}
+}
