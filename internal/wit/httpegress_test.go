@@ -14,6 +14,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -40,18 +41,18 @@ func sum8(b []byte) string {
 // echoServer answers /bytes/N with N pattern bytes (chunked for /chunked/N),
 // and /echo with x-echo: "<len> <sum> <transfer> <x-sent trailer>" and a
 // trailer x-sum of the request body.
-func echoServer(t *testing.T) (*httptest.Server, *int) {
-	hits := new(int)
+func echoServer(t *testing.T) (*httptest.Server, *atomic.Int64) {
+	hits := new(atomic.Int64) // handlers run concurrently
 	mux := http.NewServeMux()
 	mux.HandleFunc("/bytes/{n}", func(w http.ResponseWriter, r *http.Request) {
-		*hits++
+		hits.Add(1)
 		n, _ := strconv.Atoi(r.PathValue("n"))
 		w.Header().Set("Content-Length", strconv.Itoa(n))
 		w.Header().Set("X-Echo", r.URL.RawQuery)
 		w.Write(pattern(n))
 	})
 	mux.HandleFunc("/chunked/{n}", func(w http.ResponseWriter, r *http.Request) {
-		*hits++
+		hits.Add(1)
 		n, _ := strconv.Atoi(r.PathValue("n"))
 		w.Header().Set("Trailer", "X-Sum")
 		b := pattern(n)
@@ -64,7 +65,7 @@ func echoServer(t *testing.T) (*httptest.Server, *int) {
 		w.Header().Set("X-Sum", sum8(pattern(n)))
 	})
 	mux.HandleFunc("/echo", func(w http.ResponseWriter, r *http.Request) {
-		*hits++
+		hits.Add(1)
 		b, _ := io.ReadAll(r.Body)
 		te := "length"
 		if len(r.TransferEncoding) > 0 {
@@ -76,15 +77,15 @@ func echoServer(t *testing.T) (*httptest.Server, *int) {
 		w.Header().Set("X-Sum", sum8(b))
 	})
 	mux.HandleFunc("/redirect", func(w http.ResponseWriter, r *http.Request) {
-		*hits++
+		hits.Add(1)
 		http.Redirect(w, r, "http://elsewhere.invalid/", http.StatusFound)
 	})
 	mux.HandleFunc("/hang", func(w http.ResponseWriter, r *http.Request) {
-		*hits++
+		hits.Add(1)
 		<-r.Context().Done()
 	})
 	mux.HandleFunc("/lying", func(w http.ResponseWriter, r *http.Request) {
-		*hits++
+		hits.Add(1)
 		w.Header().Set("Content-Length", "1000")
 		w.Write([]byte("short"))
 	})
@@ -145,7 +146,7 @@ func TestGoKitHTTPEgress(t *testing.T) {
 			if c.bounds != nil {
 				bb = *c.bounds
 			}
-			before := *hits
+			before := hits.Load()
 			got, log, err := runHTTPCapsule(t, fmt.Sprintf(c.line, srv.URL), wit.NetworkAllow(c.allow, "capabilities.network.allow"), bb, wasmhost.Limits{})
 			if err != nil {
 				t.Fatal(err)
@@ -158,7 +159,7 @@ func TestGoKitHTTPEgress(t *testing.T) {
 				t.Fatalf("got  %q\nwant %q", got, want)
 			}
 			if strings.HasPrefix(c.name, "denied") {
-				if *hits != before {
+				if hits.Load() != before {
 					t.Error("a denied request reached the server")
 				}
 				if !strings.Contains(log, "wasi:http request denied") || !strings.Contains(log, srv.URL+"/bytes/1") ||
@@ -166,8 +167,8 @@ func TestGoKitHTTPEgress(t *testing.T) {
 					t.Errorf("log line: %s", log)
 				}
 			}
-			if c.name == "redirect handed back" && *hits != before+1 {
-				t.Errorf("hits %d, want one (the redirect not followed)", *hits-before)
+			if c.name == "redirect handed back" && hits.Load() != before+1 {
+				t.Errorf("hits %d, want one (the redirect not followed)", hits.Load()-before)
 			}
 		})
 	}
