@@ -126,6 +126,12 @@ func TestGoKitHTTPEgress(t *testing.T) {
 		{"GET 10 MiB", "GET %s/bytes/" + strconv.Itoa(big), fmt.Sprintf("status=200 bytes=%d sum=%s x-echo= trailer=", big, sum8(pattern(big))), allow, nil},
 		{"GET 10 MiB chunked with a trailer", "GET %s/chunked/" + strconv.Itoa(big),
 			fmt.Sprintf("status=200 bytes=%d sum=%s x-echo= trailer=%s", big, sum8(pattern(big)), sum8(pattern(big))), allow, nil},
+		{"GET 0 B chunked", "GET %s/chunked/0", "status=200 bytes=0 sum=" + sum8(nil) + " x-echo= trailer=" + sum8(nil), allow, nil},
+		{"GET 1 KiB chunked", "GET %s/chunked/1024", "status=200 bytes=1024 sum=" + sum8(pattern(1024)) + " x-echo= trailer=" + sum8(pattern(1024)), allow, nil},
+		{"POST 1 KiB chunked", "POST %s/echo 1024 chunked", "status=200 bytes=2 sum=" + sum8([]byte("ok")) +
+			" x-echo=POST:1024:" + sum8(pattern(1024)) + ":chunked: trailer=" + sum8(pattern(1024)), allow, nil},
+		{"POST 10 MiB content-length", "POST %s/echo " + strconv.Itoa(big) + " length", "status=200 bytes=2 sum=" + sum8([]byte("ok")) +
+			fmt.Sprintf(" x-echo=POST:%d:%s:length: trailer=%s", big, sum8(pattern(big)), sum8(pattern(big))), allow, nil},
 		{"POST 0 B", "POST %s/echo 0", "status=200 bytes=2 sum=" + sum8([]byte("ok")) + " x-echo=POST:0:" + sum8(nil) + ":length: trailer=" + sum8(nil), allow, nil},
 		{"POST 1 KiB content-length", "POST %s/echo 1024 length", "status=200 bytes=2 sum=" + sum8([]byte("ok")) +
 			" x-echo=POST:1024:" + sum8(pattern(1024)) + ":length: trailer=" + sum8(pattern(1024)), allow, nil},
