@@ -5,8 +5,8 @@
 #   scripts/components.sh check [NAME...]   rebuild into a temporary dir and fail unless the bytes
 #                                           equal both the committed .wasm and its SHA256SUMS line
 #
-# NAME is a directory's last element (capsule-probe, tool-echo, capsule-http, hello-script,
-# echo-tool, hook-log);
+# NAME is a directory's last element (capsule-probe, tool-echo, capsule-http,
+# driver-anthropic-http, hello-script, echo-tool, hook-log, fetch);
 # no NAME means all. Each directory holds the Go sources, the built .wasm and SHA256SUMS.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -17,9 +17,11 @@ components=(
   "testdata/components/capsule-probe capsule capsule-probe.wasm"
   "testdata/components/tool-echo tool tool-echo.wasm"
   "testdata/components/capsule-http capsule-http capsule-http.wasm"
+  "testdata/components/driver-anthropic-http driver-http driver-anthropic-http.wasm"
   "examples/hello-script capsule hello-script.wasm"
   "examples/echo-tool tool echo-tool.wasm"
   "examples/hook-log hook hook-log.wasm"
+  "examples/fetch fetch fetch.wasm"
 )
 
 mode=${1:-}

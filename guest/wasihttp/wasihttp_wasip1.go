@@ -319,7 +319,7 @@ func (transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		rawDropResponse(resp)
 		return nil, errors.New("wasi:http: the response body stream is unavailable")
 	}
-	out.Body = &bodyReader{resp: resp, body: body, stream: ret.u32(4), trailer: out.Trailer}
+	out.Body = &bodyReader{resp: resp, body: body, stream: ret.u32(4), trailer: out.Trailer, left: out.ContentLength}
 	return out, nil
 }
 
@@ -381,11 +381,19 @@ type bodyReader struct {
 	pending            []byte
 	done               bool
 	err                error
+	// left is what the declared content-length still promises (-1: none
+	// declared). Reaching 0 finishes the body without the read that would
+	// only report the stream closed (a host round trip per response).
+	left int64
 }
 
 func (b *bodyReader) Read(p []byte) (int, error) {
 	if len(b.pending) == 0 && !b.done {
-		b.fill(len(p))
+		if b.left == 0 {
+			b.finish()
+		} else {
+			b.fill(len(p))
+		}
 	}
 	if len(b.pending) > 0 {
 		n := copy(p, b.pending)
@@ -396,8 +404,12 @@ func (b *bodyReader) Read(p []byte) (int, error) {
 }
 
 func (b *bodyReader) fill(want int) {
-	if want < 64<<10 {
-		want = 64 << 10
+	// 64 KiB a read: asking for 1 MiB made the kit's realloc, called by
+	// the host while lowering the bytes, reach an import (a trap: "cannot
+	// leave component instance").
+	want = max(want, 64<<10)
+	if b.left > 0 && int64(want) > b.left {
+		want = int(b.left)
 	}
 	closed := false
 	guest.CallImport(12, func(ret uint32) { rawBlockingRead(b.stream, uint64(want), ret) }, func(ret uint32) {
@@ -405,6 +417,9 @@ func (b *bodyReader) fill(want int) {
 		if m[0] == 0 {
 			p, n := binary.LittleEndian.Uint32(m[4:]), binary.LittleEndian.Uint32(m[8:])
 			b.pending = append(b.pending[:0], mem(p, n)...)
+			if b.left > 0 {
+				b.left = max(b.left-int64(n), 0)
+			}
 			return
 		}
 		if m[4] == 0 {

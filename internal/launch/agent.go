@@ -136,7 +136,7 @@ func (p *Plan) newDriver(eng *wasmhost.Engine, sess *session.Session, rec *trace
 		}
 		wc := wasmdrv.Config{Engine: eng, Name: r.Name, Version: r.Version, Component: data,
 			Limits: sandbox.Limits(tools.GrantOf(p.Grants, d.Entry).Grants.Limits), Session: sess,
-			Model: p.Manifest.Inference.Model, Endpoint: cfg.Endpoint, Settings: cfg.Settings}
+			Model: p.Manifest.Inference.Model, Endpoint: cfg.Endpoint, APIKey: cfg.APIKey, Settings: cfg.Settings}
 		if rec != nil {
 			wc.Recorder = rec
 		}

@@ -129,9 +129,16 @@ func lower(v Value, t *Type, dst *cval) {
 		dst.kind = cvString
 		setName((*C.wasm_name_t)(p), v.(string))
 	case KindList:
-		l := v.(List)
 		dst.kind = cvList
 		vl := (*C.wasmtime_component_vallist_t)(p)
+		if b, ok := v.(Bytes); ok {
+			lowerSeq(vl, len(b), func(i int, d *cval) {
+				d.kind = cvU8
+				*(*uint8)(of(d)) = b[i]
+			})
+			return
+		}
+		l := v.(List)
 		lowerSeq(vl, len(l), func(i int, d *cval) { lower(l[i], t.Elem, d) })
 	case KindTuple:
 		tu := v.(Tuple)
@@ -266,6 +273,14 @@ func lift(src *cval, r *run) Value {
 	case cvList:
 		vl := (*C.wasmtime_component_vallist_t)(p)
 		items := valSlice(vl.data, vl.size)
+		if len(items) > 0 && items[0].kind == cvU8 {
+			// A list's elements share one type: list<u8>.
+			out := make(Bytes, len(items))
+			for i := range items {
+				out[i] = *(*uint8)(of(&items[i]))
+			}
+			return out
+		}
 		out := make(List, len(items))
 		for i := range items {
 			out[i] = lift(&items[i], r)

@@ -70,6 +70,13 @@ func normalize(v Value, t *Type) Value {
 		}
 	case KindList:
 		l := v.(List)
+		if t.Elem.Kind == KindU8 && len(l) > 0 {
+			out := make(Bytes, len(l))
+			for i := range l {
+				out[i] = normalize(l[i], t.Elem).(uint8)
+			}
+			return out
+		}
 		out := make(List, len(l))
 		for i := range l {
 			out[i] = normalize(l[i], t.Elem)

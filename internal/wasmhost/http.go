@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/url"
@@ -180,7 +181,7 @@ type httpRequest struct {
 type outBody struct {
 	taken    bool // outgoing-body.write was called
 	name     string
-	path     string
+	file     *os.File // the body's spool file (unlinked), read from 0 when sent
 	finished chan struct{}
 	trailers [][2]string
 	aborted  bool
@@ -190,6 +191,9 @@ type outBody struct {
 func (b *outBody) end(abort bool) {
 	b.once.Do(func() {
 		b.aborted = abort
+		if abort && b.file != nil {
+			b.file.Close()
+		}
 		close(b.finished)
 	})
 }
@@ -230,13 +234,24 @@ type incomingResponse struct {
 type inBody struct {
 	spooled  chan struct{} // closed when the body is on disk (or failed)
 	name     string
+	path     string
 	err      Value // error-code ending the body, or nil
 	trailers [][2]string
 	streamed bool
 	cancel   context.CancelFunc
 }
 
-func (b *inBody) drop() { b.cancel() }
+// drop: a body dropped unread ends its exchange; its spool file goes
+// when the exchange has stopped writing it.
+func (b *inBody) drop() {
+	b.cancel()
+	if !b.streamed {
+		go func() {
+			<-b.spooled
+			os.Remove(b.path)
+		}()
+	}
+}
 
 type futureTrailers struct {
 	body  *inBody
@@ -263,11 +278,45 @@ func builtinFor(iface, fn string) func(*run, []Value) (Value, error) {
 		if r.host == nil || r.host.http == nil || r.http == nil {
 			return nil, errNotGranted
 		}
-		return impl(r, args)
+		first := r.nextRep + 1
+		v, err := impl(r, args)
+		if len(r.objs) > maxHostObjects && r.nextRep >= first {
+			// Undo what this call made: the guest never sees it.
+			for rep := first; rep <= r.nextRep; rep++ {
+				if d, ok := r.objs[rep].(dropper); ok {
+					d.drop()
+				}
+				delete(r.objs, rep)
+			}
+			return nil, fmt.Errorf("wasi:http %s: the component holds %d wasi:http resources (fields, requests, responses, bodies, futures) it has not dropped; the host allows %d",
+				fn, len(r.objs), maxHostObjects)
+		}
+		return v, err
 	}
 }
 
+// maxHostObjects caps the wasi:http resources one run holds at once (each is
+// host memory the guest's own limits do not count); a call that would pass
+// it traps, naming the cap. A variable so a test can measure without it.
+var maxHostObjects = 100_000
+
+// maxFieldsBytes bounds the names and values one fields resource holds (a
+// header section); an append or set past it is header-error.invalid-syntax,
+// the one header-error a guest library maps to "not acceptable".
+const maxFieldsBytes = 1 << 20
+
+func (f *httpFields) size() int {
+	n := 0
+	for _, e := range f.entries {
+		n += len(e[0]) + len(e[1])
+	}
+	return n
+}
+
 func bytesOf(v Value) string {
+	if b, ok := v.(Bytes); ok {
+		return string(b)
+	}
 	l, _ := v.(List)
 	b := make([]byte, 0, len(l))
 	for _, x := range l {
@@ -277,13 +326,7 @@ func bytesOf(v Value) string {
 	return string(b)
 }
 
-func bytesValue(s string) List {
-	l := make(List, len(s))
-	for i := 0; i < len(s); i++ {
-		l[i] = s[i]
-	}
-	return l
-}
+func bytesValue(s string) Bytes { return Bytes(s) }
 
 func optString(v Value) (string, bool) {
 	if o, ok := v.(Option); ok && o.Some {
@@ -365,6 +408,7 @@ var httpTypes = map[string]func(*run, []Value) (Value, error){
 	"[static]fields.from-list": func(r *run, a []Value) (Value, error) {
 		f := &httpFields{}
 		l, _ := a[0].(List)
+		total := 0
 		for _, e := range l {
 			t, ok := e.(Tuple)
 			if !ok || len(t) != 2 {
@@ -379,6 +423,9 @@ var httpTypes = map[string]func(*run, []Value) (Value, error){
 				return headerErr("forbidden"), nil
 			}
 			f.entries = append(f.entries, [2]string{name, val})
+			if total += len(name) + len(val); total > maxFieldsBytes {
+				return headerErr("invalid-syntax"), nil
+			}
 		}
 		return Ok(r.newObj(f)), nil
 	},
@@ -409,9 +456,11 @@ var httpTypes = map[string]func(*run, []Value) (Value, error){
 		return fieldsChange(r, a, func(f *httpFields, name string) Result {
 			vals, _ := a[2].(List)
 			var add [][2]string
+			n := f.size()
 			for _, v := range vals {
 				s := bytesOf(v)
-				if !validFieldValue(s) {
+				n += len(name) + len(s)
+				if !validFieldValue(s) || n > maxFieldsBytes {
 					return headerErr("invalid-syntax")
 				}
 				add = append(add, [2]string{name, s})
@@ -430,7 +479,7 @@ var httpTypes = map[string]func(*run, []Value) (Value, error){
 	"[method]fields.append": func(r *run, a []Value) (Value, error) {
 		return fieldsChange(r, a, func(f *httpFields, name string) Result {
 			s := bytesOf(a[2])
-			if !validFieldValue(s) {
+			if !validFieldValue(s) || f.size()+len(name)+len(s) > maxFieldsBytes {
 				return headerErr("invalid-syntax")
 			}
 			f.entries = append(f.entries, [2]string{name, s})
@@ -566,15 +615,18 @@ var httpTypes = map[string]func(*run, []Value) (Value, error){
 		if b == nil || b.taken {
 			return Err(nil), nil
 		}
-		name, p, err := r.http.spool.create("req")
+		f, name, err := r.http.spool.create("req")
 		if err != nil {
 			return nil, fmt.Errorf("wasi:http outgoing-body.write: %w", err)
 		}
 		s, err := r.openStream(name, true)
+		// The guest's stream and f both hold the file: it needs no name now.
+		os.Remove(r.http.spool.path(name))
 		if err != nil {
+			f.Close()
 			return nil, err
 		}
-		b.taken, b.name, b.path = true, name, p
+		b.taken, b.name, b.file = true, name, f
 		return Ok(s), nil
 	},
 	"[static]outgoing-body.finish": func(r *run, a []Value) (Value, error) {
@@ -660,6 +712,7 @@ var httpTypes = map[string]func(*run, []Value) (Value, error){
 			return Err(nil), nil
 		}
 		s, err := r.openStream(b.name, false)
+		os.Remove(r.http.spool.path(b.name)) // the guest's stream holds it open
 		if err != nil {
 			return nil, err
 		}
@@ -829,29 +882,29 @@ func (h *httpRun) exchange(ctx context.Context, cancel context.CancelFunc, send 
 		fail(Variant{Case: "HTTP-response-body-size", Value: Some(uint64(resp.ContentLength))})
 		return
 	}
-	name, p, err := h.spool.create("resp")
+	out, name, err := h.spool.create("resp")
 	if err != nil {
 		fail(internalError("murmur: spooling the response: " + err.Error()))
 		return
 	}
-	in := &inBody{spooled: make(chan struct{}), name: name, cancel: cancel}
+	in := &inBody{spooled: make(chan struct{}), name: name, path: h.spool.path(name), cancel: cancel}
 	f.resp = &incomingResponse{status: uint16(resp.StatusCode), headers: fieldsOf(resp.Header, true), body: in}
 	close(f.done)
 
-	in.err = spoolBody(ctx, resp, p, h.grant.MaxBodyBytes, opts.betweenBytes, cancel)
+	in.err = spoolBody(ctx, resp, out, h.grant.MaxBodyBytes, opts.betweenBytes, cancel)
+	out.Close()
 	if in.err == nil {
 		in.trailers = fieldsOf(resp.Trailer, true).entries
 	}
 	close(in.spooled)
 }
 
+// spoolBufs are spoolBody's copy buffers (allocating and zeroing 256 KiB
+// for every response showed up in a 1 KiB GET's profile).
+var spoolBufs = sync.Pool{New: func() any { b := make([]byte, 256<<10); return &b }}
+
 // spoolBody copies the response body to path, at most max bytes.
-func spoolBody(ctx context.Context, resp *http.Response, path string, max int64, between time.Duration, cancel context.CancelFunc) Value {
-	out, err := os.OpenFile(path, os.O_WRONLY|os.O_TRUNC, 0o600)
-	if err != nil {
-		return internalError("murmur: spooling the response: " + err.Error())
-	}
-	defer out.Close()
+func spoolBody(ctx context.Context, resp *http.Response, out *os.File, max int64, between time.Duration, cancel context.CancelFunc) Value {
 	var timer *time.Timer
 	timedOut := false
 	var mu sync.Mutex
@@ -864,7 +917,9 @@ func spoolBody(ctx context.Context, resp *http.Response, path string, max int64,
 		})
 		defer timer.Stop()
 	}
-	buf := make([]byte, 256<<10)
+	bp := spoolBufs.Get().(*[]byte)
+	defer spoolBufs.Put(bp)
+	buf := *bp
 	var n int64
 	for {
 		k, rerr := resp.Body.Read(buf)
@@ -946,8 +1001,9 @@ func buildRequest(ctx context.Context, send HTTPRequest, body *outBody) (*http.R
 		}
 		return hreq, nil
 	}
-	file, err := os.Open(body.path)
-	if err != nil {
+	file := body.file
+	if _, err := file.Seek(0, io.SeekStart); err != nil {
+		file.Close()
 		v := internalError("murmur: reading the request body: " + err.Error())
 		return nil, &v
 	}

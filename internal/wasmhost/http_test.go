@@ -3,8 +3,15 @@ package wasmhost
 import (
 	"context"
 	"errors"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"runtime"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 )
 
 // TestHTTPDecision: handle hands the guest's request to Host.HTTP's decide
@@ -86,4 +93,101 @@ func TestSpoolHelperCompiles(t *testing.T) {
 	if _, err := testEngine.spoolHelperComponent(); err != nil {
 		t.Fatal(err)
 	}
+}
+
+func allowAll(context.Context, *HTTPRequest) error { return nil }
+
+// TestHTTPHandlesCapped: a guest that makes wasi:http resources and never
+// drops them is stopped at MaxHostObjects with an error naming the cap.
+func TestHTTPHandlesCapped(t *testing.T) {
+	h := NewHost()
+	h.HTTP(HTTPGrant{Decide: allowAll, MaxBodyBytes: 1 << 20, MaxInFlight: 4})
+	i := instantiate(t, "httpleak.wat", RunConfig{Host: h})
+	_, err := i.Call(bg, "", "fields", uint32(3_000_000))
+	te := asTrap(t, err)
+	want := "wasi:http [constructor]fields: the component holds 100000 wasi:http resources (fields, requests, responses, bodies, futures) it has not dropped; the host allows 100000"
+	if !strings.Contains(te.Message, want) {
+		t.Fatalf("message %q", te.Message)
+	}
+}
+
+// TestHTTPLeakedRequests: 1,000 requests handed to handle and never read
+// or dropped (their server never answers) leave no descriptors or
+// goroutines in the host once the call has ended and the instance is closed.
+func TestHTTPLeakedRequests(t *testing.T) {
+	hang := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-r.Context().Done():
+		case <-hang:
+		}
+	}))
+	defer srv.Close()
+	defer close(hang)
+	u, _ := url.Parse(srv.URL)
+	countFDs := func() int {
+		ents, err := os.ReadDir("/proc/self/fd")
+		if err != nil {
+			t.Skip(err)
+		}
+		return len(ents)
+	}
+	fds0, g0 := countFDs(), runtime.NumGoroutine()
+	h := NewHost()
+	h.HTTP(HTTPGrant{Decide: allowAll, MaxBodyBytes: 1 << 20, MaxInFlight: 16})
+	i, err := instantiateFull(testEngine, context.Background(), fixture(t, "httpleak.wat"), RunConfig{Host: h})
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := i.Call(bg, "", "requests", uint32(1000), u.Host)
+	if err != nil || v != uint32(1000) {
+		t.Fatalf("requests = %v, %v; want 1000 accepted", v, err)
+	}
+	i.Close()
+	srv.CloseClientConnections()
+	var fds, g int
+	for range 100 { // the server side's goroutines end after the client's connections
+		if fds, g = countFDs(), runtime.NumGoroutine(); fds <= fds0+2 && g <= g0+2 {
+			return
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Fatalf("after close: %d fds (before %d), %d goroutines (before %d)", fds, fds0, g, g0)
+}
+
+// TestHTTPHoldingRSS reports the process's peak RSS after a guest makes 3 M
+// fields handles it never drops (MURMUR_HTTP_RSS=capped, or =uncapped for
+// the figure without the cap). A figure, not a check: run it alone.
+func TestHTTPHoldingRSS(t *testing.T) {
+	mode := os.Getenv("MURMUR_HTTP_RSS")
+	if mode == "" {
+		t.Skip("set MURMUR_HTTP_RSS=capped|uncapped to measure")
+	}
+	if mode == "uncapped" {
+		defer func(n int) { maxHostObjects = n }(maxHostObjects)
+		maxHostObjects = 1 << 30
+	}
+	h := NewHost()
+	h.HTTP(HTTPGrant{Decide: allowAll, MaxBodyBytes: 1 << 20, MaxInFlight: 4})
+	i := instantiate(t, "httpleak.wat", RunConfig{Host: h})
+	_, err := i.Call(bg, "", "fields", uint32(3_000_000))
+	var ru syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	t.Logf("%s: 3M fields handles: err=%v; peak RSS %d KiB", mode, err, ru.Maxrss)
+}
+
+// TestHTTPAppendRSS reports the peak RSS after one 64 MiB fields.append
+// (MURMUR_HTTP_RSS=append); the value is over the fields bound, so the
+// guest gets invalid-syntax. A figure, not a check: run it alone.
+func TestHTTPAppendRSS(t *testing.T) {
+	if os.Getenv("MURMUR_HTTP_RSS") != "append" {
+		t.Skip("set MURMUR_HTTP_RSS=append to measure")
+	}
+	h := NewHost()
+	h.HTTP(HTTPGrant{Decide: allowAll, MaxBodyBytes: 1 << 20, MaxInFlight: 4})
+	i := instantiate(t, "httpleak.wat", RunConfig{Host: h, Limits: Limits{MemoryBytes: 256 << 20}})
+	v, err := i.Call(bg, "", "append", uint32(64<<20))
+	var ru syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	t.Logf("64 MiB fields.append: %v, %v; peak RSS %d KiB", v, err, ru.Maxrss)
 }

@@ -12,7 +12,9 @@ import (
 //	f32, f64                  float32, float64
 //	char                      Char
 //	string                    string (must be valid UTF-8)
-//	list<T>                   List
+//	list<T>                   List; list<u8> from a guest is Bytes (one
+//	                          copy, not a boxed value per byte), and a host
+//	                          may answer either
 //	record                    Record (fields in declaration order, names must match)
 //	tuple<...>                Tuple
 //	variant                   Variant
@@ -34,6 +36,10 @@ type Char rune
 
 // List is a WIT list.
 type List []Value
+
+// Bytes is a WIT list<u8>, as lifted from a guest: a 64 MiB header value
+// is 64 MiB here rather than 64 M boxed values (1 GiB of interface words).
+type Bytes []byte
 
 // Tuple is a WIT tuple.
 type Tuple []Value
@@ -142,6 +148,9 @@ func check(v Value, t *Type, depth int) error {
 			return fmt.Errorf("string is not valid UTF-8")
 		}
 	case KindList:
+		if _, ok := v.(Bytes); ok && t.Elem != nil && t.Elem.Kind == KindU8 {
+			return nil
+		}
 		l, ok := v.(List)
 		if !ok {
 			return bad()
@@ -379,7 +388,12 @@ func Equal(a, b Value) bool {
 	case float64:
 		y, ok := b.(float64)
 		return ok && math.Float64bits(x) == math.Float64bits(y)
+	case Bytes:
+		return Equal(x.list(), b)
 	case List:
+		if y, ok := b.(Bytes); ok {
+			b = y.list()
+		}
 		y, ok := b.(List)
 		if !ok || len(x) != len(y) {
 			return false
@@ -439,4 +453,12 @@ func Equal(a, b Value) bool {
 	default:
 		return a == b
 	}
+}
+
+func (b Bytes) list() List {
+	l := make(List, len(b))
+	for i, c := range b {
+		l[i] = c
+	}
+	return l
 }

@@ -66,10 +66,7 @@ func TestWASIStdio(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var got []byte
-	for _, b := range v.(List) {
-		got = append(got, b.(uint8))
-	}
+	got, _ := v.(Bytes) // list<u8> lifts as Bytes
 	if string(got) != "input bytes" {
 		t.Errorf("stdin %q", got)
 	}

@@ -8,7 +8,7 @@
 // Every Call runs in a fresh instance of the component (compiled once, in
 // New), bounded by the execution limits the caller gives, with no filesystem,
 // an environment of the session identity and MURMUR_INFERENCE_*, and
-// wasi:http decided by the configured policy (deny-all until egress exists).
+// wasi:http to the gateway endpoint only, the key swapped in there.
 // murmur:text/chunks calls stream to the call's ChunkFunc as they happen.
 //
 // A stored driver may hold the conversation itself: when its result's
@@ -93,9 +93,13 @@ type Config struct {
 	// Settings is the entry's config map, MURMUR_INFERENCE_DRIVER_CONFIG as
 	// JSON ({} when nil).
 	Settings map[string]any
-	// HTTP decides the component's wasi:http requests; nil is
-	// wit.DenyAllHTTP. The seam for gateway egress: a policy that allows the
-	// gateway endpoint's authority only (contracts §17).
+	// APIKey is gateway.api_key as resolved: never in the component's
+	// environment, only put in place of the placeholder in the x-api-key
+	// or authorization header of a request to Endpoint (contracts §14).
+	APIKey string
+	// HTTP decides the component's wasi:http requests; nil is the gateway
+	// grant (wit.Gateway of Endpoint, the placeholder and APIKey): the
+	// endpoint's origin only, with the key swap (contracts §14, §17).
 	HTTP wit.HTTPPolicy
 	// Recorder receives call_deadline lines; nil records none (the error of
 	// such a call still says so: see Ending).
@@ -164,7 +168,9 @@ func New(cfg Config) (*Driver, error) {
 	env[EnvDriverConfig] = string(conf)
 	policy := cfg.HTTP
 	if policy == nil {
-		policy = wit.DenyAllHTTP
+		// The gateway grant: the endpoint's origin only, the placeholder
+		// swapped for the key there and refused anywhere else.
+		policy = wit.Gateway{Endpoint: cfg.Endpoint, Placeholder: placeholder, Key: cfg.APIKey}.Policy()
 	}
 	log := cfg.Logger
 	if log == nil {

@@ -435,9 +435,9 @@ func BenchmarkTurn(b *testing.B) {
 	}
 }
 
-// wasi:http is decided by the configured policy: deny-all by default, and
-// the policy sees the request the component built (the seam for gateway
-// egress).
+// wasi:http is decided by the configured policy: by default the gateway
+// grant (a request to another origin is refused), and a given policy sees
+// the request the component built.
 func TestHTTPPolicy(t *testing.T) {
 	var seen []string
 	// The policy records what it was asked and refuses it: the request must
@@ -451,12 +451,17 @@ func TestHTTPPolicy(t *testing.T) {
 		policy wit.HTTPPolicy
 		want   string
 	}{
-		{"default denies", nil, "denied"},
+		{"default: the gateway endpoint only", nil, "denied"},
 		{"the policy decides", recordAndRefuse, "denied"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			d := newDriver(t, "http", func(c *wasm.Config) { c.HTTP = tc.policy })
+			d := newDriver(t, "http", func(c *wasm.Config) {
+				c.HTTP = tc.policy
+				if tc.policy == nil {
+					c.Endpoint = "https://gateway.example.net" // not the origin http.wat calls
+				}
+			})
 			resp, err := d.Call(context.Background(), userRequest("hi"), nil)
 			if err != nil {
 				t.Fatal(err)

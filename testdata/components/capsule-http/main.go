@@ -4,7 +4,13 @@
 // requests through the kit's wasi:http client (wasihttp.Transport). Each line of
 // its task is one request:
 //
-//	METHOD URL [BODY-BYTES [chunked|length]] [trailer]
+//	METHOD URL [BODY-BYTES [chunked|length]] [trailer] [drop] [H:NAME:VALUE...]
+//
+// "drop" closes the response body unread; H:NAME:VALUE adds a request header
+// as given (percent-escapes decoded) (unchecked, so the host's checks are what a bad one meets).
+// A METHOD written with a leading "-" (-GET) reads the response body into
+// io.Discard and reports only status and bytes (for benchmarks: hashing in
+// the guest would dominate them).
 //
 // BODY-BYTES of the byte pattern 0..250 are sent (with a content-length unless
 // "chunked"), with a request trailer x-sent: BODY-BYTES when "trailer" is given.
@@ -21,6 +27,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"os"
 	"strconv"
 	"strings"
@@ -50,26 +57,47 @@ func run() error {
 
 func request(w []string) string {
 	if len(w) < 2 {
-		return "error: want METHOD URL [BODY-BYTES [chunked|length]] [trailer]"
+		return "error: want METHOD URL [BODY-BYTES [chunked|length]] [trailer] [drop] [H:NAME:VALUE...]"
 	}
 	var body io.Reader
 	n := 0
-	if len(w) > 2 {
-		n, _ = strconv.Atoi(w[2])
-		b := make([]byte, n)
-		for i := range b {
-			b[i] = byte(i % 251)
-		}
-		body = bytes.NewReader(b)
-		if len(w) > 3 && w[3] == "chunked" {
-			body = io.MultiReader(body) // hides the length: sent chunked
+	chunked, trailer, drop := false, false, false
+	hdr := [][2]string{}
+	for _, x := range w[2:] {
+		switch {
+		case x == "chunked":
+			chunked = true
+		case x == "length":
+		case x == "trailer":
+			trailer = true
+		case x == "drop":
+			drop = true
+		case strings.HasPrefix(x, "H:"):
+			k, v, _ := strings.Cut(x[2:], ":")
+			k, _ = url.PathUnescape(k)
+			v, _ = url.PathUnescape(v)
+			hdr = append(hdr, [2]string{k, v})
+		default:
+			n, _ = strconv.Atoi(x)
+			b := make([]byte, n)
+			for i := range b {
+				b[i] = byte(i % 251)
+			}
+			body = bytes.NewReader(b)
 		}
 	}
-	req, err := http.NewRequest(w[0], w[1], body)
+	if body != nil && chunked {
+		body = io.MultiReader(body) // hides the length: sent chunked
+	}
+	discard := strings.HasPrefix(w[0], "-")
+	req, err := http.NewRequest(strings.TrimPrefix(w[0], "-"), w[1], body)
 	if err != nil {
 		return "error " + err.Error()
 	}
-	if len(w) > 4 && w[4] == "trailer" {
+	for _, h := range hdr {
+		req.Header[h[0]] = append(req.Header[h[0]], h[1]) // unchecked: the host judges it
+	}
+	if trailer {
 		req.Trailer = http.Header{"X-Sent": {strconv.Itoa(n)}}
 	}
 	c := &http.Client{
@@ -81,6 +109,13 @@ func request(w []string) string {
 		return "error " + err.Error()
 	}
 	defer resp.Body.Close()
+	if drop {
+		return fmt.Sprintf("status=%d dropped", resp.StatusCode)
+	}
+	if discard {
+		got, err := io.Copy(io.Discard, resp.Body)
+		return fmt.Sprintf("status=%d bytes=%d err=%v", resp.StatusCode, got, err)
+	}
 	h := sha256.New()
 	got, err := io.Copy(h, resp.Body)
 	if err != nil {

@@ -1,0 +1,102 @@
+;; httpleak.wat: a guest that holds wasi:http handles and never drops them.
+;; fields(n) -> u32: makes n fields resources (0 once the host refuses: it traps).
+;; requests(n, authority) -> u32: n GET http://<authority>/ handed to handle;
+;; the futures are kept, never read or dropped; returns how many were accepted.
+;; append(n) -> u32: one fields.append of an n-byte value of 'a's; 0 ok,
+;; 1 + the header-error case otherwise.
+(component
+  (import "wasi:http/types@0.2.9" (instance $types
+    (export "fields" (type $fields (sub resource)))
+    (export "outgoing-request" (type $req (sub resource)))
+    (export "request-options" (type $opts (sub resource)))
+    (export "future-incoming-response" (type $fut (sub resource)))
+    (type $ec (variant (case "DNS-timeout") (case "HTTP-request-denied") (case "internal-error" (option string))))
+    (export "error-code" (type $error-code (eq $ec)))
+    (type $sch (variant (case "HTTP") (case "HTTPS") (case "other" string)))
+    (export "scheme" (type $scheme (eq $sch)))
+    (type $he (variant (case "invalid-syntax") (case "forbidden") (case "immutable")))
+    (export "header-error" (type $header-error (eq $he)))
+    (export "[constructor]fields" (func (result (own $fields))))
+    (export "[method]fields.append" (func (param "self" (borrow $fields)) (param "name" string) (param "value" (list u8)) (result (result (error $header-error)))))
+    (export "[constructor]outgoing-request" (func (param "headers" (own $fields)) (result (own $req))))
+    (export "[method]outgoing-request.set-scheme" (func (param "self" (borrow $req)) (param "scheme" (option $scheme)) (result (result))))
+    (export "[method]outgoing-request.set-authority" (func (param "self" (borrow $req)) (param "authority" (option string)) (result (result))))))
+  (alias export $types "outgoing-request" (type $outgoing-request))
+  (alias export $types "request-options" (type $request-options))
+  (alias export $types "future-incoming-response" (type $future-incoming-response))
+  (alias export $types "error-code" (type $error-code))
+  (import "wasi:http/outgoing-handler@0.2.9" (instance $handler
+    (export "outgoing-request" (type $r (eq $outgoing-request)))
+    (export "request-options" (type $o (eq $request-options)))
+    (export "future-incoming-response" (type $f (eq $future-incoming-response)))
+    (export "error-code" (type $e (eq $error-code)))
+    (export "handle" (func (param "request" (own $r)) (param "options" (option (own $o)))
+      (result (result (own $f) (error $e)))))))
+
+  (core module $Mem
+    (memory (export "memory") 1)
+    (global $bump (mut i32) (i32.const 8192))
+    (func (export "cabi_realloc") (param i32 i32 i32 i32) (result i32)
+      (local $p i32)
+      (local.set $p (i32.and (i32.add (global.get $bump) (i32.sub (local.get 2) (i32.const 1)))
+                             (i32.xor (i32.sub (local.get 2) (i32.const 1)) (i32.const -1))))
+      (global.set $bump (i32.add (local.get $p) (local.get 3)))
+      (local.get $p)))
+  (core instance $mem (instantiate $Mem))
+  (alias core export $mem "memory" (core memory $memory))
+  (alias core export $mem "cabi_realloc" (core func $realloc))
+
+  (core func $fields (canon lower (func $types "[constructor]fields")))
+  (core func $request (canon lower (func $types "[constructor]outgoing-request")))
+  (core func $scheme (canon lower (func $types "[method]outgoing-request.set-scheme") (memory $memory) string-encoding=utf8))
+  (core func $authority (canon lower (func $types "[method]outgoing-request.set-authority") (memory $memory) string-encoding=utf8))
+  (core func $append (canon lower (func $types "[method]fields.append") (memory $memory) string-encoding=utf8))
+  (core func $handle (canon lower (func $handler "handle") (memory $memory) (realloc $realloc) string-encoding=utf8))
+
+  (core module $Main
+    (import "env" "memory" (memory 1))
+    (import "host" "fields" (func $fields (result i32)))
+    (import "host" "request" (func $request (param i32) (result i32)))
+    (import "host" "scheme" (func $scheme (param i32 i32 i32 i32 i32) (result i32)))
+    (import "host" "authority" (func $authority (param i32 i32 i32 i32) (result i32)))
+    (import "host" "handle" (func $handle (param i32 i32 i32 i32)))
+    (import "host" "append" (func $append (param i32 i32 i32 i32 i32 i32)))
+    (data (i32.const 1000) "x-big")
+    (func (export "append") (param $n i32) (result i32)
+      (local $base i32)
+      (local.set $base (i32.mul (memory.grow (i32.add (i32.shr_u (local.get $n) (i32.const 16)) (i32.const 1))) (i32.const 65536)))
+      (memory.fill (local.get $base) (i32.const 97) (local.get $n))
+      (call $append (call $fields) (i32.const 1000) (i32.const 5) (local.get $base) (local.get $n) (i32.const 3000))
+      (if (i32.eqz (i32.load8_u (i32.const 3000))) (then (return (i32.const 0))))
+      (i32.add (i32.const 1) (i32.load8_u (i32.const 3001))))
+    (func (export "fields") (param $n i32) (result i32)
+      (local $i i32)
+      (block $done (loop $next
+        (br_if $done (i32.ge_u (local.get $i) (local.get $n)))
+        (drop (call $fields))
+        (local.set $i (i32.add (local.get $i) (i32.const 1)))
+        (br $next)))
+      (local.get $i))
+  (func (export "requests") (param $n i32) (param $auth i32) (param $authlen i32) (result i32)
+      (local $i i32) (local $ok i32) (local $req i32)
+      (block $done (loop $next
+        (br_if $done (i32.ge_u (local.get $i) (local.get $n)))
+        (local.set $req (call $request (call $fields)))
+        ;; set-scheme(some(HTTP)): option disc 1, variant disc 0
+        (drop (call $scheme (local.get $req) (i32.const 1) (i32.const 0) (i32.const 0) (i32.const 0)))
+        (drop (call $authority (local.get $req) (i32.const 1) (local.get $auth) (local.get $authlen)))
+        (call $handle (local.get $req) (i32.const 0) (i32.const 0) (i32.const 2000))
+        (if (i32.eqz (i32.load8_u (i32.const 2000))) (then (local.set $ok (i32.add (local.get $ok) (i32.const 1)))))
+        (local.set $i (i32.add (local.get $i) (i32.const 1)))
+        (br $next)))
+      (local.get $ok)))
+  (core instance $main (instantiate $Main
+    (with "env" (instance (export "memory" (memory $memory))))
+    (with "host" (instance
+      (export "fields" (func $fields)) (export "request" (func $request))
+      (export "scheme" (func $scheme)) (export "authority" (func $authority))
+      (export "handle" (func $handle)) (export "append" (func $append))))))
+  (func (export "fields") (param "n" u32) (result u32) (canon lift (core func $main "fields")))
+  (func (export "append") (param "n" u32) (result u32) (canon lift (core func $main "append")))
+  (func (export "requests") (param "n" u32) (param "authority" string) (result u32)
+    (canon lift (core func $main "requests") (memory $memory) (realloc $realloc) string-encoding=utf8)))
