@@ -210,6 +210,14 @@ func readReady(stdout io.Reader, exited <-chan struct{}) (readyLine, error) {
 		return readyLine{}, fmt.Errorf("the child exited before it was ready")
 	}
 	var rd readyLine
+	// A child refused before its session exists prints its diagnostic as
+	// JSON in place of the ready line (docs/cli.md): say what it said.
+	var refused struct {
+		Error *struct{ Code, Message string } `json:"error"`
+	}
+	if json.Unmarshal([]byte(g.line), &refused) == nil && refused.Error != nil && refused.Error.Code != "" {
+		return readyLine{}, fmt.Errorf("the child refused to start: %s: %s", refused.Error.Code, refused.Error.Message)
+	}
 	if err := json.Unmarshal([]byte(g.line), &rd); err != nil || !strings.HasPrefix(rd.SessionID, "ses_") {
 		return readyLine{}, fmt.Errorf("the child's first line is not a --json ready line: %q", strings.TrimSpace(g.line))
 	}
