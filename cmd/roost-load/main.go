@@ -95,6 +95,11 @@ func run(bin string, clients int, duration time.Duration) error {
 
 	cmd := exec.Command(bin, "--port", "0", "--spawn-allow", "local/orchestrator", "--max-live-capsules", "256")
 	cmd.Env = []string{"HOME=" + tmpHome, "PATH=" + os.Getenv("PATH")}
+	for _, kv := range os.Environ() { // a profiling build's switches (cmd/mur-roost/profile.go)
+		if strings.HasPrefix(kv, "MUR_ROOST_") {
+			cmd.Env = append(cmd.Env, kv)
+		}
+	}
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		return err

@@ -47,6 +47,37 @@ type Referee struct {
 
 	mu sync.Mutex
 	st *state
+
+	// envMemo remembers envelope.Check's verdict ("" or the refusal) per
+	// pair of manifests. A manifest is immutable once parsed and the registry
+	// hands out one per file identity, so the pair decides the verdict; a
+	// rewritten artifact is a new manifest and a new pair.
+	envMu   sync.Mutex
+	envMemo map[[2]*manifest.Manifest]string
+}
+
+// maxEnvMemo bounds envMemo; past it the memo starts again empty.
+const maxEnvMemo = 4096
+
+// envelope is envelope.Check(parent, child) as a refusal sentence, or "".
+func (r *Referee) envelope(parent, child *manifest.Manifest) string {
+	k := [2]*manifest.Manifest{parent, child}
+	r.envMu.Lock()
+	msg, ok := r.envMemo[k]
+	r.envMu.Unlock()
+	if ok {
+		return msg
+	}
+	if ref := envelope.Check(parent, child); ref != nil {
+		msg = ref.Error()
+	}
+	r.envMu.Lock()
+	if len(r.envMemo) >= maxEnvMemo {
+		clear(r.envMemo)
+	}
+	r.envMemo[k] = msg
+	r.envMu.Unlock()
+	return msg
 }
 
 // NewReferee takes the start-up census of opts.RunningDir and returns the
@@ -82,6 +113,7 @@ func NewReferee(opts Options) (*Referee, StartupCount, error) {
 		appr:          appr,
 		st:            newState(set),
 		now:           time.Now,
+		envMemo:       map[[2]*manifest.Manifest]string{},
 	}
 	for _, n := range opts.SpawnAllow {
 		r.spawnAllow[n] = struct{}{}
@@ -135,8 +167,8 @@ func (r *Referee) Spawn(credential string, req roostapi.SpawnRequest) (roostapi.
 	if err != nil {
 		return roostapi.SpawnResponse{}, unresolved(req.Name, req.Version, err)
 	}
-	if ref := envelope.Check(parentManifest, art.Manifest); ref != nil {
-		return roostapi.SpawnResponse{}, forbidden(ref.Error())
+	if msg := r.envelope(parentManifest, art.Manifest); msg != "" {
+		return roostapi.SpawnResponse{}, forbidden(msg)
 	}
 	a, err := r.grant(parent, art)
 	if err != nil {
