@@ -405,7 +405,11 @@ func (r *Referee) addSessionLocked(id string, art Artifact, depth int, parent *s
 
 // credentialLen is the length of the credential a session id would get.
 func credentialLen(sessionID string) int {
-	body, _ := json.Marshal(credentialPayload{V: 1, S: sessionID})
+	var stack [256]byte
+	body, ok := appendCredentialPayload(stack[:0], credentialPayload{V: 1, S: sessionID})
+	if !ok {
+		body, _ = json.Marshal(credentialPayload{V: 1, S: sessionID})
+	}
 	return len(credentialPrefix) + b64.EncodedLen(len(body)) + 1 + b64.EncodedLen(32)
 }
 

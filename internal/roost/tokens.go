@@ -29,7 +29,10 @@ const (
 	maxCredentialLen = 12 << 10
 )
 
-var b64 = base64.RawURLEncoding
+var (
+	b64       = base64.RawURLEncoding
+	b64Strict = b64.Strict()
+)
 
 // credentialPayload names the session a credential was minted for. Field
 // order is fixed by the struct, so the token begins `msc1.eyJ2IjoxLCJz`, as
@@ -69,22 +72,43 @@ func newMinter(prefix string) (*minter, error) {
 	return m, nil
 }
 
-func (m *minter) mac(signed string) []byte {
+// mac appends the MAC of signed to dst.
+func (m *minter) mac(dst, signed []byte) []byte {
 	h := m.pool.Get().(hash.Hash)
 	h.Reset()
-	h.Write([]byte(signed))
-	sum := h.Sum(nil)
+	h.Write(signed)
+	dst = h.Sum(dst)
 	m.pool.Put(h)
-	return sum
+	return dst
 }
 
+// mint encodes payload (json.Marshal's bytes: fastjson.go writes the plain
+// cases of the two payload types without reflection) and MACs it.
 func (m *minter) mint(payload any) (string, error) {
-	body, err := json.Marshal(payload)
-	if err != nil {
-		return "", err
+	var stack [512]byte
+	body, ok := stack[:0], false
+	switch p := payload.(type) {
+	case credentialPayload:
+		body, ok = appendCredentialPayload(body, p)
+	case approvalPayload:
+		body, ok = appendApprovalPayload(body, p)
 	}
-	signed := m.prefix + b64.EncodeToString(body)
-	return signed + "." + b64.EncodeToString(m.mac(signed)), nil
+	if !ok {
+		var err error
+		if body, err = json.Marshal(payload); err != nil {
+			return "", err
+		}
+	}
+	n := len(m.prefix) + b64.EncodedLen(len(body))
+	tok := make([]byte, n, n+1+b64.EncodedLen(sha256.Size))
+	copy(tok, m.prefix)
+	b64.Encode(tok[len(m.prefix):], body)
+	var sum [sha256.Size]byte
+	mac := m.mac(sum[:0], tok)
+	tok = append(tok, '.')
+	tok = tok[:len(tok)+b64.EncodedLen(len(mac))]
+	b64.Encode(tok[n+1:], mac)
+	return string(tok), nil
 }
 
 var errToken = errors.New("token does not verify")
@@ -100,16 +124,32 @@ func (m *minter) open(tok string, v any) error {
 		return errToken
 	}
 	signed, sig := tok[:dot], tok[dot+1:]
-	got, err := b64.Strict().DecodeString(sig)
-	if err != nil || len(got) != sha256.Size {
+	if len(sig) != b64.EncodedLen(sha256.Size) {
 		return errToken
 	}
-	if !hmac.Equal(got, m.mac(signed)) {
+	var got [sha256.Size]byte
+	if n, err := b64Strict.Decode(got[:], []byte(sig)); err != nil || n != sha256.Size {
 		return errToken
 	}
-	body, err := b64.Strict().DecodeString(signed[len(m.prefix):])
+	var sum [sha256.Size]byte
+	if !hmac.Equal(got[:], m.mac(sum[:0], []byte(signed))) {
+		return errToken
+	}
+	body, err := b64Strict.DecodeString(signed[len(m.prefix):])
 	if err != nil {
 		return errToken
+	}
+	// The MAC verified, so the body is bytes this minter wrote: the plain
+	// layout is read without reflection, anything else as before.
+	switch p := v.(type) {
+	case *credentialPayload:
+		if parseCredentialPayload(body, p) {
+			return nil
+		}
+	case *approvalPayload:
+		if parseApprovalPayload(body, p) {
+			return nil
+		}
 	}
 	if err := json.Unmarshal(body, v); err != nil {
 		return errToken
