@@ -54,6 +54,8 @@ type Referee struct {
 	// rewritten artifact is a new manifest and a new pair.
 	envMu   sync.Mutex
 	envMemo map[[2]*manifest.Manifest]string
+
+	allowSets map[*manifest.Manifest]map[string]struct{} // guarded by mu
 }
 
 // maxEnvMemo bounds envMemo; past it the memo starts again empty.
@@ -114,6 +116,7 @@ func NewReferee(opts Options) (*Referee, StartupCount, error) {
 		st:            newState(set),
 		now:           time.Now,
 		envMemo:       map[[2]*manifest.Manifest]string{},
+		allowSets:     map[*manifest.Manifest]map[string]struct{}{},
 	}
 	for _, n := range opts.SpawnAllow {
 		r.spawnAllow[n] = struct{}{}
@@ -235,6 +238,9 @@ func (r *Referee) grant(parent *session, art Artifact) (*approval, error) {
 	}
 	r.st.approvals[a.nonce] = a
 	r.st.queue = append(r.st.queue, a)
+	if parent.pending == nil {
+		parent.pending = map[*approval]struct{}{}
+	}
 	parent.pending[a] = struct{}{}
 	r.st.pending++
 	return a, nil
@@ -303,7 +309,7 @@ func (r *Referee) registerTop(id string, art Artifact) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.sweepLocked()
-	if _, taken := r.st.sessions[id]; taken {
+	if r.st.registered(id) {
 		return identity()
 	}
 	r.addSessionLocked(id, art, r.maxDepth, nil)
@@ -374,7 +380,7 @@ func (r *Referee) redeem(p approvalPayload, req roostapi.RegisterRequest, art Ar
 	if art.SHA256 != p.SHA256 {
 		return forbidden(msgApprovalBytes(presented, p.SHA256, art.SHA256))
 	}
-	if _, taken := r.st.sessions[req.SessionID]; taken {
+	if r.st.registered(req.SessionID) {
 		return identity()
 	}
 	// The reservation becomes a running child: the parent's count and the
@@ -391,16 +397,29 @@ func (r *Referee) redeem(p approvalPayload, req roostapi.RegisterRequest, art Ar
 func (r *Referee) addSessionLocked(id string, art Artifact, depth int, parent *session) {
 	sess := &session{
 		id: id, name: art.Name, version: art.Version, sha256: art.SHA256,
-		manifest: art.Manifest, allow: map[string]struct{}{},
+		manifest: art.Manifest, allow: r.allowOf(art.Manifest),
 		depth: depth, status: statusRunning, parent: parent,
-		pending: map[*approval]struct{}{},
-	}
-	for _, n := range art.Manifest.Capabilities.Spawn.Allow {
-		sess.allow[n] = struct{}{}
 	}
 	r.st.sessions[id] = sess
 	r.st.running++
 	r.st.startup.absorb(id)
+}
+
+// allowOf is m's capabilities.spawn.allow as a set, one per manifest (the
+// registry hands out one manifest per artifact identity). Call with mu held.
+func (r *Referee) allowOf(m *manifest.Manifest) map[string]struct{} {
+	if set, ok := r.allowSets[m]; ok {
+		return set
+	}
+	set := make(map[string]struct{}, len(m.Capabilities.Spawn.Allow))
+	for _, n := range m.Capabilities.Spawn.Allow {
+		set[n] = struct{}{}
+	}
+	if len(r.allowSets) >= maxEnvMemo {
+		clear(r.allowSets)
+	}
+	r.allowSets[m] = set
+	return set
 }
 
 // credentialLen is the length of the credential a session id would get.
@@ -458,12 +477,17 @@ func (r *Referee) Deregister(credential string, req roostapi.DeregisterRequest) 
 	for a := range sess.pending {
 		r.st.release(a)
 	}
-	if sess.parent != nil {
-		sess.parent.children--
+	if p := sess.parent; p != nil {
+		p.children--
+		r.st.retireIfDone(p)
 	}
 	// A start-up capsule that registered under this id is not gone because
 	// its session deregistered: it counts again until its exit is seen.
 	r.st.startup.release(sid)
+	// Only its figures are asked of it from now on.
+	sess.manifest, sess.allow, sess.pending, sess.parent = nil, nil, nil, nil
+	sess.name, sess.version, sess.sha256 = "", "", ""
+	r.st.retireIfDone(sess)
 	return nil
 }
 
@@ -477,7 +501,13 @@ func (r *Referee) Status(id string) (roostapi.StatusResponse, error) {
 	r.sweepLocked()
 	sess := r.st.sessions[id]
 	if sess == nil {
-		return roostapi.StatusResponse{}, notFound(msgSessionNotFound)
+		e, ok := r.st.ended[id]
+		if !ok {
+			return roostapi.StatusResponse{}, notFound(msgSessionNotFound)
+		}
+		return roostapi.StatusResponse{
+			Status: e.status(), DepthRemaining: e.depth, LiveCapsules: r.st.census(),
+		}, nil
 	}
 	return roostapi.StatusResponse{
 		Status:         sess.status,

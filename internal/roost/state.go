@@ -17,21 +17,38 @@ const (
 	statusFailed   = roostapi.StatusFailed
 )
 
-// session is one registered session. Records are never removed: GET /status
-// answers for a retired session until the daemon exits.
+// session is one registered session. GET /status answers for a retired
+// session until the daemon exits, and its id is never registered again, so
+// no session is ever forgotten: a retired one whose children have all ended
+// is kept only as an endedSession, what GET /status reads of it.
 type session struct {
 	id       string
 	name     string
 	version  string
 	sha256   string
 	manifest *manifest.Manifest  // the registry manifest: the session's grants
-	allow    map[string]struct{} // capabilities.spawn.allow
+	allow    map[string]struct{} // capabilities.spawn.allow; shared by every session of one manifest, read-only
 	depth    int                 // levels still available below this session
 	status   string
 	parent   *session // nil for a top-level registration
 
 	children int                    // approved children that registered and are running
-	pending  map[*approval]struct{} // approvals that reserve a slot: granted, not redeemed, not expired
+	pending  map[*approval]struct{} // approvals that reserve a slot: granted, not redeemed, not expired; nil until the first
+}
+
+// endedSession is a retired session with no running child, as GET /status
+// reports it: its outcome and depth (it has no live children). About 60
+// bytes with its map entry, against a few hundred for a session record.
+type endedSession struct {
+	depth  int
+	failed bool
+}
+
+func (e endedSession) status() string {
+	if e.failed {
+		return statusFailed
+	}
+	return statusComplete
 }
 
 // liveChildren counts running children plus approvals still reserving a slot
@@ -74,7 +91,8 @@ type approval struct {
 // next reads the state (sweep), which is what makes the census exact at the
 // moment it is read and leaves nothing running between requests.
 type state struct {
-	sessions  map[string]*session
+	sessions  map[string]*session // running, or retired with running children
+	ended     map[string]endedSession
 	approvals map[string]*approval // by nonce, until 60 s after the grant
 	queue     []*approval          // in grant order, hence in deadline order
 	qhead     int
@@ -86,6 +104,7 @@ type state struct {
 func newState(startup *startupSet) *state {
 	return &state{
 		sessions:  map[string]*session{},
+		ended:     map[string]endedSession{},
 		approvals: map[string]*approval{},
 		startup:   startup,
 	}
@@ -113,6 +132,25 @@ func (st *state) sweep(now time.Time) {
 		st.queue = st.queue[:n]
 		st.qhead = 0
 	}
+}
+
+// registered reports whether id was ever registered.
+func (st *state) registered(id string) bool {
+	if _, ok := st.sessions[id]; ok {
+		return true
+	}
+	_, ok := st.ended[id]
+	return ok
+}
+
+// retireIfDone compacts a retired session once no child of it runs: nothing
+// but its figures can be asked of it any more.
+func (st *state) retireIfDone(s *session) {
+	if s.status == statusRunning || s.children > 0 || len(s.pending) > 0 {
+		return
+	}
+	st.ended[s.id] = endedSession{depth: s.depth, failed: s.status == statusFailed}
+	delete(st.sessions, s.id)
 }
 
 // release gives back an approval's slot in its parent and the census.
