@@ -2,6 +2,7 @@ package roost
 
 import (
 	"errors"
+	"sync"
 	"time"
 
 	"github.com/murmur-go/murmur/internal/running"
@@ -29,8 +30,12 @@ type startupRecord struct {
 	held  bool // absorbed by a running session with its id, which counts instead
 }
 
-// startupSet holds the start-up capsules still counted. It is read under the
-// daemon's state lock.
+// startupSet holds the start-up capsules still counted. It has a lock of its
+// own, taken inside the daemon's state lock or without it: the re-check
+// (refresh), a system call or more, runs once per request before the state
+// lock is taken, so it never holds up another session's decision, and the
+// decision under the lock reads the figure it left (counted). A capsule that
+// exits between the two is counted once more, which errs toward refusing.
 //
 // Re-checking 256 records on every census read with a kill(0) and a read of
 // /proc/<pid>/stat each would cost about a millisecond per POST /spawn. A
@@ -41,6 +46,7 @@ type startupRecord struct {
 // record whose pidfd could not be opened, or past the descriptors the daemon
 // may spend on pidfds (pidfdBudget), is asked Alive() on every read.
 type startupSet struct {
+	mu    sync.Mutex
 	recs  []*startupRecord
 	byID  map[string]*startupRecord
 	fds   []unix.PollFd
@@ -128,9 +134,27 @@ func (s *startupSet) poll(r *startupRecord) {
 // count re-checks every start-up capsule still counted and returns how many
 // are. A capsule found gone is never counted again.
 func (s *startupSet) count() int {
+	s.refresh()
+	return s.counted()
+}
+
+// counted is how many start-up capsules the last re-check left counted.
+func (s *startupSet) counted() int {
 	if s == nil {
 		return 0
 	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.live
+}
+
+// refresh re-checks every start-up capsule still counted.
+func (s *startupSet) refresh() {
+	if s == nil {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	if len(s.fds) > 0 {
 		n, err := unix.Poll(s.fds, 0)
 		for tries := 0; errors.Is(err, unix.EINTR) && tries < 3; tries++ {
@@ -160,7 +184,6 @@ func (s *startupSet) count() int {
 		}
 		s.slow = kept
 	}
-	return s.live
 }
 
 // reap handles the pidfds poll reported ready.
@@ -206,6 +229,8 @@ func (s *startupSet) absorb(sessionID string) bool {
 	if s == nil {
 		return false
 	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	if _, ok := s.byID[sessionID]; !ok {
 		return false
 	}
@@ -227,6 +252,8 @@ func (s *startupSet) release(sessionID string) bool {
 	if s == nil {
 		return false
 	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	if _, ok := s.byID[sessionID]; !ok {
 		return false
 	}
@@ -256,6 +283,8 @@ func (s *startupSet) close() {
 	if s == nil {
 		return
 	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	for _, r := range s.owner {
 		if r.pidfd >= 0 {
 			unix.Close(r.pidfd)

@@ -160,6 +160,9 @@ func (r *Referee) Spawn(credential string, req roostapi.SpawnRequest) (roostapi.
 	if !ok {
 		return roostapi.SpawnResponse{}, identity()
 	}
+	// The census's one re-check for this request, before the lock: admit
+	// and grant both read the figure it leaves.
+	r.st.startup.refresh()
 	parent, parentManifest, err := r.admit(sid, req.Name)
 	if err != nil {
 		return roostapi.SpawnResponse{}, err
@@ -496,6 +499,7 @@ func (r *Referee) Deregister(credential string, req roostapi.DeregisterRequest) 
 // Status answers GET /status/{id}: the session's figures, or a 404 for an id
 // never registered.
 func (r *Referee) Status(id string) (roostapi.StatusResponse, error) {
+	r.st.startup.refresh()
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.sweepLocked()
@@ -524,10 +528,11 @@ type Snapshot struct {
 
 // Snapshot reads the census exactly as a request would.
 func (r *Referee) Snapshot() Snapshot {
+	r.st.startup.refresh()
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.sweepLocked()
-	st := r.st.startup.count()
+	st := r.st.startup.counted()
 	return Snapshot{Running: r.st.running, Pending: r.st.pending, Startup: st, Census: r.st.running + r.st.pending + st}
 }
 

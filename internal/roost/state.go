@@ -161,8 +161,9 @@ func (st *state) release(a *approval) {
 }
 
 // census is the machine count: running tracked sessions, unredeemed
-// unexpired approvals, and start-up capsules still running (re-checked here).
-// Call sweep first.
+// unexpired approvals, and start-up capsules still running as of the
+// request's re-check (startup.refresh, before the state lock). Call sweep
+// first.
 func (st *state) census() int {
-	return st.running + st.pending + st.startup.count()
+	return st.running + st.pending + st.startup.counted()
 }
