@@ -2,6 +2,7 @@ package roost
 
 import (
 	"strconv"
+	"unicode/utf8"
 
 	"github.com/murmur-go/murmur/internal/roost/roostapi"
 )
@@ -25,12 +26,23 @@ func plainByte(c byte, html bool) bool {
 }
 
 // appendString appends s quoted, or reports false when s holds a byte that
-// is not plain.
+// is not plain. Valid UTF-8 past ASCII stands for itself too (the daemon's
+// sentences hold dashes), except U+2028 and U+2029, which encoding/json
+// escapes.
 func appendString(b []byte, s string, html bool) ([]byte, bool) {
-	for i := 0; i < len(s); i++ {
-		if !plainByte(s[i], html) {
+	for i := 0; i < len(s); {
+		if c := s[i]; c < utf8.RuneSelf {
+			if !plainByte(c, html) {
+				return b, false
+			}
+			i++
+			continue
+		}
+		r, n := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError || r == '\u2028' || r == '\u2029' {
 			return b, false
 		}
+		i += n
 	}
 	b = append(b, '"')
 	b = append(b, s...)
@@ -202,6 +214,14 @@ func appendAnswer(b []byte, v any) ([]byte, bool) {
 	default:
 		return b, false
 	}
+	return append(b, '}'), ok
+}
+
+// appendError is the body of a refusal, {"error": "<msg>"}: the key and the
+// space after its colon as the daemon has always written them.
+func appendError(b []byte, msg string) ([]byte, bool) {
+	b = append(b, `{"error": `...)
+	b, ok := appendString(b, msg, false)
 	return append(b, '}'), ok
 }
 

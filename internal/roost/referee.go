@@ -182,14 +182,14 @@ func (r *Referee) Spawn(credential string, req roostapi.SpawnRequest) (roostapi.
 	}
 	expires := a.deadline.UnixMilli()
 	tok, err := r.appr.mint(approvalPayload{
-		V: 1, S: parent.id, Name: a.name, Version: a.version, SHA256: a.sha256,
+		V: 1, S: parent.id, Name: art.Name, Version: art.Version, SHA256: art.SHA256,
 		Depth: a.depth, Expires: expires, Nonce: a.nonce,
 	})
 	if err != nil { // json.Marshal of strings and ints cannot fail
 		panic(err)
 	}
 	return roostapi.SpawnResponse{
-		Approval: tok, Name: a.name, Version: a.version, SHA256: a.sha256, ExpiresAtMS: expires,
+		Approval: tok, Name: art.Name, Version: art.Version, SHA256: art.SHA256, ExpiresAtMS: expires,
 	}, nil
 }
 
@@ -232,9 +232,6 @@ func (r *Referee) grant(parent *session, art Artifact) (*approval, error) {
 	a := &approval{
 		nonce:    newNonce(),
 		parent:   parent,
-		name:     art.Name,
-		version:  art.Version,
-		sha256:   art.SHA256,
 		depth:    parent.depth - 1,
 		deadline: now.Add(approvalLifetime),
 		state:    apPending,

@@ -244,6 +244,11 @@ func writeJSON(w http.ResponseWriter, code int, v any) {
 
 // writeError answers {"error": "<message>"}.
 func writeError(w http.ResponseWriter, code int, msg string) {
+	var stack [1024]byte
+	if b, ok := appendError(stack[:0], msg); ok {
+		writeRaw(w, code, b)
+		return
+	}
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)

@@ -73,14 +73,12 @@ const (
 func (a *approval) reserves() bool { return a.state == apPending || a.state == apConsumed }
 
 // approval is the daemon's record of one granted approval. The token carries
-// the same facts under a MAC; this record carries what a token cannot: whether
-// it has been presented, and the slot it reserves.
+// the artifact and the rest under a MAC (redemption compares the token's
+// figures, so they are not kept twice); this record carries what a token
+// cannot: whether it has been presented, and the slot it reserves.
 type approval struct {
 	nonce    string
 	parent   *session
-	name     string
-	version  string
-	sha256   string
 	depth    int
 	deadline time.Time // monotonic: grant + 60 s
 	state    int
