@@ -2,6 +2,7 @@ package roost
 
 import (
 	"fmt"
+	"math"
 	"runtime"
 	"testing"
 	"time"
@@ -111,4 +112,20 @@ func TestRetiredSessionMemory(t *testing.T) {
 		t.Fatalf("%.0f B per retired session, more than 1 KiB", per)
 	}
 	runtime.KeepAlive(x)
+}
+
+func TestEndedSessionPacking(t *testing.T) {
+	t.Parallel()
+	for _, depth := range []int{0, 1, 3, 1 << 40, math.MaxInt} {
+		for _, failed := range []bool{false, true} {
+			e := newEnded(depth, failed)
+			want := statusComplete
+			if failed {
+				want = statusFailed
+			}
+			if e.depth() != depth || e.status() != want {
+				t.Errorf("newEnded(%d, %v) reads back as %d %s", depth, failed, e.depth(), e.status())
+			}
+		}
+	}
 }

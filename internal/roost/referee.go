@@ -507,7 +507,7 @@ func (r *Referee) Status(id string) (roostapi.StatusResponse, error) {
 			return roostapi.StatusResponse{}, notFound(msgSessionNotFound)
 		}
 		return roostapi.StatusResponse{
-			Status: e.status(), DepthRemaining: e.depth, LiveCapsules: r.st.census(),
+			Status: e.status(), DepthRemaining: e.depth(), LiveCapsules: r.st.census(),
 		}, nil
 	}
 	return roostapi.StatusResponse{

@@ -37,15 +37,27 @@ type session struct {
 }
 
 // endedSession is a retired session with no running child, as GET /status
-// reports it: its outcome and depth (it has no live children). About 60
-// bytes with its map entry, against a few hundred for a session record.
-type endedSession struct {
-	depth  int
-	failed bool
+// reports it (it has no live children): its depth, negated and less one for
+// a failed outcome — a depth is never negative. With its map entry and its id
+// it is about 60 bytes, against several hundred for a session record.
+type endedSession int
+
+func newEnded(depth int, failed bool) endedSession {
+	if failed {
+		return endedSession(-depth - 1)
+	}
+	return endedSession(depth)
+}
+
+func (e endedSession) depth() int {
+	if e < 0 {
+		return int(-e - 1)
+	}
+	return int(e)
 }
 
 func (e endedSession) status() string {
-	if e.failed {
+	if e < 0 {
 		return statusFailed
 	}
 	return statusComplete
@@ -147,7 +159,7 @@ func (st *state) retireIfDone(s *session) {
 	if s.status == statusRunning || s.children > 0 || len(s.pending) > 0 {
 		return
 	}
-	st.ended[s.id] = endedSession{depth: s.depth, failed: s.status == statusFailed}
+	st.ended[s.id] = newEnded(s.depth, s.status == statusFailed)
 	delete(st.sessions, s.id)
 }
 
