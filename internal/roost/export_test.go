@@ -1,12 +1,16 @@
 package roost
 
-import "errors"
+import (
+	"errors"
+	"strings"
+)
 
 // cached reports whether the registry holds an answer for key (name@version).
 func (r *storeRegistry) cached(key string) bool {
+	name, version, _ := strings.Cut(key, "@")
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	_, ok := r.entries[key]
+	_, ok := r.entries[coords{name, version}]
 	return ok
 }
 

@@ -2,6 +2,7 @@ package roost
 
 import (
 	"strconv"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/murmur-go/murmur/internal/roost/roostapi"
@@ -15,6 +16,20 @@ import (
 // encoding/json exactly as before: the fast path never decides a byte
 // differently, it only skips the reflection when there is nothing to decide
 // (fastjson_test.go holds both paths to the same bytes).
+
+// scratch holds byte buffers for building an answer or a token: a stack
+// array would escape through the io.Writer and hash.Hash interfaces it is
+// handed to, costing an allocation of its whole size per request.
+var scratch = sync.Pool{New: func() any { b := make([]byte, 0, 1024); return &b }}
+
+func getScratch() *[]byte { return scratch.Get().(*[]byte) }
+
+func putScratch(b *[]byte, used []byte) {
+	if cap(used) <= 16<<10 {
+		*b = used[:0]
+		scratch.Put(b)
+	}
+}
 
 // plainByte reports whether c stands for itself inside a JSON string written
 // by encoding/json (html: with its default HTML escaping of <, > and &).

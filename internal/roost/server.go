@@ -228,9 +228,13 @@ func writeRaw(w http.ResponseWriter, code int, body []byte) {
 }
 
 func writeJSON(w http.ResponseWriter, code int, v any) {
-	var stack [1024]byte
-	if b, ok := appendAnswer(stack[:0], v); ok {
-		writeRaw(w, code, b)
+	sb := getScratch()
+	b, ok := appendAnswer((*sb)[:0], v)
+	if ok {
+		writeRaw(w, code, b) // the ResponseWriter copies it
+	}
+	putScratch(sb, b)
+	if ok {
 		return
 	}
 	var buf bytes.Buffer
@@ -244,9 +248,13 @@ func writeJSON(w http.ResponseWriter, code int, v any) {
 
 // writeError answers {"error": "<message>"}.
 func writeError(w http.ResponseWriter, code int, msg string) {
-	var stack [1024]byte
-	if b, ok := appendError(stack[:0], msg); ok {
+	sb := getScratch()
+	b, ok := appendError((*sb)[:0], msg)
+	if ok {
 		writeRaw(w, code, b)
+	}
+	putScratch(sb, b)
+	if ok {
 		return
 	}
 	var buf bytes.Buffer

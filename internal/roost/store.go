@@ -42,15 +42,19 @@ type storeRegistry struct {
 	now func() time.Time
 
 	mu       sync.Mutex
-	entries  map[string]*resolved // by name@version as asked
-	inflight map[string]chan struct{}
+	entries  map[coords]*resolved
+	inflight map[coords]chan struct{}
 }
 
-// resolved is one full resolve's answer and the identity of the three files
-// it was read from.
+// coords are a resolve's name and version as asked.
+type coords struct{ name, version string }
+
+// resolved is one full resolve's answer, the three files it was read from
+// and their identity then.
 type resolved struct {
-	ids [3]fileID
-	art Artifact
+	paths [3]string
+	ids   [3]fileID
+	art   Artifact
 }
 
 // fileID is a file's identity as contracts §3 names it.
@@ -78,20 +82,26 @@ func StoreRegistry(root string) Registry {
 		s:        store.At(root),
 		sem:      make(chan struct{}, resolvePasses),
 		now:      time.Now,
-		entries:  map[string]*resolved{},
-		inflight: map[string]chan struct{}{},
+		entries:  map[coords]*resolved{},
+		inflight: map[coords]chan struct{}{},
 	}
 }
 
-// identify stats the three files of name@version. ok is false when any
-// cannot be stat'ed (the full resolve then says why).
-func (r *storeRegistry) identify(name, version string) (ids [3]fileID, ok bool) {
+// paths are the .mur.zip, .sha256 and .meta.json of name@version; ok is
+// false for coordinates the store refuses (the full resolve says why).
+func (r *storeRegistry) paths(name, version string) (p [3]string, ok bool) {
 	full, err := store.NormalizeRef(name, version)
 	if err != nil {
-		return ids, false
+		return p, false
 	}
-	zipPath, shaPath, metaPath := r.s.Paths(full, version)
-	for i, p := range [3]string{zipPath, shaPath, metaPath} {
+	p[0], p[1], p[2] = r.s.Paths(full, version)
+	return p, true
+}
+
+// identify stats the three files. ok is false when any cannot be stat'ed or
+// is not a regular file (the full resolve then says why).
+func identify(paths [3]string) (ids [3]fileID, ok bool) {
+	for i, p := range paths {
 		var st unix.Stat_t
 		if unix.Stat(p, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFREG {
 			return ids, false
@@ -103,24 +113,31 @@ func (r *storeRegistry) identify(name, version string) (ids [3]fileID, ok bool) 
 }
 
 func (r *storeRegistry) Resolve(name, version string) (Artifact, error) {
-	key := name + "@" + version
+	key := coords{name, version}
 	for {
-		ids, ok := r.identify(name, version)
 		r.mu.Lock()
-		if e := r.entries[key]; ok && e != nil && e.ids == ids {
-			r.mu.Unlock()
-			return e.art, nil
+		e := r.entries[key]
+		r.mu.Unlock()
+		if e != nil {
+			if ids, ok := identify(e.paths); ok && ids == e.ids {
+				return e.art, nil
+			}
 		}
+		r.mu.Lock()
 		if wait, busy := r.inflight[key]; busy {
 			r.mu.Unlock()
 			<-wait
 			continue // the pass may have been over other files: ask again
 		}
+		if e2 := r.entries[key]; e2 != e {
+			r.mu.Unlock()
+			continue // another pass finished meanwhile
+		}
 		done := make(chan struct{})
 		r.inflight[key] = done
 		r.mu.Unlock()
 
-		art, err := r.full(key, name, version)
+		art, err := r.full(key)
 
 		r.mu.Lock()
 		delete(r.inflight, key)
@@ -132,11 +149,13 @@ func (r *storeRegistry) Resolve(name, version string) (Artifact, error) {
 
 // full is one full resolve; its answer is remembered when the files it read
 // kept their identity across it and none was written within racyWindow.
-func (r *storeRegistry) full(key, name, version string) (Artifact, error) {
+func (r *storeRegistry) full(key coords) (Artifact, error) {
+	name, version := key.name, key.version
 	r.sem <- struct{}{}
 	defer func() { <-r.sem }()
 	began := r.now()
-	before, okBefore := r.identify(name, version)
+	paths, okPaths := r.paths(name, version)
+	before, okBefore := identify(paths)
 	// A cache of its own per pass: store's shared pass cache reuses a hash
 	// without the racy rule above.
 	res, err := r.s.ResolveManifest(name, version, store.NewManifestCache(1))
@@ -148,8 +167,8 @@ func (r *storeRegistry) full(key, name, version string) (Artifact, error) {
 		return Artifact{}, err
 	}
 	art := Artifact{Name: res.Name, Version: res.Version, SHA256: res.SHA256, Manifest: res.Manifest}
-	after, okAfter := r.identify(name, version)
-	if okBefore && okAfter && before == after && settled(after, began) {
+	after, okAfter := identify(paths)
+	if okPaths && okBefore && okAfter && before == after && settled(after, began) {
 		r.mu.Lock()
 		if _, ok := r.entries[key]; !ok && len(r.entries) >= maxResolved {
 			for k := range r.entries { // forget one, any one
@@ -157,7 +176,7 @@ func (r *storeRegistry) full(key, name, version string) (Artifact, error) {
 				break
 			}
 		}
-		r.entries[key] = &resolved{ids: after, art: art}
+		r.entries[key] = &resolved{paths: paths, ids: after, art: art}
 		r.mu.Unlock()
 	}
 	return art, nil

@@ -85,8 +85,9 @@ func (m *minter) mac(dst, signed []byte) []byte {
 // mint encodes payload (json.Marshal's bytes: fastjson.go writes the plain
 // cases of the two payload types without reflection) and MACs it.
 func (m *minter) mint(payload any) (string, error) {
-	var stack [512]byte
-	body, ok := stack[:0], false
+	sb := getScratch()
+	defer func() { putScratch(sb, (*sb)[:0]) }()
+	body, ok := (*sb)[:0], false
 	switch p := payload.(type) {
 	case credentialPayload:
 		body, ok = appendCredentialPayload(body, p)
@@ -99,16 +100,16 @@ func (m *minter) mint(payload any) (string, error) {
 			return "", err
 		}
 	}
-	n := len(m.prefix) + b64.EncodedLen(len(body))
-	tok := make([]byte, n, n+1+b64.EncodedLen(sha256.Size))
-	copy(tok, m.prefix)
-	b64.Encode(tok[len(m.prefix):], body)
+	// The token is built after the body in the same buffer.
+	tok := append(body, m.prefix...)
+	tok = b64.AppendEncode(tok, body)
+	signed := tok[len(body):]
 	var sum [sha256.Size]byte
-	mac := m.mac(sum[:0], tok)
+	mac := m.mac(sum[:0], signed)
 	tok = append(tok, '.')
-	tok = tok[:len(tok)+b64.EncodedLen(len(mac))]
-	b64.Encode(tok[n+1:], mac)
-	return string(tok), nil
+	tok = b64.AppendEncode(tok, mac)
+	*sb = tok
+	return string(tok[len(body):]), nil
 }
 
 var errToken = errors.New("token does not verify")
@@ -123,22 +124,27 @@ func (m *minter) open(tok string, v any) error {
 	if dot <= len(m.prefix) {
 		return errToken
 	}
-	signed, sig := tok[:dot], tok[dot+1:]
-	if len(sig) != b64.EncodedLen(sha256.Size) {
+	if sig := tok[dot+1:]; len(sig) != b64.EncodedLen(sha256.Size) {
 		return errToken
 	}
+	sb := getScratch()
+	defer func() { putScratch(sb, (*sb)[:0]) }()
+	buf := append((*sb)[:0], tok...)
+	*sb = buf
 	var got [sha256.Size]byte
-	if n, err := b64Strict.Decode(got[:], []byte(sig)); err != nil || n != sha256.Size {
+	if n, err := b64Strict.Decode(got[:], buf[dot+1:]); err != nil || n != sha256.Size {
 		return errToken
 	}
 	var sum [sha256.Size]byte
-	if !hmac.Equal(got[:], m.mac(sum[:0], []byte(signed))) {
+	if !hmac.Equal(got[:], m.mac(sum[:0], buf[:dot])) {
 		return errToken
 	}
-	body, err := b64Strict.DecodeString(signed[len(m.prefix):])
+	enc := buf[len(m.prefix):dot]
+	body, err := b64Strict.AppendDecode(buf[len(buf):], enc)
 	if err != nil {
 		return errToken
 	}
+	*sb = body[:0] // keep the larger of the two backing arrays
 	// The MAC verified, so the body is bytes this minter wrote: the plain
 	// layout is read without reflection, anything else as before.
 	switch p := v.(type) {
