@@ -19,7 +19,12 @@ import (
 
 // benchDaemon is an in-process daemon holding 1,000 tracked sessions and 256
 // live start-up records (all naming this process, so all stay live).
-func benchDaemon(b *testing.B, padBytes int) (*Server, string) {
+func benchDaemon(b *testing.B, padBytes int) (*Server, string) { return benchDaemonAt(b, padBytes, true) }
+
+// benchDaemonAt is benchDaemon with the registry's files settled (older than
+// the racy window: resolves are cached) or not (every resolve is a full
+// pass: read, SHA-256, entries, sidecars, parse).
+func benchDaemonAt(b *testing.B, padBytes int, settledFiles bool) (*Server, string) {
 	b.Helper()
 	fx := newFixture(b)
 	childName := "local/worker-a"
@@ -57,6 +62,9 @@ func benchDaemon(b *testing.B, padBytes int) (*Server, string) {
 	// an unchanged artifact is the cached answer (three stat calls).
 	reg := StoreRegistry(fx.reg)
 	reg.(*storeRegistry).now = func() time.Time { return time.Now().Add(time.Hour) }
+	if !settledFiles {
+		reg.(*storeRegistry).now = func() time.Time { return time.Unix(0, 0) }
+	}
 	srv, cnt, err := New(Options{MaxDepth: 3, MaxConcurrent: 1 << 30, MaxLiveCapsules: 1 << 30,
 		SpawnAllow: []string{"local/orchestrator"}, Registry: reg, RunningDir: dir})
 	if err != nil {
@@ -82,8 +90,8 @@ func benchDaemon(b *testing.B, padBytes int) (*Server, string) {
 // body, credential, allow list, the three bounds with the census re-checking
 // 256 start-up records (once), the registry resolve (unchanged files: three
 // stat calls), the envelope, the reservation and the approval.
-func benchSpawn(b *testing.B, padBytes int) {
-	srv, both := benchDaemon(b, padBytes)
+func benchSpawn(b *testing.B, padBytes int, settledFiles bool) {
+	srv, both := benchDaemonAt(b, padBytes, settledFiles)
 	cred, child, _ := strings.Cut(both, "\x00")
 	body := fmt.Sprintf(`{"name": %q, "version": "0.1.0"}`, child)
 	lat := make([]time.Duration, 0, b.N)
@@ -124,8 +132,13 @@ func reportPercentiles(b *testing.B, lat []time.Duration) {
 	b.ReportMetric(pct(0.99), "p99-µs")
 }
 
-func BenchmarkSpawnDecision(b *testing.B)             { benchSpawn(b, 0) }
-func BenchmarkSpawnDecision5MBComponent(b *testing.B) { benchSpawn(b, 5<<20) }
+func BenchmarkSpawnDecision(b *testing.B)             { benchSpawn(b, 0, true) }
+func BenchmarkSpawnDecision5MBComponent(b *testing.B) { benchSpawn(b, 5<<20, true) }
+
+// The same decisions when the registry's answer cannot be reused (the
+// artifact was just written): every resolve is a full pass.
+func BenchmarkSpawnDecisionFullResolve(b *testing.B)             { benchSpawn(b, 0, false) }
+func BenchmarkSpawnDecisionFullResolve5MBComponent(b *testing.B) { benchSpawn(b, 5<<20, false) }
 
 // BenchmarkCensusRead256 is one census read with 256 live start-up records:
 // the re-check of every one of them (poll over their pidfds) plus the counts.
