@@ -19,7 +19,9 @@ import (
 
 // benchDaemon is an in-process daemon holding 1,000 tracked sessions and 256
 // live start-up records (all naming this process, so all stay live).
-func benchDaemon(b *testing.B, padBytes int) (*Server, string) { return benchDaemonAt(b, padBytes, true) }
+func benchDaemon(b *testing.B, padBytes int) (*Server, string) {
+	return benchDaemonAt(b, padBytes, true)
+}
 
 // benchDaemonAt is benchDaemon with the registry's files settled (older than
 // the racy window: resolves are cached) or not (every resolve is a full
