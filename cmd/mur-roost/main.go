@@ -8,4 +8,12 @@ import (
 	"github.com/murmur-go/murmur/internal/roost"
 )
 
-func main() { os.Exit(roost.Main(os.Args[1:], os.Stdout, os.Stderr)) }
+// atExit runs before the process exits; a profiling build (profile.go, tag
+// roostpprof) sets it to write its profiles. The daemon itself never does.
+var atExit = func() {}
+
+func main() {
+	code := roost.Main(os.Args[1:], os.Stdout, os.Stderr)
+	atExit()
+	os.Exit(code)
+}

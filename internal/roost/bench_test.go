@@ -20,6 +20,13 @@ import (
 // benchDaemon is an in-process daemon holding 1,000 tracked sessions and 256
 // live start-up records (all naming this process, so all stay live).
 func benchDaemon(b *testing.B, padBytes int) (*Server, string) {
+	return benchDaemonAt(b, padBytes, true)
+}
+
+// benchDaemonAt is benchDaemon with the registry's files settled (older than
+// the racy window: resolves are cached) or not (every resolve is a full
+// pass: read, SHA-256, entries, sidecars, parse).
+func benchDaemonAt(b *testing.B, padBytes int, settledFiles bool) (*Server, string) {
 	b.Helper()
 	fx := newFixture(b)
 	childName := "local/worker-a"
@@ -53,8 +60,15 @@ func benchDaemon(b *testing.B, padBytes int) (*Server, string) {
 	for i := 0; i < 256; i++ {
 		writeRecord(b, dir, record(fmt.Sprintf("ses_startup_%03d", i), pid, start))
 	}
+	// A registry in service: its files are older than the racy window, so
+	// an unchanged artifact is the cached answer (three stat calls).
+	reg := StoreRegistry(fx.reg)
+	reg.(*storeRegistry).now = func() time.Time { return time.Now().Add(time.Hour) }
+	if !settledFiles {
+		reg.(*storeRegistry).now = func() time.Time { return time.Unix(0, 0) }
+	}
 	srv, cnt, err := New(Options{MaxDepth: 3, MaxConcurrent: 1 << 30, MaxLiveCapsules: 1 << 30,
-		SpawnAllow: []string{"local/orchestrator"}, Registry: StoreRegistry(fx.reg), RunningDir: dir})
+		SpawnAllow: []string{"local/orchestrator"}, Registry: reg, RunningDir: dir})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -76,10 +90,10 @@ func benchDaemon(b *testing.B, padBytes int) (*Server, string) {
 
 // benchSpawn measures one POST /spawn decision through the real handler:
 // body, credential, allow list, the three bounds with the census re-checking
-// 256 start-up records, the registry resolve (read, hash, sidecars, parse),
-// the envelope, the reservation and the approval.
-func benchSpawn(b *testing.B, padBytes int) {
-	srv, both := benchDaemon(b, padBytes)
+// 256 start-up records (once), the registry resolve (unchanged files: three
+// stat calls), the envelope, the reservation and the approval.
+func benchSpawn(b *testing.B, padBytes int, settledFiles bool) {
+	srv, both := benchDaemonAt(b, padBytes, settledFiles)
 	cred, child, _ := strings.Cut(both, "\x00")
 	body := fmt.Sprintf(`{"name": %q, "version": "0.1.0"}`, child)
 	lat := make([]time.Duration, 0, b.N)
@@ -120,8 +134,13 @@ func reportPercentiles(b *testing.B, lat []time.Duration) {
 	b.ReportMetric(pct(0.99), "p99-µs")
 }
 
-func BenchmarkSpawnDecision(b *testing.B)             { benchSpawn(b, 0) }
-func BenchmarkSpawnDecision5MBComponent(b *testing.B) { benchSpawn(b, 5<<20) }
+func BenchmarkSpawnDecision(b *testing.B)             { benchSpawn(b, 0, true) }
+func BenchmarkSpawnDecision5MBComponent(b *testing.B) { benchSpawn(b, 5<<20, true) }
+
+// The same decisions when the registry's answer cannot be reused (the
+// artifact was just written): every resolve is a full pass.
+func BenchmarkSpawnDecisionFullResolve(b *testing.B)             { benchSpawn(b, 0, false) }
+func BenchmarkSpawnDecisionFullResolve5MBComponent(b *testing.B) { benchSpawn(b, 5<<20, false) }
 
 // BenchmarkCensusRead256 is one census read with 256 live start-up records:
 // the re-check of every one of them (poll over their pidfds) plus the counts.

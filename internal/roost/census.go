@@ -2,6 +2,7 @@ package roost
 
 import (
 	"errors"
+	"sync"
 	"time"
 
 	"github.com/murmur-go/murmur/internal/running"
@@ -29,8 +30,12 @@ type startupRecord struct {
 	held  bool // absorbed by a running session with its id, which counts instead
 }
 
-// startupSet holds the start-up capsules still counted. It is read under the
-// daemon's state lock.
+// startupSet holds the start-up capsules still counted. It has a lock of its
+// own, taken inside the daemon's state lock or without it: the re-check
+// (refresh), a system call or more, runs once per request before the state
+// lock is taken, so it never holds up another session's decision, and the
+// decision under the lock reads the figure it left (counted). A capsule that
+// exits between the two is counted once more, which errs toward refusing.
 //
 // Re-checking 256 records on every census read with a kill(0) and a read of
 // /proc/<pid>/stat each would cost about a millisecond per POST /spawn. A
@@ -41,8 +46,15 @@ type startupRecord struct {
 // record whose pidfd could not be opened, or past the descriptors the daemon
 // may spend on pidfds (pidfdBudget), is asked Alive() on every read.
 type startupSet struct {
-	recs  []*startupRecord
-	byID  map[string]*startupRecord
+	mu   sync.Mutex
+	recs []*startupRecord
+	byID map[string]*startupRecord
+	// epfd is an epoll instance holding every pidfd in fds, so a re-check
+	// costs one epoll_wait whatever the number of records (poll(2) walks all
+	// of them, ~20 µs for 256); -1 when none could be made, and then fds
+	// are polled.
+	epfd  int
+	evs   []unix.EpollEvent
 	fds   []unix.PollFd
 	owner []*startupRecord // owner[i] holds fds[i]
 	slow  []*startupRecord // no pidfd
@@ -56,7 +68,7 @@ func scanStartup(dir string) (*startupSet, StartupCount, error) {
 	if err != nil {
 		return nil, StartupCount{}, err
 	}
-	set := &startupSet{byID: map[string]*startupRecord{}}
+	set := &startupSet{byID: map[string]*startupRecord{}, epfd: -1}
 	cnt := StartupCount{Dir: dir, Read: len(entries)}
 	for _, e := range entries {
 		switch e.State {
@@ -88,7 +100,74 @@ func scanStartup(dir string) (*startupSet, StartupCount, error) {
 			set.live++
 		}
 	}
+	set.arm()
 	return set, cnt, nil
+}
+
+// arm puts every pidfd in one epoll instance (level-triggered: a pidfd of an
+// exited process stays ready until reap closes it, and closing it removes it).
+func (s *startupSet) arm() {
+	if len(s.fds) == 0 {
+		return
+	}
+	ep, err := unix.EpollCreate1(unix.EPOLL_CLOEXEC)
+	if err != nil {
+		return
+	}
+	for _, f := range s.fds {
+		if unix.EpollCtl(ep, unix.EPOLL_CTL_ADD, int(f.Fd), &unix.EpollEvent{Events: unix.EPOLLIN, Fd: f.Fd}) != nil {
+			unix.Close(ep)
+			return
+		}
+	}
+	s.epfd = ep
+	s.evs = make([]unix.EpollEvent, 64)
+}
+
+// epollReap reaps the pidfds the epoll instance reports ready. When epoll
+// fails it closes the instance, and refresh polls instead.
+func (s *startupSet) epollReap() {
+	for {
+		n, err := unix.EpollWait(s.epfd, s.evs, 0)
+		for tries := 0; errors.Is(err, unix.EINTR) && tries < 3; tries++ {
+			n, err = unix.EpollWait(s.epfd, s.evs, 0)
+		}
+		if err != nil {
+			unix.Close(s.epfd)
+			s.epfd = -1
+			return
+		}
+		for _, ev := range s.evs[:n] {
+			for i := range s.fds {
+				if s.fds[i].Fd == ev.Fd {
+					s.fds[i].Revents = unix.POLLIN
+				}
+			}
+		}
+		if n > 0 {
+			s.reap() // closing a reaped pidfd takes it out of the instance
+		}
+		if n < len(s.evs) {
+			return
+		}
+	}
+}
+
+// pollReap is epollReap with one poll(2) over every pidfd.
+func (s *startupSet) pollReap() {
+	n, err := unix.Poll(s.fds, 0)
+	for tries := 0; errors.Is(err, unix.EINTR) && tries < 3; tries++ {
+		n, err = unix.Poll(s.fds, 0)
+	}
+	if err != nil {
+		// Fall back to asking each one; never grant on a guess.
+		for _, r := range s.owner {
+			s.moveToSlow(r)
+		}
+		s.fds, s.owner = s.fds[:0], s.owner[:0]
+	} else if n > 0 {
+		s.reap()
+	}
 }
 
 // watch opens a pidfd for r and re-confirms, after opening it, that the pid
@@ -128,23 +207,32 @@ func (s *startupSet) poll(r *startupRecord) {
 // count re-checks every start-up capsule still counted and returns how many
 // are. A capsule found gone is never counted again.
 func (s *startupSet) count() int {
+	s.refresh()
+	return s.counted()
+}
+
+// counted is how many start-up capsules the last re-check left counted.
+func (s *startupSet) counted() int {
 	if s == nil {
 		return 0
 	}
-	if len(s.fds) > 0 {
-		n, err := unix.Poll(s.fds, 0)
-		for tries := 0; errors.Is(err, unix.EINTR) && tries < 3; tries++ {
-			n, err = unix.Poll(s.fds, 0)
-		}
-		if err != nil {
-			// Fall back to asking each one; never grant on a guess.
-			for _, r := range s.owner {
-				s.moveToSlow(r)
-			}
-			s.fds, s.owner = s.fds[:0], s.owner[:0]
-		} else if n > 0 {
-			s.reap()
-		}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.live
+}
+
+// refresh re-checks every start-up capsule still counted.
+func (s *startupSet) refresh() {
+	if s == nil {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.fds) > 0 && s.epfd >= 0 {
+		s.epollReap()
+	}
+	if len(s.fds) > 0 && s.epfd < 0 {
+		s.pollReap()
 	}
 	if len(s.slow) > 0 {
 		kept := s.slow[:0]
@@ -160,7 +248,6 @@ func (s *startupSet) count() int {
 		}
 		s.slow = kept
 	}
-	return s.live
 }
 
 // reap handles the pidfds poll reported ready.
@@ -206,6 +293,8 @@ func (s *startupSet) absorb(sessionID string) bool {
 	if s == nil {
 		return false
 	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	if _, ok := s.byID[sessionID]; !ok {
 		return false
 	}
@@ -227,6 +316,8 @@ func (s *startupSet) release(sessionID string) bool {
 	if s == nil {
 		return false
 	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	if _, ok := s.byID[sessionID]; !ok {
 		return false
 	}
@@ -256,6 +347,8 @@ func (s *startupSet) close() {
 	if s == nil {
 		return
 	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	for _, r := range s.owner {
 		if r.pidfd >= 0 {
 			unix.Close(r.pidfd)
@@ -263,4 +356,8 @@ func (s *startupSet) close() {
 		}
 	}
 	s.fds, s.owner = nil, nil
+	if s.epfd >= 0 {
+		unix.Close(s.epfd)
+		s.epfd = -1
+	}
 }

@@ -47,6 +47,39 @@ type Referee struct {
 
 	mu sync.Mutex
 	st *state
+
+	// envMemo remembers envelope.Check's verdict ("" or the refusal) per
+	// pair of manifests. A manifest is immutable once parsed and the registry
+	// hands out one per file identity, so the pair decides the verdict; a
+	// rewritten artifact is a new manifest and a new pair.
+	envMu   sync.Mutex
+	envMemo map[[2]*manifest.Manifest]string
+
+	allowSets map[*manifest.Manifest]map[string]struct{} // guarded by mu
+}
+
+// maxEnvMemo bounds envMemo; past it the memo starts again empty.
+const maxEnvMemo = 4096
+
+// envelope is envelope.Check(parent, child) as a refusal sentence, or "".
+func (r *Referee) envelope(parent, child *manifest.Manifest) string {
+	k := [2]*manifest.Manifest{parent, child}
+	r.envMu.Lock()
+	msg, ok := r.envMemo[k]
+	r.envMu.Unlock()
+	if ok {
+		return msg
+	}
+	if ref := envelope.Check(parent, child); ref != nil {
+		msg = ref.Error()
+	}
+	r.envMu.Lock()
+	if len(r.envMemo) >= maxEnvMemo {
+		clear(r.envMemo)
+	}
+	r.envMemo[k] = msg
+	r.envMu.Unlock()
+	return msg
 }
 
 // NewReferee takes the start-up census of opts.RunningDir and returns the
@@ -82,6 +115,8 @@ func NewReferee(opts Options) (*Referee, StartupCount, error) {
 		appr:          appr,
 		st:            newState(set),
 		now:           time.Now,
+		envMemo:       map[[2]*manifest.Manifest]string{},
+		allowSets:     map[*manifest.Manifest]map[string]struct{}{},
 	}
 	for _, n := range opts.SpawnAllow {
 		r.spawnAllow[n] = struct{}{}
@@ -125,6 +160,9 @@ func (r *Referee) Spawn(credential string, req roostapi.SpawnRequest) (roostapi.
 	if !ok {
 		return roostapi.SpawnResponse{}, identity()
 	}
+	// The census's one re-check for this request, before the lock: admit
+	// and grant both read the figure it leaves.
+	r.st.startup.refresh()
 	parent, parentManifest, err := r.admit(sid, req.Name)
 	if err != nil {
 		return roostapi.SpawnResponse{}, err
@@ -135,8 +173,8 @@ func (r *Referee) Spawn(credential string, req roostapi.SpawnRequest) (roostapi.
 	if err != nil {
 		return roostapi.SpawnResponse{}, unresolved(req.Name, req.Version, err)
 	}
-	if ref := envelope.Check(parentManifest, art.Manifest); ref != nil {
-		return roostapi.SpawnResponse{}, forbidden(ref.Error())
+	if msg := r.envelope(parentManifest, art.Manifest); msg != "" {
+		return roostapi.SpawnResponse{}, forbidden(msg)
 	}
 	a, err := r.grant(parent, art)
 	if err != nil {
@@ -144,14 +182,14 @@ func (r *Referee) Spawn(credential string, req roostapi.SpawnRequest) (roostapi.
 	}
 	expires := a.deadline.UnixMilli()
 	tok, err := r.appr.mint(approvalPayload{
-		V: 1, S: parent.id, Name: a.name, Version: a.version, SHA256: a.sha256,
+		V: 1, S: parent.id, Name: art.Name, Version: art.Version, SHA256: art.SHA256,
 		Depth: a.depth, Expires: expires, Nonce: a.nonce,
 	})
 	if err != nil { // json.Marshal of strings and ints cannot fail
 		panic(err)
 	}
 	return roostapi.SpawnResponse{
-		Approval: tok, Name: a.name, Version: a.version, SHA256: a.sha256, ExpiresAtMS: expires,
+		Approval: tok, Name: art.Name, Version: art.Version, SHA256: art.SHA256, ExpiresAtMS: expires,
 	}, nil
 }
 
@@ -194,15 +232,15 @@ func (r *Referee) grant(parent *session, art Artifact) (*approval, error) {
 	a := &approval{
 		nonce:    newNonce(),
 		parent:   parent,
-		name:     art.Name,
-		version:  art.Version,
-		sha256:   art.SHA256,
 		depth:    parent.depth - 1,
 		deadline: now.Add(approvalLifetime),
 		state:    apPending,
 	}
 	r.st.approvals[a.nonce] = a
 	r.st.queue = append(r.st.queue, a)
+	if parent.pending == nil {
+		parent.pending = map[*approval]struct{}{}
+	}
 	parent.pending[a] = struct{}{}
 	r.st.pending++
 	return a, nil
@@ -271,7 +309,7 @@ func (r *Referee) registerTop(id string, art Artifact) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.sweepLocked()
-	if _, taken := r.st.sessions[id]; taken {
+	if r.st.registered(id) {
 		return identity()
 	}
 	r.addSessionLocked(id, art, r.maxDepth, nil)
@@ -342,7 +380,7 @@ func (r *Referee) redeem(p approvalPayload, req roostapi.RegisterRequest, art Ar
 	if art.SHA256 != p.SHA256 {
 		return forbidden(msgApprovalBytes(presented, p.SHA256, art.SHA256))
 	}
-	if _, taken := r.st.sessions[req.SessionID]; taken {
+	if r.st.registered(req.SessionID) {
 		return identity()
 	}
 	// The reservation becomes a running child: the parent's count and the
@@ -359,21 +397,38 @@ func (r *Referee) redeem(p approvalPayload, req roostapi.RegisterRequest, art Ar
 func (r *Referee) addSessionLocked(id string, art Artifact, depth int, parent *session) {
 	sess := &session{
 		id: id, name: art.Name, version: art.Version, sha256: art.SHA256,
-		manifest: art.Manifest, allow: map[string]struct{}{},
+		manifest: art.Manifest, allow: r.allowOf(art.Manifest),
 		depth: depth, status: statusRunning, parent: parent,
-		pending: map[*approval]struct{}{},
-	}
-	for _, n := range art.Manifest.Capabilities.Spawn.Allow {
-		sess.allow[n] = struct{}{}
 	}
 	r.st.sessions[id] = sess
 	r.st.running++
 	r.st.startup.absorb(id)
 }
 
+// allowOf is m's capabilities.spawn.allow as a set, one per manifest (the
+// registry hands out one manifest per artifact identity). Call with mu held.
+func (r *Referee) allowOf(m *manifest.Manifest) map[string]struct{} {
+	if set, ok := r.allowSets[m]; ok {
+		return set
+	}
+	set := make(map[string]struct{}, len(m.Capabilities.Spawn.Allow))
+	for _, n := range m.Capabilities.Spawn.Allow {
+		set[n] = struct{}{}
+	}
+	if len(r.allowSets) >= maxEnvMemo {
+		clear(r.allowSets)
+	}
+	r.allowSets[m] = set
+	return set
+}
+
 // credentialLen is the length of the credential a session id would get.
 func credentialLen(sessionID string) int {
-	body, _ := json.Marshal(credentialPayload{V: 1, S: sessionID})
+	var stack [256]byte
+	body, ok := appendCredentialPayload(stack[:0], credentialPayload{V: 1, S: sessionID})
+	if !ok {
+		body, _ = json.Marshal(credentialPayload{V: 1, S: sessionID})
+	}
 	return len(credentialPrefix) + b64.EncodedLen(len(body)) + 1 + b64.EncodedLen(32)
 }
 
@@ -422,12 +477,17 @@ func (r *Referee) Deregister(credential string, req roostapi.DeregisterRequest) 
 	for a := range sess.pending {
 		r.st.release(a)
 	}
-	if sess.parent != nil {
-		sess.parent.children--
+	if p := sess.parent; p != nil {
+		p.children--
+		r.st.retireIfDone(p)
 	}
 	// A start-up capsule that registered under this id is not gone because
 	// its session deregistered: it counts again until its exit is seen.
 	r.st.startup.release(sid)
+	// Only its figures are asked of it from now on.
+	sess.manifest, sess.allow, sess.pending, sess.parent = nil, nil, nil, nil
+	sess.name, sess.version, sess.sha256 = "", "", ""
+	r.st.retireIfDone(sess)
 	return nil
 }
 
@@ -436,12 +496,19 @@ func (r *Referee) Deregister(credential string, req roostapi.DeregisterRequest) 
 // Status answers GET /status/{id}: the session's figures, or a 404 for an id
 // never registered.
 func (r *Referee) Status(id string) (roostapi.StatusResponse, error) {
+	r.st.startup.refresh()
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.sweepLocked()
 	sess := r.st.sessions[id]
 	if sess == nil {
-		return roostapi.StatusResponse{}, notFound(msgSessionNotFound)
+		e, ok := r.st.ended[id]
+		if !ok {
+			return roostapi.StatusResponse{}, notFound(msgSessionNotFound)
+		}
+		return roostapi.StatusResponse{
+			Status: e.status(), DepthRemaining: e.depth(), LiveCapsules: r.st.census(),
+		}, nil
 	}
 	return roostapi.StatusResponse{
 		Status:         sess.status,
@@ -458,10 +525,11 @@ type Snapshot struct {
 
 // Snapshot reads the census exactly as a request would.
 func (r *Referee) Snapshot() Snapshot {
+	r.st.startup.refresh()
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.sweepLocked()
-	st := r.st.startup.count()
+	st := r.st.startup.counted()
 	return Snapshot{Running: r.st.running, Pending: r.st.pending, Startup: st, Census: r.st.running + r.st.pending + st}
 }
 

@@ -5,9 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"strings"
+	"sync"
 
 	"github.com/murmur-go/murmur/internal/roost/roostapi"
 )
@@ -138,13 +138,25 @@ func token(h http.Header, name string) string {
 // extra keys are ignored). A null field is a missing one. Any failure is a
 // 400 refusal.
 func readJSON(w http.ResponseWriter, r *http.Request, fields map[string]*string) error {
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxBodyBytes))
+	buf := bodyPool.Get().(*bytes.Buffer)
+	defer func() {
+		if buf.Cap() <= 4<<10 {
+			buf.Reset()
+			bodyPool.Put(buf)
+		}
+	}()
+	buf.Reset()
+	_, err := buf.ReadFrom(http.MaxBytesReader(w, r.Body, MaxBodyBytes))
+	body := buf.Bytes()
 	if err != nil {
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {
 			return badRequest(msgBodyTooLarge(MaxBodyBytes))
 		}
 		return badRequest(msgBodyUnreadable)
+	}
+	if parseFlatBody(body, fields) {
+		return nil
 	}
 	trimmed := bytes.TrimSpace(body)
 	if len(trimmed) == 0 || trimmed[0] != '{' {
@@ -165,6 +177,9 @@ func readJSON(w http.ResponseWriter, r *http.Request, fields map[string]*string)
 	}
 	return nil
 }
+
+// bodyPool holds request-body buffers: a request body is a few hundred bytes.
+var bodyPool = sync.Pool{New: func() any { return bytes.NewBuffer(make([]byte, 0, 512)) }}
 
 // jsonProblem words a decoding error without echoing the body back.
 func jsonProblem(err error) string {
@@ -197,15 +212,31 @@ func respond(w http.ResponseWriter, v any, err error) {
 	writeJSON(w, http.StatusOK, v)
 }
 
+// Header values every answer carries, shared read-only (net/http only reads
+// a handler's header values).
+var (
+	hdrJSON    = []string{"application/json"}
+	hdrNoStore = []string{"no-store"}
+)
+
 func writeRaw(w http.ResponseWriter, code int, body []byte) {
 	h := w.Header()
-	h.Set("Content-Type", "application/json")
-	h.Set("Cache-Control", "no-store")
+	h["Content-Type"] = hdrJSON
+	h["Cache-Control"] = hdrNoStore
 	w.WriteHeader(code)
 	w.Write(body)
 }
 
 func writeJSON(w http.ResponseWriter, code int, v any) {
+	sb := getScratch()
+	b, ok := appendAnswer((*sb)[:0], v)
+	if ok {
+		writeRaw(w, code, b) // the ResponseWriter copies it
+	}
+	putScratch(sb, b)
+	if ok {
+		return
+	}
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
@@ -217,6 +248,15 @@ func writeJSON(w http.ResponseWriter, code int, v any) {
 
 // writeError answers {"error": "<message>"}.
 func writeError(w http.ResponseWriter, code int, msg string) {
+	sb := getScratch()
+	b, ok := appendError((*sb)[:0], msg)
+	if ok {
+		writeRaw(w, code, b)
+	}
+	putScratch(sb, b)
+	if ok {
+		return
+	}
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)

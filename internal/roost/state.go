@@ -17,21 +17,50 @@ const (
 	statusFailed   = roostapi.StatusFailed
 )
 
-// session is one registered session. Records are never removed: GET /status
-// answers for a retired session until the daemon exits.
+// session is one registered session. GET /status answers for a retired
+// session until the daemon exits, and its id is never registered again, so
+// no session is ever forgotten: a retired one whose children have all ended
+// is kept only as an endedSession, what GET /status reads of it.
 type session struct {
 	id       string
 	name     string
 	version  string
 	sha256   string
 	manifest *manifest.Manifest  // the registry manifest: the session's grants
-	allow    map[string]struct{} // capabilities.spawn.allow
+	allow    map[string]struct{} // capabilities.spawn.allow; shared by every session of one manifest, read-only
 	depth    int                 // levels still available below this session
 	status   string
 	parent   *session // nil for a top-level registration
 
 	children int                    // approved children that registered and are running
-	pending  map[*approval]struct{} // approvals that reserve a slot: granted, not redeemed, not expired
+	pending  map[*approval]struct{} // approvals that reserve a slot: granted, not redeemed, not expired; nil until the first
+}
+
+// endedSession is a retired session with no running child, as GET /status
+// reports it (it has no live children): its depth, negated and less one for
+// a failed outcome — a depth is never negative. With its map entry and its id
+// it is about 60 bytes, against several hundred for a session record.
+type endedSession int
+
+func newEnded(depth int, failed bool) endedSession {
+	if failed {
+		return endedSession(-depth - 1)
+	}
+	return endedSession(depth)
+}
+
+func (e endedSession) depth() int {
+	if e < 0 {
+		return int(-e - 1)
+	}
+	return int(e)
+}
+
+func (e endedSession) status() string {
+	if e < 0 {
+		return statusFailed
+	}
+	return statusComplete
 }
 
 // liveChildren counts running children plus approvals still reserving a slot
@@ -56,14 +85,12 @@ const (
 func (a *approval) reserves() bool { return a.state == apPending || a.state == apConsumed }
 
 // approval is the daemon's record of one granted approval. The token carries
-// the same facts under a MAC; this record carries what a token cannot: whether
-// it has been presented, and the slot it reserves.
+// the artifact and the rest under a MAC (redemption compares the token's
+// figures, so they are not kept twice); this record carries what a token
+// cannot: whether it has been presented, and the slot it reserves.
 type approval struct {
 	nonce    string
 	parent   *session
-	name     string
-	version  string
-	sha256   string
 	depth    int
 	deadline time.Time // monotonic: grant + 60 s
 	state    int
@@ -74,7 +101,8 @@ type approval struct {
 // next reads the state (sweep), which is what makes the census exact at the
 // moment it is read and leaves nothing running between requests.
 type state struct {
-	sessions  map[string]*session
+	sessions  map[string]*session // running, or retired with running children
+	ended     map[string]endedSession
 	approvals map[string]*approval // by nonce, until 60 s after the grant
 	queue     []*approval          // in grant order, hence in deadline order
 	qhead     int
@@ -86,6 +114,7 @@ type state struct {
 func newState(startup *startupSet) *state {
 	return &state{
 		sessions:  map[string]*session{},
+		ended:     map[string]endedSession{},
 		approvals: map[string]*approval{},
 		startup:   startup,
 	}
@@ -115,6 +144,25 @@ func (st *state) sweep(now time.Time) {
 	}
 }
 
+// registered reports whether id was ever registered.
+func (st *state) registered(id string) bool {
+	if _, ok := st.sessions[id]; ok {
+		return true
+	}
+	_, ok := st.ended[id]
+	return ok
+}
+
+// retireIfDone compacts a retired session once no child of it runs: nothing
+// but its figures can be asked of it any more.
+func (st *state) retireIfDone(s *session) {
+	if s.status == statusRunning || s.children > 0 || len(s.pending) > 0 {
+		return
+	}
+	st.ended[s.id] = newEnded(s.depth, s.status == statusFailed)
+	delete(st.sessions, s.id)
+}
+
 // release gives back an approval's slot in its parent and the census.
 func (st *state) release(a *approval) {
 	a.state = apReleased
@@ -123,8 +171,9 @@ func (st *state) release(a *approval) {
 }
 
 // census is the machine count: running tracked sessions, unredeemed
-// unexpired approvals, and start-up capsules still running (re-checked here).
-// Call sweep first.
+// unexpired approvals, and start-up capsules still running as of the
+// request's re-check (startup.refresh, before the state lock). Call sweep
+// first.
 func (st *state) census() int {
-	return st.running + st.pending + st.startup.count()
+	return st.running + st.pending + st.startup.counted()
 }

@@ -29,7 +29,10 @@ const (
 	maxCredentialLen = 12 << 10
 )
 
-var b64 = base64.RawURLEncoding
+var (
+	b64       = base64.RawURLEncoding
+	b64Strict = b64.Strict()
+)
 
 // credentialPayload names the session a credential was minted for. Field
 // order is fixed by the struct, so the token begins `msc1.eyJ2IjoxLCJz`, as
@@ -69,22 +72,44 @@ func newMinter(prefix string) (*minter, error) {
 	return m, nil
 }
 
-func (m *minter) mac(signed string) []byte {
+// mac appends the MAC of signed to dst.
+func (m *minter) mac(dst, signed []byte) []byte {
 	h := m.pool.Get().(hash.Hash)
 	h.Reset()
-	h.Write([]byte(signed))
-	sum := h.Sum(nil)
+	h.Write(signed)
+	dst = h.Sum(dst)
 	m.pool.Put(h)
-	return sum
+	return dst
 }
 
+// mint encodes payload (json.Marshal's bytes: fastjson.go writes the plain
+// cases of the two payload types without reflection) and MACs it.
 func (m *minter) mint(payload any) (string, error) {
-	body, err := json.Marshal(payload)
-	if err != nil {
-		return "", err
+	sb := getScratch()
+	defer func() { putScratch(sb, (*sb)[:0]) }()
+	body, ok := (*sb)[:0], false
+	switch p := payload.(type) {
+	case credentialPayload:
+		body, ok = appendCredentialPayload(body, p)
+	case approvalPayload:
+		body, ok = appendApprovalPayload(body, p)
 	}
-	signed := m.prefix + b64.EncodeToString(body)
-	return signed + "." + b64.EncodeToString(m.mac(signed)), nil
+	if !ok {
+		var err error
+		if body, err = json.Marshal(payload); err != nil {
+			return "", err
+		}
+	}
+	// The token is built after the body in the same buffer.
+	tok := append(body, m.prefix...)
+	tok = b64.AppendEncode(tok, body)
+	signed := tok[len(body):]
+	var sum [sha256.Size]byte
+	mac := m.mac(sum[:0], signed)
+	tok = append(tok, '.')
+	tok = b64.AppendEncode(tok, mac)
+	*sb = tok
+	return string(tok[len(body):]), nil
 }
 
 var errToken = errors.New("token does not verify")
@@ -99,17 +124,38 @@ func (m *minter) open(tok string, v any) error {
 	if dot <= len(m.prefix) {
 		return errToken
 	}
-	signed, sig := tok[:dot], tok[dot+1:]
-	got, err := b64.Strict().DecodeString(sig)
-	if err != nil || len(got) != sha256.Size {
+	if sig := tok[dot+1:]; len(sig) != b64.EncodedLen(sha256.Size) {
 		return errToken
 	}
-	if !hmac.Equal(got, m.mac(signed)) {
+	sb := getScratch()
+	defer func() { putScratch(sb, (*sb)[:0]) }()
+	buf := append((*sb)[:0], tok...)
+	*sb = buf
+	var got [sha256.Size]byte
+	if n, err := b64Strict.Decode(got[:], buf[dot+1:]); err != nil || n != sha256.Size {
 		return errToken
 	}
-	body, err := b64.Strict().DecodeString(signed[len(m.prefix):])
+	var sum [sha256.Size]byte
+	if !hmac.Equal(got[:], m.mac(sum[:0], buf[:dot])) {
+		return errToken
+	}
+	enc := buf[len(m.prefix):dot]
+	body, err := b64Strict.AppendDecode(buf[len(buf):], enc)
 	if err != nil {
 		return errToken
+	}
+	*sb = body[:0] // keep the larger of the two backing arrays
+	// The MAC verified, so the body is bytes this minter wrote: the plain
+	// layout is read without reflection, anything else as before.
+	switch p := v.(type) {
+	case *credentialPayload:
+		if parseCredentialPayload(body, p) {
+			return nil
+		}
+	case *approvalPayload:
+		if parseApprovalPayload(body, p) {
+			return nil
+		}
 	}
 	if err := json.Unmarshal(body, v); err != nil {
 		return errToken
