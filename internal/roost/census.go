@@ -59,6 +59,10 @@ type startupSet struct {
 	owner []*startupRecord // owner[i] holds fds[i]
 	slow  []*startupRecord // no pidfd
 	live  int
+	// ended holds the sessions whose record was found gone while a running
+	// registration held it: the evidence that the session is gone too,
+	// taken by the referee under its lock (takeEnded).
+	ended []string
 }
 
 // scanStartup reads dir once. It never writes there.
@@ -337,6 +341,9 @@ func (s *startupSet) release(sessionID string) bool {
 // gone marks r as found gone; it was counted unless a session holds it.
 func (s *startupSet) gone(r *startupRecord) {
 	r.done = true
+	if r.held {
+		s.ended = append(s.ended, r.rec.SessionID)
+	}
 	if !r.held {
 		s.live--
 	}
@@ -360,4 +367,62 @@ func (s *startupSet) close() {
 		unix.Close(s.epfd)
 		s.epfd = -1
 	}
+}
+
+// watching reports whether a record with this session id is watched.
+func (s *startupSet) watching(sessionID string) bool {
+	if s == nil {
+		return false
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	_, ok := s.byID[sessionID]
+	return ok
+}
+
+// adopt watches the running record a registered session wrote after its
+// registration, held by that session (it counts as the session, once): the
+// daemon then has the evidence `mur ps` prunes on when the session is killed
+// without deregistering (kill -9, the OOM killer). A record already found
+// gone is reported through takeEnded at once.
+func (s *startupSet) adopt(rec running.Record) {
+	if s == nil {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.byID[rec.SessionID]; ok {
+		return
+	}
+	r := &startupRecord{rec: rec, pidfd: -1, held: true}
+	s.recs = append(s.recs, r)
+	s.byID[rec.SessionID] = r
+	if len(s.fds) < pidfdBudget() {
+		s.watch(r)
+	} else {
+		s.poll(r)
+	}
+	switch {
+	case r.done:
+		s.ended = append(s.ended, rec.SessionID)
+	case r.pidfd >= 0 && s.epfd >= 0:
+		if unix.EpollCtl(s.epfd, unix.EPOLL_CTL_ADD, r.pidfd, &unix.EpollEvent{Events: unix.EPOLLIN, Fd: int32(r.pidfd)}) != nil {
+			unix.Close(s.epfd) // refresh polls every pidfd instead
+			s.epfd = -1
+		}
+	case r.pidfd >= 0 && s.evs == nil:
+		s.arm() // the first pidfd: no epoll instance was made at start-up
+	}
+}
+
+// takeEnded returns, once each, the sessions found gone since the last call.
+func (s *startupSet) takeEnded() []string {
+	if s == nil {
+		return nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := s.ended
+	s.ended = nil
+	return out
 }

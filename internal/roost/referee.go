@@ -10,6 +10,7 @@ import (
 	"github.com/murmur-go/murmur/internal/envelope"
 	"github.com/murmur-go/murmur/internal/manifest"
 	"github.com/murmur-go/murmur/internal/roost/roostapi"
+	"github.com/murmur-go/murmur/internal/running"
 )
 
 // Options configure a Referee (and the Server over it).
@@ -40,6 +41,7 @@ type Referee struct {
 	spawnAllow                       map[string]struct{}
 	reg                              Registry
 	cred, appr                       *minter
+	runningDir                       string
 
 	// now is the clock approvals expire by; tests move it forward. It is read
 	// with mu held, so the approval queue's grant order is its deadline order.
@@ -111,6 +113,7 @@ func NewReferee(opts Options) (*Referee, StartupCount, error) {
 		maxLive:       opts.MaxLiveCapsules,
 		spawnAllow:    map[string]struct{}{},
 		reg:           opts.Registry,
+		runningDir:    opts.RunningDir,
 		cred:          cred,
 		appr:          appr,
 		st:            newState(set),
@@ -252,7 +255,11 @@ func (r *Referee) boundsLocked(parent *session) string {
 	if parent.depth <= 0 {
 		return msgDepth(r.maxDepth)
 	}
-	if c := r.st.census(); c >= r.maxLive {
+	c := r.st.census()
+	if c >= r.maxLive && r.adoptLocked() {
+		c = r.st.census()
+	}
+	if c >= r.maxLive {
 		return msgCeiling(r.maxLive, c)
 	}
 	if n := parent.liveChildren(); n >= r.maxConcurrent {
@@ -261,8 +268,58 @@ func (r *Referee) boundsLocked(parent *session) string {
 	return ""
 }
 
-// sweepLocked applies every expiry due by now.
-func (r *Referee) sweepLocked() { r.st.sweep(r.now()) }
+// sweepLocked applies every expiry due by now, and ends the sessions the
+// census found gone without a deregistration.
+func (r *Referee) sweepLocked() {
+	r.st.sweep(r.now())
+	for _, id := range r.st.startup.takeEnded() {
+		if sess := r.st.sessions[id]; sess != nil && sess.status == statusRunning {
+			r.endLocked(sess, statusFailed)
+		}
+	}
+}
+
+// maxWatchTries bounds how often one session's running record is looked for.
+const maxWatchTries = 8
+
+// adoptLocked looks, on the way to a ceiling refusal, for the running
+// records of registered sessions not yet watched: a session killed without
+// deregistering (kill -9) would otherwise hold its slot for the daemon's
+// life. A record whose process is gone is the evidence `mur ps` prunes on,
+// and ends the session (failed); a live one is watched from then on, so its
+// exit is seen by every later census read. A session with no record yet
+// (still starting, or one that never writes one) keeps counting: the count
+// errs toward refusing. Only the refusal path pays for the reads. It reports
+// whether any session ended.
+func (r *Referee) adoptLocked() bool {
+	if r.runningDir == "" || r.st.startup == nil {
+		return false
+	}
+	ended := false
+	for id, sess := range r.st.sessions {
+		if sess.status != statusRunning || sess.watchTries >= maxWatchTries || r.st.startup.watching(id) {
+			continue
+		}
+		sess.watchTries++
+		rec, state, err := running.Read(r.runningDir, id)
+		switch {
+		case err != nil:
+		case state == running.Live:
+			r.st.startup.adopt(rec)
+		case state == running.Stale:
+			r.endLocked(sess, statusFailed)
+			ended = true
+		}
+	}
+	r.st.startup.refresh()
+	for _, id := range r.st.startup.takeEnded() {
+		if sess := r.st.sessions[id]; sess != nil && sess.status == statusRunning {
+			r.endLocked(sess, statusFailed)
+			ended = true
+		}
+	}
+	return ended
+}
 
 // ---- POST /register --------------------------------------------------------
 
@@ -470,7 +527,14 @@ func (r *Referee) Deregister(credential string, req roostapi.DeregisterRequest) 
 	if sess == nil || sess.status != statusRunning {
 		return identity()
 	}
-	sess.status = req.Outcome
+	r.endLocked(sess, req.Outcome)
+	return nil
+}
+
+// endLocked ends a running session with outcome: its deregistration, or
+// the census's evidence that its process is gone.
+func (r *Referee) endLocked(sess *session, outcome string) {
+	sess.status = outcome
 	r.st.running--
 	// Every reservation it holds is released: an approval it earned can no
 	// longer be redeemed by anybody.
@@ -483,12 +547,11 @@ func (r *Referee) Deregister(credential string, req roostapi.DeregisterRequest) 
 	}
 	// A start-up capsule that registered under this id is not gone because
 	// its session deregistered: it counts again until its exit is seen.
-	r.st.startup.release(sid)
+	r.st.startup.release(sess.id)
 	// Only its figures are asked of it from now on.
 	sess.manifest, sess.allow, sess.pending, sess.parent = nil, nil, nil, nil
 	sess.name, sess.version, sess.sha256 = "", "", ""
 	r.st.retireIfDone(sess)
-	return nil
 }
 
 // ---- GET /status/{session_id} ----------------------------------------------

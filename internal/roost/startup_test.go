@@ -308,12 +308,15 @@ func TestStartupCensus(t *testing.T) {
 	d.mustRegister("ses_live_sleeper2", "local/orchestrator", "0.1.0", "")
 	expectFigures(t, d.client, "ses_top", "running", 3, 0, 4)
 	// ...and once it has registered, its slot is the session's: the
-	// sleeper's exit does not count it off twice.
+	// sleeper's exit (the evidence that it is gone) ends the session, and
+	// counts it off once, not twice.
 	sleeper2.Process.Kill()
 	sleeper2.Wait()
-	expectFigures(t, d.client, "ses_top", "running", 3, 0, 4)
+	expectFigures(t, d.client, "ses_top", "running", 3, 0, 3)
+	expectFigures(t, d.client, "ses_live_sleeper2", "failed", 3, 0, 3)
 
-	// The ceiling counts start-up capsules: 4 counted, ceiling 6.
+	// The ceiling counts start-up capsules: 3 counted, ceiling 6.
+	d.mustSpawn(cred, "local/worker-a", "0.1.0")
 	d.mustSpawn(cred, "local/worker-a", "0.1.0")
 	d.mustSpawn(cred, "local/worker-a", "0.1.0")
 	expect(t, "spawn at the ceiling", d.spawn(cred, "local/worker-a", "0.1.0"), 403, msgCeiling(6, 6))

@@ -32,6 +32,11 @@ type session struct {
 	status   string
 	parent   *session // nil for a top-level registration
 
+	// watchTries counts the attempts to find this session's running record
+	// (adoptLocked); bounded, so a session that never writes one costs
+	// a refusal nothing after a few.
+	watchTries int
+
 	children int                    // approved children that registered and are running
 	pending  map[*approval]struct{} // approvals that reserve a slot: granted, not redeemed, not expired; nil until the first
 }

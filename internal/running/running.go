@@ -287,3 +287,17 @@ func Self() (int, string, error) {
 	ps, err := ProcessStart(pid)
 	return pid, ps, err
 }
+
+// Read reads the record of one session in dir and classifies it as Scan
+// does. A session with no record is an error that wraps fs.ErrNotExist.
+func Read(dir, sessionID string) (Record, State, error) {
+	data, err := readRecord(filepath.Join(dir, sessionID+".json"))
+	if err != nil {
+		return Record{}, Unreadable, err
+	}
+	rec, ok := parse(data)
+	if !ok || rec.SessionID != sessionID {
+		return Record{}, Unreadable, fmt.Errorf("%s: not a running record of %s", filepath.Join(dir, sessionID+".json"), sessionID)
+	}
+	return rec, liveness(rec, BootID()), nil
+}
