@@ -21,6 +21,7 @@ import (
 	"github.com/murmur-go/murmur/internal/manifest"
 	"github.com/murmur-go/murmur/internal/script"
 	"github.com/murmur-go/murmur/internal/session"
+	"github.com/murmur-go/murmur/internal/store"
 	"github.com/murmur-go/murmur/internal/telemetry"
 	"github.com/murmur-go/murmur/internal/tools"
 	"github.com/murmur-go/murmur/internal/trace"
@@ -55,6 +56,13 @@ type Options struct {
 	// line a parent's runtime wrote (contracts §18).
 	SpawnApprovalStdin bool
 	Stdin              io.Reader
+	// OnCompile, when set, is called with an artifact's name@version (or
+	// the component's path) just before it is compiled — only on a compile
+	// cache miss, which takes seconds for a Go component — and before the
+	// session starts: every component of the plan is compiled before
+	// session_start, so no compile time lands in a tool_call's duration.
+	// A CLI prints "compiling <name>" from it on a terminal.
+	OnCompile func(name string)
 }
 
 // Ready describes a session once it is ready (contracts §10's --json line).
@@ -148,7 +156,7 @@ func Run(ctx context.Context, p *Plan, opts Options) (Result, error) {
 
 	// Compile (or load from the cache) before any session file exists: a
 	// component that cannot run is refused without leaving a session behind.
-	eng, err := wasmhost.NewEngine(wasmhost.Config{CacheDir: home.Compiled(p.Home), KeyFile: home.CacheKey(p.Home)})
+	eng, err := p.newEngine(opts)
 	if err != nil {
 		return Result{}, err
 	}
@@ -157,11 +165,19 @@ func Run(ctx context.Context, p *Plan, opts Options) (Result, error) {
 	if p.ManifestDir != "" {
 		what = filepath.Join(p.ManifestDir, p.ComponentName)
 	}
-	comp, err := script.Compile(eng, what, p.Component)
+	co := wasmhost.CompileOptions{Name: what}
+	if p.installed != nil {
+		co = wasmhost.CompileOptions{Name: p.installed.Ref(), Digest: store.Digest(p.installed, p.ComponentName)}
+	}
+	comp, err := script.CompileWith(eng, what, p.Component, co)
 	if err != nil {
 		return Result{}, err
 	}
 	defer comp.Close()
+	// Every tool too, before the session exists: a tool_call's duration is
+	// its call's, never a compile's.
+	pre := tools.Preload(eng, p.Manifest, p.Tools)
+	defer pre.Close()
 	task, err := readTask(opts.Task, os.Stdin, opts.Stderr)
 	if err != nil {
 		return Result{}, err
@@ -179,7 +195,7 @@ func Run(ctx context.Context, p *Plan, opts Options) (Result, error) {
 			Workdir: sess.Workdir, RecordsDir: sess.RecordsDir})
 	}
 
-	inv, err := tools.Build(&tools.Env{Engine: eng, Session: sess, Lookup: p.lookup, Logger: opts.Log},
+	inv, err := tools.Build(&tools.Env{Engine: eng, Session: sess, Lookup: p.lookup, Logger: opts.Log, Preloaded: pre},
 		p.Manifest, p.Grants, p.Tools)
 	if err != nil {
 		r.end(trace.EndFailed, err.Error(), true)
@@ -220,6 +236,13 @@ func Run(ctx context.Context, p *Plan, opts Options) (Result, error) {
 		out.Err = endingError(sess, out)
 	}
 	return out, nil
+}
+
+// newEngine is the run's engine: the compile cache and its key in the
+// run's home, compile progress to opts.OnCompile.
+func (p *Plan) newEngine(opts Options) (*wasmhost.Engine, error) {
+	return wasmhost.NewEngine(wasmhost.Config{CacheDir: home.Compiled(p.Home), KeyFile: home.CacheKey(p.Home),
+		OnCompile: opts.OnCompile})
 }
 
 // open creates a script capsule's session, its trace and recorder, writes
