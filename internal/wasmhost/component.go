@@ -27,6 +27,10 @@ type Component struct {
 	imports, exports []Item
 
 	importKey string // the imports, printed: selects the shared linker
+	// importsHTTP: some import is a wasi:http interface. Only such a
+	// component can reach the wasi:http builtins, so only its runs get an
+	// HTTP run (a spool directory made and removed per instantiation).
+	importsHTTP bool
 
 	mu      sync.Mutex
 	closed  bool // Close was called: no new instances
@@ -241,6 +245,9 @@ func (e *Engine) newComponent(cc *C.wasmtime_component_t, cached bool) (*Compone
 	var key strings.Builder
 	for _, it := range c.imports {
 		it.write(&key, "", nil, false)
+		if strings.HasPrefix(it.Name, "wasi:http/") {
+			c.importsHTTP = true
+		}
 	}
 	c.importKey = key.String()
 	return c, nil
