@@ -21,7 +21,6 @@ import (
 	"github.com/murmur-go/murmur/internal/manifest"
 	"github.com/murmur-go/murmur/internal/script"
 	"github.com/murmur-go/murmur/internal/session"
-	"github.com/murmur-go/murmur/internal/store"
 	"github.com/murmur-go/murmur/internal/telemetry"
 	"github.com/murmur-go/murmur/internal/tools"
 	"github.com/murmur-go/murmur/internal/trace"
@@ -165,9 +164,9 @@ func Run(ctx context.Context, p *Plan, opts Options) (Result, error) {
 	if p.ManifestDir != "" {
 		what = filepath.Join(p.ManifestDir, p.ComponentName)
 	}
-	co := wasmhost.CompileOptions{Name: what}
+	co := wasmhost.CompileOptions{Name: what, Digest: p.ComponentDigest}
 	if p.installed != nil {
-		co = wasmhost.CompileOptions{Name: p.installed.Ref(), Digest: store.Digest(p.installed, p.ComponentName)}
+		co.Name = p.installed.Ref()
 	}
 	comp, err := script.CompileWith(eng, what, p.Component, co)
 	if err != nil {
