@@ -97,6 +97,7 @@ func BenchmarkLoadCached(b *testing.B) {
 			}
 			c.Close()
 			b.ReportAllocs()
+			cpu0, flt0 := usage(b)
 			for b.Loop() {
 				c, err := e.Compile(bin)
 				if err != nil || !c.FromCache {
@@ -104,6 +105,29 @@ func BenchmarkLoadCached(b *testing.B) {
 				}
 				c.Close()
 			}
+			reportUsage(b, cpu0, flt0)
+		})
+		// With the caller's digest (a launch passes its resolve's): the
+		// bytes are not hashed again.
+		b.Run(filepath.Base(name)+"/digest", func(b *testing.B) {
+			e := benchEngine(b, true)
+			bin := benchBinary(b, name)
+			o := CompileOptions{Digest: "zip-sha256:bench/" + filepath.Base(name)}
+			c, err := e.CompileWith(bin, o)
+			if err != nil {
+				b.Fatal(err)
+			}
+			c.Close()
+			b.ReportAllocs()
+			cpu0, flt0 := usage(b)
+			for b.Loop() {
+				c, err := e.CompileWith(bin, o)
+				if err != nil || !c.FromCache {
+					b.Fatal("not from cache", err)
+				}
+				c.Close()
+			}
+			reportUsage(b, cpu0, flt0)
 		})
 	}
 }
