@@ -50,9 +50,6 @@ import (
 
 var cacheMagic = []byte("MURCWM03")
 
-// oldCacheMagic marks the previous format, whose MAC covered the payload.
-const oldCacheMagic = "MURCWM02"
-
 const (
 	nonceSize = 12
 	tagSize   = 16
@@ -217,14 +214,6 @@ func (e *Engine) cacheLoad(name string) *C.wasmtime_component_t {
 	}
 	mac, err := os.ReadFile(mp)
 	m := len(cacheMagic)
-	if err == nil && len(mac) == m+nonceSize+tagSize && string(mac[:m]) == oldCacheMagic {
-		// An entry of an earlier mur (its MAC covered the bytes): expected
-		// once after an upgrade, not worth a warning.
-		e.log.Info("wasmhost: compiled cache entry from an earlier format; rebuilding", "path", p)
-		os.Remove(p)
-		os.Remove(mp)
-		return nil
-	}
 	if err != nil || len(mac) != m+nonceSize+tagSize || string(mac[:m]) != string(cacheMagic) {
 		return bad("missing or malformed MAC file")
 	}
