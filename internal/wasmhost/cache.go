@@ -241,10 +241,11 @@ func (e *Engine) cacheLoad(name string) *C.wasmtime_component_t {
 }
 
 // cacheStore writes an entry: the payload to a temporary file renamed into
-// place, then — once the file's identity is taken and its bytes read back
-// and found equal to payload — the MAC of that identity. A change racing the
-// store is either seen by the comparison (before the identity was taken, its
-// bytes differ) or changes the identity (after it), so the entry fails.
+// place, then — once the file's identity is taken (after the timestamp clock
+// has passed its ctime: settledIdentity) and its bytes read back and found
+// equal to payload — the MAC of that identity. A change racing the store is
+// either seen by the comparison (before the identity was taken, its bytes
+// differ) or changes the identity (after it), so the entry fails.
 func (e *Engine) cacheStore(name string, payload []byte) error {
 	nonce := make([]byte, nonceSize)
 	if _, err := rand.Read(nonce); err != nil {
@@ -259,7 +260,7 @@ func (e *Engine) cacheStore(name string, payload []byte) error {
 		return err
 	}
 	defer f.Close()
-	id, _, err := fileIdentity(f)
+	id, err := settledIdentity(f)
 	if err != nil {
 		return err
 	}

@@ -13,3 +13,8 @@ import (
 func fileIdentity(f *os.File) ([]byte, int64, error) {
 	return nil, 0, errors.New("cache entries are only verified on Linux")
 }
+
+func settledIdentity(f *os.File) ([]byte, error) {
+	id, _, err := fileIdentity(f)
+	return id, err
+}

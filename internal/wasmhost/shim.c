@@ -16,6 +16,12 @@ int64_t wh_now(void) {
   return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
+int64_t wh_coarse_realtime(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME_COARSE, &ts);
+  return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
 wh_run *wh_run_new(void) { return calloc(1, sizeof(wh_run)); }
 void wh_run_free(wh_run *r) { free(r); }
 
