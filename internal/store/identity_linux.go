@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"syscall"
+	"time"
 )
 
 // ReadIdentified reads the file at path and names its bytes by the file's
@@ -12,8 +13,8 @@ import (
 // the open descriptor before and after the read. While that identity is
 // unchanged the bytes are (contracts §3: any write changes ctime), so a
 // cache keyed by the digest can skip hashing them. digest is "" when the
-// file changed during the read, or no identity is available: hash the bytes
-// then.
+// file changed during the read or in the last 100 ms, or no identity is
+// available: hash the bytes then.
 func ReadIdentified(path string) (data []byte, digest string, err error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -32,10 +33,26 @@ func ReadIdentified(path string) (data []byte, digest string, err error) {
 		return nil, "", err
 	}
 	data = buf.Bytes()
-	if after := identity(f); before != "" && before == after {
+	if after := identity(f); before != "" && before == after && settled(f) {
 		digest = before
 	}
 	return data, digest, nil
+}
+
+// settled reports whether the file's last change is older than any tick of
+// the coarse clock file timestamps come from: a change within the same
+// tick as that one could otherwise leave ctime unchanged (kernels before
+// multigrain timestamps), so a file changed that recently is hashed.
+func settled(f *os.File) bool {
+	st, err := f.Stat()
+	if err != nil {
+		return false
+	}
+	s, ok := st.Sys().(*syscall.Stat_t)
+	if !ok {
+		return false
+	}
+	return time.Since(time.Unix(s.Ctim.Sec, s.Ctim.Nsec)) > 100*time.Millisecond
 }
 
 func identity(f *os.File) string {

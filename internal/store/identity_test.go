@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 )
 
 // A file's identity digest stays while the file is untouched and changes
@@ -15,10 +16,20 @@ func TestReadIdentified(t *testing.T) {
 	if err := os.WriteFile(p, []byte("\x00asm\x0d\x00\x01\x00component"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	data, d1, err := ReadIdentified(p)
+	data, d0, err := ReadIdentified(p)
 	if err != nil || string(data[4:]) != "\x0d\x00\x01\x00component" {
 		t.Fatalf("read %q, %v", data, err)
 	}
+	if d0 != "" {
+		t.Fatalf("a file changed just now was named by its identity %s", d0)
+	}
+	age := func() { // as a project's component usually is: not written this instant
+		old := time.Now().Add(-time.Hour)
+		os.Chtimes(p, old, old) // sets mtime; ctime is now: wait it out
+		time.Sleep(150 * time.Millisecond)
+	}
+	age()
+	_, d1, _ := ReadIdentified(p)
 	if d1 == "" {
 		t.Skip("no file identity on this system")
 	}
@@ -28,6 +39,7 @@ func TestReadIdentified(t *testing.T) {
 	if err := os.WriteFile(p, data, 0o600); err != nil { // same bytes, in place
 		t.Fatal(err)
 	}
+	age()
 	_, d2, _ := ReadIdentified(p)
 	if d2 == d1 {
 		t.Fatal("a rewrite kept the identity")
@@ -37,6 +49,7 @@ func TestReadIdentified(t *testing.T) {
 	if err := os.Rename(other, p); err != nil {
 		t.Fatal(err)
 	}
+	age()
 	if _, d3, _ := ReadIdentified(p); d3 == d2 || d3 == d1 {
 		t.Fatal("a replacement kept the identity")
 	}
