@@ -137,7 +137,7 @@ func runCapsule(ctx context.Context, f runFlags, stdout, stderr io.Writer) error
 		},
 	}
 	if tty {
-		opts.Progress = func(component string) {
+		opts.OnCompile = func(component string) {
 			ttyMu.Lock()
 			fmt.Fprintf(stderr, "compiling %s…\n", component)
 			ttyMu.Unlock()

@@ -25,7 +25,6 @@ import (
 	"github.com/murmur-go/murmur/internal/driver"
 	"github.com/murmur-go/murmur/internal/driver/builtin"
 	wasmdrv "github.com/murmur-go/murmur/internal/driver/wasm"
-	"github.com/murmur-go/murmur/internal/home"
 	"github.com/murmur-go/murmur/internal/hooks"
 	"github.com/murmur-go/murmur/internal/manifest"
 	"github.com/murmur-go/murmur/internal/roost/roostapi"
@@ -247,11 +246,15 @@ func runAgent(ctx context.Context, p *Plan, opts Options, r *run) (Result, error
 	}
 	ctx, endRun := context.WithCancelCause(ctx)
 	defer endRun(nil)
-	eng, err := wasmhost.NewEngine(wasmhost.Config{CacheDir: home.Compiled(p.Home), KeyFile: home.CacheKey(p.Home)})
+	eng, err := p.newEngine(opts)
 	if err != nil {
 		return Result{}, err
 	}
 	defer eng.Close()
+	// The tools are compiled before the session exists, so no tool_call's
+	// duration holds a compile.
+	pre := tools.Preload(eng, m, p.Tools)
+	defer pre.Close()
 	// A driver that cannot load is refused before any session file exists;
 	// a stored one is made again below with the session's identity (the
 	// compile cache makes that cheap).
@@ -323,7 +326,7 @@ func runAgent(ctx context.Context, p *Plan, opts Options, r *run) (Result, error
 		return Result{}, err
 	}
 	inv, err := tools.Build(&tools.Env{Engine: eng, Session: sess, Lookup: p.lookup, Logger: opts.Log, Wrap: wrap,
-		ProxyEnv: proxyEnv}, m, p.Grants, p.Tools)
+		ProxyEnv: proxyEnv, Preloaded: pre}, m, p.Grants, p.Tools)
 	if err != nil {
 		r.endAgent(trace.EndFailed, err.Error())
 		return Result{}, err

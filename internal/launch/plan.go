@@ -71,6 +71,10 @@ type Plan struct {
 	// ComponentName and Component are a script capsule's root component.
 	ComponentName string
 	Component     []byte
+	// ComponentDigest names Component's bytes for the compile cache: the
+	// installed zip's hash and entry, or the file's identity when read from
+	// the manifest's directory; "" means they must be hashed.
+	ComponentDigest string
 	// Tools are the declared tool artifacts (and, for an agent, skills),
 	// resolved (lock-checked).
 	Tools []*store.Resolved
@@ -237,8 +241,7 @@ func (p *Plan) Prepare() error {
 func (p *Plan) readComponent() error {
 	var err error
 	if !p.capsule {
-		p.ComponentName, p.Component, err = script.ComponentInDir(p.ManifestDir)
-		return err
+		return p.readComponentInDir()
 	}
 	r := p.installed
 	if p.ComponentName, err = script.PickComponent(r.Ref(), r.Archive.Names()); err != nil {
@@ -246,6 +249,32 @@ func (p *Plan) readComponent() error {
 	}
 	if p.Component, err = r.Archive.ReadFile(p.ComponentName); err != nil {
 		return diag.Wrap(err, "E-RUN-003", "cannot read %s from %s", p.ComponentName, r.Ref())
+	}
+	p.ComponentDigest = store.Digest(r, p.ComponentName)
+	return nil
+}
+
+// readComponentInDir reads the root component of a capsule run from its
+// directory, named for the compile cache by the file's identity (dev, inode,
+// size, mtime, ctime): a warm run reads it once and hashes nothing.
+func (p *Plan) readComponentInDir() error {
+	dir := p.ManifestDir
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return diag.Wrap(err, "E-RUN-003", "cannot list the capsule directory %s", dir)
+	}
+	var names []string
+	for _, e := range entries {
+		if e.Type().IsRegular() {
+			names = append(names, e.Name())
+		}
+	}
+	if p.ComponentName, err = script.PickComponent(dir, names); err != nil {
+		return err
+	}
+	path := filepath.Join(dir, p.ComponentName)
+	if p.Component, p.ComponentDigest, err = store.ReadIdentified(path); err != nil {
+		return diag.Wrap(err, "E-RUN-003", "cannot read %s", path)
 	}
 	return nil
 }

@@ -56,11 +56,13 @@ type Options struct {
 	// line a parent's runtime wrote (contracts §18).
 	SpawnApprovalStdin bool
 	Stdin              io.Reader
-	// Progress, when set, is told the name of a component whose compile
-	// is long work (a cold compile takes seconds; a compile-cache hit
-	// does not call it), once per component, before the compile ends. The
-	// CLI shows it on a terminal (issue 14 item 16).
-	Progress func(component string)
+	// OnCompile, when set, is called with an artifact's name@version (or
+	// the component's path) just before it is compiled — only on a compile
+	// cache miss, which takes seconds for a Go component — and before the
+	// session starts: every component of the plan is compiled before
+	// session_start, so no compile time lands in a tool_call's duration.
+	// A CLI prints "compiling <name>" from it on a terminal.
+	OnCompile func(name string)
 }
 
 // Ready describes a session once it is ready (contracts §10's --json line).
@@ -160,7 +162,7 @@ func Run(ctx context.Context, p *Plan, opts Options) (Result, error) {
 
 	// Compile (or load from the cache) before any session file exists: a
 	// component that cannot run is refused without leaving a session behind.
-	eng, err := wasmhost.NewEngine(wasmhost.Config{CacheDir: home.Compiled(p.Home), KeyFile: home.CacheKey(p.Home)})
+	eng, err := p.newEngine(opts)
 	if err != nil {
 		return Result{}, err
 	}
@@ -169,13 +171,19 @@ func Run(ctx context.Context, p *Plan, opts Options) (Result, error) {
 	if p.ManifestDir != "" {
 		what = filepath.Join(p.ManifestDir, p.ComponentName)
 	}
-	slow := noticeSlow(opts.Progress, p.ComponentName)
-	comp, err := script.Compile(eng, what, p.Component)
-	slow()
+	co := wasmhost.CompileOptions{Name: what, Digest: p.ComponentDigest}
+	if p.installed != nil {
+		co.Name = p.installed.Ref()
+	}
+	comp, err := script.CompileWith(eng, what, p.Component, co)
 	if err != nil {
 		return Result{}, err
 	}
 	defer comp.Close()
+	// Every tool too, before the session exists: a tool_call's duration is
+	// its call's, never a compile's.
+	pre := tools.Preload(eng, p.Manifest, p.Tools)
+	defer pre.Close()
 	task, err := readTask(opts.Task, os.Stdin, opts.Stderr)
 	if err != nil {
 		return Result{}, err
@@ -193,7 +201,7 @@ func Run(ctx context.Context, p *Plan, opts Options) (Result, error) {
 			Workdir: sess.Workdir, RecordsDir: sess.RecordsDir})
 	}
 
-	inv, err := tools.Build(&tools.Env{Engine: eng, Session: sess, Lookup: p.lookup, Logger: opts.Log},
+	inv, err := tools.Build(&tools.Env{Engine: eng, Session: sess, Lookup: p.lookup, Logger: opts.Log, Preloaded: pre},
 		p.Manifest, p.Grants, p.Tools)
 	if err != nil {
 		r.end(trace.EndFailed, err.Error(), true)
@@ -234,6 +242,13 @@ func Run(ctx context.Context, p *Plan, opts Options) (Result, error) {
 		out.Err = endingError(sess, out)
 	}
 	return out, nil
+}
+
+// newEngine is the run's engine: the compile cache and its key in the
+// run's home, compile progress to opts.OnCompile.
+func (p *Plan) newEngine(opts Options) (*wasmhost.Engine, error) {
+	return wasmhost.NewEngine(wasmhost.Config{CacheDir: home.Compiled(p.Home), KeyFile: home.CacheKey(p.Home),
+		OnCompile: opts.OnCompile})
 }
 
 // open creates a script capsule's session, its trace and recorder, writes
@@ -423,19 +438,4 @@ func readTask(v string, stdin io.Reader, stderr io.Writer) (string, error) {
 		}
 	}
 	return v, nil
-}
-
-// slowCompile is how long a compile runs before Options.Progress hears of
-// it. A compile-cache hit takes milliseconds and a cold compile seconds, so
-// the threshold tells them apart without asking the cache.
-const slowCompile = 300 * time.Millisecond
-
-// noticeSlow calls progress(component) if the work it brackets is still
-// going after slowCompile; the returned func ends the bracket.
-func noticeSlow(progress func(string), component string) (done func()) {
-	if progress == nil {
-		return func() {}
-	}
-	t := time.AfterFunc(slowCompile, func() { progress(component) })
-	return func() { t.Stop() }
 }

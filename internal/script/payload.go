@@ -95,10 +95,16 @@ func CheckComponent(what string, data []byte) error {
 // not export murmur:capsule/run with a run function is refused before any
 // session exists.
 func Compile(eng *wasmhost.Engine, what string, data []byte) (*wasmhost.Component, error) {
+	return CompileWith(eng, what, data, wasmhost.CompileOptions{})
+}
+
+// CompileWith is Compile with what the caller knows about the bytes (a
+// resolve's digest, the name a compile-progress line shows).
+func CompileWith(eng *wasmhost.Engine, what string, data []byte, o wasmhost.CompileOptions) (*wasmhost.Component, error) {
 	if err := CheckComponent(what, data); err != nil {
 		return nil, err
 	}
-	comp, err := eng.Compile(data)
+	comp, err := eng.CompileWith(data, o)
 	if err != nil {
 		return nil, diag.Wrap(err, "E-RUN-005", "%s is not a component this runtime can load", what).
 			WithHint("build it as a component exporting %s, for example with the Go guest kit", wit.IfaceCapsuleRun)

@@ -101,6 +101,13 @@ type Resolved struct {
 	Unchanged bool
 }
 
+// Digest identifies the bytes of the entry named entry in r's archive, for a
+// cache keyed by content (the compile cache): the zip's SHA-256, which this
+// resolve computed over the very bytes the archive holds, and the entry's
+// name. Those bytes decide the entry's bytes, so the same digest always
+// names the same contents and no one needs to hash them again.
+func Digest(r *Resolved, entry string) string { return "zip-sha256:" + r.SHA256 + "/" + entry }
+
 // Ref renders name@version.
 func (r *Resolved) Ref() string { return r.Name + "@" + r.Version }
 

@@ -42,6 +42,58 @@ type Env struct {
 	// ProxyEnv names the egress proxy for every shell command (HTTP_PROXY
 	// and the rest), where the network namespace applies; nil otherwise.
 	ProxyEnv []string
+	// Preloaded holds the tools compiled before the session started
+	// (Preload): a tool found here is not compiled again, so no compile
+	// time lands in a tool_call's duration_ms.
+	Preloaded Preloaded
+}
+
+// Preloaded is each WASM tool's compiled component, or why it cannot be
+// loaded, by name@version.
+type Preloaded map[string]Loaded
+
+// Loaded is one tool's compile outcome.
+type Loaded struct {
+	Comp *wasmhost.Component
+	Err  error
+}
+
+// Close releases every preloaded component (a tool that took one closes it
+// too; closing twice is harmless).
+func (p Preloaded) Close() {
+	for _, l := range p {
+		if l.Comp != nil {
+			l.Comp.Close()
+		}
+	}
+}
+
+// Preload compiles (or loads from the compile cache) the component of every
+// WASM tool m declares, from the artifacts its launch resolved, before any
+// session exists. Each is keyed in the cache by the digest its resolve
+// computed (the zip's SHA-256 and the entry), so its bytes are not hashed
+// again. A tool that cannot be loaded is kept with its error, which its
+// calls then answer (the run itself goes on, as when it compiled on first
+// call).
+func Preload(eng *wasmhost.Engine, m *manifest.Manifest, resolved []*store.Resolved) Preloaded {
+	byRef := map[string]*store.Resolved{}
+	for _, r := range resolved {
+		byRef[r.Name+"@"+r.Version] = r
+	}
+	out := Preloaded{}
+	for _, a := range m.Artifacts {
+		r := byRef[ref(a)]
+		if a.RuntimeKind() != manifest.RuntimeTool || r == nil || a.RefuseNative() != nil ||
+			(r.Manifest != nil && r.Manifest.RefuseNative() != nil) {
+			continue
+		}
+		if _, done := out[ref(a)]; done {
+			continue
+		}
+		comp, err := loadComponent(eng, a, r)
+		out[ref(a)] = Loaded{Comp: comp, Err: err}
+	}
+	return out
 }
 
 // DeadlineRecorder receives the call_deadline line a tool's deadline leaves
@@ -112,39 +164,46 @@ func (t *WASM) Component() (*wasmhost.Component, error) {
 	return t.comp, nil
 }
 
-// load compiles the tool's component, once per session.
+// load compiles the tool's component, once per session, unless its launch
+// preloaded it.
 func (t *WASM) load() error {
 	t.once.Do(func() {
 		if t.loadErr != nil {
 			return
 		}
-		r, rf := t.resolved, ref(t.decl)
-		if r.Runtime != manifest.RuntimeTool {
-			t.loadErr = diag.New("E-RUN-063", "tool %s cannot be loaded: the installed artifact is a %s, not a tool", rf, r.Runtime).
-				WithHint("declare it with its own runtime, or install the tool artifact of that name")
+		if l, ok := t.env.Preloaded[ref(t.decl)]; ok {
+			t.comp, t.loadErr = l.Comp, l.Err
 			return
 		}
-		file, data, ok := r.Archive.Payload()
-		if !ok || !strings.HasSuffix(file, ".wasm") {
-			t.loadErr = diag.New("E-RUN-063", "tool %s cannot be loaded: its .mur.zip holds no root .wasm component", rf).
-				WithHint("rebuild it with 'mur build' from a directory holding the tool's component")
-			return
-		}
-		comp, err := t.env.Engine.Compile(data)
-		if err != nil {
-			t.loadErr = diag.Wrap(err, "E-RUN-063", "tool %s cannot be loaded", rf).
-				WithHint("rebuild it as a component exporting %s", wit.IfaceToolRun)
-			return
-		}
-		if !wit.ExportsToolRun(comp) {
-			comp.Close()
-			t.loadErr = diag.New("E-RUN-063", "tool %s cannot be loaded: %s does not export %s with a run function", rf, file, wit.IfaceToolRun).
-				WithHint("build it against the tool world (murmur:runtime-guest/tool)")
-			return
-		}
-		t.comp = comp
+		t.comp, t.loadErr = loadComponent(t.env.Engine, t.decl, t.resolved)
 	})
 	return t.loadErr
+}
+
+// loadComponent checks and compiles the tool decl's resolved component,
+// naming it in the compile cache by its resolve's digest.
+func loadComponent(eng *wasmhost.Engine, decl manifest.Artifact, r *store.Resolved) (*wasmhost.Component, error) {
+	rf := ref(decl)
+	if r.Runtime != manifest.RuntimeTool {
+		return nil, diag.New("E-RUN-063", "tool %s cannot be loaded: the installed artifact is a %s, not a tool", rf, r.Runtime).
+			WithHint("declare it with its own runtime, or install the tool artifact of that name")
+	}
+	file, data, ok := r.Archive.Payload()
+	if !ok || !strings.HasSuffix(file, ".wasm") {
+		return nil, diag.New("E-RUN-063", "tool %s cannot be loaded: its .mur.zip holds no root .wasm component", rf).
+			WithHint("rebuild it with 'mur build' from a directory holding the tool's component")
+	}
+	comp, err := eng.CompileWith(data, wasmhost.CompileOptions{Name: r.Ref(), Digest: store.Digest(r, file)})
+	if err != nil {
+		return nil, diag.Wrap(err, "E-RUN-063", "tool %s cannot be loaded", rf).
+			WithHint("rebuild it as a component exporting %s", wit.IfaceToolRun)
+	}
+	if !wit.ExportsToolRun(comp) {
+		comp.Close()
+		return nil, diag.New("E-RUN-063", "tool %s cannot be loaded: %s does not export %s with a run function", rf, file, wit.IfaceToolRun).
+			WithHint("build it against the tool world (murmur:runtime-guest/tool)")
+	}
+	return comp, nil
 }
 
 // Run instantiates the tool in a fresh store and calls its run once. A tool

@@ -7,6 +7,7 @@ package wasmhost
 import "C"
 
 import (
+	"bytes"
 	"crypto/aes"
 	"crypto/cipher"
 	"crypto/hmac"
@@ -15,31 +16,39 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime"
-	"syscall"
 	"unsafe"
 )
 
 // The compile cache. wasmtime's deserialize runs native code it does not
-// re-validate, so a cache file is trusted only if it carries a valid MAC
-// under a per-directory secret key (a 0600 file beside the entries). The MAC
-// covers the entry name and the payload and is verified BEFORE the payload
-// reaches wasmtime; a file that fails is deleted and rebuilt.
+// re-validate, so an entry is trusted only if it carries a valid MAC under a
+// secret key (Config.KeyFile, kept apart from the entries), verified BEFORE
+// the file reaches wasmtime; an entry that fails is deleted and rebuilt.
 //
-// The MAC is GMAC (AES-256-GCM over no plaintext, the payload as additional
-// data, under a key derived from the directory key and the entry name) with a random 96-bit nonce per file: it runs at several
-// GB/s with AES-NI, where HMAC-SHA-256 took ~13 ms for the ~10 MB compiled
-// form of a Go component on this machine.
+// The MAC covers the entry name and the identity of the entry's file as the
+// kernel reports it (device, inode, size, mtime and ctime in nanoseconds,
+// owner), not its 9 MB of bytes: any write to the file, any replacement of
+// it and any chmod changes that identity (contracts §3 relies on the same
+// rule for artifact hashes), so a file whose identity still verifies is the
+// file this engine wrote and compared byte for byte with what wasmtime
+// serialized. RATIONALE.md ("Compile cache") gives the argument in full.
 //
-// Entry name: hex(SHA-256(component bytes || wasmtime version || engine
-// settings || GOOS/GOARCH)). <name>.cwasm is the serialized component as
-// wasmtime wrote it (so wasmtime can map it); <name>.mac is magic (8 bytes)
-// || nonce (12) || tag (16).
+// The MAC is GMAC (AES-256-GCM over no plaintext, the identity as additional
+// data, under a key derived from the cache key and the entry name) with a
+// random 96-bit nonce per entry.
+//
+// Entry name: hex(SHA-256(source identity || wasmtime version || engine
+// settings || GOOS/GOARCH)), where the source identity is the caller's
+// digest of the component's bytes (CompileOptions.Digest: the hash its
+// resolve already computed) or, without one, the SHA-256 of the bytes.
+// <name>.cwasm is the serialized component as wasmtime wrote it (so wasmtime
+// can map it); <name>.mac is magic (8 bytes) || nonce (12) || tag (16).
 
-var cacheMagic = []byte("MURCWM02")
+var cacheMagic = []byte("MURCWM03")
 
 const (
 	nonceSize = 12
@@ -136,9 +145,11 @@ func checkPrivate(path string) error {
 	return nil
 }
 
-func cacheName(wasm []byte) string {
+// cacheName names the entry of a component whose bytes are identified by
+// source (see sourceID).
+func cacheName(source string) string {
 	h := sha256.New()
-	h.Write(wasm)
+	h.Write([]byte(source))
 	h.Write([]byte{0})
 	h.Write([]byte("wasmtime-" + wasmtimeVersion))
 	h.Write([]byte{0})
@@ -148,7 +159,18 @@ func cacheName(wasm []byte) string {
 	return hex.EncodeToString(h.Sum(nil))
 }
 
-func (e *Engine) cacheMAC(nonce []byte, name string, payload []byte) []byte {
+// sourceID is what identifies a component's bytes in its cache name: the
+// caller's digest when it gives one (kept apart from plain hashes by its
+// prefix), otherwise the SHA-256 of the bytes.
+func sourceID(wasm []byte, digest string) string {
+	if digest != "" {
+		return "digest:" + digest
+	}
+	sum := sha256.Sum256(wasm)
+	return "sha256:" + hex.EncodeToString(sum[:])
+}
+
+func (e *Engine) cacheMAC(nonce []byte, name string, identity []byte) []byte {
 	// A per-entry key binds the MAC to the entry name (an entry copied over
 	// another's name fails) without copying the payload.
 	sub := hmac.New(sha256.New, e.cacheKey)
@@ -161,18 +183,17 @@ func (e *Engine) cacheMAC(nonce []byte, name string, payload []byte) []byte {
 	if err != nil {
 		panic(err)
 	}
-	return g.Seal(nil, nonce, nil, payload)
+	return g.Seal(nil, nonce, nil, identity)
 }
 
 // cacheLoad loads a verified entry, or returns nil. A present but
 // unverifiable entry is deleted (and logged), never loaded.
 //
-// The payload file is opened once, mapped to compute its MAC, and then
-// handed to wasmtime through that same descriptor (/proc/self/fd/N), which
-// maps it instead of copying it (~6 ms saved per load of a Go component). The
-// file verified is the file loaded: entries are only ever replaced by
-// rename, so a concurrent writer cannot change it underneath; only someone
-// who can already write the user's 0600 files could.
+// The payload file is opened once, its identity (fstat) checked against the
+// MAC, and then handed to wasmtime through that same descriptor
+// (/proc/self/fd/N), which maps it instead of copying it. The file verified
+// is the file loaded: the descriptor cannot be re-pointed, and a write to
+// the file after the check would have to race this very load.
 func (e *Engine) cacheLoad(name string) *C.wasmtime_component_t {
 	p := filepath.Join(e.cacheDir, name+".cwasm")
 	mp := filepath.Join(e.cacheDir, name+".mac")
@@ -187,8 +208,8 @@ func (e *Engine) cacheLoad(name string) *C.wasmtime_component_t {
 		os.Remove(mp)
 		return nil
 	}
-	st, err := f.Stat()
-	if err != nil || st.Size() == 0 || st.Size() > 1<<32 {
+	id, size, err := fileIdentity(f)
+	if err != nil || size == 0 || size > 1<<32 {
 		return bad("unreadable or empty")
 	}
 	mac, err := os.ReadFile(mp)
@@ -196,27 +217,22 @@ func (e *Engine) cacheLoad(name string) *C.wasmtime_component_t {
 	if err != nil || len(mac) != m+nonceSize+tagSize || string(mac[:m]) != string(cacheMagic) {
 		return bad("missing or malformed MAC file")
 	}
-	data, err := syscall.Mmap(int(f.Fd()), 0, int(st.Size()), syscall.PROT_READ, syscall.MAP_SHARED)
-	if err != nil {
-		return bad("cannot map: " + err.Error())
-	}
-	defer func() {
-		if data != nil {
-			syscall.Munmap(data)
-		}
-	}()
-	if !hmac.Equal(mac[m+nonceSize:], e.cacheMAC(mac[m:m+nonceSize], name, data)) {
-		return bad("MAC mismatch")
+	if !hmac.Equal(mac[m+nonceSize:], e.cacheMAC(mac[m:m+nonceSize], name, id)) {
+		return bad("MAC mismatch (the file changed since it was written, or another key wrote it)")
 	}
 	var out *C.wasmtime_component_t
-	fdPath := C.CString(fmt.Sprintf("/proc/self/fd/%d", f.Fd()))
-	defer C.free(unsafe.Pointer(fdPath))
 	if runtime.GOOS == "linux" {
+		fdPath := C.CString(fmt.Sprintf("/proc/self/fd/%d", f.Fd()))
+		defer C.free(unsafe.Pointer(fdPath))
 		if cerr := C.wasmtime_component_deserialize_file(e.e, fdPath, &out); cerr == nil {
 			return out
 		} else {
-			errorText(cerr) // e.g. no /proc: fall back to the verified bytes
+			errorText(cerr) // e.g. no /proc: fall back to reading the descriptor
 		}
+	}
+	data, err := io.ReadAll(f)
+	if err != nil || int64(len(data)) != size {
+		return bad("cannot read it")
 	}
 	if cerr := C.wasmtime_component_deserialize(e.e, (*C.uint8_t)(unsafe.Pointer(&data[0])), C.size_t(len(data)), &out); cerr != nil {
 		return bad("wasmtime refused it: " + firstLine(errorText(cerr)))
@@ -224,19 +240,51 @@ func (e *Engine) cacheLoad(name string) *C.wasmtime_component_t {
 	return out
 }
 
+// cacheStore writes an entry: the payload to a temporary file renamed into
+// place, then — once the file's identity is taken (after the timestamp clock
+// has passed its ctime: settledIdentity) and its bytes read back and found
+// equal to payload — the MAC of that identity. A change racing the store is
+// either seen by the comparison (before the identity was taken, its bytes
+// differ) or changes the identity (after it), so the entry fails.
 func (e *Engine) cacheStore(name string, payload []byte) error {
 	nonce := make([]byte, nonceSize)
 	if _, err := rand.Read(nonce); err != nil {
 		return err
 	}
-	mac := make([]byte, 0, len(cacheMagic)+nonceSize+tagSize)
-	mac = append(mac, cacheMagic...)
-	mac = append(mac, nonce...)
-	mac = append(mac, e.cacheMAC(nonce, name, payload)...)
+	os.Remove(filepath.Join(e.cacheDir, name+".mac"))
 	if err := e.writeAtomic(name+".cwasm", payload); err != nil {
 		return err
 	}
+	f, err := os.Open(filepath.Join(e.cacheDir, name+".cwasm"))
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	id, err := settledIdentity(f)
+	if err != nil {
+		return err
+	}
+	back, err := io.ReadAll(f)
+	if err != nil {
+		return err
+	}
+	if !bytes.Equal(back, payload) {
+		return errors.New("the entry changed while it was written")
+	}
+	mac := make([]byte, 0, len(cacheMagic)+nonceSize+tagSize)
+	mac = append(mac, cacheMagic...)
+	mac = append(mac, nonce...)
+	mac = append(mac, e.cacheMAC(nonce, name, id)...)
 	return e.writeAtomic(name+".mac", mac)
+}
+
+// cachePath is the path of the cache entry of wasm compiled without a
+// digest (whether or not it exists).
+func (e *Engine) cachePath(wasm []byte) string {
+	if e.cacheDir == "" {
+		return ""
+	}
+	return filepath.Join(e.cacheDir, cacheName(sourceID(wasm, ""))+".cwasm")
 }
 
 func (e *Engine) writeAtomic(base string, data []byte) error {
@@ -253,12 +301,4 @@ func (e *Engine) writeAtomic(base string, data []byte) error {
 		return err
 	}
 	return os.Rename(tmp.Name(), filepath.Join(e.cacheDir, base))
-}
-
-// cachePath is the path of wasm's cache entry (whether or not it exists).
-func (e *Engine) cachePath(wasm []byte) string {
-	if e.cacheDir == "" {
-		return ""
-	}
-	return filepath.Join(e.cacheDir, cacheName(wasm)+".cwasm")
 }

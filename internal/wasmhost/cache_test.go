@@ -384,3 +384,84 @@ func TestCacheKeyApart(t *testing.T) {
 		t.Errorf("a world-readable key was used: %v", err)
 	}
 }
+
+// A caller's digest names the entry (the bytes are not hashed again), a
+// Cranelift compile is announced through OnCompile and a cache hit is not,
+// and an entry whose file was rewritten with its very own bytes is still
+// refused: the MAC binds the file's identity, which any write changes.
+func TestCacheDigestAndIdentity(t *testing.T) {
+	dir := t.TempDir()
+	var compiled []string
+	e, err := NewEngine(Config{CacheDir: dir, OnCompile: func(name string) { compiled = append(compiled, name) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	src, _ := os.ReadFile("testdata/basic.wat")
+	opts := CompileOptions{Name: "basic@1.0.0", Digest: "0123abcd/basic.wasm"}
+	for i, want := range []bool{false, true} {
+		c, err := e.CompileWith(src, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.FromCache != want {
+			t.Fatalf("compile %d: from cache %v, want %v", i, c.FromCache, want)
+		}
+		runAdd(t, e, c)
+		c.Close()
+	}
+	if len(compiled) != 1 || compiled[0] != "basic@1.0.0" {
+		t.Fatalf("OnCompile heard %q, want one basic@1.0.0", compiled)
+	}
+	// The digest, not the bytes, names the entry: the plain name is a miss.
+	if _, err := os.Stat(e.cachePath(src)); !os.IsNotExist(err) {
+		t.Fatalf("an entry named by the bytes' hash exists: %v", err)
+	}
+	c, err := e.CompileWith(src, CompileOptions{Digest: "another/basic.wasm"})
+	if err != nil || c.FromCache {
+		t.Fatalf("another digest: cached=%v err=%v", c != nil && c.FromCache, err)
+	}
+	c.Close()
+
+	entry := filepath.Join(dir, cacheName(sourceID(nil, opts.Digest))+".cwasm")
+	same, err := os.ReadFile(entry)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(entry, same, 0o600); err != nil { // same bytes, same size, in place
+		t.Fatal(err)
+	}
+	c, err = e.CompileWith(src, opts)
+	if err != nil || c.FromCache {
+		t.Fatalf("a rewritten entry was trusted: cached=%v err=%v", c != nil && c.FromCache, err)
+	}
+	c.Close()
+	c, err = e.CompileWith(src, opts) // rebuilt and MACed again
+	if err != nil || !c.FromCache {
+		t.Fatalf("not rebuilt: %v", err)
+	}
+	c.Close()
+	if len(compiled) != 3 {
+		t.Fatalf("OnCompile heard %q, want three compiles", compiled)
+	}
+}
+
+// The clock helper goes through the compile cache: a second engine (the
+// next mur run) loads it instead of compiling it.
+func TestClockHelperCached(t *testing.T) {
+	dir := t.TempDir()
+	for i, want := range []bool{false, true} {
+		e, err := NewEngine(Config{CacheDir: dir})
+		if err != nil {
+			t.Fatal(err)
+		}
+		h, err := e.clockHelper()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if h.FromCache != want {
+			t.Errorf("engine %d: helper from cache %v, want %v", i, h.FromCache, want)
+		}
+		e.Close()
+	}
+}

@@ -27,6 +27,10 @@ type Component struct {
 	imports, exports []Item
 
 	importKey string // the imports, printed: selects the shared linker
+	// importsHTTP: some import is a wasi:http interface. Only such a
+	// component can reach the wasi:http builtins, so only its runs get an
+	// HTTP run (a spool directory made and removed per instantiation).
+	importsHTTP bool
 
 	mu      sync.Mutex
 	closed  bool // Close was called: no new instances
@@ -125,9 +129,36 @@ func (c *Component) Imports() []Item { return c.imports }
 func (c *Component) Exports() []Item { return c.exports }
 
 // Compile compiles a component (binary, or WAT text) or loads it from the
-// on-disk cache. Hostile input — truncated, random, a core module — is an
-// error, never an abort.
+// on-disk cache, naming the cache entry by the SHA-256 of wasm. Hostile
+// input — truncated, random, a core module — is an error, never an abort.
 func (e *Engine) Compile(wasm []byte) (*Component, error) {
+	return e.CompileWith(wasm, CompileOptions{})
+}
+
+// CompileOptions says what a caller already knows about a component's bytes.
+type CompileOptions struct {
+	// Name is what Config.OnCompile reports ("echo-tool@0.1.0"); "" reports
+	// "component".
+	Name string
+	// Digest identifies wasm's bytes for the compile cache, so they are not
+	// hashed again: a hash the caller computed over exactly these bytes, or
+	// over a container it verified them in (internal/store's resolve:
+	// "<zip SHA-256>/<entry>"). The caller vouches for it: the same digest
+	// for other bytes would load the other bytes' compiled code. "" hashes
+	// wasm.
+	Digest string
+}
+
+// CompileWith is Compile with what the caller knows about the bytes (see
+// CompileOptions). Config.OnCompile is called before a Cranelift compile,
+// never for a cache hit.
+func (e *Engine) CompileWith(wasm []byte, o CompileOptions) (*Component, error) {
+	return e.compile(wasm, o, true)
+}
+
+// compile is CompileWith; notify says whether OnCompile hears of it (the
+// engine's own helpers are not the caller's news).
+func (e *Engine) compile(wasm []byte, o CompileOptions, notify bool) (*Component, error) {
 	if len(wasm) == 0 {
 		return nil, diag.New("E-RUN-100", "cannot compile component: it is empty").
 			WithHint("rebuild the component; a WebAssembly component starts with \\0asm")
@@ -143,10 +174,17 @@ func (e *Engine) Compile(wasm []byte) (*Component, error) {
 	}
 	var name string
 	if e.cacheDir != "" {
-		name = cacheName(wasm)
+		name = cacheName(sourceID(wasm, o.Digest))
 		if out := e.cacheLoad(name); out != nil {
 			return e.newComponent(out, true)
 		}
+	}
+	if notify && e.onCompile != nil {
+		what := o.Name
+		if what == "" {
+			what = "component"
+		}
+		e.onCompile(what)
 	}
 	var out *C.wasmtime_component_t
 	if err := C.wasmtime_component_new(e.e, (*C.uint8_t)(unsafe.Pointer(&wasm[0])), C.size_t(len(wasm)), &out); err != nil {
@@ -207,6 +245,9 @@ func (e *Engine) newComponent(cc *C.wasmtime_component_t, cached bool) (*Compone
 	var key strings.Builder
 	for _, it := range c.imports {
 		it.write(&key, "", nil, false)
+		if strings.HasPrefix(it.Name, "wasi:http/") {
+			c.importsHTTP = true
+		}
 	}
 	c.importKey = key.String()
 	return c, nil

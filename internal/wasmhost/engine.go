@@ -55,6 +55,11 @@ type Config struct {
 	NoCache bool
 	// Tick overrides defaultTick.
 	Tick time.Duration
+	// OnCompile, when set, is called with CompileOptions.Name just before a
+	// component is compiled by Cranelift (a cache miss: seconds for a Go
+	// component), never for a cache hit, from the compiling goroutine. A CLI
+	// prints "compiling <name>" from it.
+	OnCompile func(name string)
 	// Logger receives the engine's log lines (cache rebuilds, denied
 	// requests). nil means slog.Default().
 	Logger *slog.Logger
@@ -64,15 +69,16 @@ type Config struct {
 // every component and instance (it is safe for concurrent use). A goroutine
 // advances the epoch every tick for deadlines.
 type Engine struct {
-	e        *C.wasm_engine_t
-	cacheDir string
-	cacheKey []byte // HMAC key for cache files
-	log      *slog.Logger
-	stop     chan struct{}
-	done     chan struct{}
-	wake     chan struct{}
-	active   atomic.Int64 // calls in progress: the ticker runs only then
-	live     atomic.Int64 // open instances and compilations in progress (enter/leave)
+	e         *C.wasm_engine_t
+	cacheDir  string
+	cacheKey  []byte // HMAC key for cache files
+	log       *slog.Logger
+	onCompile func(string)
+	stop      chan struct{}
+	done      chan struct{}
+	wake      chan struct{}
+	active    atomic.Int64 // calls in progress: the ticker runs only then
+	live      atomic.Int64 // open instances and compilations in progress (enter/leave)
 
 	mu     sync.Mutex
 	closed bool
@@ -99,7 +105,7 @@ func NewEngine(cfg Config) (*Engine, error) {
 		// every error and trap: slow and noisy.
 		os.Setenv("RUST_LIB_BACKTRACE", "0")
 	})
-	eng := &Engine{log: cfg.Logger}
+	eng := &Engine{log: cfg.Logger, onCompile: cfg.OnCompile}
 	if eng.log == nil {
 		eng.log = slog.Default()
 	}

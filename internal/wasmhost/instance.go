@@ -196,7 +196,7 @@ func (e *Engine) Instantiate(ctx context.Context, c *Component, rc RunConfig) (*
 	r.cctx = i.cctx
 
 	wasi := rc.WASI
-	if rc.Host != nil && rc.Host.http != nil {
+	if rc.Host != nil && rc.Host.http != nil && c.importsHTTP {
 		hr, err := newHTTPRun(rc.Host.http)
 		if err != nil {
 			i.Close()

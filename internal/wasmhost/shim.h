@@ -33,6 +33,9 @@ typedef struct wh_run {
 } wh_run;
 
 int64_t wh_now(void);
+// wh_coarse_realtime is CLOCK_REALTIME_COARSE in ns: the clock file
+// timestamps are taken from.
+int64_t wh_coarse_realtime(void);
 wh_run *wh_run_new(void);
 void wh_run_free(wh_run *r);
 void wh_run_cancel(wh_run *r);
