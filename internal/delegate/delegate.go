@@ -123,6 +123,11 @@ type Runtime struct {
 	dels    map[string]*delegation
 	closed  bool
 	wg      sync.WaitGroup
+
+	// A script parent's (NewScript): the context its delegations name,
+	// and the completion listener's shutdown; nil for an agent parent.
+	scriptContext string
+	stopListener  func()
 }
 
 // New makes the runtime over a registered session.
@@ -155,6 +160,9 @@ func (r *Runtime) Close(outcome string) {
 	r.mu.Unlock()
 	r.endAll(live, "the delegating task was cancelled")
 	r.wg.Wait()
+	if r.stopListener != nil {
+		r.stopListener()
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	if err := r.client.Deregister(ctx, r.cfg.Credential, outcome); err != nil {

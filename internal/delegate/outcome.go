@@ -123,6 +123,9 @@ func (r *Runtime) childExited(d *delegation) {
 	d.outcome = &rec
 	r.changedLocked()
 	r.mu.Unlock()
+	if r.stopListener != nil {
+		r.writeOutcome(d)
+	}
 }
 
 func tailDetail(d *delegation) string {
