@@ -6,7 +6,7 @@
 #                                           equal both the committed .wasm and its SHA256SUMS line
 #
 # NAME is a directory's last element (capsule-probe, tool-echo, capsule-http, hello-script,
-# echo-tool, hook-log);
+# echo-tool, hook-log, capsule-delegator, worker);
 # no NAME means all. Each directory holds the Go sources, the built .wasm and SHA256SUMS.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -20,6 +20,8 @@ components=(
   "examples/hello-script capsule hello-script.wasm"
   "examples/echo-tool tool echo-tool.wasm"
   "examples/hook-log hook hook-log.wasm"
+  "testdata/components/capsule-delegator capsule capsule-delegator.wasm"
+  "examples/delegation/worker capsule delegation-worker.wasm"
 )
 
 mode=${1:-}
