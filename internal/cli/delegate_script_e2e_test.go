@@ -1,0 +1,193 @@
+package cli_test
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/murmur-go/murmur/internal/trace"
+)
+
+// scriptCapsule writes and publishes a script capsule from a committed
+// Go-kit component.
+func scriptCapsule(t *testing.T, homeDir, dir, manifest, wasmPath string) string {
+	t.Helper()
+	wasm, err := os.ReadFile(filepath.Join(repoRoot(), wasmPath))
+	if err != nil {
+		t.Fatal(err)
+	}
+	capsule(t, dir, manifest, wasm)
+	for _, c := range []string{"build", "publish"} {
+		if r := runMur(t, homeDir, dir, nil, c); r.Code != 0 {
+			t.Fatalf("%s %s: %+v", c, dir, r)
+		}
+	}
+	return dir
+}
+
+const (
+	workerWasm    = "examples/delegation/worker/delegation-worker.wasm"
+	delegatorWasm = "testdata/components/capsule-delegator/capsule-delegator.wasm"
+	probeWasm     = "testdata/components/capsule-probe/capsule-probe.wasm"
+)
+
+// childRecords finds a child's records dir from its parent's child_workdir.
+func childRecords(t *testing.T, homeDir, childWorkdir string) string {
+	t.Helper()
+	m, _ := filepath.Glob(filepath.Join(homeDir, ".murmur", "records", strings.TrimPrefix(childWorkdir, "/"), "ses_*"))
+	if len(m) != 1 {
+		t.Fatalf("child records under %s: %v", childWorkdir, m)
+	}
+	return m[0]
+}
+
+func readJSON(t *testing.T, p string) map[string]any {
+	t.Helper()
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatalf("%s: %v", p, err)
+	}
+	return m
+}
+
+// TestDelegateToAScriptCapsule: an agent delegates to a Go script capsule;
+// the child takes its task from standard input into its task.md, is
+// started once its --json line is printed, and its answer is its work
+// folder's out/result.txt.
+func TestDelegateToAScriptCapsule(t *testing.T) {
+	homeDir, base := t.TempDir(), t.TempDir()
+	scriptCapsule(t, homeDir, filepath.Join(base, "worker"), "name: worker\nversion: 1.0.0\n", workerWasm)
+	orch := replayCapsule(t, homeDir, filepath.Join(base, "orch"), "orch", "0.1.0",
+		"capabilities:\n  spawn:\n    allow: [local/worker]\n", orchTranscript)
+	roost := startRoost(t, homeDir, "--spawn-allow", "local/orch")
+
+	r := runMur(t, homeDir, orch, []string{"MURMUR_ROOST_URL=" + roost}, "run", "--json", "--task", "delegate it")
+	if r.Code != 0 {
+		t.Fatalf("run: %+v", r)
+	}
+	rd := parseReady(t, r.Stdout)
+	lines := traceLines(t, rd.RecordsDir)
+	ds := byType(lines, trace.TypeDelegationStart)
+	dl := byType(lines, trace.TypeDelegation)
+	if len(ds) != 1 || len(dl) != 1 || dl[0].Str("outcome") != "ok" {
+		t.Fatalf("delegation lines %v %v\n%s", ds, dl, types(lines))
+	}
+	wd := ds[0].Str("child_workdir")
+	crec := childRecords(t, homeDir, wd)
+	comp := readJSON(t, filepath.Join(crec, "completion.json"))
+	if comp["status"] != "ok" || comp["reported_by"] != "child" || comp["delivered"] != true ||
+		comp["result_path"] != filepath.Join(wd, "out", "result.txt") || comp["capsule_name"] != "local/worker" {
+		t.Errorf("completion.json %v", comp)
+	}
+	res, _ := os.ReadFile(filepath.Join(wd, "out", "result.txt"))
+	if !strings.HasPrefix(string(res), "task: find three things\n") {
+		t.Errorf("the child's result %q", res)
+	}
+	clines := traceLines(t, crec)
+	if clines[0].Str("kind") != "script" || clines[0].Str("spawned_by") != rd.SessionID ||
+		clines[0].Str("delegation_id") != ds[0].Str("delegation_id") {
+		t.Errorf("child session_start %v", clines[0].Fields)
+	}
+}
+
+// TestScriptCapsuleDelegates: a script capsule's invoke("delegate-task", …)
+// returns at start; it delegates to a script child and to an agent child at
+// once, and each outcome block arrives in
+// murmur-runtime/delegations/<delegation_id>.outcome.txt, which the script
+// waits for; a refused call is the daemon's sentence as the invoke error.
+// A second run returns while its child still runs: the child is ended with
+// the spec's reason.
+func TestScriptCapsuleDelegates(t *testing.T) {
+	homeDir, base := t.TempDir(), t.TempDir()
+	scriptCapsule(t, homeDir, filepath.Join(base, "worker"), "name: worker\nversion: 1.0.0\n", workerWasm)
+	scriptCapsule(t, homeDir, filepath.Join(base, "sleeper"), "name: sleeper\nversion: 1.0.0\ncapabilities:\n  limits:\n    deadline_seconds: 120\n", probeWasm)
+	replayCapsule(t, homeDir, filepath.Join(base, "reviewer"), "reviewer", "1.0.0", "lifecycle:\n  after_task: exit\n", workerTranscript)
+	deleg := scriptCapsule(t, homeDir, filepath.Join(base, "deleg"), `name: deleg
+version: 0.1.0
+capabilities:
+  limits:
+    deadline_seconds: 120
+  spawn:
+    allow: [local/worker, local/reviewer, local/sleeper]
+`, delegatorWasm)
+	roost := startRoost(t, homeDir, "--spawn-allow", "local/deleg", "--max-concurrent", "3")
+	env := []string{"MURMUR_ROOST_URL=" + roost}
+
+	t.Run("waits for both outcomes", func(t *testing.T) {
+		task := "wait\n" +
+			`{"capsule":"worker","version":"1.0.0","task":"count the words"}` + "\n" +
+			`{"capsule":"reviewer","version":"1.0.0","task":"review it"}` + "\n" +
+			`{"capsule":"reviewer","version":"9.9.9","task":"no such version"}` + "\n"
+		r := runMur(t, homeDir, deleg, env, "run", "--json", "--task", task)
+		if r.Code != 0 {
+			t.Fatalf("run: %+v", r)
+		}
+		rd := parseReady(t, r.Stdout)
+		got, _ := os.ReadFile(filepath.Join(rd.Workdir, "out", "result.txt"))
+		out := string(got)
+		if strings.Count(out, "call: passed ") != 2 || !strings.Contains(out, `"status":"started"`) {
+			t.Errorf("the calls did not return at start:\n%s", out)
+		}
+		if !strings.Contains(out, "call error: ") || strings.Contains(out, "call error: error:") {
+			t.Errorf("the refused call is not the daemon's plain sentence:\n%s", out)
+		}
+		for _, want := range []string{" to worker@1.0.0 ended ok:", "result:\ntask: count the words\n",
+			" to reviewer@1.0.0 ended ok:", "result:\nThe report has three findings.", "<untrusted-content source=delegation:worker>"} {
+			if !strings.Contains(out, want) {
+				t.Errorf("outcome blocks lack %q:\n%s", want, out)
+			}
+		}
+		lines := traceLines(t, rd.RecordsDir)
+		if !strings.Contains(string(lines[0].Fields["tools_declared"]), `"delegate-task"`) {
+			t.Errorf("tools_declared %s", lines[0].Fields["tools_declared"])
+		}
+		dl := byType(lines, trace.TypeDelegation)
+		outcomes := map[string]int{}
+		for _, l := range dl {
+			outcomes[l.Str("outcome")]++
+		}
+		if outcomes["ok"] != 2 || outcomes["refused"] != 1 || len(byType(lines, trace.TypeDelegationStart)) != 2 {
+			t.Errorf("delegation lines %v\n%s", outcomes, types(lines))
+		}
+		if tc := byType(lines, "tool_call"); len(tc) != 3 || tc[0].Str("tool_name") != "delegate-task" {
+			t.Errorf("tool_call lines %v", tc)
+		}
+		for _, l := range byType(lines, trace.TypeDelegationStart) {
+			crec := childRecords(t, homeDir, l.Str("child_workdir"))
+			c := readJSON(t, filepath.Join(crec, "completion.json"))
+			if c["reported_by"] != "child" || c["delivered"] != true || c["status"] != "ok" {
+				t.Errorf("%s completion.json %v", l.Str("capsule"), c)
+			}
+		}
+	})
+
+	t.Run("run returns first", func(t *testing.T) {
+		task := `{"capsule":"sleeper","version":"1.0.0","task":"sleep 60s"}` + "\n"
+		r := runMur(t, homeDir, deleg, env, "run", "--json", "--task", task)
+		if r.Code != 0 {
+			t.Fatalf("run: %+v", r)
+		}
+		rd := parseReady(t, r.Stdout)
+		lines := traceLines(t, rd.RecordsDir)
+		dl := byType(lines, trace.TypeDelegation)
+		if len(dl) != 1 || dl[0].Str("outcome") != "terminated" ||
+			dl[0].Str("reason") != "the delegating task ended ok before this sub-capsule finished" {
+			t.Fatalf("delegation %v\n%s", dl, types(lines))
+		}
+		if lines[len(lines)-1].EventType != trace.TypeSessionEnd || lines[len(lines)-2].EventType != trace.TypeDelegation {
+			t.Errorf("the delegation line is not before session_end: %s", types(lines))
+		}
+		crec := childRecords(t, homeDir, byType(lines, trace.TypeDelegationStart)[0].Str("child_workdir"))
+		c := readJSON(t, filepath.Join(crec, "completion.json"))
+		if c["reported_by"] != "launcher" || c["status"] != "terminated" ||
+			!strings.HasPrefix(c["detail"].(string), "the parent ended this delegation") {
+			t.Errorf("completion.json %v", c)
+		}
+	})
+}
