@@ -4,8 +4,10 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/murmur-go/murmur/internal/trace"
 )
@@ -190,4 +192,99 @@ capabilities:
 			t.Errorf("completion.json %v", c)
 		}
 	})
+}
+
+// TestDelegationTreeAndPs: an agent delegates to a script capsule that
+// delegates in turn to a script and an agent worker. While it runs, mur ps
+// shows which session spawned which; once it has ended, mur trace show
+// lists the root's delegation and mur trace show --tree prints all four
+// sessions, nested, each with its outcome.
+func TestDelegationTreeAndPs(t *testing.T) {
+	homeDir, base := t.TempDir(), t.TempDir()
+	scriptCapsule(t, homeDir, filepath.Join(base, "worker"), "name: worker\nversion: 1.0.0\n", workerWasm)
+	scriptCapsule(t, homeDir, filepath.Join(base, "sleeper"), "name: sleeper\nversion: 1.0.0\n", probeWasm)
+	replayCapsule(t, homeDir, filepath.Join(base, "reviewer"), "reviewer", "1.0.0", "lifecycle:\n  after_task: exit\n", workerTranscript)
+	scriptCapsule(t, homeDir, filepath.Join(base, "deleg"), `name: deleg
+version: 0.1.0
+capabilities:
+  limits:
+    deadline_seconds: 120
+  spawn:
+    allow: [local/worker, local/reviewer, local/sleeper]
+`, delegatorWasm)
+	task := `wait\n{\"capsule\":\"worker\",\"version\":\"1.0.0\",\"task\":\"count\"}\n{\"capsule\":\"reviewer\",\"version\":\"1.0.0\",\"task\":\"review\"}\n{\"capsule\":\"sleeper\",\"version\":\"1.0.0\",\"task\":\"sleep 3s\"}`
+	orch := replayCapsule(t, homeDir, filepath.Join(base, "orch"), "orch", "0.1.0",
+		"capabilities:\n  spawn:\n    allow: [local/deleg, local/worker, local/reviewer, local/sleeper]\n", `version: 1
+responses:
+  - content:
+      - {type: tool_call, id: call_1, name: delegate-task, input: {capsule: deleg, version: 0.1.0, task: "`+task+`"}}
+  - content:
+      - {type: text, text: "Waiting."}
+  - content:
+      - {type: text, text: "All done."}
+`)
+	roost := startRoost(t, homeDir, "--spawn-allow", "local/orch", "--max-concurrent", "4")
+
+	cmd, br, stderr := startMurEnv(t, homeDir, orch, []string{"MURMUR_ROOST_URL=" + roost}, "run", "--json", "--task", "go")
+	rd := readReady(t, br)
+	// While the sleeper runs, all three levels are live.
+	var rows []struct {
+		SessionID string  `json:"session_id"`
+		Capsule   string  `json:"capsule"`
+		SpawnedBy *string `json:"spawned_by"`
+	}
+	for i := 0; i < 200; i++ {
+		r := runMur(t, homeDir, homeDir, nil, "ps", "--json")
+		json.Unmarshal([]byte(r.Stdout), &rows)
+		if strings.Contains(r.Stdout, "local/sleeper@1.0.0") && strings.Contains(r.Stdout, "local/deleg@0.1.0") {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	by := map[string]string{}
+	ses := map[string]string{}
+	for _, r := range rows {
+		ses[r.Capsule] = r.SessionID
+		if r.SpawnedBy != nil {
+			by[r.Capsule] = *r.SpawnedBy
+		}
+	}
+	if by["local/orch@0.1.0"] != "" || by["local/deleg@0.1.0"] != rd.SessionID || by["local/sleeper@1.0.0"] != ses["local/deleg@0.1.0"] {
+		t.Errorf("mur ps --json spawned_by: %+v", rows)
+	}
+	table := runMur(t, homeDir, homeDir, nil, "ps").Stdout
+	if i, j := strings.Index(table, rd.SessionID+"  local/orch"), strings.Index(table, "  "+rd.SessionID+"\n"); i < 0 || j < i {
+		t.Errorf("mur ps does not list the child after its parent with SPAWNED_BY:\n%s", table)
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("run: %v\n%s", err, stderr)
+	}
+
+	show := runMur(t, homeDir, orch, nil, "trace", "show", rd.SessionID)
+	if !strings.Contains(show.Stdout, "delegated: 1") || !strings.Contains(show.Stdout, "deleg@0.1.0") {
+		t.Errorf("trace show:\n%s", show.Stdout)
+	}
+	tree := runMur(t, homeDir, orch, nil, "trace", "show", "--tree", rd.SessionID)
+	if tree.Code != 0 {
+		t.Fatalf("trace show --tree: %+v", tree)
+	}
+	lines := strings.Split(strings.TrimRight(tree.Stdout, "\n"), "\n")
+	if len(lines) != 5 {
+		t.Fatalf("tree of %d lines, want 5:\n%s", len(lines), tree.Stdout)
+	}
+	wants := []string{
+		"^local/orch@0.1.0 \\(agent\\)  " + rd.SessionID + "  ok  ",
+		"^└─ deleg@0.1.0 \\(script\\)  ses_[0-9a-f]{32}  ok  ",
+		"^   ├─ worker@1.0.0 \\(script\\)  ses_[0-9a-f]{32}  ok  ",
+		"^   ├─ reviewer@1.0.0 \\(agent\\)  ses_[0-9a-f]{32}  ok  ",
+		"^   └─ sleeper@1.0.0 \\(script\\)  ses_[0-9a-f]{32}  ok  ",
+	}
+	for i, w := range wants {
+		if !regexp.MustCompile(w).MatchString(lines[i]) {
+			t.Errorf("tree line %d %q does not match %s\n%s", i, lines[i], w, tree.Stdout)
+		}
+	}
+	if r := runMur(t, homeDir, orch, nil, "trace", "show", "--tree", "--json", rd.SessionID); r.Code != 2 {
+		t.Errorf("--tree --json: %+v", r)
+	}
 }
