@@ -238,7 +238,9 @@ func TestDemoScript(t *testing.T) {
 		t.Fatalf("demo.sh: %v\n%s", err, out)
 	}
 	for _, want := range []string{"echo-tool: HELLO, MURMUR", "answer: echo-tool answered; hello from hello-agent!",
-		"TASK_STATE_COMPLETED", "Hello from a sleeping hello-agent.", "stopped: ses_", "ending:    ok (stopped)"} {
+		"TASK_STATE_COMPLETED", "Hello from a sleeping hello-agent.", "stopped: ses_", "ending:    ok (stopped)",
+		"\nlocal/orchestrator@0.1.0 (agent)  ses_", "\n├─ delegation-worker@0.1.0 (script)  ses_", "\n└─ delegation-reviewer@0.1.0 (agent)  ses_",
+		"task: Count the lines and words of the notes in your work folder.\n", "report: Report: 2 delegations, both ended ok."} {
 		if !strings.Contains(string(out), want) {
 			t.Errorf("demo output lacks %q:\n%s", want, out)
 		}

@@ -128,6 +128,9 @@ type Runtime struct {
 	// and the completion listener's shutdown; nil for an agent parent.
 	scriptContext string
 	stopListener  func()
+	// onStarted, set by tests only, sees each delegation once started,
+	// with the call's start time.
+	onStarted func(call time.Time, d *delegation)
 }
 
 // New makes the runtime over a registered session.

@@ -36,6 +36,10 @@ type delegation struct {
 	exitedCh              chan struct{}
 	exitStatus            string
 	script                bool // no door: its task went on standard input
+	// When each step of the launch ended (the split of the call → started
+	// figure, docs/benchmarks.md): the spawn approved, the process started,
+	// its --json line read, its task delivered.
+	tApproved, tExec, tReady, tDelivered time.Time
 
 	// guarded by Runtime.mu
 	ending    string  // the terminated reason, once this session ends it
@@ -122,6 +126,7 @@ func (r *Runtime) launch(ctx context.Context, d *delegation, g roostapi.Grant, t
 	}
 	lr.Close() // the child holds the only read end; this process the only write end
 	d.cmd, d.lifeline, d.started = cmd, lw, time.Now()
+	d.tExec = d.started
 	d.exitedCh = make(chan struct{})
 	r.wg.Add(1)
 	go func() {
@@ -141,15 +146,18 @@ func (r *Runtime) launch(ctx context.Context, d *delegation, g roostapi.Grant, t
 	if err != nil {
 		return r.abort(d, err)
 	}
+	d.tReady = time.Now()
 	go io.Copy(io.Discard, stdout) // nothing else is printed on stdout; keep the pipe drained
 	d.sessionID, d.recordsDir = rd.SessionID, rd.RecordsDir
 	if rd.URL == nil {
 		d.script = true
+		d.tDelivered = d.tReady
 		return nil // a script child reads its task from standard input
 	}
 	if err := deliver(ctx, "http://"+*rd.URL, d, task, traceparent); err != nil {
 		return r.abort(d, err)
 	}
+	d.tDelivered = time.Now()
 	return nil
 }
 

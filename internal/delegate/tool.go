@@ -130,6 +130,7 @@ func (t *Tool) Run(ctx context.Context, c Call) (text string, isError bool) {
 		r.line(d, start, "refused", &msg)
 		return msg, true
 	}
+	d.tApproved = time.Now()
 	r.mu.Lock()
 	r.dels[d.id] = d
 	r.mu.Unlock()
@@ -145,6 +146,9 @@ func (t *Tool) Run(ctx context.Context, c Call) (text string, isError bool) {
 	r.cfg.Recorder.Emit(trace.DelegationStart{DelegationID: d.id, Capsule: d.bare, Version: d.version,
 		ChildSessionID: d.sessionID, ChildWorkdir: d.childDir})
 	go r.watch(d)
+	if r.onStarted != nil {
+		r.onStarted(start, d)
+	}
 	b, _ := json.Marshal(Result{DelegationID: d.id, SessionID: d.sessionID, Capsule: d.bare, Version: d.version,
 		Status: "started", ChildWorkdir: d.childDir})
 	return string(b), false
