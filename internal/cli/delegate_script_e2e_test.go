@@ -288,3 +288,64 @@ responses:
 		t.Errorf("--tree --json: %+v", r)
 	}
 }
+
+// TestDelegationExample runs examples/delegation as the README's command
+// does: mur-roost allowing the orchestrator, the three capsules published,
+// the orchestrator run on a work folder holding notes.md. Both delegations
+// start in the same turn and end ok; the task continues once with both;
+// the worker starts with a copy of the work folder when workdir snapshots
+// are built (with none yet, its folder is empty and it says so).
+func TestDelegationExample(t *testing.T) {
+	homeDir, work := t.TempDir(), t.TempDir()
+	ex := filepath.Join(repoRoot(), "examples", "delegation")
+	for _, c := range []string{"worker", "reviewer", "."} {
+		zip := filepath.Join(work, filepath.Base(filepath.Join(ex, c))+".mur.zip")
+		if r := runMur(t, homeDir, filepath.Join(ex, c), nil, "build", "-o", zip); r.Code != 0 {
+			t.Fatalf("build %s: %+v", c, r)
+		}
+		if r := runMur(t, homeDir, work, nil, "publish", zip); r.Code != 0 {
+			t.Fatalf("publish %s: %+v", c, r)
+		}
+	}
+	scope := runMur(t, homeDir, ex, nil, "run", "--explain-scope")
+	if !strings.Contains(scope.Stdout, "spawn workdir snapshot: local/delegation-worker") {
+		t.Errorf("--explain-scope:\n%s%s", scope.Stdout, scope.Stderr)
+	}
+	roost := startRoost(t, homeDir, "--spawn-allow", "local/orchestrator")
+	wd := filepath.Join(work, "orchestrator")
+	os.MkdirAll(wd, 0o755)
+	notes, _ := os.ReadFile(filepath.Join(ex, "notes.md"))
+	os.WriteFile(filepath.Join(wd, "notes.md"), notes, 0o644)
+	r := runMur(t, homeDir, ex, []string{"MURMUR_ROOST_URL=" + roost}, "run", "--json", "--task", "report", "--workdir", wd)
+	if r.Code != 0 {
+		t.Fatalf("run: %+v", r)
+	}
+	rd := parseReady(t, r.Stdout)
+	lines := traceLines(t, rd.RecordsDir)
+	ds := byType(lines, trace.TypeDelegationStart)
+	dl := byType(lines, trace.TypeDelegation)
+	if len(ds) != 2 || len(dl) != 2 || dl[0].Str("outcome") != "ok" || dl[1].Str("outcome") != "ok" {
+		t.Fatalf("delegations %v %v\n%s", ds, dl, types(lines))
+	}
+	// Both started before the task waited: in parallel, one turn.
+	if w := byType(lines, trace.TypeTaskWaiting); len(w) != 1 || w[0].Int("outstanding") < 1 {
+		t.Errorf("task_waiting %v", w)
+	}
+	if c := byType(lines, trace.TypeTaskContinued); len(c) != 1 ||
+		!strings.Contains(string(c[0].Fields["delegations"]), ds[0].Str("delegation_id")) ||
+		!strings.Contains(string(c[0].Fields["delegations"]), ds[1].Str("delegation_id")) {
+		t.Errorf("task_continued %v", c)
+	}
+	res, _ := os.ReadFile(filepath.Join(ds[0].Str("child_workdir"), "out", "result.txt"))
+	switch s := string(res); {
+	case strings.Contains(s, "file: notes.md: 6 lines, "):
+	case ds[0].Fields["workdir_snapshot"] == nil && strings.Contains(s, "files: none"):
+		t.Log("no workdir snapshot was made (not built yet): the worker's folder was empty")
+	default:
+		t.Errorf("the worker's result %q (snapshot %s)", s, ds[0].Fields["workdir_snapshot"])
+	}
+	report, _ := os.ReadFile(filepath.Join(rd.RecordsDir, "out", "result.txt"))
+	if !strings.HasPrefix(string(report), "Report: 2 delegations, both ended ok.") {
+		t.Errorf("report %q", report)
+	}
+}
