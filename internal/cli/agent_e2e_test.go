@@ -233,6 +233,13 @@ func TestDemoScript(t *testing.T) {
 	homeDir, work := t.TempDir(), t.TempDir()
 	cmd := exec.Command("bash", filepath.Join(repoRoot(), "scripts", "demo.sh"))
 	cmd.Env = append(os.Environ(), "HOME="+homeDir, "MURMUR_DEMO_DIR="+work, "MURMUR_DEMO_BIN="+filepath.Join(work, "bin"))
+	// The script's go build keeps this user's module and build caches: with
+	// the test's HOME alone it would fetch and compile everything again.
+	if out, err := exec.Command("go", "env", "GOCACHE", "GOMODCACHE").Output(); err == nil {
+		if v := strings.Fields(string(out)); len(v) == 2 {
+			cmd.Env = append(cmd.Env, "GOCACHE="+v[0], "GOMODCACHE="+v[1])
+		}
+	}
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("demo.sh: %v\n%s", err, out)
