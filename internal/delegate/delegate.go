@@ -26,6 +26,7 @@ import (
 	"github.com/murmur-go/murmur/internal/diag"
 	"github.com/murmur-go/murmur/internal/manifest"
 	"github.com/murmur-go/murmur/internal/roost/roostapi"
+	"github.com/murmur-go/murmur/internal/telemetry"
 	"github.com/murmur-go/murmur/internal/trace"
 )
 
@@ -108,8 +109,12 @@ type Config struct {
 	Deadline time.Duration
 	// FormationID is the parent's formation ("" for none).
 	FormationID string
-	Recorder    *trace.Recorder
-	Log         *slog.Logger
+	// Telemetry is the session's spans (nil without
+	// observability.otel_endpoint): a script parent's delegation spans
+	// open under its session span.
+	Telemetry *telemetry.Session
+	Recorder  *trace.Recorder
+	Log       *slog.Logger
 }
 
 // Runtime is a parent session's delegations. Safe for concurrent use.

@@ -21,6 +21,7 @@ import (
 
 	"github.com/murmur-go/murmur/internal/ids"
 	"github.com/murmur-go/murmur/internal/roost/roostapi"
+	"github.com/murmur-go/murmur/internal/telemetry"
 )
 
 // delegation is one launched child, from its launch to its outcome.
@@ -40,6 +41,7 @@ type delegation struct {
 	// figure, docs/benchmarks.md): the spawn approved, the process started,
 	// its --json line read, its task delivered.
 	tApproved, tExec, tReady, tDelivered time.Time
+	span                                 *telemetry.Delegation // nil without telemetry
 
 	// guarded by Runtime.mu
 	ending    string  // the terminated reason, once this session ends it

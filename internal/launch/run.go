@@ -196,7 +196,7 @@ func Run(ctx context.Context, p *Plan, opts Options) (Result, error) {
 		return Result{}, err
 	}
 	defer inv.Close()
-	rt, err := dl.scriptRuntime(p, sess, r.rec, opts)
+	rt, err := dl.scriptRuntime(p, sess, r.rec, r.tel, opts)
 	if err == nil && rt != nil {
 		err = inv.Add(rt.Tool())
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/murmur-go/murmur/internal/delegate"
 	"github.com/murmur-go/murmur/internal/session"
+	"github.com/murmur-go/murmur/internal/telemetry"
 	"github.com/murmur-go/murmur/internal/trace"
 )
 
@@ -17,7 +18,7 @@ import (
 
 // scriptRuntime makes a script parent's delegate-task runtime; nil when
 // spawn.allow is empty or the session is not registered.
-func (w *spawnWiring) scriptRuntime(p *Plan, sess *session.Session, rec *trace.Recorder, opts Options) (*delegate.Runtime, error) {
+func (w *spawnWiring) scriptRuntime(p *Plan, sess *session.Session, rec *trace.Recorder, tel *telemetry.Session, opts Options) (*delegate.Runtime, error) {
 	if len(w.spawnAllow) == 0 || !w.registered {
 		return nil, nil
 	}
@@ -30,7 +31,7 @@ func (w *spawnWiring) scriptRuntime(p *Plan, sess *session.Session, rec *trace.R
 		SessionID: sess.ID, Name: sess.Name, Version: sess.Version, RecordsDir: sess.RecordsDir, RuntimeDir: sess.RuntimeDir,
 		SpawnAllow: g.SpawnAllow, WorkdirSnapshot: g.WorkdirSnapshot, EnvAllow: g.EnvAllow,
 		Lookup: p.lookup, MurBinary: bin, Deadline: delegate.Deadline(p.Manifest, p.lookup),
-		Recorder: rec, Log: opts.Log})
+		Telemetry: tel, Recorder: rec, Log: opts.Log})
 	if err != nil {
 		return nil, err
 	}
