@@ -192,6 +192,7 @@ func Run(ctx context.Context, p *Plan, opts Options) (Result, error) {
 	inv, err := tools.Build(&tools.Env{Engine: eng, Session: sess, Lookup: p.lookup, Logger: opts.Log},
 		p.Manifest, p.Grants, p.Tools)
 	if err != nil {
+		dl.close(trace.EndFailed)
 		r.end(trace.EndFailed, err.Error(), true)
 		return Result{}, err
 	}
