@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/murmur-go/murmur/internal/home"
+	"github.com/murmur-go/murmur/internal/running"
 	"github.com/murmur-go/murmur/internal/trace"
 )
 
@@ -347,5 +349,52 @@ func TestDelegationExample(t *testing.T) {
 	report, _ := os.ReadFile(filepath.Join(rd.RecordsDir, "out", "result.txt"))
 	if !strings.HasPrefix(string(report), "Report: 2 delegations, both ended ok.") {
 		t.Errorf("report %q", report)
+	}
+}
+
+// TestScriptLifeline: kill -9 of a script parent while its script child
+// sleeps closes the child's lifeline; the child writes spawner_ended, stops
+// at once as on SIGTERM (session_end failed, terminated) and exits.
+func TestScriptLifeline(t *testing.T) {
+	homeDir, base := t.TempDir(), t.TempDir()
+	scriptCapsule(t, homeDir, filepath.Join(base, "sleeper"), "name: sleeper\nversion: 1.0.0\ncapabilities:\n  limits:\n    deadline_seconds: 120\n", probeWasm)
+	deleg := scriptCapsule(t, homeDir, filepath.Join(base, "deleg"), `name: deleg
+version: 0.1.0
+capabilities:
+  limits:
+    deadline_seconds: 120
+  spawn:
+    allow: [local/sleeper]
+`, delegatorWasm)
+	roost := startRoost(t, homeDir, "--spawn-allow", "local/deleg")
+	task := "wait\n" + `{"capsule":"sleeper","version":"1.0.0","task":"sleep 60s"}`
+	cmd, out, stderr := startMurEnv(t, homeDir, deleg, []string{"MURMUR_ROOST_URL=" + roost}, "run", "--json", "--task", task)
+	rd := readReady(t, out)
+	var child running.Record
+	for i := 0; child.PID == 0; i++ {
+		recs, _ := running.Scan(home.Running(homeDir))
+		for _, r := range recs {
+			if r.Record.SpawnedBy == rd.SessionID {
+				child = r.Record
+			}
+		}
+		if i > 600 {
+			t.Fatalf("no child record; parent stderr %s", stderr.String())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	cmd.Process.Kill()
+	cmd.Wait()
+	for i := 0; !gone(child.PID); i++ {
+		if i > 600 {
+			t.Fatalf("the child %d outlived its parent", child.PID)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	cl := traceLines(t, child.RecordsDir)
+	end := cl[len(cl)-1]
+	if !strings.Contains(types(cl), "spawner_ended") || end.EventType != trace.TypeSessionEnd ||
+		end.Str("exit_status") != trace.EndFailed || end.Str("reason") != "terminated" {
+		t.Errorf("child trace: %s; end %v", types(cl), end.Fields)
 	}
 }
