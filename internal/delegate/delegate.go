@@ -107,14 +107,14 @@ type Config struct {
 	MurBinary string
 	// Deadline is the child watch.
 	Deadline time.Duration
-	// FormationID is the parent's formation ("" for none).
-	FormationID string
 	// Telemetry is the session's spans (nil without
 	// observability.otel_endpoint): a script parent's delegation spans
 	// open under its session span.
 	Telemetry *telemetry.Session
-	Recorder  *trace.Recorder
-	Log       *slog.Logger
+	// FormationID is the parent's formation ("" for none).
+	FormationID string
+	Recorder    *trace.Recorder
+	Log         *slog.Logger
 }
 
 // Runtime is a parent session's delegations. Safe for concurrent use.

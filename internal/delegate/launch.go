@@ -21,7 +21,6 @@ import (
 
 	"github.com/murmur-go/murmur/internal/ids"
 	"github.com/murmur-go/murmur/internal/roost/roostapi"
-	"github.com/murmur-go/murmur/internal/telemetry"
 )
 
 // delegation is one launched child, from its launch to its outcome.
@@ -37,11 +36,6 @@ type delegation struct {
 	exitedCh              chan struct{}
 	exitStatus            string
 	script                bool // no door: its task went on standard input
-	// When each step of the launch ended (the split of the call → started
-	// figure, docs/benchmarks.md): the spawn approved, the process started,
-	// its --json line read, its task delivered.
-	tApproved, tExec, tReady, tDelivered time.Time
-	span                                 *telemetry.Delegation // nil without telemetry
 
 	// guarded by Runtime.mu
 	ending    string  // the terminated reason, once this session ends it
@@ -49,6 +43,12 @@ type delegation struct {
 	received  bool    // the child's completion reached the door
 	consumed  bool    // the outcome went into a continuation
 	abandoned bool    // the task ended; nobody waits for it
+
+	// When each step of the launch ended (the split of the call → started
+	// figure, docs/benchmarks.md): the spawn approved, the process started,
+	// its --json line read, its task delivered.
+	tApproved, tExec, tReady, tDelivered time.Time
+	span                                 spanHandle // nil without telemetry
 }
 
 func (d *delegation) exited() bool {

@@ -182,6 +182,9 @@ func (r *Runtime) line(d *delegation, start time.Time, outcome string, reason *s
 	endSpan(d, outcome, reason)
 }
 
+// spanHandle is a delegation's capsule.delegation span.
+type spanHandle = *telemetry.Delegation
+
 // openSpan opens the delegation's capsule.delegation span: under the
 // calling task's span, or under the session span for a script parent
 // (which has no tasks). Without telemetry it is nil and does nothing.
