@@ -6,7 +6,7 @@
 #                                           equal both the committed .wasm and its SHA256SUMS line
 #
 # NAME is a directory's last element (capsule-probe, tool-echo, capsule-http, hello-script,
-# echo-tool, hook-log, capsule-delegator, worker);
+# echo-tool, hook-log);
 # no NAME means all. Each directory holds the Go sources, the built .wasm and SHA256SUMS.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -19,9 +19,10 @@ components=(
   "testdata/components/capsule-http capsule-http capsule-http.wasm"
   "examples/hello-script capsule hello-script.wasm"
   "examples/echo-tool tool echo-tool.wasm"
-  "examples/hook-log hook hook-log.wasm"
+  # delegation: a script that delegates (capsule-delegator), examples/delegation's worker
   "testdata/components/capsule-delegator capsule capsule-delegator.wasm"
   "examples/delegation/worker capsule delegation-worker.wasm"
+  "examples/hook-log hook hook-log.wasm"
 )
 
 mode=${1:-}
