@@ -37,8 +37,8 @@ const (
 	probeWasm     = "testdata/components/capsule-probe/capsule-probe.wasm"
 )
 
-// childRecords finds a child's records dir from its parent's child_workdir.
-func childRecords(t *testing.T, homeDir, childWorkdir string) string {
+// childRecordsIn finds a child's records dir from its parent's child_workdir.
+func childRecordsIn(t *testing.T, homeDir, childWorkdir string) string {
 	t.Helper()
 	m, _ := filepath.Glob(filepath.Join(homeDir, ".murmur", "records", strings.TrimPrefix(childWorkdir, "/"), "ses_*"))
 	if len(m) != 1 {
@@ -83,7 +83,7 @@ func TestDelegateToAScriptCapsule(t *testing.T) {
 		t.Fatalf("delegation lines %v %v\n%s", ds, dl, types(lines))
 	}
 	wd := ds[0].Str("child_workdir")
-	crec := childRecords(t, homeDir, wd)
+	crec := childRecordsIn(t, homeDir, wd)
 	comp := readJSON(t, filepath.Join(crec, "completion.json"))
 	if comp["status"] != "ok" || comp["reported_by"] != "child" || comp["delivered"] != true ||
 		comp["result_path"] != filepath.Join(wd, "out", "result.txt") || comp["capsule_name"] != "local/worker" {
@@ -163,7 +163,7 @@ capabilities:
 			t.Errorf("tool_call lines %v", tc)
 		}
 		for _, l := range byType(lines, trace.TypeDelegationStart) {
-			crec := childRecords(t, homeDir, l.Str("child_workdir"))
+			crec := childRecordsIn(t, homeDir, l.Str("child_workdir"))
 			c := readJSON(t, filepath.Join(crec, "completion.json"))
 			if c["reported_by"] != "child" || c["delivered"] != true || c["status"] != "ok" {
 				t.Errorf("%s completion.json %v", l.Str("capsule"), c)
@@ -187,7 +187,7 @@ capabilities:
 		if lines[len(lines)-1].EventType != trace.TypeSessionEnd || lines[len(lines)-2].EventType != trace.TypeDelegation {
 			t.Errorf("the delegation line is not before session_end: %s", types(lines))
 		}
-		crec := childRecords(t, homeDir, byType(lines, trace.TypeDelegationStart)[0].Str("child_workdir"))
+		crec := childRecordsIn(t, homeDir, byType(lines, trace.TypeDelegationStart)[0].Str("child_workdir"))
 		c := readJSON(t, filepath.Join(crec, "completion.json"))
 		if c["reported_by"] != "launcher" || c["status"] != "terminated" ||
 			!strings.HasPrefix(c["detail"].(string), "the parent ended this delegation") {
