@@ -20,6 +20,9 @@ components=(
   "testdata/components/driver-anthropic-http driver-http driver-anthropic-http.wasm"
   "examples/hello-script capsule hello-script.wasm"
   "examples/echo-tool tool echo-tool.wasm"
+  # delegation: a script that delegates (capsule-delegator), examples/delegation's worker
+  "testdata/components/capsule-delegator capsule capsule-delegator.wasm"
+  "examples/delegation/worker capsule delegation-worker.wasm"
   "examples/hook-log hook hook-log.wasm"
   "examples/fetch fetch fetch.wasm"
 )

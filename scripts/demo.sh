@@ -1,18 +1,26 @@
 #!/usr/bin/env bash
-# The README's example, end to end and offline: build mur, publish the echo-tool
-# artifact, run the Go script capsule and the agent capsule on a task each, then start
-# the agent again with after_task: sleep, talk to its A2A door from outside with curl
-# (agent card, SendMessage, GetTask) and stop it with `mur stop`.
+# The README's example, end to end and offline. The main part is delegation
+# (examples/delegation): start mur-roost in the background allowing the orchestrator to
+# delegate, publish the three capsules, run the orchestrator — an agent that delegates to
+# a Go script-capsule worker and to an agent reviewer in parallel, the worker starting
+# with a copy of the orchestrator's work folder — print the delegation tree and the
+# report, stop the daemon. Before it: publish the echo-tool artifact and run the Go
+# script capsule and the agent capsule on a task each; after it: start the agent again
+# with after_task: sleep, talk to its A2A door from outside with curl (agent card,
+# SendMessage, GetTask) and stop it with `mur stop`.
 #
-# Files go under $MURMUR_DEMO_DIR (default /tmp/murmur-demo), the binaries into
+# Files go under $MURMUR_DEMO_DIR (default: a fresh temporary dir), the binaries into
 # $MURMUR_DEMO_BIN (default ./bin); stores and records under $HOME/.murmur as for any
 # run. internal/cli's TestDemoScript runs this script.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-work=${MURMUR_DEMO_DIR:-/tmp/murmur-demo}
+work=${MURMUR_DEMO_DIR:-$(mktemp -d "${TMPDIR:-/tmp}/murmur-demo.XXXXXX")}
 mkdir -p "$work"
 step() { printf '\n== %s\n' "$*"; }
 field() { sed -n 's/.*"'"$1"'":"\{0,1\}\([^",}]*\)"\{0,1\}.*/\1/p'; }
+pids=()
+cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; }
+trap cleanup EXIT
 
 step "build mur and mur-roost"
 bin=${MURMUR_DEMO_BIN:-$PWD/bin}
@@ -32,10 +40,46 @@ ready=$(cd examples/hello-agent && "$mur" run --json --task "hello, murmur" --wo
 (cd examples/hello-agent && "$mur" trace show "$(printf '%s' "$ready" | field session_id)")
 printf 'answer: %s\n' "$(cat "$(printf '%s' "$ready" | field records_dir)/out/result.txt")"
 
+step "delegation: start mur-roost, allowing the orchestrator to delegate"
+"$bin/mur-roost" --port 0 --spawn-allow local/orchestrator >"$work/roost.out" 2>"$work/roost.err" &
+roost=$!
+pids+=("$roost")
+for _ in $(seq 100); do grep -q '^mur-roost: listening on ' "$work/roost.out" 2>/dev/null && break; sleep 0.1; done
+addr=$(sed -n 's/^mur-roost: listening on //p' "$work/roost.out")
+[ -n "$addr" ] || { cat "$work/roost.out" "$work/roost.err" >&2; echo "mur-roost did not start" >&2; exit 1; }
+export MURMUR_ROOST_URL=http://$addr
+echo "mur-roost: $MURMUR_ROOST_URL"
+
+step "delegation: publish the orchestrator and its two sub-capsules"
+for c in examples/delegation/worker examples/delegation/reviewer examples/delegation; do
+  "$mur" build "$c" -o "$work/$(basename "$c").mur.zip"
+  "$mur" publish "$work/$(basename "$c").mur.zip"
+done
+
+step "delegation: run the orchestrator (its work folder holds notes.md)"
+mkdir -p "$work/orchestrator"
+cp examples/delegation/notes.md "$work/orchestrator/"
+ready=$(cd examples/delegation && "$mur" run --json --task "Have the release notes counted and reviewed, then report." --workdir "$work/orchestrator")
+sid=$(printf '%s' "$ready" | field session_id)
+records=$(printf '%s' "$ready" | field records_dir)
+
+step "delegation: the tree (mur trace show --tree)"
+(cd examples/delegation && "$mur" trace show --tree "$sid")
+
+step "delegation: the worker's answer and the orchestrator's report"
+for f in "$records"/children/delegation-worker-*/out/result.txt; do cat "$f"; done
+printf 'report: %s\n' "$(cat "$records/out/result.txt")"
+
+step "delegation: stop mur-roost"
+kill "$roost"
+wait "$roost" || true
+unset MURMUR_ROOST_URL
+
 step "serve the agent (after_task: sleep) and talk to its door"
 rm -f "$work/sleep.ready"
 "$mur" run --manifest examples/hello-agent/sleep.yaml --json --workdir "$work/hello-agent-sleep" >"$work/sleep.ready" &
 pid=$!
+pids+=("$pid")
 for _ in $(seq 100); do [ -s "$work/sleep.ready" ] && break; sleep 0.1; done
 addr=$(field url <"$work/sleep.ready")
 sid=$(field session_id <"$work/sleep.ready")

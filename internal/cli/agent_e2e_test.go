@@ -233,12 +233,21 @@ func TestDemoScript(t *testing.T) {
 	homeDir, work := t.TempDir(), t.TempDir()
 	cmd := exec.Command("bash", filepath.Join(repoRoot(), "scripts", "demo.sh"))
 	cmd.Env = append(os.Environ(), "HOME="+homeDir, "MURMUR_DEMO_DIR="+work, "MURMUR_DEMO_BIN="+filepath.Join(work, "bin"))
+	// The script's go build keeps this user's module and build caches: with
+	// the test's HOME alone it would fetch and compile everything again.
+	if out, err := exec.Command("go", "env", "GOCACHE", "GOMODCACHE").Output(); err == nil {
+		if v := strings.Fields(string(out)); len(v) == 2 {
+			cmd.Env = append(cmd.Env, "GOCACHE="+v[0], "GOMODCACHE="+v[1])
+		}
+	}
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("demo.sh: %v\n%s", err, out)
 	}
 	for _, want := range []string{"echo-tool: HELLO, MURMUR", "answer: echo-tool answered; hello from hello-agent!",
-		"TASK_STATE_COMPLETED", "Hello from a sleeping hello-agent.", "stopped: ses_", "ending:    ok (stopped)"} {
+		"TASK_STATE_COMPLETED", "Hello from a sleeping hello-agent.", "stopped: ses_", "ending:    ok (stopped)",
+		"\nlocal/orchestrator@0.1.0 (agent)  ses_", "\n├─ delegation-worker@0.1.0 (script)  ses_", "\n└─ delegation-reviewer@0.1.0 (agent)  ses_",
+		"task: Count the lines and words of the notes in your work folder.\n", "report: Report: 2 delegations, both ended ok."} {
 		if !strings.Contains(string(out), want) {
 			t.Errorf("demo output lacks %q:\n%s", want, out)
 		}

@@ -27,7 +27,9 @@ func newPsCmd(stdout, stderr io.Writer) *cobra.Command {
 		Use:   "ps",
 		Short: "List the capsules running on this host",
 		Long: `List the sessions running on this host, from ~/.murmur/running, as a table:
-SESSION CAPSULE STATUS UPTIME URL (URL is - for a script capsule). Prints
+SESSION CAPSULE STATUS UPTIME URL SPAWNED_BY (URL is - for a script capsule;
+SPAWNED_BY is the session that delegated to it, - for one started by hand;
+a delegated session is listed right after its parent). Prints
 'no running capsules' when there are none. With --json, prints one JSON array
 instead (empty when none), an object per session.
 
@@ -59,6 +61,7 @@ type psRow struct {
 	PID        int     `json:"pid"`
 	Workdir    string  `json:"workdir"`
 	RecordsDir string  `json:"records_dir"`
+	SpawnedBy  *string `json:"spawned_by"`
 }
 
 // removeRuntimeDir removes ~/.murmur/sessions/<id> of a stale record: a
@@ -140,6 +143,7 @@ func runPs(dir string, now time.Time, asJSON bool, stdout, stderr io.Writer) err
 		}
 		return live[i].SessionID < live[j].SessionID
 	})
+	live = byParent(live)
 	if asJSON {
 		rows := make([]psRow, 0, len(live))
 		for _, r := range live {
@@ -147,8 +151,13 @@ func runPs(dir string, now time.Time, asJSON bool, stdout, stderr io.Writer) err
 			if url != nil && *url == "" {
 				url = nil
 			}
+			var by *string
+			if r.SpawnedBy != "" {
+				by = &r.SpawnedBy
+			}
 			rows = append(rows, psRow{SessionID: r.SessionID, Capsule: capsuleRef(r.CapsuleName, r.CapsuleVersion), Status: "running",
-				StartedAt: r.StartedAt, Uptime: uptime(r.StartedAt, now), URL: url, PID: r.PID, Workdir: r.Workdir, RecordsDir: r.RecordsDir})
+				StartedAt: r.StartedAt, Uptime: uptime(r.StartedAt, now), URL: url, PID: r.PID, Workdir: r.Workdir, RecordsDir: r.RecordsDir,
+				SpawnedBy: by})
 		}
 		b, err := json.Marshal(rows)
 		if err != nil {
@@ -162,15 +171,58 @@ func runPs(dir string, now time.Time, asJSON bool, stdout, stderr io.Writer) err
 		return nil
 	}
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "SESSION\tCAPSULE\tSTATUS\tUPTIME\tURL")
+	fmt.Fprintln(tw, "SESSION\tCAPSULE\tSTATUS\tUPTIME\tURL\tSPAWNED_BY")
 	for _, r := range live {
 		url := "-"
 		if r.URL != nil && *r.URL != "" {
 			url = *r.URL
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", r.SessionID, capsuleRef(r.CapsuleName, r.CapsuleVersion), "running", uptime(r.StartedAt, now), url)
+		by := "-"
+		if r.SpawnedBy != "" {
+			by = r.SpawnedBy
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", r.SessionID, capsuleRef(r.CapsuleName, r.CapsuleVersion), "running", uptime(r.StartedAt, now), url, by)
 	}
 	return tw.Flush()
+}
+
+// byParent orders sessions so that each delegated one follows its parent
+// (depth first, in start order); a session whose parent is not running
+// keeps its place among the top level.
+func byParent(live []running.Record) []running.Record {
+	present := map[string]bool{}
+	for _, r := range live {
+		present[r.SessionID] = true
+	}
+	kids := map[string][]running.Record{}
+	var top []running.Record
+	for _, r := range live {
+		if r.SpawnedBy != "" && present[r.SpawnedBy] && r.SpawnedBy != r.SessionID {
+			kids[r.SpawnedBy] = append(kids[r.SpawnedBy], r)
+		} else {
+			top = append(top, r)
+		}
+	}
+	out := make([]running.Record, 0, len(live))
+	done := map[string]bool{}
+	var add func(r running.Record)
+	add = func(r running.Record) {
+		if done[r.SessionID] {
+			return
+		}
+		done[r.SessionID] = true
+		out = append(out, r)
+		for _, k := range kids[r.SessionID] {
+			add(k)
+		}
+	}
+	for _, r := range top {
+		add(r)
+	}
+	for _, r := range live { // a cycle of records made by hand: keep them all
+		add(r)
+	}
+	return out
 }
 
 // capsuleRef is name@version, or the name alone when there is no version.

@@ -67,14 +67,14 @@ func TestPsListsLiveAndPrunesStale(t *testing.T) {
 		t.Fatalf("ps: %+v", r)
 	}
 	lines := strings.Split(strings.TrimSpace(r.Stdout), "\n")
-	if len(lines) != 3 || strings.Join(strings.Fields(lines[0]), " ") != "SESSION CAPSULE STATUS UPTIME URL" {
+	if len(lines) != 3 || strings.Join(strings.Fields(lines[0]), " ") != "SESSION CAPSULE STATUS UPTIME URL SPAWNED_BY" {
 		t.Fatalf("ps output:\n%s", r.Stdout)
 	}
 	f := strings.Fields(lines[1])
 	if f[0] != liveID || f[1] != "local/worker-a@0.1.0" || f[2] != "running" || !strings.HasPrefix(f[3], "2m0") || f[4] != "-" {
 		t.Errorf("live row: %q", lines[1])
 	}
-	if !strings.HasSuffix(lines[2], url) {
+	if !strings.HasSuffix(lines[2], url+"  -") {
 		t.Errorf("agent row lacks its url: %q", lines[2])
 	}
 	for _, id := range []string{staleID, recycledID, "junk.json"} {

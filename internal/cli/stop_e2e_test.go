@@ -47,7 +47,7 @@ func TestStopAgentSession(t *testing.T) {
 	rd := readReady(t, out)
 
 	ps := runMur(t, homeDir, proj, nil, "ps")
-	row := regexp.MustCompile(`(?m)^` + rd.SessionID + `\s+local/greeter@0\.2\.0\s+running\s+\S+\s+` + regexp.QuoteMeta(*rd.URL) + `$`)
+	row := regexp.MustCompile(`(?m)^` + rd.SessionID + `\s+local/greeter@0\.2\.0\s+running\s+\S+\s+` + regexp.QuoteMeta(*rd.URL) + `\s+-$`)
 	if ps.Code != 0 || !row.MatchString(ps.Stdout) {
 		t.Fatalf("mur ps does not show the agent session with its URL %s:\n%+v", *rd.URL, ps)
 	}

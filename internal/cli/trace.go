@@ -43,7 +43,7 @@ func newTraceCmd(stdout, stderr io.Writer) *cobra.Command {
 ~/.murmur/records/<project dir>/<session id>/ (trace.jsonl, logs/, out/).`,
 		Args: cobra.ArbitraryArgs,
 	}
-	var showJSON bool
+	var showJSON, showTree bool
 	show := &cobra.Command{
 		Use:   "show [SESSION|@N|PATH]",
 		Short: "Summarise one session's trace (default @1, the newest session of this project)",
@@ -58,7 +58,12 @@ The argument is one of:
 
 A session killed with SIGKILL has no session_end: its summary says so and
 names its last event. With --json, the summary is one JSON object (its
-tool_calls listed in order).`,
+tool_calls listed in order).
+
+With --tree, it prints the session's whole delegation tree instead: the
+session, then each sub-capsule it delegated to, followed into that child's
+own records (under children/ of the parent's records dir) and so on down,
+one line per node with its capsule, session, outcome and duration.`,
 		Args: maxArgs(1),
 		RunE: func(_ *cobra.Command, args []string) error {
 			ref := "@1"
@@ -67,6 +72,17 @@ tool_calls listed in order).`,
 			}
 			path, err := resolveTrace(ref)
 			if err != nil {
+				return err
+			}
+			if showTree {
+				if showJSON {
+					return usageError{fmt.Errorf("--tree and --json cannot be combined")}
+				}
+				bw := bufio.NewWriter(stdout)
+				err := renderTree(bw, path)
+				if ferr := bw.Flush(); err == nil && ferr != nil {
+					return fmt.Errorf("writing the tree of %s: %w", path, ferr)
+				}
 				return err
 			}
 			// Two passes, so a trace of any length is shown in bounded
@@ -104,6 +120,7 @@ session is still running. The work folder is not touched.`,
 		},
 	}
 	show.Flags().BoolVar(&showJSON, "json", false, "print the summary as one JSON object")
+	show.Flags().BoolVar(&showTree, "tree", false, "print the whole delegation tree: every sub-capsule, followed into its own records")
 	cmd.AddCommand(newTraceLsCmd(stdout), show, rm)
 	return cmd
 }

@@ -26,6 +26,7 @@ import (
 	"github.com/murmur-go/murmur/internal/diag"
 	"github.com/murmur-go/murmur/internal/manifest"
 	"github.com/murmur-go/murmur/internal/roost/roostapi"
+	"github.com/murmur-go/murmur/internal/telemetry"
 	"github.com/murmur-go/murmur/internal/trace"
 )
 
@@ -112,6 +113,10 @@ type Config struct {
 	MurBinary string
 	// Deadline is the child watch.
 	Deadline time.Duration
+	// Telemetry is the session's spans (nil without
+	// observability.otel_endpoint): a script parent's delegation spans
+	// open under its session span.
+	Telemetry *telemetry.Session
 	// FormationID is the parent's formation ("" for none).
 	FormationID string
 	Recorder    *trace.Recorder
@@ -134,6 +139,14 @@ type Runtime struct {
 	dels    map[string]*delegation
 	closed  bool
 	wg      sync.WaitGroup
+
+	// A script parent's (NewScript): the context its delegations name,
+	// and the completion listener's shutdown; nil for an agent parent.
+	scriptContext string
+	stopListener  func()
+	// onStarted, set by tests only, sees each delegation once started,
+	// with the call's start time.
+	onStarted func(call time.Time, d *delegation)
 }
 
 // New makes the runtime over a registered session.
@@ -166,6 +179,9 @@ func (r *Runtime) Close(outcome string) {
 	r.mu.Unlock()
 	r.endAll(live, "the delegating task was cancelled")
 	r.wg.Wait()
+	if r.stopListener != nil {
+		r.stopListener()
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	if err := r.client.Deregister(ctx, r.cfg.Credential, outcome); err != nil {

@@ -54,6 +54,12 @@ type delegation struct {
 	received  bool    // the child's completion reached the door
 	consumed  bool    // the outcome went into a continuation
 	abandoned bool    // the task ended; nobody waits for it
+
+	// When each step of the launch ended (the split of the call → started
+	// figure, docs/benchmarks.md): the spawn approved, the process started,
+	// its --json line read, its task delivered.
+	tApproved, tExec, tReady, tDelivered time.Time
+	span                                 spanHandle // nil without telemetry
 }
 
 func (d *delegation) exited() bool {
@@ -140,6 +146,7 @@ func (r *Runtime) launch(ctx context.Context, d *delegation, g roostapi.Grant, t
 	}
 	lr.Close() // the child holds the only read end; this process the only write end
 	d.cmd, d.lifeline, d.started = cmd, lw, time.Now()
+	d.tExec = d.started
 	d.exitedCh = make(chan struct{})
 	r.wg.Add(1)
 	go func() {
@@ -160,15 +167,18 @@ func (r *Runtime) launch(ctx context.Context, d *delegation, g roostapi.Grant, t
 	if err != nil {
 		return r.abort(d, err)
 	}
+	d.tReady = time.Now()
 	go io.Copy(io.Discard, stdout) // nothing else is printed on stdout; keep the pipe drained
 	d.sessionID, d.recordsDir = rd.SessionID, rd.RecordsDir
 	if rd.URL == nil {
 		d.script = true
+		d.tDelivered = d.tReady
 		return nil // a script child reads its task from standard input
 	}
 	if err := deliver(ctx, "http://"+*rd.URL, d, task, traceparent); err != nil {
 		return r.abort(d, err)
 	}
+	d.tDelivered = time.Now()
 	return nil
 }
 

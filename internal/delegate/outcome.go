@@ -120,10 +120,14 @@ func (r *Runtime) childExited(d *delegation) {
 	}
 	r.cfg.Recorder.Emit(trace.Delegation{DelegationID: d.id, Capsule: d.bare, Version: d.version,
 		ChildSessionID: d.sessionID, DurationMS: dur, Outcome: rec.Status, Reason: reason})
+	endSpan(d, rec.Status, reason)
 	r.mu.Lock()
 	d.outcome = &rec
 	r.changedLocked()
 	r.mu.Unlock()
+	if r.stopListener != nil {
+		r.writeOutcome(d)
+	}
 }
 
 func tailDetail(d *delegation) string {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/murmur-go/murmur/internal/ids"
 	"github.com/murmur-go/murmur/internal/roost/roostapi"
+	"github.com/murmur-go/murmur/internal/telemetry"
 	"github.com/murmur-go/murmur/internal/tools"
 	"github.com/murmur-go/murmur/internal/trace"
 )
@@ -73,6 +74,11 @@ func bareOf(full string) string {
 type Call struct {
 	TaskID, ContextID, TraceParent string
 	Input                          json.RawMessage
+	// Span is the calling task's capsule.task span (nil without
+	// telemetry): the delegation's capsule.delegation span opens under it,
+	// and the child's task is delivered with that span's traceparent, so
+	// the child's spans land under it in one trace.
+	Span *telemetry.Task
 }
 
 // Result is the call's result object (roost-and-delegation "What the call returns").
@@ -112,11 +118,17 @@ func (t *Tool) Run(ctx context.Context, c Call) (text string, isError bool) {
 	d := &delegation{id: ids.New(ids.Delegation), taskID: c.TaskID, contextID: c.ContextID,
 		full: r.bare[*in.Capsule], bare: *in.Capsule, version: *in.Version, decided: make(chan struct{})}
 	start := time.Now()
+	r.openSpan(d, c.Span, start)
+	if tp := d.span.Traceparent(); tp != "" {
+		c.TraceParent = tp
+	}
 	r.mu.Lock()
 	closed := r.closed
 	r.mu.Unlock()
 	if closed {
-		return "this session is ending and starts no delegation", true
+		msg := "this session is ending and starts no delegation"
+		endSpan(d, "refused", &msg)
+		return msg, true
 	}
 	sctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	g, err := r.client.Spawn(sctx, r.cfg.Credential, roostapi.SpawnRequest{Name: d.full, Version: d.version})
@@ -130,6 +142,7 @@ func (t *Tool) Run(ctx context.Context, c Call) (text string, isError bool) {
 		r.line(d, start, "refused", &msg)
 		return msg, true
 	}
+	d.tApproved = time.Now()
 	r.mu.Lock()
 	r.dels[d.id] = d
 	r.mu.Unlock()
@@ -148,6 +161,9 @@ func (t *Tool) Run(ctx context.Context, c Call) (text string, isError bool) {
 		ChildSessionID: d.sessionID, ChildWorkdir: d.childDir, WorkdirSnapshot: d.snapshot})
 	close(d.decided)
 	go r.watch(d)
+	if r.onStarted != nil {
+		r.onStarted(start, d)
+	}
 	b, _ := json.Marshal(Result{DelegationID: d.id, SessionID: d.sessionID, Capsule: d.bare, Version: d.version,
 		Status: "started", ChildWorkdir: d.childDir})
 	return string(b), false
@@ -166,6 +182,32 @@ func (t *Tool) names() []string {
 func (r *Runtime) line(d *delegation, start time.Time, outcome string, reason *string) {
 	r.cfg.Recorder.Emit(trace.Delegation{DelegationID: d.id, Capsule: d.bare, Version: d.version,
 		ChildSessionID: d.sessionID, DurationMS: time.Since(start).Milliseconds(), Outcome: outcome, Reason: reason})
+	endSpan(d, outcome, reason)
+}
+
+// spanHandle is a delegation's capsule.delegation span.
+type spanHandle = *telemetry.Delegation
+
+// openSpan opens the delegation's capsule.delegation span: under the
+// calling task's span, or under the session span for a script parent
+// (which has no tasks). Without telemetry it is nil and does nothing.
+func (r *Runtime) openSpan(d *delegation, task *telemetry.Task, start time.Time) {
+	line := telemetry.DelegationStartLine{DelegationID: d.id, Capsule: d.bare, Version: d.version}
+	switch {
+	case task != nil:
+		d.span = task.StartDelegation(line, start)
+	case r.cfg.Telemetry != nil:
+		d.span = r.cfg.Telemetry.StartDelegation(line, start)
+	}
+}
+
+// endSpan closes the delegation span with its delegation line.
+func endSpan(d *delegation, outcome string, reason *string) {
+	l := telemetry.DelegationLine{ChildSessionID: d.sessionID, Outcome: outcome}
+	if reason != nil {
+		l.Reason = *reason
+	}
+	d.span.End(l, time.Now())
 }
 
 // InFlight lists the task's delegations whose outcome has not arrived.

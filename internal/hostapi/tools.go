@@ -24,8 +24,13 @@ func (s *Session) Invoke(ctx context.Context, name string, in wit.ToolInput) (wi
 	rec := s.recorder()
 	label := tools.Clip(name)
 	var res wit.ToolResult
-	t, err := s.lookupTool(name)
-	if err == nil {
+	t, rt, err := s.lookupTool(name)
+	switch {
+	case err == nil && rt != nil:
+		label = rt.Name()
+		res, err = rt.Invoke(ctx, in)
+		s.inflight.Done()
+	case err == nil:
 		label = t.Name()
 		res, err = t.Run(ctx, tools.Invocation{Input: in, Recorder: rec})
 		s.inflight.Done()
@@ -38,25 +43,37 @@ func (s *Session) Invoke(ctx context.Context, name string, in wit.ToolInput) (wi
 	return res, err
 }
 
-// lookupTool finds a component tool in the inventory. A tool it returns
-// counts as in flight until the caller calls s.inflight.Done.
-func (s *Session) lookupTool(name string) (*tools.WASM, error) {
+// runtimeTool is a runtime-kind entry a script may invoke (delegate-task,
+// contracts §18 "Script capsules").
+type runtimeTool interface {
+	Name() string
+	Invoke(ctx context.Context, in wit.ToolInput) (wit.ToolResult, error)
+}
+
+// lookupTool finds a component tool, or a runtime tool a script may
+// invoke, in the inventory. A tool it returns counts as in flight until
+// the caller calls s.inflight.Done.
+func (s *Session) lookupTool(name string) (*tools.WASM, runtimeTool, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
-		return nil, errors.New("hostapi: the session is over")
+		return nil, nil, errors.New("hostapi: the session is over")
 	}
 	e, err := s.tools.Lookup(name)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
+	}
+	if rt, ok := e.(runtimeTool); ok && e.Kind() == tools.KindRuntime {
+		s.inflight.Add(1)
+		return nil, rt, nil
 	}
 	t, ok := e.(*tools.WASM)
 	if !ok {
-		return nil, diag.New("E-RUN-062", "tool %q is the %s %s, which murmur:tool-registry cannot invoke: it runs tool components", tools.Clip(name), e.Kind(), e.Name()).
+		return nil, nil, diag.New("E-RUN-062", "tool %q is the %s %s, which murmur:tool-registry cannot invoke: it runs tool components", tools.Clip(name), e.Kind(), e.Name()).
 			WithHint("declare a tool artifact (runtime: tool) instead")
 	}
 	s.inflight.Add(1)
-	return t, nil
+	return t, nil, nil
 }
 
 // inputBytes and outputBytes measure the payload of a call: the data

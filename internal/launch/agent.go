@@ -141,6 +141,15 @@ func (p *Plan) newDriver(eng *wasmhost.Engine, sess *session.Session, rec *trace
 		}
 		return wasmdrv.New(wc)
 	}
+	if p.capsule {
+		// An installed capsule's relative config paths name files packed in
+		// its archive (requires_files), not files beside the work folder.
+		cleanup, err := p.unpackSetting(&cfg, builtin.SettingTranscript)
+		if err != nil {
+			return nil, err
+		}
+		defer cleanup()
+	}
 	drv, ok, err := builtin.New(cfg)
 	if err != nil {
 		return nil, err
@@ -149,6 +158,41 @@ func (p *Plan) newDriver(eng *wasmhost.Engine, sess *session.Session, rec *trace
 		return nil, diag.New("E-RUN-047", "the driver %s@%s is not built into mur", d.Entry.Name, d.Entry.Version)
 	}
 	return drv, nil
+}
+
+// unpackSetting copies the packed file a --capsule run's relative path
+// setting names to a private temporary file and points a copy of the
+// settings at it; the built-in reads it whole when it is made, so cleanup
+// removes it right after. A path the archive does not hold is left as it
+// is, for the driver's own message.
+func (p *Plan) unpackSetting(cfg *driver.Config, key string) (func(), error) {
+	rel, _ := cfg.Settings[key].(string)
+	if rel == "" || filepath.IsAbs(rel) {
+		return func() {}, nil
+	}
+	data, err := p.readPackedFile(rel)
+	if err != nil {
+		return func() {}, nil
+	}
+	f, err := os.CreateTemp("", "murmur-packed-*"+filepath.Ext(rel))
+	if err != nil {
+		return nil, fmt.Errorf("launch: unpacking %s from the installed capsule: %w", rel, err)
+	}
+	_, werr := f.Write(data)
+	if cerr := f.Close(); werr == nil {
+		werr = cerr
+	}
+	if werr != nil {
+		os.Remove(f.Name())
+		return nil, fmt.Errorf("launch: unpacking %s from the installed capsule: %w", rel, werr)
+	}
+	settings := make(map[string]any, len(cfg.Settings))
+	for k, v := range cfg.Settings {
+		settings[k] = v
+	}
+	settings[key] = f.Name()
+	cfg.Settings = settings
+	return func() { os.Remove(f.Name()) }, nil
 }
 
 // commandWrap is the containment every shell command of the session runs

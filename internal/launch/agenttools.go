@@ -174,7 +174,8 @@ func (a *agentTools) run(ctx context.Context, e tools.Entry, c agent.Call) (text
 		return t.Text(), "", ""
 	case *delegate.Tool:
 		tc := a.tasks.get(c.TaskID)
-		text, isErr := t.Run(ctx, delegate.Call{TaskID: c.TaskID, ContextID: tc.contextID, TraceParent: tc.traceparent, Input: c.Input})
+		text, isErr := t.Run(ctx, delegate.Call{TaskID: c.TaskID, ContextID: tc.contextID, TraceParent: tc.traceparent, Input: c.Input,
+			Span: c.Span})
 		if c.Events != nil {
 			c.Events.Delegations(t.InFlight(c.TaskID))
 		}

@@ -184,18 +184,28 @@ func Run(ctx context.Context, p *Plan, opts Options) (Result, error) {
 	// its call's, never a compile's.
 	pre := tools.Preload(eng, p.Manifest, p.Tools)
 	defer pre.Close()
-	task, err := readTask(opts.Task, os.Stdin, opts.Stderr)
+	dl, err := openDelegation(p, opts)
 	if err != nil {
 		return Result{}, err
+	}
+	task, fromParent := dl.scriptTask()
+	if !fromParent {
+		if task, err = readTask(opts.Task, os.Stdin, opts.Stderr); err != nil {
+			return Result{}, err
+		}
 	}
 	if s, ok := signalled(ctx); ok {
 		return Result{Signal: s, Ending: trace.EndFailed, Reason: s.Reason()}, nil
 	}
 
-	if err := r.open(p, task); err != nil {
+	if err := r.open(p, task, dl); err != nil {
 		return Result{}, err
 	}
 	sess := r.sess
+	if err := dl.register(ctx, sess); err != nil {
+		r.end(trace.EndFailed, err.Error(), true)
+		return Result{}, err
+	}
 	if opts.Ready != nil {
 		opts.Ready(Ready{PID: os.Getpid(), SessionID: sess.ID, Name: sess.Name, Version: sess.Version,
 			Workdir: sess.Workdir, RecordsDir: sess.RecordsDir})
@@ -204,10 +214,21 @@ func Run(ctx context.Context, p *Plan, opts Options) (Result, error) {
 	inv, err := tools.Build(&tools.Env{Engine: eng, Session: sess, Lookup: p.lookup, Logger: opts.Log, Preloaded: pre},
 		p.Manifest, p.Grants, p.Tools)
 	if err != nil {
+		dl.close(trace.EndFailed)
 		r.end(trace.EndFailed, err.Error(), true)
 		return Result{}, err
 	}
 	defer inv.Close()
+	rt, err := dl.scriptRuntime(p, sess, r.rec, r.tel, opts)
+	if err == nil && rt != nil {
+		err = inv.Add(rt.Tool())
+	}
+	if err != nil {
+		dl.close(trace.EndFailed)
+		r.end(trace.EndFailed, err.Error(), true)
+		return Result{}, err
+	}
+	dl.watchLifeline(r.rec, filepath.Join(sess.RecordsDir, "logs", "bootstrap.log"), r.cancel)
 	host, err := hostapi.New(hostapi.Config{Manifest: p.Manifest, Tools: inv, Grants: &p.Grants, Stores: p.Stores,
 		Session: sess, Lookup: p.lookup})
 	var imports script.Imports
@@ -233,7 +254,9 @@ func Run(ctx context.Context, p *Plan, opts Options) (Result, error) {
 	if errors.As(context.Cause(ctx), &tf) && out.Signal == nil {
 		out.Ending, out.Reason = trace.EndFailed, tf.Error()
 	}
+	dl.endScript(out.Ending)
 	r.end(out.Ending, out.Reason, out.Signal == nil)
+	dl.reportScript(sess, out.Ending, opts)
 	switch {
 	case tf != nil && out.Signal == nil:
 		out.Err = diag.New("E-IO-056", "%s@%s was ended: %s", sess.Name, sess.Version, tf.Error()).
@@ -253,12 +276,13 @@ func (p *Plan) newEngine(opts Options) (*wasmhost.Engine, error) {
 
 // open creates a script capsule's session, its trace and recorder, writes
 // session_start and the running record.
-func (r *run) open(p *Plan, task string) error {
+func (r *run) open(p *Plan, task string, dl *spawnWiring) error {
 	m := p.Manifest
 	sess, err := session.New(session.Config{
 		Home: p.Home, ManifestDir: p.ManifestDir, Workdir: r.opts.Workdir,
 		Name: m.Name, Version: m.Version, Task: task,
-		ManifestYAML: p.ManifestYAML, Grants: p.GrantsJSON,
+		ManifestYAML: p.ManifestYAML, Grants: p.GrantsJSON, SpawnedBy: dl.spawnedBy(),
+		ParentCopy: dl.parentCopy(),
 	})
 	if err != nil {
 		return err
@@ -268,8 +292,8 @@ func (r *run) open(p *Plan, task string) error {
 		sess.Close()
 		return err
 	}
-	rec.Emit(trace.SessionStart{CapsuleName: sess.Name, CapsuleVersion: sess.Version, Kind: "script",
-		ToolsDeclared: p.ToolNames(), EffectiveGrants: p.GrantsJSON})
+	rec.Emit(dl.sessionStart(trace.SessionStart{CapsuleName: sess.Name, CapsuleVersion: sess.Version, Kind: "script",
+		ToolsDeclared: p.ToolNames(), EffectiveGrants: p.GrantsJSON}, p))
 	if w := sess.WriteRunningRecord(); w != nil {
 		fmt.Fprintln(r.opts.Stderr, w.String())
 	}

@@ -1,0 +1,104 @@
+package delegate
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/murmur-go/murmur/internal/door"
+	"github.com/murmur-go/murmur/internal/ids"
+	"github.com/murmur-go/murmur/internal/wit"
+)
+
+// ScriptTaskID is the task every delegation of a script parent belongs to:
+// a script has no tasks, its run is the one delegating task.
+const ScriptTaskID = "run"
+
+// OutcomeSuffix ends the file a script parent's outcome block is written
+// to, in the runtime dir's delegations/ (contracts §18 "Script capsules").
+const OutcomeSuffix = ".outcome.txt"
+
+// NewScript makes the runtime of a script parent. A script has no door, so
+// it opens a loopback listener that answers the completion path only — not
+// recorded, not a door, gone when the runtime is closed — and names it as
+// MURMUR_SPAWNER.url. Each outcome block is written, when it arrives, to
+// delegations/<delegation_id>.outcome.txt in the runtime dir; nothing waits
+// for it in the runtime.
+func NewScript(cfg Config) (*Runtime, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, fmt.Errorf("the completion listener cannot listen on 127.0.0.1: %w", err)
+	}
+	cfg.DoorURL = "http://" + ln.Addr().String()
+	r := New(cfg)
+	r.scriptContext = ids.New(ids.Context)
+	srv := &http.Server{Handler: door.CompletionsOnly(r), ReadHeaderTimeout: 10 * time.Second}
+	served := make(chan struct{})
+	go func() { defer close(served); _ = srv.Serve(ln) }()
+	r.stopListener = func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		_ = srv.Shutdown(ctx)
+		<-served
+	}
+	return r, nil
+}
+
+// Invoke is delegate-task called from a script through
+// murmur:tool-registry/invoke: the input's data is the call's JSON object.
+// It returns at start, as for an agent: the result object as data, passed
+// when the child started and failed when its launch failed. A refusal or
+// bad input is the error, its text the plain sentence.
+func (t *Tool) Invoke(ctx context.Context, in wit.ToolInput) (wit.ToolResult, error) {
+	data := ""
+	if in.Data != nil {
+		data = *in.Data
+	}
+	text, isErr := t.Run(ctx, Call{TaskID: ScriptTaskID, ContextID: t.r.scriptContext, Input: []byte(data)})
+	if isErr {
+		return wit.ToolResult{}, errors.New(text)
+	}
+	st := wit.StatusFailed
+	var res Result
+	if json.Unmarshal([]byte(text), &res) == nil && res.Status == "started" {
+		st = wit.StatusPassed
+	}
+	return wit.ToolResult{Status: st, Data: &text}, nil
+}
+
+// EndScript ends the delegations still running when the script's run
+// returns (ending is its session_end exit_status), with the reason the
+// spec gives a task that ends first.
+func (r *Runtime) EndScript(ending string) { r.TaskEnded(ScriptTaskID, ending) }
+
+// writeOutcome writes a script parent's outcome block as it arrives,
+// atomically: a script polling for the file never reads half of it.
+func (r *Runtime) writeOutcome(d *delegation) {
+	dir := filepath.Join(r.cfg.RuntimeDir, "delegations")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		r.cfg.Log.Warn("the outcome block could not be written", "delegation_id", d.id, "error", err)
+		return
+	}
+	f, err := os.CreateTemp(dir, ".outcome-*.tmp")
+	if err == nil {
+		_, err = f.WriteString(r.block(d) + "\n")
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err == nil {
+			err = os.Rename(f.Name(), filepath.Join(dir, d.id+OutcomeSuffix))
+		}
+		if err != nil {
+			os.Remove(f.Name())
+		}
+	}
+	if err != nil {
+		r.cfg.Log.Warn("the outcome block could not be written", "delegation_id", d.id, "error", err)
+	}
+}

@@ -1,0 +1,51 @@
+package door
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+)
+
+// CompletionsOnly is the handler of a script parent's completion listener
+// (contracts §18 "Script capsules"): a script has no door, so its runtime
+// serves the completion path alone. It answers a POST / that is a
+// completion exactly as a door does — ahead of everything, with h's result
+// or its -31001/-31002 error — and refuses every other request with
+// -32601, naming what it is. Nothing it answers is recorded.
+func CompletionsOnly(h CompletionHandler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/" || r.Method != http.MethodPost {
+			http.NotFound(w, r)
+			return
+		}
+		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxBodyBytes))
+		if err != nil {
+			writeError(w, nil, &RPCError{Code: CodeInvalidRequest, Message: "request body could not be read: " + err.Error()})
+			return
+		}
+		var env envelope
+		if err := json.Unmarshal(body, &env); err != nil || !validID(env.ID) {
+			writeError(w, nil, &RPCError{Code: CodeParseError, Message: "request body is not a JSON-RPC request"})
+			return
+		}
+		if o, _ := parseOrigin(r.Header.Get(HeaderOrigin)); o != OriginCompletion {
+			writeError(w, env.ID, &RPCError{Code: CodeMethodNotFound,
+				Message: fmt.Sprintf("this is a script capsule's completion listener: it answers only %s: completion", HeaderOrigin)})
+			return
+		}
+		c := &Completion{Session: r.Header.Get(HeaderCompletionSession), DelegationID: r.Header.Get(HeaderDelegationID),
+			Method: env.Method, Params: env.Params}
+		res, err := h.HandleCompletion(r.Context(), c)
+		if err != nil {
+			var rpcErr *RPCError
+			if !errors.As(err, &rpcErr) {
+				rpcErr = &RPCError{Code: CodeInternal, Message: err.Error()}
+			}
+			writeError(w, env.ID, rpcErr)
+			return
+		}
+		writeResult(w, env.ID, res)
+	})
+}
