@@ -88,6 +88,8 @@ type readyLine struct {
 	Version    string  `json:"version"`
 	Workdir    string  `json:"workdir"`
 	RecordsDir string  `json:"records_dir"`
+	// FormationID is set for a formation member only.
+	FormationID string `json:"formation_id,omitempty"`
 }
 
 func runCapsule(ctx context.Context, f runFlags, stdout, stderr io.Writer) error {

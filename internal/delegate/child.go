@@ -117,23 +117,33 @@ func OpenLifeline(lookup func(string) (string, bool)) (*os.File, error) {
 		return diag.New("E-RUN-020", "%s=%s cannot be the spawner lifeline: %s", EnvSpawnerLifeline, v, why).
 			WithHint("it is set by a parent capsule's runtime only; unset it when running by hand")
 	}
-	fd, err := strconv.Atoi(v)
-	if err != nil || fd < 3 {
-		return nil, bad("it must name a descriptor numbered 3 or above")
-	}
-	var st syscall.Stat_t
-	if err := syscall.Fstat(fd, &st); err != nil {
-		return nil, bad("the descriptor is not open")
-	}
-	if st.Mode&syscall.S_IFMT != syscall.S_IFIFO {
-		return nil, bad("the descriptor is not a pipe")
-	}
-	flags, err := fcntlGetfl(fd)
-	if err != nil || flags&syscall.O_ACCMODE != syscall.O_RDONLY {
-		return nil, bad("the descriptor is not a pipe's read end")
+	fd, why := pipeReadEnd(v)
+	if why != "" {
+		return nil, bad(why)
 	}
 	syscall.CloseOnExec(fd) // never handed to a command, a tool or a child of the child
 	return os.NewFile(uintptr(fd), "spawner-lifeline"), nil
+}
+
+// pipeReadEnd checks that v names an open pipe's read end numbered 3 or
+// above, and returns it; why says what it is instead.
+func pipeReadEnd(v string) (fd int, why string) {
+	fd, err := strconv.Atoi(v)
+	if err != nil || fd < 3 {
+		return 0, "it must name a descriptor numbered 3 or above"
+	}
+	var st syscall.Stat_t
+	if err := syscall.Fstat(fd, &st); err != nil {
+		return 0, "the descriptor is not open"
+	}
+	if st.Mode&syscall.S_IFMT != syscall.S_IFIFO {
+		return 0, "the descriptor is not a pipe"
+	}
+	flags, err := fcntlGetfl(fd)
+	if err != nil || flags&syscall.O_ACCMODE != syscall.O_RDONLY {
+		return 0, "the descriptor is not a pipe's read end"
+	}
+	return fd, ""
 }
 
 func fcntlGetfl(fd int) (int, error) {

@@ -426,7 +426,7 @@ func runAgent(ctx context.Context, p *Plan, opts Options, r *run) (Result, error
 	}
 	if opts.Ready != nil {
 		opts.Ready(Ready{URL: &addr, PID: os.Getpid(), SessionID: sess.ID, Name: sess.Name, Version: sess.Version,
-			Workdir: sess.Workdir, RecordsDir: sess.RecordsDir})
+			Workdir: sess.Workdir, RecordsDir: sess.RecordsDir, FormationID: dl.formationID})
 	}
 	if task != "" {
 		if _, err := dr.SubmitTask(ctx, task); err != nil {
@@ -535,7 +535,7 @@ func (r *run) openAgent(p *Plan, task, url string, info driver.Info, eng *wasmho
 	sess, err := session.New(session.Config{
 		Home: p.Home, ManifestDir: p.ManifestDir, Workdir: r.opts.Workdir,
 		Name: m.Name, Version: m.Version, Task: task, CapsuleURL: url,
-		ManifestYAML: p.ManifestYAML, Grants: p.GrantsJSON, SpawnedBy: dl.spawnedBy(),
+		ManifestYAML: p.ManifestYAML, Grants: p.GrantsJSON, SpawnedBy: dl.spawnedBy(), FormationID: dl.formationID,
 		ParentCopy: dl.parentCopy(),
 	})
 	if err != nil {
@@ -594,7 +594,11 @@ func loadHooks(p *Plan, eng *wasmhost.Engine, sess *session.Session, rec *trace.
 			continue // resolveTools refused a missing one already
 		}
 		g := tools.GrantOf(p.Grants, a).Grants
-		h := hooks.Hook{Resolved: r, Limits: g.Limits, Env: sandbox.Env(sess, g.EnvAllow, p.lookup),
+		env := sandbox.Env(sess, g.EnvAllow, p.lookup)
+		if id := sess.FormationID(); id != "" {
+			env[delegate.EnvFormationID] = id // handed to every hook
+		}
+		h := hooks.Hook{Resolved: r, Limits: g.Limits, Env: env,
 			HTTPBounds: wit.HTTPBounds{MaxBodyBytes: wit.HTTPMaxBodyBytes(p.lookup), MaxInFlight: wit.HTTPMaxInFlight}}
 		// Contracts §16: a hook sees no filesystem and no network beyond
 		// what its own entry's capabilities grant; an entry without
@@ -673,6 +677,7 @@ type spawnWiring struct {
 	launched    *delegate.Launched
 	spawner     *delegate.Spawner
 	lifeline    *os.File
+	formationID string // "" for a session in no formation
 	cred        roostapi.Credential
 	registered  bool
 	rt          *delegate.Runtime
@@ -688,6 +693,9 @@ type spawnWiring struct {
 func openDelegation(p *Plan, opts Options) (*spawnWiring, error) {
 	w := &spawnWiring{spawnAllow: p.Grants.Capsule.SpawnAllow, tasks: &taskContexts{m: map[string]taskContext{}}}
 	var err error
+	if w.formationID, err = delegate.ReadFormation(p.lookup); err != nil {
+		return nil, err
+	}
 	if w.lifeline, err = delegate.OpenLifeline(p.lookup); err != nil {
 		return nil, err
 	}
@@ -775,7 +783,7 @@ func (w *spawnWiring) runtime(p *Plan, sess *session.Session, rec *trace.Recorde
 		SessionID: sess.ID, Name: sess.Name, Version: sess.Version, RecordsDir: sess.RecordsDir, RuntimeDir: sess.RuntimeDir,
 		DoorURL: doorURL, SpawnAllow: g.SpawnAllow, WorkdirSnapshot: g.WorkdirSnapshot, EnvAllow: g.EnvAllow,
 		Lookup: p.lookup, MurBinary: bin, Deadline: delegate.Deadline(p.Manifest, p.lookup),
-		Snapshot: p.workdirSnapshot(sess), Recorder: rec, Log: opts.Log})
+		Snapshot: p.workdirSnapshot(sess), FormationID: w.formationID, Recorder: rec, Log: opts.Log})
 	return w.rt
 }
 

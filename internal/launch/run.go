@@ -74,6 +74,8 @@ type Ready struct {
 	Version    string
 	Workdir    string
 	RecordsDir string
+	// FormationID is the formation the session belongs to ("" for none).
+	FormationID string
 }
 
 // Result is how a run ended.
@@ -208,7 +210,7 @@ func Run(ctx context.Context, p *Plan, opts Options) (Result, error) {
 	}
 	if opts.Ready != nil {
 		opts.Ready(Ready{PID: os.Getpid(), SessionID: sess.ID, Name: sess.Name, Version: sess.Version,
-			Workdir: sess.Workdir, RecordsDir: sess.RecordsDir})
+			Workdir: sess.Workdir, RecordsDir: sess.RecordsDir, FormationID: dl.formationID})
 	}
 
 	inv, err := tools.Build(&tools.Env{Engine: eng, Session: sess, Lookup: p.lookup, Logger: opts.Log, Preloaded: pre},
@@ -281,7 +283,7 @@ func (r *run) open(p *Plan, task string, dl *spawnWiring) error {
 	sess, err := session.New(session.Config{
 		Home: p.Home, ManifestDir: p.ManifestDir, Workdir: r.opts.Workdir,
 		Name: m.Name, Version: m.Version, Task: task,
-		ManifestYAML: p.ManifestYAML, Grants: p.GrantsJSON, SpawnedBy: dl.spawnedBy(),
+		ManifestYAML: p.ManifestYAML, Grants: p.GrantsJSON, SpawnedBy: dl.spawnedBy(), FormationID: dl.formationID,
 		ParentCopy: dl.parentCopy(),
 	})
 	if err != nil {

@@ -446,3 +446,6 @@ func sizeText(n int64) string {
 	}
 	return fmt.Sprintf("%.1f %s (%d bytes)", v, unit, n)
 }
+
+// FormationID is the formation the session belongs to ("" for none).
+func (s *Session) FormationID() string { return s.formationID }
