@@ -233,13 +233,7 @@ func TestDemoScript(t *testing.T) {
 	homeDir, work := t.TempDir(), t.TempDir()
 	cmd := exec.Command("bash", filepath.Join(repoRoot(), "scripts", "demo.sh"))
 	cmd.Env = append(os.Environ(), "HOME="+homeDir, "MURMUR_DEMO_DIR="+work, "MURMUR_DEMO_BIN="+filepath.Join(work, "bin"))
-	// The script's go build keeps this user's module and build caches: with
-	// the test's HOME alone it would fetch and compile everything again.
-	if out, err := exec.Command("go", "env", "GOCACHE", "GOMODCACHE").Output(); err == nil {
-		if v := strings.Fields(string(out)); len(v) == 2 {
-			cmd.Env = append(cmd.Env, "GOCACHE="+v[0], "GOMODCACHE="+v[1])
-		}
-	}
+	cmd.Env = append(cmd.Env, goCaches()...)
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("demo.sh: %v\n%s", err, out)
@@ -679,9 +673,24 @@ func TestGuestKitWalkthrough(t *testing.T) {
 	shareCompileCache(t, homeDir)
 	cmd := exec.Command("bash", "-euo", "pipefail", "-c", script)
 	cmd.Dir = work
-	cmd.Env = append(os.Environ(), "HOME="+homeDir)
+	cmd.Env = append(append(os.Environ(), "HOME="+homeDir), goCaches()...)
 	out, err := cmd.CombinedOutput()
 	if err != nil || !strings.Contains(string(out), ": ok") {
 		t.Fatalf("the walkthrough: %v\n%s", err, out)
 	}
+}
+
+// goCaches keeps this user's Go module and build caches for a go command run
+// under a test's fresh HOME: with that HOME alone it would fetch and compile
+// everything again (wasmtime's bindings included), minutes per test.
+func goCaches() []string {
+	out, err := exec.Command("go", "env", "GOCACHE", "GOMODCACHE").Output()
+	if err != nil {
+		return nil
+	}
+	v := strings.Fields(string(out))
+	if len(v) != 2 {
+		return nil
+	}
+	return []string{"GOCACHE=" + v[0], "GOMODCACHE=" + v[1]}
 }
