@@ -62,6 +62,39 @@ func TestFileStreamEOFIsFinal(t *testing.T) {
 	read("a fresh stream over the grown file", 6)
 }
 
+// TestWasip2HandleOpaque records why the host cannot shadow wasi:io/streams
+// while keeping wasip2's own resource types (which would leave filesystem
+// and cli to wasip2): a host function handed a wasip2 stream cannot read a
+// rep or any identity from it, so it could not tell a body it minted from a
+// file the guest opened. Only the C API's own host types convert.
+func TestWasip2HandleOpaque(t *testing.T) {
+	var reps []bool
+	h := NewHost()
+	h.HTTP(HTTPGrant{Decide: allowAll, MaxBodyBytes: 1 << 20, MaxInFlight: 4})
+	h.Define("murmur:probe/spool", "open", func(ctx context.Context, _ []Value) (Value, error) {
+		r := ctx.Value(reentryKey{}).(*run)
+		f, name, err := r.http.spool.create("probe")
+		if err != nil {
+			return nil, err
+		}
+		defer f.Close()
+		s, err := r.openStream(name, false)
+		if err != nil {
+			return nil, err
+		}
+		_, ok := s.HostRep()
+		reps = append(reps, ok)
+		return s, nil
+	})
+	i := instantiate(t, "filestream.wat", RunConfig{Host: h})
+	if _, err := i.Call(bg, "", "open"); err != nil {
+		t.Fatal(err)
+	}
+	if len(reps) != 1 || reps[0] {
+		t.Fatalf("HostRep of a wasip2 input-stream converted: %v", reps)
+	}
+}
+
 // BenchmarkHostBytesResult: a Go host function returning list<u8> to the
 // guest, per byte handed over. This is the shape every read of a Go-owned
 // wasi:io input-stream would take through wasmtime 39's dynamic C API, which
