@@ -176,3 +176,40 @@ func BenchmarkFileStreamRead(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkOpenStream: handing the guest a new wasip2 input-stream over a
+// fresh spool file (what incoming-body.stream does per response): the
+// host creates the file, the stream helper opens it, the guest takes the
+// handle and drops the previous one.
+func BenchmarkOpenStream(b *testing.B) {
+	h := NewHost()
+	h.HTTP(HTTPGrant{Decide: allowAll, MaxBodyBytes: 1 << 20, MaxInFlight: 4})
+	h.Define("murmur:probe/spool", "open", func(ctx context.Context, _ []Value) (Value, error) {
+		r := ctx.Value(reentryKey{}).(*run)
+		f, name, err := r.http.spool.create("probe")
+		if err != nil {
+			return nil, err
+		}
+		f.Close()
+		s, err := r.openStream(name, false)
+		os.Remove(r.http.spool.path(name))
+		return s, err
+	})
+	e := benchEngine(b, false)
+	c, err := e.Compile(benchBinary(b, "filestream.wat"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer c.Close()
+	i, err := instantiateFull(e, context.Background(), c, RunConfig{Host: h})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer i.Close()
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := i.Call(bg, "", "open"); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
