@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"strconv"
+	"syscall"
 	"testing"
 )
 
@@ -60,6 +61,45 @@ func TestFileStreamEOFIsFinal(t *testing.T) {
 		t.Fatal(err)
 	}
 	read("a fresh stream over the grown file", 6)
+}
+
+// TestFileStreamOverFIFOFails: a pipe cannot stand in for a growing file.
+// wasip2's file stream reads with pread, which a FIFO refuses, so the
+// guest's first read fails (last-operation-failed) even with bytes waiting.
+func TestFileStreamOverFIFOFails(t *testing.T) {
+	var writer *os.File
+	h := NewHost()
+	h.HTTP(HTTPGrant{Decide: allowAll, MaxBodyBytes: 1 << 20, MaxInFlight: 4})
+	h.Define("murmur:probe/spool", "open", func(ctx context.Context, _ []Value) (Value, error) {
+		r := ctx.Value(reentryKey{}).(*run)
+		path := r.http.spool.path("fifo")
+		if err := syscall.Mkfifo(path, 0o600); err != nil {
+			return nil, err
+		}
+		// Opened read-write first, so the helper's read-only open does not
+		// wait for a writer.
+		w, err := os.OpenFile(path, os.O_RDWR, 0)
+		if err != nil {
+			return nil, err
+		}
+		writer = w
+		if _, err := w.WriteString("abc"); err != nil {
+			return nil, err
+		}
+		return r.openStream("fifo", false)
+	})
+	i := instantiate(t, "filestream.wat", RunConfig{Host: h})
+	t.Cleanup(func() {
+		if writer != nil {
+			writer.Close()
+		}
+	})
+	if _, err := i.Call(bg, "", "open"); err != nil {
+		t.Fatal(err)
+	}
+	if v, err := i.Call(bg, "", "read", uint64(100)); err != nil || v != int32(-2) {
+		t.Fatalf("read = %v, %v; want -2 (last-operation-failed)", v, err)
+	}
 }
 
 // TestWasip2HandleOpaque records why the host cannot shadow wasi:io/streams
