@@ -17,23 +17,22 @@ import (
 // one incoming-body.stream).
 func TestFileStreamEOFIsFinal(t *testing.T) {
 	var body *os.File
+	var name string
 	h := NewHost()
 	h.HTTP(HTTPGrant{Decide: allowAll, MaxBodyBytes: 1 << 20, MaxInFlight: 4})
 	h.Define("murmur:probe/spool", "open", func(ctx context.Context, _ []Value) (Value, error) {
 		r := ctx.Value(reentryKey{}).(*run)
 		if body == nil {
-			f, name, err := r.http.spool.create("probe")
+			f, n, err := r.http.spool.create("probe")
 			if err != nil {
 				return nil, err
 			}
-			body = f
+			body, name = f, n
 			if _, err := f.WriteString("abc"); err != nil {
 				return nil, err
 			}
-			s, err := r.openStream(name, false)
-			return s, err
 		}
-		return r.openStream(body.Name()[len(r.http.spool.dir)+1:], false)
+		return r.openStream(name, false)
 	})
 	i := instantiate(t, "filestream.wat", RunConfig{Host: h})
 	t.Cleanup(func() {
