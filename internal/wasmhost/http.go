@@ -655,7 +655,9 @@ var httpTypes = map[string]func(*run, []Value) (Value, error){
 	}),
 	"[method]future-incoming-response.subscribe": func(r *run, a []Value) (Value, error) {
 		if f := objAs[*httpFuture](r, a[0]); f != nil {
-			r.awaitHTTP(f.done)
+			if err := r.awaitHTTP(f.done, "[method]future-incoming-response.subscribe"); err != nil {
+				return nil, err
+			}
 		}
 		return r.subscribe(0, "")
 	},
@@ -704,7 +706,9 @@ var httpTypes = map[string]func(*run, []Value) (Value, error){
 			return Err(nil), nil
 		}
 		b.streamed = true
-		r.awaitHTTP(b.spooled)
+		if err := r.awaitHTTP(b.spooled, "[method]incoming-body.stream"); err != nil {
+			return nil, err
+		}
 		select {
 		case <-b.spooled:
 		default:
@@ -728,7 +732,9 @@ var httpTypes = map[string]func(*run, []Value) (Value, error){
 	},
 	"[method]future-trailers.subscribe": func(r *run, a []Value) (Value, error) {
 		if f := objAs[*futureTrailers](r, a[0]); f != nil {
-			r.awaitHTTP(f.body.spooled)
+			if err := r.awaitHTTP(f.body.spooled, "[method]future-trailers.subscribe"); err != nil {
+				return nil, err
+			}
 		}
 		return r.subscribe(0, "")
 	},
@@ -778,15 +784,31 @@ func optSetter(field func(*requestOptions) *time.Duration) func(*run, []Value) (
 	}
 }
 
-// awaitHTTP blocks the guest until ch is closed or its call ends. Blocking
-// here rather than in a pollable keeps the guest's pollable a plain ready
-// wasip2 one (only wasip2 can mint pollables); the guest only subscribes
-// when it is about to wait anyway.
-func (r *run) awaitHTTP(ch <-chan struct{}) {
+// awaitHTTP blocks the guest in the wasi:http function fn until ch is
+// closed or its call ends. Blocking here rather than in a pollable keeps the
+// guest's pollable a plain ready wasip2 one (only wasip2 can mint
+// pollables); the guest only subscribes when it is about to wait anyway.
+// Past the call's deadline it gives up with a waiting DeadlineError naming
+// fn, even if ch closed meanwhile (a request ends at the same deadline):
+// nothing the guest did after it would run, and the ending should say what
+// the guest was waiting for. A call cancelled before its deadline returns
+// nil; the cancellation ends the call.
+func (r *run) awaitHTTP(ch <-chan struct{}, fn string) error {
+	var deadline <-chan time.Time
+	if !r.deadline.IsZero() {
+		t := time.NewTimer(time.Until(r.deadline))
+		defer t.Stop()
+		deadline = t.C
+	}
 	select {
 	case <-ch:
 	case <-r.callCtx.Done():
+	case <-deadline:
 	}
+	if !r.deadline.IsZero() && !time.Now().Before(r.deadline) {
+		return &DeadlineError{Waiting: true, Call: "wasi:http/types#" + fn}
+	}
+	return nil
 }
 
 func httpHandle(r *run, a []Value) (Value, error) {

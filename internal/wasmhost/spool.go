@@ -95,25 +95,34 @@ const spoolHelperWAT = `(component
     (import "h" "rvs" (func $rvs (param i32 i64 i32)))
     (import "h" "wvs" (func $wvs (param i32 i64 i32)))
     (import "h" "dropd" (func $dropd (param i32)))
-    ;; open(name, write): the result<own<stream>, u32> at 0 (tag u8 at 0, payload at 4).
+    ;; $dir: the helper's handle to the spool preopen, found on the first
+    ;; call and kept (get-directories lowers every preopen's name).
+    (global $dir (mut i32) (i32.const -1))
+    ;; open(name, write): the result<own<stream>, u32> at 0 (tag u8 at 0,
+    ;; payload at 4). The bump allocator is reset afterwards: the name and
+    ;; the preopen list are dead once open-at has run, and the result lies
+    ;; below the allocator's base.
     (func $open (param $p i32) (param $n i32) (param $write i32) (result i32)
-      (local $list i32) (local $len i32) (local $i i32) (local $dir i32) (local $fd i32)
-      (call $getdirs (i32.const 16))
-      (local.set $list (i32.load (i32.const 16)))
-      (local.set $len (i32.load (i32.const 20)))
-      (if (i32.eqz (local.get $len)) (then
-        (i32.store8 (i32.const 0) (i32.const 1)) (i32.store (i32.const 4) (i32.const 1000))
-        (return (i32.const 0))))
-      ;; keep the last preopen, drop the others
-      (block $done (loop $l
-        (br_if $done (i32.ge_u (local.get $i) (i32.sub (local.get $len) (i32.const 1))))
-        (call $dropd (i32.load (i32.add (local.get $list) (i32.mul (local.get $i) (i32.const 12)))))
-        (local.set $i (i32.add (local.get $i) (i32.const 1)))
-        (br $l)))
-      (local.set $dir (i32.load (i32.add (local.get $list) (i32.mul (local.get $i) (i32.const 12)))))
-      (call $openat (local.get $dir) (i32.const 0) (local.get $p) (local.get $n) (i32.const 0)
+      (call $open1 (local.get $p) (local.get $n) (local.get $write))
+      (call $reset))
+    (func $open1 (param $p i32) (param $n i32) (param $write i32) (result i32)
+      (local $list i32) (local $len i32) (local $i i32) (local $fd i32)
+      (if (i32.eq (global.get $dir) (i32.const -1)) (then
+        (call $getdirs (i32.const 16))
+        (local.set $list (i32.load (i32.const 16)))
+        (local.set $len (i32.load (i32.const 20)))
+        (if (i32.eqz (local.get $len)) (then
+          (i32.store8 (i32.const 0) (i32.const 1)) (i32.store (i32.const 4) (i32.const 1000))
+          (return (i32.const 0))))
+        ;; keep the last preopen, drop the others
+        (block $done (loop $l
+          (br_if $done (i32.ge_u (local.get $i) (i32.sub (local.get $len) (i32.const 1))))
+          (call $dropd (i32.load (i32.add (local.get $list) (i32.mul (local.get $i) (i32.const 12)))))
+          (local.set $i (i32.add (local.get $i) (i32.const 1)))
+          (br $l)))
+        (global.set $dir (i32.load (i32.add (local.get $list) (i32.mul (local.get $i) (i32.const 12)))))))
+      (call $openat (global.get $dir) (i32.const 0) (local.get $p) (local.get $n) (i32.const 0)
         (select (i32.const 2) (i32.const 1) (local.get $write)) (i32.const 32))
-      (call $dropd (local.get $dir))
       (if (i32.load8_u (i32.const 32)) (then
         (i32.store8 (i32.const 0) (i32.const 1)) (i32.store (i32.const 4) (i32.load8_u (i32.const 36)))
         (return (i32.const 0))))
@@ -141,10 +150,9 @@ const spoolHelperWAT = `(component
     (canon lift (core func $mi "open-write") (memory $memory) (realloc $realloc))))`
 
 type spoolHelper struct {
-	inst      C.wasmtime_component_instance_t
-	read      C.wasmtime_component_func_t
-	write     C.wasmtime_component_func_t
-	resetting bool
+	inst  C.wasmtime_component_instance_t
+	read  C.wasmtime_component_func_t
+	write C.wasmtime_component_func_t
 }
 
 func (e *Engine) spoolHelperComponent() (*Component, error) {

@@ -189,11 +189,42 @@ func TestGoKitHTTPDeadline(t *testing.T) {
 	_, _, err := runHTTPCapsule(t, "GET "+srv.URL+"/hang", wit.NetworkAllow([]string{u.Host}, "k"),
 		wit.HTTPBounds{MaxBodyBytes: 1 << 20, MaxInFlight: 16}, wasmhost.Limits{Deadline: 2 * time.Second})
 	var de *wasmhost.DeadlineError
-	if !errors.As(err, &de) || !de.Waiting {
-		t.Fatalf("want a waiting DeadlineError, got %v", err)
+	if !errors.As(err, &de) || !de.Waiting || de.Call != "wasi:http/types#[method]future-incoming-response.subscribe" {
+		t.Fatalf("want a DeadlineError waiting on future-incoming-response.subscribe, got %#v (%v)", de, err)
 	}
 	if time.Since(start) > 20*time.Second {
 		t.Fatalf("took %v", time.Since(start))
+	}
+}
+
+// TestGoKitHTTPBodyNotLive records what the spool does to a slow body
+// (internal/wasmhost/RATIONALE.md, "Live streaming"): a server that sends
+// its first chunk and then holds the rest leaves the guest waiting for the
+// whole body in incoming-body.stream, not reading the first chunk, until the
+// call's deadline. When bodies stream live this ending moves to the guest's
+// read of the stream, and this test becomes issue 10's live-streaming test.
+func TestGoKitHTTPBodyNotLive(t *testing.T) {
+	first := make(chan struct{})
+	mux := http.NewServeMux()
+	mux.HandleFunc("/drip", func(w http.ResponseWriter, r *http.Request) {
+		w.Write([]byte("first chunk\n"))
+		w.(http.Flusher).Flush()
+		close(first)
+		<-r.Context().Done()
+	})
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	u, _ := url.Parse(srv.URL)
+	_, _, err := runHTTPCapsule(t, "GET "+srv.URL+"/drip", wit.NetworkAllow([]string{u.Host}, "k"),
+		wit.HTTPBounds{MaxBodyBytes: 1 << 20, MaxInFlight: 16}, wasmhost.Limits{Deadline: 2 * time.Second})
+	select {
+	case <-first:
+	default:
+		t.Fatal("the server never sent its first chunk")
+	}
+	var de *wasmhost.DeadlineError
+	if !errors.As(err, &de) || !de.Waiting || de.Call != "wasi:http/types#[method]incoming-body.stream" {
+		t.Fatalf("want a DeadlineError waiting on incoming-body.stream, got %#v (%v)", de, err)
 	}
 }
 
