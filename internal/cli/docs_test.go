@@ -165,8 +165,13 @@ func TestDiagnosticsDocLiveCodesAreEmitted(t *testing.T) {
 			if err != nil {
 				return nil
 			}
-			for _, m := range code.FindAllStringSubmatch(string(b), -1) {
-				used[m[1]] = true
+			for _, line := range strings.Split(string(b), "\n") {
+				if strings.HasPrefix(strings.TrimSpace(line), "//") {
+					continue // a comment naming a code emits nothing
+				}
+				for _, m := range code.FindAllStringSubmatch(line, -1) {
+					used[m[1]] = true
+				}
 			}
 			return nil
 		})
