@@ -16,7 +16,7 @@ trap 'rm -rf "$stage"' EXIT
 
 fail() { echo "install: $*; nothing in $bindir was changed" >&2; exit 1; }
 
-echo "building mur and mur-roost (the first build compiles wasmtime's bindings: several minutes on a small machine; README.md, "What you need")"
+echo "building mur and mur-roost (the first build compiles wasmtime's bindings: several minutes on a small machine; see README.md, What you need)"
 # mur-contain is built static (no cgo): it starts for every contained
 # command, and the dynamic loader alone would cost it milliseconds.
 if ! go build -o "$stage/" ./cmd/mur ./cmd/mur-roost 2>"$stage/build.log" ||
