@@ -39,13 +39,23 @@ func userDocs(t *testing.T) map[string]string {
 	return docs
 }
 
-// The specification texts are not in the repository, so a user doc that
-// cites them (by file name, by section sign, or as "the spec") points a reader
+// The specification texts are not in the repository, so a user doc (or a
+// package's RATIONALE.md) that cites them (by file name, by section sign, or as "the spec") points a reader
 // at nothing: it must state the rule itself.
 func TestDocsCiteNoSpecFiles(t *testing.T) {
 	// "spec" is matched in lower case only: `Spec.Wrap` is a Go name.
 	cite := regexp.MustCompile(`(?i:contracts\.md|contracts §|capsules\.txt|roost-and-delegation|§|\bspecification\b)|\bspec\b`)
-	for p, text := range userDocs(t) {
+	docs := userDocs(t)
+	rationales, _ := filepath.Glob(filepath.Join(repoRoot(), "internal", "*", "RATIONALE.md"))
+	for _, full := range rationales {
+		b, err := os.ReadFile(full)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rel, _ := filepath.Rel(repoRoot(), full)
+		docs[rel] = string(b)
+	}
+	for p, text := range docs {
 		for i, line := range strings.Split(text, "\n") {
 			if m := cite.FindString(line); m != "" {
 				t.Errorf("%s:%d cites %q, which is not in the repository: say what it means instead\n\t%s", p, i+1, m, strings.TrimSpace(line))
