@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs mur and mur-roost (and mur-contain, mur's containment helper) from
 # this checkout into PREFIX/bin (default
-# $HOME/.local/bin), as contracts §20 says: both are built at one version and
+# $HOME/.local/bin): both are built at one version and
 # each is run once (--version) before anything in PREFIX/bin is replaced; when
 # either cannot be built or cannot start, or the two report different versions,
 # what was there is left as it was and the reason is printed.
@@ -16,7 +16,7 @@ trap 'rm -rf "$stage"' EXIT
 
 fail() { echo "install: $*; nothing in $bindir was changed" >&2; exit 1; }
 
-echo "building mur and mur-roost (the first build compiles wasmtime's bindings: a minute or two)"
+echo "building mur and mur-roost (the first build compiles wasmtime's bindings: several minutes on a small machine; see README.md, What you need)"
 # mur-contain is built static (no cgo): it starts for every contained
 # command, and the dynamic loader alone would cost it milliseconds.
 if ! go build -o "$stage/" ./cmd/mur ./cmd/mur-roost 2>"$stage/build.log" ||
@@ -33,8 +33,9 @@ done
 mv_=$(sed 's/^mur //' "$stage/mur.version")
 rv_=$(sed 's/^mur-roost //' "$stage/mur-roost.version")
 [ "$mv_" = "$rv_" ] || fail "mur reports $mv_ but mur-roost reports $rv_"
-# mur-contain is mur's containment helper (contracts §19): mur uses it only
-# when its stamp matches mur's own build, and re-executes itself otherwise.
+# mur-contain is mur's containment helper (it applies the containment tier to
+# native commands): mur uses it only when its stamp matches mur's own build,
+# and re-executes itself otherwise.
 if ! out=$("$stage/mur-contain" --version 2>&1); then
   fail "the new mur-contain cannot start: ${out:-no output}"
 fi
