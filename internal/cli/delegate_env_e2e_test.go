@@ -49,9 +49,12 @@ func TestDelegateChildEnvironment(t *testing.T) {
 	roost := startRoost(t, homeDir, "--spawn-allow", "local/orch", "--spawn-allow", "local/narrow")
 
 	envFile := filepath.Join(base, "child.env")
+	const formationID = "frm_00112233445566778899aabbccddeeff"
 	parentEnv := []string{"MURMUR_ROOST_URL=" + roost, "MURMUR_MUR_BINARY=" + envRecordingMur(t, base, envFile),
 		"SHARED_OK=from-the-parent", "NOT_DECLARED=must-not-leak", "USER=parent-user", "LOGNAME=parent-login",
-		"MURMUR_FORMATION_CHANNEL=9", "MURMUR_FORMATION_PEERS=a=http://a.formation.invalid"}
+		"MURMUR_FORMATION_ID=" + formationID}
+	// (The channel, peers and lifeline variables refuse a launch outright —
+	// TestFormationVariables — so no child can be handed them.)
 	// GITHUB_TOKEN is declared by both and absent from the parent's process.
 	r := runMur(t, homeDir, orch, parentEnv, "run", "--json", "--task", "delegate it")
 	if r.Code != 0 {
@@ -75,12 +78,12 @@ func TestDelegateChildEnvironment(t *testing.T) {
 		names = append(names, k)
 	}
 	sort.Strings(names)
-	want := []string{"HOME", "LOGNAME", "MURMUR_HOST_WARNINGS_REPORTED", "MURMUR_ROOST_URL", "MURMUR_SPAWNER", "MURMUR_SPAWNER_LIFELINE", "PATH", "SHARED_OK", "USER"}
+	want := []string{"HOME", "LOGNAME", "MURMUR_FORMATION_ID", "MURMUR_HOST_WARNINGS_REPORTED", "MURMUR_ROOST_URL", "MURMUR_SPAWNER", "MURMUR_SPAWNER_LIFELINE", "PATH", "SHARED_OK", "USER"}
 	if strings.Join(names, " ") != strings.Join(want, " ") {
 		t.Errorf("the child's environment holds %v, want %v", names, want)
 	}
 	for k, v := range map[string]string{"HOME": homeDir, "PATH": os.Getenv("PATH"), "USER": "parent-user", "LOGNAME": "parent-login",
-		"MURMUR_ROOST_URL": roost, "MURMUR_HOST_WARNINGS_REPORTED": "1", "MURMUR_SPAWNER_LIFELINE": "3", "SHARED_OK": "from-the-parent"} {
+		"MURMUR_ROOST_URL": roost, "MURMUR_HOST_WARNINGS_REPORTED": "1", "MURMUR_FORMATION_ID": formationID, "MURMUR_SPAWNER_LIFELINE": "3", "SHARED_OK": "from-the-parent"} {
 		if got[k] != v {
 			t.Errorf("%s=%q, want %q", k, got[k], v)
 		}

@@ -232,7 +232,7 @@ func (p *Plan) commandWrap(sess *session.Session, px *egress.Proxy) (func(*exec.
 	}
 	in := contain.Input{Class: c.Achieved, WorkFolder: work, Within: sess.Workdir, Home: homeDir,
 		RuntimeDir: sess.RuntimeDir, RecordsDir: sess.RecordsDir, Tools: bins,
-		WorkdirExec: g.WorkdirExec, UnixSockets: g.UnixSockets}
+		WorkdirExec: g.WorkdirExec, UnixSockets: g.UnixSockets, Resources: c.Resources}
 	if px != nil {
 		in.Egress = px
 	}

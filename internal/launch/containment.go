@@ -34,6 +34,9 @@ type Containment struct {
 	// PlaneV2, PlaneV1 or PlaneRlimits); PlaneBlocker says why no cgroup
 	// plane holds. Set only when Native.
 	Plane, PlaneBlocker string
+	// Resources are capabilities.resources.* for every command, defaults
+	// applied.
+	Resources contain.Resources
 
 	refusal error // E-CAP-003: a floor this host cannot deliver
 }
@@ -65,7 +68,8 @@ var (
 func decideContainment(p *Plan, requested string) Containment {
 	m := p.Manifest
 	g := p.Grants.Capsule
-	c := Containment{Detail: sandboxDetail, Native: len(g.ShellAllow) > 0}
+	c := Containment{Detail: sandboxDetail, Native: len(g.ShellAllow) > 0,
+		Resources: resourcesOf(m.Capabilities.CommandResources())}
 	if m.IsAgent() {
 		c.Detail = agentDetail
 	}
@@ -168,7 +172,7 @@ func (c Containment) Lines() []string {
 // resourcesText is --explain-scope's resources: line: the rlimits every
 // command gets and which plane caps memory and processes.
 func (c Containment) resourcesText() string {
-	r := contain.DefaultResources
+	r := c.Resources
 	rl := fmt.Sprintf("rlimits on every command (max_processes %d, max_open_files %d, max_file_size_bytes %d, cpu_seconds %d, memory_bytes %d)",
 		r.MaxProcesses, r.MaxOpenFiles, r.MaxFileSizeBytes, r.CPUSeconds, r.MemoryBytes)
 	if c.Plane == contain.PlaneRlimits || c.Plane == "" {
@@ -249,7 +253,7 @@ func (p *Plan) Scope() ScopeJSON {
 		s.Warnings = append(s.Warnings, w.String())
 	}
 	if c.Native {
-		r := contain.DefaultResources
+		r := c.Resources
 		s.Resources = &ResourcesJSON{Plane: c.Plane, PlaneBlocker: c.PlaneBlocker,
 			Rlimits: map[string]uint64{"max_processes": r.MaxProcesses, "max_open_files": r.MaxOpenFiles,
 				"max_file_size_bytes": r.MaxFileSizeBytes, "cpu_seconds": r.CPUSeconds, "memory_bytes": r.MemoryBytes},
@@ -261,4 +265,14 @@ func (p *Plan) Scope() ScopeJSON {
 		s.NotProtected = c.notProtected()
 	}
 	return s
+}
+
+// resourcesOf is capabilities.resources.* as a plan's Resources.
+func resourcesOf(r manifest.CommandResources) contain.Resources {
+	u := func(v int64) uint64 { return uint64(max(v, 0)) }
+	return contain.Resources{
+		MaxProcesses: u(r.MaxProcesses), MaxOpenFiles: u(r.MaxOpenFiles),
+		MaxFileSizeBytes: u(r.MaxFileSizeBytes), CPUSeconds: u(r.CPUSeconds), MemoryBytes: u(r.MemoryBytes),
+		CgroupMemoryBytes: u(r.CgroupMemoryBytes), CgroupPidsMax: u(r.CgroupPidsMax),
+	}
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/murmur-go/murmur/internal/contain"
 	"github.com/murmur-go/murmur/internal/diag"
 	"github.com/murmur-go/murmur/internal/home"
+	"github.com/murmur-go/murmur/internal/manifest"
 	"github.com/murmur-go/murmur/internal/running"
 	"github.com/murmur-go/murmur/internal/trace"
 )
@@ -205,5 +206,27 @@ func TestDecideContainment(t *testing.T) {
 	err = p.Prepare()
 	if diag.Code(err) != "E-CAP-003" || !strings.Contains(err.Error(), "user namespaces are denied") || !strings.Contains(err.Error(), "it can deliver advisory") {
 		t.Errorf("sealed on a weak host: %v", err)
+	}
+}
+
+// TestContainmentResources: the declared capabilities.resources.* reach the
+// plan every command runs under, and --explain-scope's resources: line.
+func TestContainmentResources(t *testing.T) {
+	defer func(p func() *contain.Report) { probe = p }(probe)
+	probe = weakHost
+	dir := project(t, "name: s\nversion: 1.0.0\ncapabilities:\n  shell:\n    allow: [bash]\n  resources:\n    max_processes: 16\n    cpu_seconds: 5\n", "ok.wat")
+	p, err := Load(Request{ManifestPath: dir, Home: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := p.Containment.Resources
+	if r.MaxProcesses != 16 || r.CPUSeconds != 5 || r.MaxOpenFiles != 1024 || r.CgroupPidsMax != 256 {
+		t.Errorf("resources %+v", r)
+	}
+	if line := p.Containment.resourcesText(); !strings.Contains(line, "max_processes 16") || !strings.Contains(line, "cpu_seconds 5") {
+		t.Errorf("resources: %s", line)
+	}
+	if contain.DefaultResources != resourcesOf(manifest.Capabilities{}.CommandResources()) {
+		t.Errorf("contain's defaults %+v differ from the manifest's", contain.DefaultResources)
 	}
 }

@@ -420,3 +420,29 @@ func (n *narrower) narrowAccess(c, a Capabilities) GrantSet {
 	}
 	return g
 }
+
+// CommandResources are capabilities.resources.* for native commands, with
+// the built-in defaults applied.
+type CommandResources struct {
+	MaxProcesses      int64 `json:"max_processes"`
+	MaxOpenFiles      int64 `json:"max_open_files"`
+	MaxFileSizeBytes  int64 `json:"max_file_size_bytes"`
+	CPUSeconds        int64 `json:"cpu_seconds"`
+	MemoryBytes       int64 `json:"memory_bytes"`
+	CgroupMemoryBytes int64 `json:"cgroup_memory_bytes"`
+	CgroupPidsMax     int64 `json:"cgroup_pids_max"`
+}
+
+// CommandResources is what every native command c's capsule starts is held to.
+func (c Capabilities) CommandResources() CommandResources {
+	r := c.Resources
+	return CommandResources{
+		MaxProcesses:      r.MaxProcesses.Or(DefaultMaxProcesses),
+		MaxOpenFiles:      r.MaxOpenFiles.Or(DefaultMaxOpenFiles),
+		MaxFileSizeBytes:  r.MaxFileSizeBytes.Or(DefaultMaxFileSizeBytes),
+		CPUSeconds:        r.CPUSeconds.Or(DefaultCPUSeconds),
+		MemoryBytes:       r.MemoryBytes.Or(DefaultCommandMemory),
+		CgroupMemoryBytes: r.CgroupMemoryBytes.Or(DefaultCgroupMemoryBytes),
+		CgroupPidsMax:     r.CgroupPidsMax.Or(DefaultCgroupPidsMax),
+	}
+}

@@ -28,8 +28,9 @@ var knownKeys = map[string][]string{
 	"capabilities.filesystem": {"scope", "workdir_exec"},
 	"capabilities.install":    {"skill", "tool"},
 	"capabilities.limits":     {"deadline_seconds", "memory_bytes", "table_elements", "instances"},
-	"capabilities.resources":  {"workdir_max_bytes"},
-	"capabilities.state":      {"store"},
+	"capabilities.resources": {"workdir_max_bytes", "max_processes", "max_open_files", "max_file_size_bytes",
+		"cpu_seconds", "memory_bytes", "cgroup_memory_bytes", "cgroup_pids_max"},
+	"capabilities.state": {"store"},
 }
 
 // nearKeys returns the keys the mapping at parent takes that are within two

@@ -546,10 +546,16 @@ func (p *parser) capabilities(n *yaml.Node, path string, c *Capabilities, art *A
 			})
 		case "resources":
 			p.mapping(v, kp, func(k string, v *yaml.Node, kp string) bool {
-				if k != "workdir_max_bytes" {
+				r := &c.Resources
+				dst := map[string]*Opt[int64]{"workdir_max_bytes": &r.WorkdirMaxBytes,
+					"max_processes": &r.MaxProcesses, "max_open_files": &r.MaxOpenFiles,
+					"max_file_size_bytes": &r.MaxFileSizeBytes, "cpu_seconds": &r.CPUSeconds,
+					"memory_bytes": &r.MemoryBytes, "cgroup_memory_bytes": &r.CgroupMemoryBytes,
+					"cgroup_pids_max": &r.CgroupPidsMax}[k]
+				if dst == nil {
 					return false
 				}
-				c.Resources.WorkdirMaxBytes = p.optInt64(v, kp)
+				*dst = p.optInt64(v, kp)
 				return true
 			})
 		case "state":

@@ -72,6 +72,14 @@ const (
 	DefaultDeadlineSeconds          = 600 // capsule, tool and driver calls
 	DefaultHookDeadlineSecond       = 30  // hook lifecycle calls
 	DefaultWorkdirMaxBytes    int64 = 10 << 30
+	// capabilities.resources.* for native commands.
+	DefaultMaxProcesses      int64 = 128
+	DefaultMaxOpenFiles      int64 = 1024
+	DefaultMaxFileSizeBytes  int64 = 4 << 30
+	DefaultCPUSeconds        int64 = 3600
+	DefaultCommandMemory     int64 = 2 << 30
+	DefaultCgroupMemoryBytes int64 = 4 << 30
+	DefaultCgroupPidsMax     int64 = 256
 	DefaultMaxTurns                 = 10
 	DefaultMaxTokens                = 8192
 	DefaultQueueDepth               = 1
@@ -251,9 +259,18 @@ type Limits struct {
 	Instances       Opt[int64]
 }
 
-// Resources is capabilities.resources.
+// Resources is capabilities.resources: the work folder's size, and what
+// every native command the capsule starts is held to (rlimits, and cgroup
+// caps where a cgroup plane holds).
 type Resources struct {
-	WorkdirMaxBytes Opt[int64]
+	WorkdirMaxBytes   Opt[int64]
+	MaxProcesses      Opt[int64]
+	MaxOpenFiles      Opt[int64]
+	MaxFileSizeBytes  Opt[int64]
+	CPUSeconds        Opt[int64]
+	MemoryBytes       Opt[int64]
+	CgroupMemoryBytes Opt[int64]
+	CgroupPidsMax     Opt[int64]
 }
 
 // Inference is the inference: block of an agent capsule.
