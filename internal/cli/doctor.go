@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/murmur-go/murmur/internal/diag"
+	"github.com/murmur-go/murmur/internal/driver/builtin"
 	"github.com/murmur-go/murmur/internal/home"
 	"github.com/murmur-go/murmur/internal/manifest"
 	"github.com/murmur-go/murmur/internal/store"
@@ -75,6 +76,9 @@ type doctorArtifact struct {
 	Error   *jsonErrorBody `json:"error,omitempty"`
 }
 
+// builtInStore is doctorArtifact.Store for a driver mur has built in.
+const builtInStore = "built-in"
+
 func runDoctor(asJSON bool, stdout, stderr io.Writer) error {
 	homeDir, err := home.Dir()
 	if err != nil {
@@ -126,6 +130,12 @@ func runDoctor(asJSON bool, stdout, stderr io.Writer) error {
 	for _, a := range m.Artifacts {
 		da := doctorArtifact{Name: a.Name, Version: a.Version}
 		r, rerr := chain.Resolve(a.Name, a.Version, manifest.Options{SkipSecrets: true})
+		if rerr != nil && store.IsNotFound(rerr) && a.RuntimeKind() == manifest.RuntimeDriver && builtin.Has(a.Name) {
+			// mur run uses the built-in of that name when none is installed.
+			da.OK, da.Runtime, da.Store = true, manifest.RuntimeDriver, builtInStore
+			rep.Artifacts = append(rep.Artifacts, da)
+			continue
+		}
 		if rerr != nil {
 			rep.Problems++
 			b := errorBody(rerr, "E-REG-018")
@@ -182,6 +192,10 @@ func printDoctor(stdout, stderr io.Writer, rep doctorReport, failures []error) {
 		if !a.OK {
 			fmt.Fprintf(stdout, "FAIL  %s\n", ref)
 			next()
+			continue
+		}
+		if a.Store == builtInStore {
+			fmt.Fprintf(stdout, "ok    %s (driver) not installed: built into mur, which runs it\n", ref)
 			continue
 		}
 		pinned := "not locked"

@@ -62,12 +62,15 @@ build applies, and runs nothing; with --json, as one JSON object.`,
 						f.manifest = filepath.Join(d, store.ManifestEntry)
 					}
 				}
+				if f.manifest == "" {
+					f.manifest = store.ManifestEntry // none found: the refusal names ./murmur.yaml
+				}
 			}
 			return runCapsule(cmd.Context(), f, stdout, stderr)
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&f.manifest, "manifest", "murmur.yaml", "the capsule's manifest: a murmur.yaml `PATH`, or the directory holding it (default: the nearest murmur.yaml at or above the current directory)")
+	fl.StringVar(&f.manifest, "manifest", "", "the capsule's manifest: a murmur.yaml `PATH`, or the directory holding it (default: the nearest murmur.yaml at or above the current directory)")
 	fl.StringVar(&f.task, "task", "", "the task: a `FILE|TEXT` (a file is read, - is standard input, anything else is the text); the capsule reads it as murmur-runtime/task.md")
 	fl.StringVar(&f.workdir, "workdir", "", "the capsule's work folder `DIR` (default <manifest dir>/workdir/<session id>)")
 	fl.BoolVar(&f.json, "json", false, "print one JSON line describing the session once it is ready")
