@@ -173,7 +173,7 @@ func usageSuggestions(cmd *cobra.Command, text string) (msg, near string) {
 	name, _, _ = strings.Cut(name, "=")
 	var names []string
 	cmd.Flags().VisitAll(func(f *pflag.Flag) {
-		if !f.Hidden && editDistance(name, f.Name) <= 2 {
+		if !f.Hidden && diag.EditDistance(name, f.Name) <= 2 {
 			names = append(names, "--"+f.Name)
 		}
 	})
@@ -188,25 +188,4 @@ func orList(names []string) string {
 		return names[0]
 	}
 	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
-}
-
-// editDistance is the Levenshtein distance between a and b.
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }

@@ -842,8 +842,15 @@ func (w *spawnWiring) close(status string) {
 	}
 }
 
-// report is a delegated child's completion, once its session has ended.
+// report is a delegated agent child's completion, once its session has
+// ended: its result is its records dir's out/result.txt.
 func (w *spawnWiring) report(sess *session.Session, status string, opts Options) {
+	w.reportFrom(sess, sess.RecordsDir, status, opts)
+}
+
+// reportFrom reports a delegated child's completion with resultDir's
+// out/result.txt as its result, when that is a regular file.
+func (w *spawnWiring) reportFrom(sess *session.Session, resultDir, status string, opts Options) {
 	if w.spawner == nil {
 		return
 	}
@@ -853,7 +860,7 @@ func (w *spawnWiring) report(sess *session.Session, status string, opts Options)
 	}
 	rec := delegate.Record{CapsuleName: sess.Name, CapsuleVersion: sess.Version, SessionID: sess.ID, Status: st,
 		Workdir: sess.Workdir, DurationMS: time.Since(sess.Started).Milliseconds()}
-	if p := filepath.Join(sess.RecordsDir, "out", "result.txt"); isRegular(p) {
+	if p := filepath.Join(resultDir, "out", "result.txt"); isRegular(p) {
 		rec.ResultPath = p
 	}
 	delegate.Report(w.spawner, sess.RecordsDir, rec, opts.Stderr, opts.Log)

@@ -2,8 +2,6 @@ package launch
 
 import (
 	"os"
-	"path/filepath"
-	"time"
 
 	"github.com/murmur-go/murmur/internal/delegate"
 	"github.com/murmur-go/murmur/internal/session"
@@ -61,17 +59,5 @@ func (w *spawnWiring) endScript(ending string) {
 // reportScript is a delegated script child's completion: its result is its
 // work folder's out/result.txt.
 func (w *spawnWiring) reportScript(sess *session.Session, status string, opts Options) {
-	if w.spawner == nil {
-		return
-	}
-	st := delegate.StatusOK
-	if status != trace.EndOK {
-		st = delegate.StatusError
-	}
-	rec := delegate.Record{CapsuleName: sess.Name, CapsuleVersion: sess.Version, SessionID: sess.ID, Status: st,
-		Workdir: sess.Workdir, DurationMS: time.Since(sess.Started).Milliseconds()}
-	if p := filepath.Join(sess.Workdir, "out", "result.txt"); isRegular(p) {
-		rec.ResultPath = p
-	}
-	delegate.Report(w.spawner, sess.RecordsDir, rec, opts.Stderr, opts.Log)
+	w.reportFrom(sess, sess.Workdir, status, opts)
 }

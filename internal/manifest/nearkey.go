@@ -1,6 +1,10 @@
 package manifest
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/murmur-go/murmur/internal/diag"
+)
 
 // knownKeys lists the keys each mapping of a manifest takes, by the
 // mapping's path with list indices dropped ("artifacts[].gateway"). It
@@ -47,7 +51,7 @@ func nearKeys(parent, key string) []string {
 	var out []string
 	for d := 1; d <= limit; d++ {
 		for _, k := range knownKeys[p] {
-			if editDistance(key, k) == d {
+			if diag.EditDistance(key, k) == d {
 				out = append(out, k)
 			}
 		}
@@ -67,25 +71,4 @@ func dropIndices(path string) string {
 		}
 	}
 	return b.String()
-}
-
-// editDistance is the Levenshtein distance between a and b.
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }
