@@ -83,7 +83,14 @@ type WASI struct {
 	Stdin      []byte
 	StdoutPath string // "" = discard
 	StderrPath string // "" = discard
-	Preopens   []Preopen
+	// Stdout and Stderr, when set, take the place of StdoutPath and
+	// StderrPath: the guest's output is written to the open file (at its
+	// offset, or appended with O_APPEND), through the engine's own
+	// duplicate of its descriptor, so the caller may close the file once
+	// Instantiate has returned. A caller running many instances with one
+	// log opens it once instead of by path on every instantiation.
+	Stdout, Stderr *os.File
+	Preopens       []Preopen
 }
 
 // RunConfig configures one run (one store, one instance).
@@ -315,23 +322,35 @@ func setWASI(cctx *C.wasmtime_context_t, w WASI) error {
 		stdin = (*C.uint8_t)(unsafe.Pointer(&w.Stdin[0]))
 	}
 	C.wh_set_stdin(wc, stdin, C.size_t(len(w.Stdin)))
-	// wasmtime creates the output files with a world-readable mode; creating
-	// them first keeps a guest's output owner-only.
-	for _, p := range []string{w.StdoutPath, w.StderrPath} {
-		if p == "" {
-			continue
+	for _, o := range []struct {
+		which int
+		name  string
+		f     *os.File
+		path  string
+	}{{1, "stdout", w.Stdout, w.StdoutPath}, {2, "stderr", w.Stderr, w.StderrPath}} {
+		switch {
+		case o.f != nil:
+			if err := setOutputFile(wc, o.which, o.f); err != nil {
+				return fail(diag.Wrap(err, "E-RUN-104", "cannot use %s for the guest's %s", o.f.Name(), o.name).
+					WithHint("pass a file open for writing"))
+			}
+		case o.path != "":
+			// wasmtime creates the output file with a world-readable mode;
+			// creating it first keeps a guest's output owner-only.
+			if f, err := os.OpenFile(o.path, os.O_WRONLY|os.O_CREATE, 0o600); err == nil {
+				f.Close()
+			}
+			ok := false
+			if o.which == 1 {
+				ok = bool(C.wasi_config_set_stdout_file(wc, cstr(o.path)))
+			} else {
+				ok = bool(C.wasi_config_set_stderr_file(wc, cstr(o.path)))
+			}
+			if !ok {
+				return fail(diag.New("E-RUN-104", "cannot open %s for the guest's %s", o.path, o.name).
+					WithHint("check that its directory exists and is writable"))
+			}
 		}
-		if f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE, 0o600); err == nil {
-			f.Close()
-		}
-	}
-	if w.StdoutPath != "" && !C.wasi_config_set_stdout_file(wc, cstr(w.StdoutPath)) {
-		return fail(diag.New("E-RUN-104", "cannot open %s for the guest's stdout", w.StdoutPath).
-			WithHint("check that its directory exists and is writable"))
-	}
-	if w.StderrPath != "" && !C.wasi_config_set_stderr_file(wc, cstr(w.StderrPath)) {
-		return fail(diag.New("E-RUN-104", "cannot open %s for the guest's stderr", w.StderrPath).
-			WithHint("check that its directory exists and is writable"))
 	}
 	for _, p := range w.Preopens {
 		perms := C.wasi_dir_perms(C.WASMTIME_WASI_DIR_PERMS_READ | C.WASMTIME_WASI_DIR_PERMS_WRITE)
@@ -347,6 +366,25 @@ func setWASI(cctx *C.wasmtime_context_t, w WASI) error {
 	}
 	if err := C.wasmtime_context_set_wasi(cctx, wc); err != nil { // takes wc
 		return diag.New("E-RUN-104", "cannot configure WASI: %s", errorText(err))
+	}
+	return nil
+}
+
+// setOutputFile makes f the guest's stdout (which = 1) or stderr (2),
+// through a duplicate of its descriptor taken while f cannot be closed.
+func setOutputFile(wc *C.wasi_config_t, which int, f *os.File) error {
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return err
+	}
+	ok := false
+	if err := rc.Control(func(fd uintptr) {
+		ok = bool(C.wh_set_output_fd(wc, C.int(which), C.int(fd)))
+	}); err != nil {
+		return err
+	}
+	if !ok {
+		return errors.New("cannot duplicate its descriptor")
 	}
 	return nil
 }

@@ -3,6 +3,8 @@
 #include "_cgo_export.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -272,4 +274,36 @@ void wh_set_stdin(wasi_config_t *cfg, const uint8_t *p, size_t n) {
   if (n == 0) wasm_byte_vec_new_empty(&v);
   else wasm_byte_vec_new(&v, n, (const wasm_byte_t *)p);
   wasi_config_set_stdin_bytes(cfg, &v);
+}
+
+// ---- guest output to a descriptor -------------------------------------------
+//
+// The caller's log file, opened once, instead of a path opened (and created)
+// on every instantiation. data is the engine's own duplicate of the
+// descriptor, closed with the WASI context.
+static ptrdiff_t wh_fd_write(void *data, const unsigned char *buf, size_t n) {
+  int fd = (int)(intptr_t)data;
+  size_t done = 0;
+  while (done < n) {
+    ssize_t w = write(fd, buf + done, n - done);
+    if (w < 0) {
+      if (errno == EINTR) continue;
+      if (done > 0) break;
+      return -(ptrdiff_t)errno;
+    }
+    done += (size_t)w;
+  }
+  return (ptrdiff_t)done;
+}
+
+static void wh_fd_close(void *data) { close((int)(intptr_t)data); }
+
+bool wh_set_output_fd(wasi_config_t *cfg, int which, int fd) {
+  int d = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+  if (d < 0) return false;
+  if (which == 1)
+    wasi_config_set_stdout_custom(cfg, wh_fd_write, (void *)(intptr_t)d, wh_fd_close);
+  else
+    wasi_config_set_stderr_custom(cfg, wh_fd_write, (void *)(intptr_t)d, wh_fd_close);
+  return true;
 }
