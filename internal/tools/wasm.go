@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -277,7 +278,12 @@ func (t *WASM) RunConfig(inv Invocation) (wasmhost.RunConfig, error) {
 	// last call's output. Without a records dir they are discarded.
 	if out, errf := t.logs(); out != nil {
 		for _, f := range []*os.File{out, errf} {
-			// Opened O_APPEND: the call writes from the start again.
+			// Opened O_APPEND: the call writes from the start again. Most
+			// calls leave a log empty; truncating an empty file still costs
+			// a journaled inode update on ext4, so only a non-empty one is.
+			if end, err := f.Seek(0, io.SeekEnd); err == nil && end == 0 {
+				continue
+			}
 			if err := f.Truncate(0); err != nil {
 				t.env.logger().Warn("tool log not truncated", "tool", t.decl.Name, "file", f.Name(), "error", err)
 			}

@@ -3,6 +3,7 @@
 #include "_cgo_export.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -87,6 +88,8 @@ typedef struct wh_mem {
   uint8_t *base;     // start of the linear memory
   size_t size;       // accessible bytes
   size_t cap;        // bytes the memory may grow to in place
+  size_t guard;      // the guard size asked for (the reservation's geometry)
+  int huge;
 } wh_mem;
 
 static size_t wh_page(void) {
@@ -126,11 +129,70 @@ static wasmtime_error_t *wh_mem_grow(void *env, size_t new_size) {
   return NULL;
 }
 
+// ---- reservations kept for reuse --------------------------------------------
+//
+// A run's memory is a multi-GiB PROT_NONE reservation; creating and
+// unmapping one per instantiation was the largest single cost of a small
+// tool call (munmap of the 4 GiB region and its page tables, ~18 % of a WAT
+// invoke). A freed reservation is instead wiped — its accessible pages
+// replaced by fresh PROT_NONE anonymous ones in one mmap(MAP_FIXED), so the
+// next run sees zeroed memory and the same guard layout — and kept for the
+// next memory of the same geometry. Nothing of one run survives into the
+// next: the old pages are gone, not merely protected.
+
+#define WH_KEEP 8
+
+typedef struct wh_resv {
+  uint8_t *map;
+  size_t len, guard, cap;
+  int huge;
+} wh_resv;
+
+static pthread_mutex_t wh_resv_mu = PTHREAD_MUTEX_INITIALIZER;
+static wh_resv wh_resv_kept[WH_KEEP];
+static int wh_resv_n;
+
+// wh_resv_take returns a kept reservation of this geometry, or NULL.
+static uint8_t *wh_resv_take(size_t len, size_t guard, size_t cap, int huge) {
+  uint8_t *map = NULL;
+  pthread_mutex_lock(&wh_resv_mu);
+  for (int i = wh_resv_n - 1; i >= 0; i--) {
+    wh_resv *k = &wh_resv_kept[i];
+    if (k->len == len && k->guard == guard && k->cap == cap && k->huge == huge) {
+      map = k->map;
+      wh_resv_kept[i] = wh_resv_kept[--wh_resv_n];
+      break;
+    }
+  }
+  pthread_mutex_unlock(&wh_resv_mu);
+  return map;
+}
+
+// wh_resv_put wipes m's pages and keeps its reservation, or unmaps it when
+// the wipe fails or enough are kept.
+static void wh_resv_put(wh_mem *m, size_t guard, int huge) {
+  if (m->size > 0) {
+    void *w = mmap(m->base, round_up(m->size, wh_page()), PROT_NONE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED, -1, 0);
+    if (w == MAP_FAILED) {
+      munmap(m->map, m->map_len);
+      return;
+    }
+  }
+  pthread_mutex_lock(&wh_resv_mu);
+  if (wh_resv_n < WH_KEEP) {
+    wh_resv_kept[wh_resv_n++] = (wh_resv){m->map, m->map_len, guard, m->cap, huge};
+    m = NULL;
+  }
+  pthread_mutex_unlock(&wh_resv_mu);
+  if (m != NULL) munmap(m->map, m->map_len);
+}
+
 static void wh_mem_free(void *env) {
   wh_mem *m = env;
   m->run->mem_used -= (int64_t)m->size;
   m->run->memories--;
-  munmap(m->map, m->map_len);
+  wh_resv_put(m, m->guard, m->huge);
   free(m);
 }
 
@@ -164,7 +226,10 @@ static wasmtime_error_t *wh_mem_new(void *env, const wasm_memorytype_t *ty,
   guard = round_up(guard, page);
   int huge = minimum >= WH_HUGE_MIN;
   size_t len = guard + cap + guard + (huge ? WH_HUGE : 0);
-  void *map = mmap(NULL, len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  void *map = wh_resv_take(len, guard, cap, huge);
+  if (map == NULL) {
+    map = mmap(NULL, len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  }
   if (map == MAP_FAILED) {
     return wasmtime_error_new("murmur: cannot reserve address space for a linear memory");
   }
@@ -190,6 +255,8 @@ static wasmtime_error_t *wh_mem_new(void *env, const wasm_memorytype_t *ty,
   m->base = base;
   m->size = minimum;
   m->cap = cap;
+  m->guard = guard;
+  m->huge = huge;
   r->mem_used += (int64_t)minimum;
   if (r->mem_used > r->mem_peak) r->mem_peak = r->mem_used;
   r->memories++;
