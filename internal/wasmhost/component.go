@@ -31,6 +31,10 @@ type Component struct {
 	// component can reach the wasi:http builtins, so only its runs get an
 	// HTTP run (a spool directory made and removed per instantiation).
 	importsHTTP bool
+	// mayBlock: some import can block inside wasmtime's native code where
+	// neither the epoch nor a context reaches (see blockingImports), so its
+	// instantiations and calls run under the watchdog.
+	mayBlock bool
 
 	mu      sync.Mutex
 	closed  bool // Close was called: no new instances
@@ -247,6 +251,9 @@ func (e *Engine) newComponent(cc *C.wasmtime_component_t, cached bool) (*Compone
 		it.write(&key, "", nil, false)
 		if strings.HasPrefix(it.Name, "wasi:http/") {
 			c.importsHTTP = true
+		}
+		if mayBlock(it.Name) {
+			c.mayBlock = true
 		}
 	}
 	c.importKey = key.String()
@@ -550,4 +557,27 @@ func (c *Component) exportFunc(iface, fn string) (*exportFunc, error) {
 	f := &exportFunc{idx: idx, typ: typ, name: key}
 	c.funcIdx[key] = f
 	return f, nil
+}
+
+// mayBlock tells whether a guest can block without bound through the
+// imported interface iface where neither the epoch nor a context reaches:
+// the filesystem (opening or reading a FIFO, a hung mount in a preopen),
+// wasi:http (its bodies are read through the spool helper's file streams),
+// sockets (denied by the WASI context; listed so that a change there cannot
+// leave them unwatched), and every interface answered by Go host functions,
+// which may ignore their context (TestHostFuncIgnoringItsContext). The rest
+// of WASI as configured cannot: stdin is bytes, stdout and stderr are the
+// caller's files or discarded, clock waits are capped by the shadowed
+// monotonic clock, and the only pollables a guest can get otherwise are
+// those.
+func mayBlock(iface string) bool {
+	if !strings.HasPrefix(iface, "wasi:") {
+		return true
+	}
+	for _, p := range []string{"wasi:filesystem/", "wasi:http/", "wasi:sockets/"} {
+		if strings.HasPrefix(iface, p) {
+			return true
+		}
+	}
+	return false
 }

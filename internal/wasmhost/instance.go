@@ -130,7 +130,9 @@ type run struct {
 	limits Limits
 
 	// per call
-	callCtx      context.Context
+	parentCtx    context.Context    // the caller's
+	callCtx      context.Context    // what host functions get; made on first use (ctx)
+	callCancel   context.CancelFunc // callCtx's
 	peak         int64 // MemoryPeak once the store is gone (or abandoned)
 	deadline     time.Time
 	inHost       atomic.Pointer[string] // the Go host function running, read by the watchdog
@@ -398,8 +400,11 @@ func (r *run) beginCall(ctx context.Context) func() {
 	r.waitedCall, r.deadlineStop, r.hostErr = "", false, nil
 	r.inHost.Store(nil)
 	C.wh_run_arm(r.c, C.wh_now()+C.int64_t(r.limits.Deadline))
-	cctx, cancel := context.WithDeadline(ctx, r.deadline.Add(r.limits.Grace))
-	r.callCtx = context.WithValue(cctx, reentryKey{}, r)
+	r.parentCtx = ctx
+	if ctx.Done() == nil {
+		// Never cancelled (context.Background): nothing to watch.
+		return func() { r.endCall() }
+	}
 	cancelled := make(chan struct{})
 	stop := context.AfterFunc(ctx, func() {
 		C.wh_run_cancel(r.c)
@@ -411,10 +416,30 @@ func (r *run) beginCall(ctx context.Context) func() {
 			// run state can be reused or freed.
 			<-cancelled
 		}
-		cancel()
-		r.c.deadline_ns = 0
-		r.eng.callEnded()
+		r.endCall()
 	}
+}
+
+// endCall disarms the call's deadline and ends its host context.
+func (r *run) endCall() {
+	if r.callCancel != nil {
+		r.callCancel()
+	}
+	r.callCtx, r.callCancel, r.parentCtx = nil, nil, nil
+	r.c.deadline_ns = 0
+	r.eng.callEnded()
+}
+
+// ctx is the context host functions get: the caller's, ended at deadline +
+// grace, carrying the run (reentered). It is made on the first host call of
+// a call, not per call: most calls of a small tool make none, and its timer
+// was part of every call's cost. Only the call's own thread calls it.
+func (r *run) ctx() context.Context {
+	if r.callCtx == nil {
+		cctx, cancel := context.WithDeadline(r.parentCtx, r.deadline.Add(r.limits.Grace))
+		r.callCtx, r.callCancel = context.WithValue(cctx, reentryKey{}, r), cancel
+	}
+	return r.callCtx
 }
 
 // lateReturn is the ending of a call that returned normally after its
@@ -605,9 +630,26 @@ func (i *Instance) Call(ctx context.Context, iface, fn string, args ...Value) (V
 func (i *Instance) watched(ctx context.Context, body func(done func()) callOut) (callOut, bool) {
 	r := i.run
 	disarm := r.beginCall(ctx)
+	C.wasmtime_context_set_epoch_deadline(i.cctx, 1)
+	if !i.comp.mayBlock {
+		// Nothing the component imports can block in native code: the
+		// epoch (a running guest, cancellation, the memory budget) and
+		// the capped clock waits stop it, so it runs on the caller's
+		// goroutine, with no hand-off and no watchdog timer.
+		disarmed := false
+		o := body(func() {
+			if !disarmed {
+				disarmed = true
+				disarm()
+			}
+		})
+		if !disarmed {
+			disarm()
+		}
+		return o, true
+	}
 	var once sync.Once
 	done := func() { once.Do(disarm) }
-	C.wasmtime_context_set_epoch_deadline(i.cctx, 1)
 	ch := make(chan callOut, 1)
 	go func() {
 		o := body(done)
