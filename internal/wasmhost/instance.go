@@ -133,7 +133,7 @@ type run struct {
 	parentCtx    context.Context    // the caller's
 	callCtx      context.Context    // what host functions get; made on first use (ctx)
 	callCancel   context.CancelFunc // callCtx's
-	peak         int64 // MemoryPeak once the store is gone (or abandoned)
+	peak         int64              // MemoryPeak once the store is gone (or abandoned)
 	deadline     time.Time
 	inHost       atomic.Pointer[string] // the Go host function running, read by the watchdog
 	waitedCall   string                 // a call the guest waited on past the deadline
