@@ -35,6 +35,11 @@ type Component struct {
 	// neither the epoch nor a context reaches (see blockingImports), so its
 	// instantiations and calls run under the watchdog.
 	mayBlock bool
+	// importsFS, importsStdout, importsStderr: what of a run's WASI
+	// context the guest can reach. Preopens are opened (by path: the C API
+	// has no other way) and open output files duplicated only for a
+	// component that can use them.
+	importsFS, importsStdout, importsStderr bool
 
 	mu      sync.Mutex
 	closed  bool // Close was called: no new instances
@@ -254,6 +259,14 @@ func (e *Engine) newComponent(cc *C.wasmtime_component_t, cached bool) (*Compone
 		}
 		if mayBlock(it.Name) {
 			c.mayBlock = true
+		}
+		switch {
+		case strings.HasPrefix(it.Name, "wasi:filesystem/"):
+			c.importsFS = true
+		case strings.HasPrefix(it.Name, "wasi:cli/stdout"):
+			c.importsStdout = true
+		case strings.HasPrefix(it.Name, "wasi:cli/stderr"):
+			c.importsStderr = true
 		}
 	}
 	c.importKey = key.String()

@@ -215,7 +215,8 @@ func (e *Engine) Instantiate(ctx context.Context, c *Component, rc RunConfig) (*
 		// Last: the stream helper opens through the last preopen.
 		wasi.Preopens = append(append([]Preopen(nil), wasi.Preopens...), Preopen{HostDir: hr.spool.dir, GuestPath: spoolGuestPath, spool: true})
 	}
-	if err := setWASI(i.cctx, wasi); err != nil {
+	reach := wasiReach{fs: c.importsFS || r.http != nil, stdout: c.importsStdout, stderr: c.importsStderr}
+	if err := setWASI(i.cctx, wasi, reach); err != nil {
 		i.Close()
 		return nil, err
 	}
@@ -241,7 +242,14 @@ func (e *Engine) Instantiate(ctx context.Context, c *Component, rc RunConfig) (*
 	return i, nil
 }
 
-func setWASI(cctx *C.wasmtime_context_t, w WASI) error {
+// wasiReach says which parts of a WASI context the component can reach: a
+// preopen it cannot open a file through, or an output stream it cannot
+// get, is not set up (WASI.Stdout and WASI.Stderr; StdoutPath and
+// StderrPath are always created, since their callers may read them). Every
+// preopen and path is still checked.
+type wasiReach struct{ fs, stdout, stderr bool }
+
+func setWASI(cctx *C.wasmtime_context_t, w WASI, reach wasiReach) error {
 	wc := C.wasi_config_new()
 	var frees []unsafe.Pointer
 	defer func() {
@@ -329,8 +337,11 @@ func setWASI(cctx *C.wasmtime_context_t, w WASI) error {
 		name  string
 		f     *os.File
 		path  string
-	}{{1, "stdout", w.Stdout, w.StdoutPath}, {2, "stderr", w.Stderr, w.StderrPath}} {
+		reach bool
+	}{{1, "stdout", w.Stdout, w.StdoutPath, reach.stdout}, {2, "stderr", w.Stderr, w.StderrPath, reach.stderr}} {
 		switch {
+		case o.f != nil && !o.reach:
+			// Nothing to write with: discarded, as it would be.
 		case o.f != nil:
 			if err := setOutputFile(wc, o.which, o.f); err != nil {
 				return fail(diag.Wrap(err, "E-RUN-104", "cannot use %s for the guest's %s", o.f.Name(), o.name).
@@ -355,6 +366,9 @@ func setWASI(cctx *C.wasmtime_context_t, w WASI) error {
 		}
 	}
 	for _, p := range w.Preopens {
+		if !reach.fs {
+			break
+		}
 		perms := C.wasi_dir_perms(C.WASMTIME_WASI_DIR_PERMS_READ | C.WASMTIME_WASI_DIR_PERMS_WRITE)
 		fperms := C.wasi_file_perms(C.WASMTIME_WASI_FILE_PERMS_READ | C.WASMTIME_WASI_FILE_PERMS_WRITE)
 		if p.ReadOnly {
