@@ -133,12 +133,18 @@ type WASM struct {
 	// and truncated by each call (see RunConfig); nil: discarded.
 	logsOnce       sync.Once
 	stdout, stderr *os.File
+
+	// httpLog is the logger of the tool's wasi:http decisions, made once
+	// (slog's With copies the handler's state on every call).
+	httpLog func() *slog.Logger
 }
 
 // NewWASM is the tool decl, resolved at launch as r (nil when it could not
 // be: loadErr is then returned by every call), granted grant.
 func NewWASM(env *Env, decl manifest.Artifact, grant manifest.ArtifactGrant, r *store.Resolved, loadErr error) *WASM {
-	return &WASM{decl: decl, grant: grant, resolved: r, env: env, loadErr: loadErr}
+	t := &WASM{decl: decl, grant: grant, resolved: r, env: env, loadErr: loadErr}
+	t.httpLog = sync.OnceValue(func() *slog.Logger { return env.logger().With("tool", decl.Name) })
+	return t
 }
 
 func (t *WASM) Name() string { return t.decl.Name }
@@ -352,7 +358,7 @@ func (t *WASM) host(inv Invocation) *wasmhost.Host {
 	// wasi:http: the tool's own narrowed network.allow (contracts §17); a
 	// refusal is a log line, the request's error is the tool's to handle.
 	wit.GrantHTTPBounded(h, wit.NetworkAllow(t.grant.Grants.NetworkAllow, "capabilities.network.allow"),
-		t.env.logger().With("tool", t.decl.Name),
+		t.httpLog(),
 		wit.HTTPBounds{MaxBodyBytes: wit.HTTPMaxBodyBytes(t.env.lookup()), MaxInFlight: wit.HTTPMaxInFlight})
 	return h
 }
