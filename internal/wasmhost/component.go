@@ -196,7 +196,8 @@ func (e *Engine) compile(wasm []byte, o CompileOptions, notify bool) (*Component
 		e.onCompile(what)
 	}
 	var out *C.wasmtime_component_t
-	if err := C.wasmtime_component_new(e.e, (*C.uint8_t)(unsafe.Pointer(&wasm[0])), C.size_t(len(wasm)), &out); err != nil {
+	src := coalesceData(wasm)
+	if err := C.wasmtime_component_new(e.e, (*C.uint8_t)(unsafe.Pointer(&src[0])), C.size_t(len(src)), &out); err != nil {
 		return nil, diag.New("E-RUN-100", "cannot compile component: %s", firstLine(errorText(err))).
 			WithHint("check that the file is a WebAssembly component (not a core module) built for WASI 0.2")
 	}
