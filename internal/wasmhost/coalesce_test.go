@@ -52,6 +52,7 @@ func TestCoalesceGoKit(t *testing.T) {
 	if before < 1000 || after > before/100 {
 		t.Fatalf("data segments %d -> %d", before, after)
 	}
+	t.Logf("data segments %d -> %d", before, after)
 	if again := coalesceData(got); len(again) != len(got) {
 		t.Fatal("coalescing twice changed the component again")
 	}
