@@ -211,7 +211,7 @@ func readData(b []byte) ([]dataSeg, bool) {
 		return nil, false
 	}
 	i := w
-	segs := make([]dataSeg, 0, n)
+	segs := make([]dataSeg, 0, min(n, uint64(len(b)/4)))
 	for range n {
 		if i+2 > len(b) || b[i] != 0 || b[i+1] != 0x41 {
 			return nil, false
@@ -264,7 +264,7 @@ func importsMemory(b []byte) bool {
 		return true
 	}
 	for range n {
-		if !name() || !name() || i >= len(b) {
+		if i >= len(b) || !name() || !name() || i >= len(b) {
 			return true
 		}
 		kind := b[i]
@@ -273,6 +273,9 @@ func importsMemory(b []byte) bool {
 		case 0x00, 0x04: // func, tag: a type index (a tag after its 0x00 attribute)
 			if kind == 0x04 {
 				i++
+			}
+			if i > len(b) {
+				return true
 			}
 			if _, w := binary.Uvarint(b[i:]); w <= 0 {
 				return true
@@ -298,7 +301,7 @@ func importsMemory(b []byte) bool {
 			return true
 		}
 	}
-	return false
+	return i > len(b)
 }
 
 func sleb(b []byte) (int64, int) {

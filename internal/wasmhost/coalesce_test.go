@@ -130,3 +130,49 @@ func peekAll(t *testing.T, wasm []byte) string {
 	}
 	return sb.String()
 }
+
+// FuzzCoalesceData: any bytes come back unchanged or rewritten, never a
+// panic (Compile runs it on hostile input before wasmtime sees it).
+func FuzzCoalesceData(f *testing.F) {
+	for _, wat := range []string{
+		`(component (core module (memory 1) (data (i32.const 0) "a") (data (i32.const 3) "b")))`,
+		`(component (core module (import "a" "m" (memory 1)) (data (i32.const 0) "a") (data (i32.const 3) "b")))`,
+		`(component (core module (import "a" "f" (func)) (import "a" "g" (global i32)) (import "a" "t" (table 1 funcref)) (memory 1) (data (i32.const 0) "a") (data (i32.const 2) "b")))`,
+	} {
+		b, err := parseWAT([]byte(wat))
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b)
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		out := coalesceData(b)
+		if len(out) == 0 && len(b) > 0 {
+			t.Fatal("empty output")
+		}
+	})
+}
+
+// TestCoalesceLeavesWhatItCannotProve: an imported memory (not known to be
+// zero), a data count section (code may name segments by index) and a
+// passive segment keep their modules as they are.
+func TestCoalesceLeavesWhatItCannotProve(t *testing.T) {
+	for _, wat := range []string{
+		`(component (core module (import "a" "m" (memory 1)) (data (i32.const 0) "a") (data (i32.const 3) "b")))`,
+		`(component (core module (memory 1) (data (i32.const 0) "a") (data (i32.const 3) "b") (func (data.drop 0))))`,
+		`(component (core module (memory 1) (data (i32.const 0) "a") (data (i32.const 3) "b") (data "p")))`,
+	} {
+		b, err := parseWAT([]byte(wat))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if out := coalesceData(b); string(out) != string(b) {
+			t.Errorf("rewritten: %s", wat)
+		}
+	}
+	// The same module with its own memory is rewritten.
+	b, _ := parseWAT([]byte(`(component (core module (memory 1) (data (i32.const 0) "a") (data (i32.const 3) "b")))`))
+	if out := coalesceData(b); string(out) == string(b) {
+		t.Error("a coalescible module was left as it is")
+	}
+}
