@@ -192,12 +192,12 @@ func Load(ctx context.Context, cfg Config) (_ *Dispatcher, err error) {
 		if err != nil {
 			return nil, err
 		}
-		_, wasm, ok := r.Archive.Payload()
+		file, wasm, ok := r.Archive.Payload()
 		if !ok || len(wasm) == 0 {
 			return nil, diag.New("E-RUN-096", "hook %s has no component in its archive", r.Ref()).
 				WithHint("a hook artifact holds a .wasm component of the hook world; rebuild it with scripts/build-component.sh <dir> hook <out.wasm>")
 		}
-		comp, err := cfg.Engine.Compile(wasm)
+		comp, err := cfg.Engine.CompileWith(wasm, wasmhost.CompileOptions{Name: r.Ref(), Digest: store.Digest(r, file)})
 		if err != nil {
 			return nil, diag.Wrap(err, "E-RUN-096", "hook %s cannot be compiled", r.Ref()).
 				WithHint("a hook artifact holds a WASI 0.2 component of the hook world")

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"os/exec"
@@ -127,12 +128,23 @@ type WASM struct {
 	once    sync.Once
 	comp    *wasmhost.Component
 	loadErr error
+
+	// The tool's stdout and stderr logs, opened once, on its first call,
+	// and truncated by each call (see RunConfig); nil: discarded.
+	logsOnce       sync.Once
+	stdout, stderr *os.File
+
+	// httpLog is the logger of the tool's wasi:http decisions, made once
+	// (slog's With copies the handler's state on every call).
+	httpLog func() *slog.Logger
 }
 
 // NewWASM is the tool decl, resolved at launch as r (nil when it could not
 // be: loadErr is then returned by every call), granted grant.
 func NewWASM(env *Env, decl manifest.Artifact, grant manifest.ArtifactGrant, r *store.Resolved, loadErr error) *WASM {
-	return &WASM{decl: decl, grant: grant, resolved: r, env: env, loadErr: loadErr}
+	t := &WASM{decl: decl, grant: grant, resolved: r, env: env, loadErr: loadErr}
+	t.httpLog = sync.OnceValue(func() *slog.Logger { return env.logger().With("tool", decl.Name) })
+	return t
 }
 
 func (t *WASM) Name() string { return t.decl.Name }
@@ -152,6 +164,12 @@ func (t *WASM) Close() {
 	t.once.Do(func() { t.loadErr = errors.New("tools: the session is over") })
 	if t.comp != nil {
 		t.comp.Close()
+	}
+	t.logsOnce.Do(func() {}) // no logs opened after Close
+	for _, f := range []*os.File{t.stdout, t.stderr} {
+		if f != nil {
+			f.Close()
+		}
 	}
 }
 
@@ -264,17 +282,56 @@ func (t *WASM) RunConfig(inv Invocation) (wasmhost.RunConfig, error) {
 	// The tool's stdout and stderr go to logs/tools/<scope>/<name>.std{out,err}.log
 	// in the records dir; each invoke starts them afresh, so they hold the
 	// last call's output. Without a records dir they are discarded.
-	if logs := filepath.Join(sess.RecordsDir, "logs"); sess.RecordsDir != "" && isDir(logs) {
-		scope, bare, _ := strings.Cut(t.decl.Name, "/")
-		dir := filepath.Join(logs, "tools", scope)
-		if err := os.MkdirAll(dir, 0o700); err == nil {
-			wasi.StdoutPath = filepath.Join(dir, bare+".stdout.log")
-			wasi.StderrPath = filepath.Join(dir, bare+".stderr.log")
-		} else {
-			t.env.logger().Warn("tool logs are discarded", "tool", t.decl.Name, "error", err)
+	if out, errf := t.logs(); out != nil {
+		for _, f := range []*os.File{out, errf} {
+			// Opened O_APPEND: the call writes from the start again. Most
+			// calls leave a log empty; truncating an empty file still costs
+			// a journaled inode update on ext4, so only a non-empty one is.
+			if end, err := f.Seek(0, io.SeekEnd); err == nil && end == 0 {
+				continue
+			}
+			if err := f.Truncate(0); err != nil {
+				t.env.logger().Warn("tool log not truncated", "tool", t.decl.Name, "file", f.Name(), "error", err)
+			}
 		}
+		wasi.Stdout, wasi.Stderr = out, errf
 	}
 	return wasmhost.RunConfig{Limits: sandbox.Limits(g.Limits), WASI: wasi, Host: t.host(inv)}, nil
+}
+
+// logs opens the tool's two log files once per session (not by path on
+// every call: a tool called 10,000 times in a run would otherwise create,
+// open and close them 10,000 times); nil when the session has no records
+// dir or they cannot be opened.
+func (t *WASM) logs() (stdout, stderr *os.File) {
+	t.logsOnce.Do(func() {
+		sess := t.env.Session
+		logs := filepath.Join(sess.RecordsDir, "logs")
+		if sess.RecordsDir == "" || !isDir(logs) {
+			return
+		}
+		scope, bare, _ := strings.Cut(t.decl.Name, "/")
+		dir := filepath.Join(logs, "tools", scope)
+		var files [2]*os.File
+		err := os.MkdirAll(dir, 0o700)
+		for j, name := range []string{bare + ".stdout.log", bare + ".stderr.log"} {
+			if err != nil {
+				break
+			}
+			files[j], err = os.OpenFile(filepath.Join(dir, name), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+		}
+		if err != nil {
+			for _, f := range files {
+				if f != nil {
+					f.Close()
+				}
+			}
+			t.env.logger().Warn("tool logs are discarded", "tool", t.decl.Name, "error", err)
+			return
+		}
+		t.stdout, t.stderr = files[0], files[1]
+	})
+	return t.stdout, t.stderr
 }
 
 // host is what a tool's component may import besides WASI (the tool world):
@@ -301,7 +358,7 @@ func (t *WASM) host(inv Invocation) *wasmhost.Host {
 	// wasi:http: the tool's own narrowed network.allow (contracts §17); a
 	// refusal is a log line, the request's error is the tool's to handle.
 	wit.GrantHTTPBounded(h, wit.NetworkAllow(t.grant.Grants.NetworkAllow, "capabilities.network.allow"),
-		t.env.logger().With("tool", t.decl.Name),
+		t.httpLog(),
 		wit.HTTPBounds{MaxBodyBytes: wit.HTTPMaxBodyBytes(t.env.lookup()), MaxInFlight: wit.HTTPMaxInFlight})
 	return h
 }

@@ -31,6 +31,15 @@ type Component struct {
 	// component can reach the wasi:http builtins, so only its runs get an
 	// HTTP run (a spool directory made and removed per instantiation).
 	importsHTTP bool
+	// mayBlock: some import can block inside wasmtime's native code where
+	// neither the epoch nor a context reaches (see blockingImports), so its
+	// instantiations and calls run under the watchdog.
+	mayBlock bool
+	// importsFS, importsStdout, importsStderr: what of a run's WASI
+	// context the guest can reach. Preopens are opened (by path: the C API
+	// has no other way) and open output files duplicated only for a
+	// component that can use them.
+	importsFS, importsStdout, importsStderr bool
 
 	mu      sync.Mutex
 	closed  bool // Close was called: no new instances
@@ -187,7 +196,8 @@ func (e *Engine) compile(wasm []byte, o CompileOptions, notify bool) (*Component
 		e.onCompile(what)
 	}
 	var out *C.wasmtime_component_t
-	if err := C.wasmtime_component_new(e.e, (*C.uint8_t)(unsafe.Pointer(&wasm[0])), C.size_t(len(wasm)), &out); err != nil {
+	src := coalesceData(wasm)
+	if err := C.wasmtime_component_new(e.e, (*C.uint8_t)(unsafe.Pointer(&src[0])), C.size_t(len(src)), &out); err != nil {
 		return nil, diag.New("E-RUN-100", "cannot compile component: %s", firstLine(errorText(err))).
 			WithHint("check that the file is a WebAssembly component (not a core module) built for WASI 0.2")
 	}
@@ -247,6 +257,17 @@ func (e *Engine) newComponent(cc *C.wasmtime_component_t, cached bool) (*Compone
 		it.write(&key, "", nil, false)
 		if strings.HasPrefix(it.Name, "wasi:http/") {
 			c.importsHTTP = true
+		}
+		if mayBlock(it.Name) {
+			c.mayBlock = true
+		}
+		switch {
+		case strings.HasPrefix(it.Name, "wasi:filesystem/"):
+			c.importsFS = true
+		case strings.HasPrefix(it.Name, "wasi:cli/stdout"):
+			c.importsStdout = true
+		case strings.HasPrefix(it.Name, "wasi:cli/stderr"):
+			c.importsStderr = true
 		}
 	}
 	c.importKey = key.String()
@@ -550,4 +571,27 @@ func (c *Component) exportFunc(iface, fn string) (*exportFunc, error) {
 	f := &exportFunc{idx: idx, typ: typ, name: key}
 	c.funcIdx[key] = f
 	return f, nil
+}
+
+// mayBlock tells whether a guest can block without bound through the
+// imported interface iface where neither the epoch nor a context reaches:
+// the filesystem (opening or reading a FIFO, a hung mount in a preopen),
+// wasi:http (its bodies are read through the spool helper's file streams),
+// sockets (denied by the WASI context; listed so that a change there cannot
+// leave them unwatched), and every interface answered by Go host functions,
+// which may ignore their context (TestHostFuncIgnoringItsContext). The rest
+// of WASI as configured cannot: stdin is bytes, stdout and stderr are the
+// caller's files or discarded, clock waits are capped by the shadowed
+// monotonic clock, and the only pollables a guest can get otherwise are
+// those.
+func mayBlock(iface string) bool {
+	if !strings.HasPrefix(iface, "wasi:") {
+		return true
+	}
+	for _, p := range []string{"wasi:filesystem/", "wasi:http/", "wasi:sockets/"} {
+		if strings.HasPrefix(iface, p) {
+			return true
+		}
+	}
+	return false
 }

@@ -279,7 +279,7 @@ func whHostCall(slotH C.uintptr_t, ctx *C.wasmtime_context_t, args *C.wasmtime_c
 			return r.hostFailed(s, &CapabilityError{Name: s.key})
 		}
 		r.inHost.Store(&s.bareKey)
-		res, err = f(r.callCtx, goArgs)
+		res, err = f(r.ctx(), goArgs)
 		r.inHost.Store(nil)
 		if !r.deadline.IsZero() && time.Now().After(r.deadline) {
 			// The guest was waiting on this call as its deadline passed.

@@ -802,7 +802,7 @@ func (r *run) awaitHTTP(ch <-chan struct{}, fn string) error {
 	}
 	select {
 	case <-ch:
-	case <-r.callCtx.Done():
+	case <-r.ctx().Done():
 	case <-deadline:
 	}
 	if !r.deadline.IsZero() && !time.Now().Before(r.deadline) {
@@ -828,13 +828,13 @@ func httpHandle(r *run, a []Value) (Value, error) {
 		return Err(*code), nil
 	}
 	g := r.http.grant
-	if err := g.Decide(r.callCtx, &send); err != nil {
+	if err := g.Decide(r.ctx(), &send); err != nil {
 		return Err(errCode("HTTP-request-denied")), nil
 	}
 	if g.MaxBodyBytes <= 0 || g.MaxInFlight <= 0 {
 		return Err(internalError("murmur: the wasi:http grant has no bounds")), nil
 	}
-	ctx, cancel := context.WithDeadline(r.callCtx, r.deadline)
+	ctx, cancel := context.WithDeadline(r.ctx(), r.deadline)
 	f := &httpFuture{done: make(chan struct{}), cancel: cancel}
 	r.http.wg.Add(1)
 	go func() {

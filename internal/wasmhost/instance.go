@@ -83,7 +83,14 @@ type WASI struct {
 	Stdin      []byte
 	StdoutPath string // "" = discard
 	StderrPath string // "" = discard
-	Preopens   []Preopen
+	// Stdout and Stderr, when set, take the place of StdoutPath and
+	// StderrPath: the guest's output is written to the open file (at its
+	// offset, or appended with O_APPEND), through the engine's own
+	// duplicate of its descriptor, so the caller may close the file once
+	// Instantiate has returned. A caller running many instances with one
+	// log opens it once instead of by path on every instantiation.
+	Stdout, Stderr *os.File
+	Preopens       []Preopen
 }
 
 // RunConfig configures one run (one store, one instance).
@@ -123,8 +130,10 @@ type run struct {
 	limits Limits
 
 	// per call
-	callCtx      context.Context
-	peak         int64 // MemoryPeak once the store is gone (or abandoned)
+	parentCtx    context.Context    // the caller's
+	callCtx      context.Context    // what host functions get; made on first use (ctx)
+	callCancel   context.CancelFunc // callCtx's
+	peak         int64              // MemoryPeak once the store is gone (or abandoned)
 	deadline     time.Time
 	inHost       atomic.Pointer[string] // the Go host function running, read by the watchdog
 	waitedCall   string                 // a call the guest waited on past the deadline
@@ -206,7 +215,8 @@ func (e *Engine) Instantiate(ctx context.Context, c *Component, rc RunConfig) (*
 		// Last: the stream helper opens through the last preopen.
 		wasi.Preopens = append(append([]Preopen(nil), wasi.Preopens...), Preopen{HostDir: hr.spool.dir, GuestPath: spoolGuestPath, spool: true})
 	}
-	if err := setWASI(i.cctx, wasi); err != nil {
+	reach := wasiReach{fs: c.importsFS || r.http != nil, stdout: c.importsStdout, stderr: c.importsStderr}
+	if err := setWASI(i.cctx, wasi, reach); err != nil {
 		i.Close()
 		return nil, err
 	}
@@ -232,7 +242,14 @@ func (e *Engine) Instantiate(ctx context.Context, c *Component, rc RunConfig) (*
 	return i, nil
 }
 
-func setWASI(cctx *C.wasmtime_context_t, w WASI) error {
+// wasiReach says which parts of a WASI context the component can reach: a
+// preopen it cannot open a file through, or an output stream it cannot
+// get, is not set up (WASI.Stdout and WASI.Stderr; StdoutPath and
+// StderrPath are always created, since their callers may read them). Every
+// preopen and path is still checked.
+type wasiReach struct{ fs, stdout, stderr bool }
+
+func setWASI(cctx *C.wasmtime_context_t, w WASI, reach wasiReach) error {
 	wc := C.wasi_config_new()
 	var frees []unsafe.Pointer
 	defer func() {
@@ -315,25 +332,43 @@ func setWASI(cctx *C.wasmtime_context_t, w WASI) error {
 		stdin = (*C.uint8_t)(unsafe.Pointer(&w.Stdin[0]))
 	}
 	C.wh_set_stdin(wc, stdin, C.size_t(len(w.Stdin)))
-	// wasmtime creates the output files with a world-readable mode; creating
-	// them first keeps a guest's output owner-only.
-	for _, p := range []string{w.StdoutPath, w.StderrPath} {
-		if p == "" {
-			continue
+	for _, o := range []struct {
+		which int
+		name  string
+		f     *os.File
+		path  string
+		reach bool
+	}{{1, "stdout", w.Stdout, w.StdoutPath, reach.stdout}, {2, "stderr", w.Stderr, w.StderrPath, reach.stderr}} {
+		switch {
+		case o.f != nil && !o.reach:
+			// Nothing to write with: discarded, as it would be.
+		case o.f != nil:
+			if err := setOutputFile(wc, o.which, o.f); err != nil {
+				return fail(diag.Wrap(err, "E-RUN-104", "cannot use %s for the guest's %s", o.f.Name(), o.name).
+					WithHint("pass a file open for writing"))
+			}
+		case o.path != "":
+			// wasmtime creates the output file with a world-readable mode;
+			// creating it first keeps a guest's output owner-only.
+			if f, err := os.OpenFile(o.path, os.O_WRONLY|os.O_CREATE, 0o600); err == nil {
+				f.Close()
+			}
+			ok := false
+			if o.which == 1 {
+				ok = bool(C.wasi_config_set_stdout_file(wc, cstr(o.path)))
+			} else {
+				ok = bool(C.wasi_config_set_stderr_file(wc, cstr(o.path)))
+			}
+			if !ok {
+				return fail(diag.New("E-RUN-104", "cannot open %s for the guest's %s", o.path, o.name).
+					WithHint("check that its directory exists and is writable"))
+			}
 		}
-		if f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE, 0o600); err == nil {
-			f.Close()
-		}
-	}
-	if w.StdoutPath != "" && !C.wasi_config_set_stdout_file(wc, cstr(w.StdoutPath)) {
-		return fail(diag.New("E-RUN-104", "cannot open %s for the guest's stdout", w.StdoutPath).
-			WithHint("check that its directory exists and is writable"))
-	}
-	if w.StderrPath != "" && !C.wasi_config_set_stderr_file(wc, cstr(w.StderrPath)) {
-		return fail(diag.New("E-RUN-104", "cannot open %s for the guest's stderr", w.StderrPath).
-			WithHint("check that its directory exists and is writable"))
 	}
 	for _, p := range w.Preopens {
+		if !reach.fs {
+			break
+		}
 		perms := C.wasi_dir_perms(C.WASMTIME_WASI_DIR_PERMS_READ | C.WASMTIME_WASI_DIR_PERMS_WRITE)
 		fperms := C.wasi_file_perms(C.WASMTIME_WASI_FILE_PERMS_READ | C.WASMTIME_WASI_FILE_PERMS_WRITE)
 		if p.ReadOnly {
@@ -351,6 +386,25 @@ func setWASI(cctx *C.wasmtime_context_t, w WASI) error {
 	return nil
 }
 
+// setOutputFile makes f the guest's stdout (which = 1) or stderr (2),
+// through a duplicate of its descriptor taken while f cannot be closed.
+func setOutputFile(wc *C.wasi_config_t, which int, f *os.File) error {
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return err
+	}
+	ok := false
+	if err := rc.Control(func(fd uintptr) {
+		ok = bool(C.wh_set_output_fd(wc, C.int(which), C.int(fd)))
+	}); err != nil {
+		return err
+	}
+	if !ok {
+		return errors.New("cannot duplicate its descriptor")
+	}
+	return nil
+}
+
 // beginCall arms the deadline and the caller's cancellation for one call;
 // the returned func disarms them.
 func (r *run) beginCall(ctx context.Context) func() {
@@ -360,8 +414,11 @@ func (r *run) beginCall(ctx context.Context) func() {
 	r.waitedCall, r.deadlineStop, r.hostErr = "", false, nil
 	r.inHost.Store(nil)
 	C.wh_run_arm(r.c, C.wh_now()+C.int64_t(r.limits.Deadline))
-	cctx, cancel := context.WithDeadline(ctx, r.deadline.Add(r.limits.Grace))
-	r.callCtx = context.WithValue(cctx, reentryKey{}, r)
+	r.parentCtx = ctx
+	if ctx.Done() == nil {
+		// Never cancelled (context.Background): nothing to watch.
+		return func() { r.endCall() }
+	}
 	cancelled := make(chan struct{})
 	stop := context.AfterFunc(ctx, func() {
 		C.wh_run_cancel(r.c)
@@ -373,10 +430,30 @@ func (r *run) beginCall(ctx context.Context) func() {
 			// run state can be reused or freed.
 			<-cancelled
 		}
-		cancel()
-		r.c.deadline_ns = 0
-		r.eng.callEnded()
+		r.endCall()
 	}
+}
+
+// endCall disarms the call's deadline and ends its host context.
+func (r *run) endCall() {
+	if r.callCancel != nil {
+		r.callCancel()
+	}
+	r.callCtx, r.callCancel, r.parentCtx = nil, nil, nil
+	r.c.deadline_ns = 0
+	r.eng.callEnded()
+}
+
+// ctx is the context host functions get: the caller's, ended at deadline +
+// grace, carrying the run (reentered). It is made on the first host call of
+// a call, not per call: most calls of a small tool make none, and its timer
+// was part of every call's cost. Only the call's own thread calls it.
+func (r *run) ctx() context.Context {
+	if r.callCtx == nil {
+		cctx, cancel := context.WithDeadline(r.parentCtx, r.deadline.Add(r.limits.Grace))
+		r.callCtx, r.callCancel = context.WithValue(cctx, reentryKey{}, r), cancel
+	}
+	return r.callCtx
 }
 
 // lateReturn is the ending of a call that returned normally after its
@@ -567,9 +644,26 @@ func (i *Instance) Call(ctx context.Context, iface, fn string, args ...Value) (V
 func (i *Instance) watched(ctx context.Context, body func(done func()) callOut) (callOut, bool) {
 	r := i.run
 	disarm := r.beginCall(ctx)
+	C.wasmtime_context_set_epoch_deadline(i.cctx, 1)
+	if !i.comp.mayBlock {
+		// Nothing the component imports can block in native code: the
+		// epoch (a running guest, cancellation, the memory budget) and
+		// the capped clock waits stop it, so it runs on the caller's
+		// goroutine, with no hand-off and no watchdog timer.
+		disarmed := false
+		o := body(func() {
+			if !disarmed {
+				disarmed = true
+				disarm()
+			}
+		})
+		if !disarmed {
+			disarm()
+		}
+		return o, true
+	}
 	var once sync.Once
 	done := func() { once.Do(disarm) }
-	C.wasmtime_context_set_epoch_deadline(i.cctx, 1)
 	ch := make(chan callOut, 1)
 	go func() {
 		o := body(done)

@@ -3,6 +3,9 @@
 #include "_cgo_export.h"
 
 #include <errno.h>
+#include <pthread.h>
+#include <fcntl.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -85,6 +88,8 @@ typedef struct wh_mem {
   uint8_t *base;     // start of the linear memory
   size_t size;       // accessible bytes
   size_t cap;        // bytes the memory may grow to in place
+  size_t guard;      // the guard size asked for (the reservation's geometry)
+  int huge;
 } wh_mem;
 
 static size_t wh_page(void) {
@@ -124,11 +129,71 @@ static wasmtime_error_t *wh_mem_grow(void *env, size_t new_size) {
   return NULL;
 }
 
+// ---- reservations kept for reuse --------------------------------------------
+//
+// A run's memory is a multi-GiB PROT_NONE reservation; creating and
+// unmapping one per instantiation was the largest single cost of a small
+// tool call (munmap of the 4 GiB region and its page tables, ~18 % of a WAT
+// invoke). A freed reservation is instead wiped — madvise(MADV_DONTNEED)
+// over its accessible pages, which drops them, so the next touch of a
+// private anonymous page reads zeros — and kept for the next memory of the
+// same geometry, whose accessible part is then set to exactly its own
+// minimum (one mprotect at most; none when it matches). Nothing of one run
+// survives into the next: its pages are gone, not merely protected, and
+// beyond the new memory's size everything is PROT_NONE again.
+
+#define WH_KEEP 8
+
+typedef struct wh_resv {
+  uint8_t *map;
+  size_t len, guard, cap;
+  int huge;
+  size_t acc;  // bytes accessible from the memory's base (page multiple)
+} wh_resv;
+
+static pthread_mutex_t wh_resv_mu = PTHREAD_MUTEX_INITIALIZER;
+static wh_resv wh_resv_kept[WH_KEEP];
+static int wh_resv_n;
+
+// wh_resv_take finds a kept reservation of this geometry (true, *out set).
+static bool wh_resv_take(size_t len, size_t guard, size_t cap, int huge, wh_resv *out) {
+  bool found = false;
+  pthread_mutex_lock(&wh_resv_mu);
+  for (int i = wh_resv_n - 1; i >= 0; i--) {
+    wh_resv *k = &wh_resv_kept[i];
+    if (k->len == len && k->guard == guard && k->cap == cap && k->huge == huge) {
+      *out = *k;
+      wh_resv_kept[i] = wh_resv_kept[--wh_resv_n];
+      found = true;
+      break;
+    }
+  }
+  pthread_mutex_unlock(&wh_resv_mu);
+  return found;
+}
+
+// wh_resv_put wipes m's pages and keeps its reservation, or unmaps it when
+// the wipe fails or enough are kept.
+static void wh_resv_put(wh_mem *m) {
+  size_t acc = round_up(m->size, wh_page());
+  if (acc > 0 && madvise(m->base, acc, MADV_DONTNEED) != 0) {
+    munmap(m->map, m->map_len);
+    return;
+  }
+  pthread_mutex_lock(&wh_resv_mu);
+  if (wh_resv_n < WH_KEEP) {
+    wh_resv_kept[wh_resv_n++] = (wh_resv){m->map, m->map_len, m->guard, m->cap, m->huge, acc};
+    m = NULL;
+  }
+  pthread_mutex_unlock(&wh_resv_mu);
+  if (m != NULL) munmap(m->map, m->map_len);
+}
+
 static void wh_mem_free(void *env) {
   wh_mem *m = env;
   m->run->mem_used -= (int64_t)m->size;
   m->run->memories--;
-  munmap(m->map, m->map_len);
+  wh_resv_put(m);
   free(m);
 }
 
@@ -162,7 +227,10 @@ static wasmtime_error_t *wh_mem_new(void *env, const wasm_memorytype_t *ty,
   guard = round_up(guard, page);
   int huge = minimum >= WH_HUGE_MIN;
   size_t len = guard + cap + guard + (huge ? WH_HUGE : 0);
-  void *map = mmap(NULL, len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  wh_resv kept;
+  bool reused = wh_resv_take(len, guard, cap, huge, &kept);
+  void *map = reused ? kept.map
+                     : mmap(NULL, len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   if (map == MAP_FAILED) {
     return wasmtime_error_new("murmur: cannot reserve address space for a linear memory");
   }
@@ -176,8 +244,16 @@ static wasmtime_error_t *wh_mem_new(void *env, const wasm_memorytype_t *ty,
   // time instead of 4 KiB: fewer page faults while its data segments are
   // copied and its runtime starts. Small memories keep 4 KiB pages (a huge
   // page would zero 2 MiB for a few KiB used).
-  if (huge) madvise(base, cap, MADV_HUGEPAGE);
-  if (minimum > 0 && mprotect(base, round_up(minimum, page), PROT_READ | PROT_WRITE) != 0) {
+  // (A kept reservation has it already: madvise flags outlive the wipe.)
+  size_t need = round_up(minimum, page), acc = reused ? kept.acc : 0;
+  if (huge && !reused) madvise(base, cap, MADV_HUGEPAGE);
+  int prot_err = 0;
+  if (need > acc) {
+    prot_err = mprotect(base + acc, need - acc, PROT_READ | PROT_WRITE);
+  } else if (need < acc) {
+    prot_err = mprotect(base + need, acc - need, PROT_NONE);
+  }
+  if (prot_err != 0) {
     munmap(map, len);
     return wasmtime_error_new("murmur: mprotect failed for a new linear memory");
   }
@@ -188,6 +264,8 @@ static wasmtime_error_t *wh_mem_new(void *env, const wasm_memorytype_t *ty,
   m->base = base;
   m->size = minimum;
   m->cap = cap;
+  m->guard = guard;
+  m->huge = huge;
   r->mem_used += (int64_t)minimum;
   if (r->mem_used > r->mem_peak) r->mem_peak = r->mem_used;
   r->memories++;
@@ -272,4 +350,36 @@ void wh_set_stdin(wasi_config_t *cfg, const uint8_t *p, size_t n) {
   if (n == 0) wasm_byte_vec_new_empty(&v);
   else wasm_byte_vec_new(&v, n, (const wasm_byte_t *)p);
   wasi_config_set_stdin_bytes(cfg, &v);
+}
+
+// ---- guest output to a descriptor -------------------------------------------
+//
+// The caller's log file, opened once, instead of a path opened (and created)
+// on every instantiation. data is the engine's own duplicate of the
+// descriptor, closed with the WASI context.
+static ptrdiff_t wh_fd_write(void *data, const unsigned char *buf, size_t n) {
+  int fd = (int)(intptr_t)data;
+  size_t done = 0;
+  while (done < n) {
+    ssize_t w = write(fd, buf + done, n - done);
+    if (w < 0) {
+      if (errno == EINTR) continue;
+      if (done > 0) break;
+      return -(ptrdiff_t)errno;
+    }
+    done += (size_t)w;
+  }
+  return (ptrdiff_t)done;
+}
+
+static void wh_fd_close(void *data) { close((int)(intptr_t)data); }
+
+bool wh_set_output_fd(wasi_config_t *cfg, int which, int fd) {
+  int d = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+  if (d < 0) return false;
+  if (which == 1)
+    wasi_config_set_stdout_custom(cfg, wh_fd_write, (void *)(intptr_t)d, wh_fd_close);
+  else
+    wasi_config_set_stderr_custom(cfg, wh_fd_write, (void *)(intptr_t)d, wh_fd_close);
+  return true;
 }

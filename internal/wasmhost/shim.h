@@ -62,5 +62,7 @@ wasmtime_component_val_t *wh_val_box(wasmtime_component_val_t *v);
 bool wh_set_argv(wasi_config_t *cfg, size_t n, char **argv);
 bool wh_set_env(wasi_config_t *cfg, size_t n, char **names, char **values);
 void wh_set_stdin(wasi_config_t *cfg, const uint8_t *p, size_t n);
+// which: 1 stdout, 2 stderr; fd is duplicated (the caller keeps its own).
+bool wh_set_output_fd(wasi_config_t *cfg, int which, int fd);
 
 #endif

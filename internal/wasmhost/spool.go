@@ -11,7 +11,6 @@ import (
 	"os"
 	"strconv"
 	"sync"
-	"unsafe"
 )
 
 // Body streams for wasi:http. The guest's input-stream and output-stream are
@@ -157,13 +156,14 @@ type spoolHelper struct {
 
 func (e *Engine) spoolHelperComponent() (*Component, error) {
 	e.spoolOnce.Do(func() {
-		var out *C.wasmtime_component_t
-		src := []byte(spoolHelperWAT)
-		if err := C.wasmtime_component_new(e.e, (*C.uint8_t)(unsafe.Pointer(&src[0])), C.size_t(len(src)), &out); err != nil {
-			e.spoolErr = goErr("wasmhost: compiling the wasi:http stream helper", err)
+		// Through the compile cache, like the clock helper: a run that uses
+		// wasi:http loads it instead of compiling it with Cranelift.
+		c, err := e.compile([]byte(spoolHelperWAT), CompileOptions{}, false)
+		if err != nil {
+			e.spoolErr = fmt.Errorf("wasmhost: compiling the wasi:http stream helper: %w", err)
 			return
 		}
-		e.spool, e.spoolErr = e.newComponent(out, false)
+		e.spool = c
 	})
 	return e.spool, e.spoolErr
 }

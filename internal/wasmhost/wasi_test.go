@@ -77,6 +77,43 @@ func TestWASIStdio(t *testing.T) {
 	}
 }
 
+// TestWASIStdioFiles: open files as stdout and stderr (a tool's logs,
+// opened once per session): each instance writes through its own duplicate,
+// so the output lands after what the file holds, and closing the caller's
+// file leaves a live instance writing.
+func TestWASIStdioFiles(t *testing.T) {
+	dir := t.TempDir()
+	open := func(name string) *os.File {
+		f, err := os.OpenFile(filepath.Join(dir, name), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return f
+	}
+	out, errf := open("stdout.log"), open("stderr.log")
+	defer errf.Close()
+	for n, say := range []string{"first\n", "second\n"} {
+		i := instantiate(t, "wasi.wat", RunConfig{WASI: WASI{Stdout: out, Stderr: errf}})
+		if n == 1 {
+			out.Close() // the instance holds its own descriptor
+		}
+		if _, err := i.Call(bg, "", "say", say, "err "+say); err != nil {
+			t.Fatal(err)
+		}
+		i.Close()
+	}
+	for name, want := range map[string]string{"stdout.log": "first\nsecond\n", "stderr.log": "err first\nerr second\n"} {
+		if b, _ := os.ReadFile(filepath.Join(dir, name)); string(b) != want {
+			t.Errorf("%s = %q, want %q", name, b, want)
+		}
+	}
+	// A closed file cannot be handed over: a clear refusal, not a crash.
+	_, err := instantiateFull(testEngine, bg, fixture(t, "wasi.wat"), RunConfig{WASI: WASI{Stdout: out}})
+	if err == nil || !strings.Contains(err.Error(), "E-RUN-104") {
+		t.Fatalf("a closed stdout file: %v", err)
+	}
+}
+
 func TestWASIUnwritableStdout(t *testing.T) {
 	_, err := instantiateFull(testEngine, bg, fixture(t, "wasi.wat"), RunConfig{WASI: WASI{StdoutPath: "/nonexistent/dir/out.log"}})
 	if err == nil {

@@ -144,7 +144,9 @@ func New(cfg Config) (*Driver, error) {
 		h := sha256.Sum256(cfg.Component)
 		sum = hex.EncodeToString(h[:])
 	}
-	comp, err := cfg.Engine.Compile(cfg.Component)
+	// sum is the hash of exactly these bytes: it names the compile cache's
+	// entry, so the component is not hashed a second time.
+	comp, err := cfg.Engine.CompileWith(cfg.Component, wasmhost.CompileOptions{Name: cfg.Name + "@" + cfg.Version, Digest: "sha256:" + sum})
 	if err != nil {
 		return nil, diag.Wrap(err, CodeUnloadable, "driver %s cannot be loaded", cfg.Name).
 			WithHint("rebuild it as a component of the driver world (murmur:runtime-guest/driver)")
