@@ -17,9 +17,6 @@ import (
 // failure.
 func Build(env *Env, m *manifest.Manifest, g manifest.Grants, resolved []*store.Resolved) (*Inventory, error) {
 	inv := NewInventory(m.Name)
-	if len(g.Capsule.SpawnAllow) > 0 {
-		inv.NoteSpawnAllow()
-	}
 	byRef := map[string]*store.Resolved{}
 	for _, r := range resolved {
 		byRef[r.Name+"@"+r.Version] = r

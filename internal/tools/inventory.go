@@ -51,9 +51,6 @@ type Inventory struct {
 	owner   string // the capsule's name, for messages
 	entries []Entry
 	byName  map[string]Entry
-	// spawnAllow is set when the capsule grants spawn.allow but no
-	// delegate-task tool is registered, so a call to it can say why.
-	spawnAllow bool
 }
 
 // NewInventory makes an empty inventory for the capsule named owner.
@@ -90,11 +87,6 @@ func (inv *Inventory) Close() {
 // Len is the number of tools.
 func (inv *Inventory) Len() int { return len(inv.entries) }
 
-// NoteSpawnAllow records that the capsule grants capabilities.spawn.allow,
-// so that a call to delegate-task, before a runtime tool provides it, says
-// why it is missing instead of calling it undeclared.
-func (inv *Inventory) NoteSpawnAllow() { inv.spawnAllow = true }
-
 // Lookup finds a tool by its full name, else by its bare name; a bare name
 // two tools share is refused as ambiguous rather than guessed. The error is
 // E-RUN-062, saying which tools there are.
@@ -114,10 +106,6 @@ func (inv *Inventory) Lookup(name string) (Entry, error) {
 	case 1:
 		return found[0], nil
 	case 0:
-		if name == "delegate-task" && inv.spawnAllow {
-			return nil, diag.New("E-RUN-062", "tool \"delegate-task\" is not available in this build: delegation from a script capsule is not implemented yet, although %s grants capabilities.spawn.allow", inv.owner).
-				WithHint("start the sub-capsule yourself with 'mur run --capsule'")
-		}
 		return nil, diag.New("E-RUN-062", "tool %q is not declared: the tools %s declares under artifacts: are %s", Clip(name), inv.owner, strings.Join(inv.names(), ", ")).
 			WithHint("declare it under artifacts: (runtime: tool) in murmur.yaml, or invoke a declared tool by its full or bare name")
 	}

@@ -43,10 +43,6 @@ func TestLookup(t *testing.T) {
 			t.Errorf("Lookup(%.20q) = %v, %v; want %s %s %q", tc.name, e, err, tc.want, tc.code, tc.msg)
 		}
 	}
-	inv.NoteSpawnAllow()
-	if _, err := inv.Lookup("delegate-task"); err == nil || !strings.Contains(err.Error(), "spawn.allow") {
-		t.Errorf("delegate-task with spawn.allow: %v", err)
-	}
 	if names := inv.Entries(); len(names) != 3 || names[0].Name() != "local/echo" {
 		t.Errorf("entries %v", names)
 	}
