@@ -73,13 +73,13 @@ const (
 	DefaultHookDeadlineSecond       = 30  // hook lifecycle calls
 	DefaultWorkdirMaxBytes    int64 = 10 << 30
 	// capabilities.resources.* for native commands.
-	DefaultMaxProcesses      int64 = 128
-	DefaultMaxOpenFiles      int64 = 1024
-	DefaultMaxFileSizeBytes  int64 = 4 << 30
-	DefaultCPUSeconds        int64 = 3600
-	DefaultCommandMemory     int64 = 2 << 30
-	DefaultCgroupMemoryBytes int64 = 4 << 30
-	DefaultCgroupPidsMax     int64 = 256
+	DefaultMaxProcesses       int64 = 128
+	DefaultMaxOpenFiles       int64 = 1024
+	DefaultMaxFileSizeBytes   int64 = 4 << 30
+	DefaultCPUSeconds         int64 = 3600
+	DefaultCommandMemory      int64 = 2 << 30
+	DefaultCgroupMemoryBytes  int64 = 4 << 30
+	DefaultCgroupPidsMax      int64 = 256
 	DefaultMaxTurns                 = 10
 	DefaultMaxTokens                = 8192
 	DefaultQueueDepth               = 1
