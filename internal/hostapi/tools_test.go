@@ -403,8 +403,11 @@ func TestInvokeLongNameAndClose(t *testing.T) {
 	}
 }
 
-func TestInvokeDelegateTaskNotInThisBuild(t *testing.T) {
+// TestInvokeDelegateTaskWithoutItsRuntime: delegate-task is a runtime tool
+// the launch registers for a session with spawn.allow (TestScriptCapsuleDelegates);
+// an inventory without it answers as for any undeclared tool.
+func TestInvokeDelegateTaskWithoutItsRuntime(t *testing.T) {
 	e := newEnv(t, "name: local/parent\nversion: \"0.1.0\"\ncapabilities:\n  spawn:\n    allow: [local/worker]\n", nil)
 	_, err := e.api.Invoke(context.Background(), "delegate-task", wit.ToolInput{Data: ptr("{}")})
-	wantErr(t, err, "E-RUN-062", "delegate-task", "not available in this build")
+	wantErr(t, err, "E-RUN-062", "delegate-task", "is not declared")
 }
