@@ -385,6 +385,8 @@ func (t *Task) End(line TaskEndLine, end time.Time) {
 	if t == nil {
 		return
 	}
+	t.s.ending.RLock()
+	defer t.s.ending.RUnlock()
 	if !t.finish(end) {
 		return
 	}

@@ -81,6 +81,12 @@ type Session struct {
 	open  map[*Task]struct{}
 	dlg   map[*Delegation]struct{} // a script's delegations
 	ended bool
+
+	// ending is held for reading by a Task.End in flight, and taken by End
+	// before the exporter shuts down: a task that left the open set just
+	// before End looked at it still exports its span, so no child span is
+	// exported without its task.
+	ending sync.RWMutex
 }
 
 // Start opens the exporter and the session span. endpoint is the collector's
@@ -186,6 +192,8 @@ func (s *Session) End(exitStatus, reason string, end time.Time) {
 		for d := range dlg {
 			d.End(DelegationLine{Outcome: "terminated", Reason: "the session ended first"}, end)
 		}
+		s.ending.Lock() // every Task.End in flight has ended its span
+		s.ending.Unlock()
 		s.root.SetAttributes(attribute.String("exit_status", exitStatus))
 		if reason != "" {
 			s.root.SetAttributes(attribute.String("reason", reason))
