@@ -46,9 +46,13 @@ import (
 // digest of the component's bytes (CompileOptions.Digest: the hash its
 // resolve already computed) or, without one, the SHA-256 of the bytes.
 // <name>.cwasm is the serialized component as wasmtime wrote it (so wasmtime
-// can map it); <name>.mac is magic (8 bytes) || nonce (12) || tag (16).
+// can map it); <name>.img the bytes of its memory images (image.go),
+// concatenated, when it has any; <name>.mac is magic (8 bytes) || nonce (12)
+// || tag (16) || plan (encodePlan). The MAC covers the .cwasm's identity,
+// the plan and the .img's identity together: code compiled without its data
+// segments never loads without the images it was compiled with.
 
-var cacheMagic = []byte("MURCWM03")
+var cacheMagic = []byte("MURCWM04")
 
 const (
 	nonceSize = 12
@@ -170,6 +174,14 @@ func sourceID(wasm []byte, digest string) string {
 	return "sha256:" + hex.EncodeToString(sum[:])
 }
 
+// entryAD is what an entry's MAC authenticates: the .cwasm's identity, the
+// plan of its images and the .img's identity ("" without images).
+func entryAD(cwasmID, plan, imgID []byte) []byte {
+	ad := append([]byte("cwasm:"), cwasmID...)
+	ad = append(append(ad, "\x00plan:"...), plan...)
+	return append(append(ad, "\x00img:"...), imgID...)
+}
+
 func (e *Engine) cacheMAC(nonce []byte, name string, identity []byte) []byte {
 	// A per-entry key binds the MAC to the entry name (an entry copied over
 	// another's name fails) without copying the payload.
@@ -186,27 +198,31 @@ func (e *Engine) cacheMAC(nonce []byte, name string, identity []byte) []byte {
 	return g.Seal(nil, nonce, nil, identity)
 }
 
-// cacheLoad loads a verified entry, or returns nil. A present but
-// unverifiable entry is deleted (and logged), never loaded.
+// cacheLoad loads a verified entry with its memory images, or returns nil.
+// A present but unverifiable entry is deleted (and logged), never loaded.
 //
 // The payload file is opened once, its identity (fstat) checked against the
 // MAC, and then handed to wasmtime through that same descriptor
 // (/proc/self/fd/N), which maps it instead of copying it. The file verified
 // is the file loaded: the descriptor cannot be re-pointed, and a write to
-// the file after the check would have to race this very load.
-func (e *Engine) cacheLoad(name string) *C.wasmtime_component_t {
+// the file after the check would have to race this very load. The .img file
+// is read whole through its verified descriptor (into sealed memfds by
+// bindImages), so a later write to it reaches no run.
+func (e *Engine) cacheLoad(name string) (*C.wasmtime_component_t, []memImage) {
 	p := filepath.Join(e.cacheDir, name+".cwasm")
 	mp := filepath.Join(e.cacheDir, name+".mac")
+	ip := filepath.Join(e.cacheDir, name+".img")
 	f, err := os.Open(p)
 	if err != nil {
-		return nil
+		return nil, nil
 	}
 	defer f.Close()
-	bad := func(why string) *C.wasmtime_component_t {
+	bad := func(why string) (*C.wasmtime_component_t, []memImage) {
 		e.log.Warn("wasmhost: compiled cache entry rejected; deleting and rebuilding", "path", p, "reason", why)
 		os.Remove(p)
 		os.Remove(mp)
-		return nil
+		os.Remove(ip)
+		return nil, nil
 	}
 	id, size, err := fileIdentity(f)
 	if err != nil || size == 0 || size > 1<<32 {
@@ -214,10 +230,36 @@ func (e *Engine) cacheLoad(name string) *C.wasmtime_component_t {
 	}
 	mac, err := os.ReadFile(mp)
 	m := len(cacheMagic)
-	if err != nil || len(mac) != m+nonceSize+tagSize || string(mac[:m]) != string(cacheMagic) {
+	if err != nil || len(mac) < m+nonceSize+tagSize || string(mac[:m]) != string(cacheMagic) {
 		return bad("missing or malformed MAC file")
 	}
-	if !hmac.Equal(mac[m+nonceSize:], e.cacheMAC(mac[m:m+nonceSize], name, id)) {
+	plan := mac[m+nonceSize+tagSize:]
+	imgs, total, ok := decodePlan(plan)
+	if !ok {
+		return bad("malformed MAC file")
+	}
+	var imgID []byte
+	if len(imgs) > 0 {
+		fi, err := os.Open(ip)
+		if err != nil {
+			return bad("its memory images are missing")
+		}
+		defer fi.Close()
+		var isize int64
+		imgID, isize, err = fileIdentity(fi)
+		if err != nil || uint64(isize) != total {
+			return bad("its memory images are unreadable or of the wrong size")
+		}
+		if !hmac.Equal(mac[m+nonceSize:m+nonceSize+tagSize], e.cacheMAC(mac[m:m+nonceSize], name, entryAD(id, plan, imgID))) {
+			return bad("MAC mismatch (the files changed since they were written, or another key wrote them)")
+		}
+		for k := range imgs {
+			imgs[k].data = imgs[k].data[:cap(imgs[k].data)]
+			if _, err := io.ReadFull(fi, imgs[k].data); err != nil {
+				return bad("cannot read its memory images")
+			}
+		}
+	} else if !hmac.Equal(mac[m+nonceSize:m+nonceSize+tagSize], e.cacheMAC(mac[m:m+nonceSize], name, entryAD(id, plan, nil))) {
 		return bad("MAC mismatch (the file changed since it was written, or another key wrote it)")
 	}
 	var out *C.wasmtime_component_t
@@ -225,7 +267,7 @@ func (e *Engine) cacheLoad(name string) *C.wasmtime_component_t {
 		fdPath := C.CString(fmt.Sprintf("/proc/self/fd/%d", f.Fd()))
 		defer C.free(unsafe.Pointer(fdPath))
 		if cerr := C.wasmtime_component_deserialize_file(e.e, fdPath, &out); cerr == nil {
-			return out
+			return out, imgs
 		} else {
 			errorText(cerr) // e.g. no /proc: fall back to reading the descriptor
 		}
@@ -237,44 +279,66 @@ func (e *Engine) cacheLoad(name string) *C.wasmtime_component_t {
 	if cerr := C.wasmtime_component_deserialize(e.e, (*C.uint8_t)(unsafe.Pointer(&data[0])), C.size_t(len(data)), &out); cerr != nil {
 		return bad("wasmtime refused it: " + firstLine(errorText(cerr)))
 	}
-	return out
+	return out, imgs
 }
 
-// cacheStore writes an entry: the payload to a temporary file renamed into
-// place, then — once the file's identity is taken (after the timestamp clock
-// has passed its ctime: settledIdentity) and its bytes read back and found
-// equal to payload — the MAC of that identity. A change racing the store is
-// either seen by the comparison (before the identity was taken, its bytes
-// differ) or changes the identity (after it), so the entry fails.
-func (e *Engine) cacheStore(name string, payload []byte) error {
+// cacheStore writes an entry: the payload (and the images' bytes) to
+// temporary files renamed into place, then — once each file's identity is
+// taken (after the timestamp clock has passed its ctime: settledIdentity)
+// and its bytes read back and found equal to what was written — the MAC of
+// those identities and the plan. A change racing the store is either seen
+// by the comparison (before the identity was taken, its bytes differ) or
+// changes the identity (after it), so the entry fails.
+func (e *Engine) cacheStore(name string, payload []byte, imgs []memImage) error {
 	nonce := make([]byte, nonceSize)
 	if _, err := rand.Read(nonce); err != nil {
 		return err
 	}
 	os.Remove(filepath.Join(e.cacheDir, name+".mac"))
-	if err := e.writeAtomic(name+".cwasm", payload); err != nil {
-		return err
+	written := func(base string, data []byte) ([]byte, error) {
+		if err := e.writeAtomic(base, data); err != nil {
+			return nil, err
+		}
+		f, err := os.Open(filepath.Join(e.cacheDir, base))
+		if err != nil {
+			return nil, err
+		}
+		defer f.Close()
+		id, err := settledIdentity(f)
+		if err != nil {
+			return nil, err
+		}
+		back, err := io.ReadAll(f)
+		if err != nil {
+			return nil, err
+		}
+		if !bytes.Equal(back, data) {
+			return nil, errors.New("the entry changed while it was written")
+		}
+		return id, nil
 	}
-	f, err := os.Open(filepath.Join(e.cacheDir, name+".cwasm"))
+	id, err := written(name+".cwasm", payload)
 	if err != nil {
 		return err
 	}
-	defer f.Close()
-	id, err := settledIdentity(f)
-	if err != nil {
-		return err
+	var imgID []byte
+	if len(imgs) > 0 {
+		var all []byte
+		for _, im := range imgs {
+			all = append(all, im.data...)
+		}
+		if imgID, err = written(name+".img", all); err != nil {
+			return err
+		}
+	} else {
+		os.Remove(filepath.Join(e.cacheDir, name+".img"))
 	}
-	back, err := io.ReadAll(f)
-	if err != nil {
-		return err
-	}
-	if !bytes.Equal(back, payload) {
-		return errors.New("the entry changed while it was written")
-	}
-	mac := make([]byte, 0, len(cacheMagic)+nonceSize+tagSize)
+	plan := encodePlan(imgs)
+	mac := make([]byte, 0, len(cacheMagic)+nonceSize+tagSize+len(plan))
 	mac = append(mac, cacheMagic...)
 	mac = append(mac, nonce...)
-	mac = append(mac, e.cacheMAC(nonce, name, id)...)
+	mac = append(mac, e.cacheMAC(nonce, name, entryAD(id, plan, imgID))...)
+	mac = append(mac, plan...)
 	return e.writeAtomic(name+".mac", mac)
 }
 

@@ -41,6 +41,10 @@ type Component struct {
 	// component that can use them.
 	importsFS, importsStdout, importsStderr bool
 
+	// imgFDs are the sealed memfds of its memory images (image.go), bound
+	// to c in shim.c's registry until free.
+	imgFDs []C.int
+
 	mu      sync.Mutex
 	closed  bool // Close was called: no new instances
 	refs    int  // open instances made from it: they keep it allocated
@@ -184,8 +188,8 @@ func (e *Engine) compile(wasm []byte, o CompileOptions, notify bool) (*Component
 	var name string
 	if e.cacheDir != "" {
 		name = cacheName(sourceID(wasm, o.Digest))
-		if out := e.cacheLoad(name); out != nil {
-			return e.newComponent(out, true)
+		if out, imgs := e.cacheLoad(name); out != nil {
+			return e.newComponent(out, true, imgs)
 		}
 	}
 	if notify && e.onCompile != nil {
@@ -196,7 +200,7 @@ func (e *Engine) compile(wasm []byte, o CompileOptions, notify bool) (*Component
 		e.onCompile(what)
 	}
 	var out *C.wasmtime_component_t
-	src := coalesceData(wasm)
+	src, imgs := prepareData(wasm)
 	if err := C.wasmtime_component_new(e.e, (*C.uint8_t)(unsafe.Pointer(&src[0])), C.size_t(len(src)), &out); err != nil {
 		return nil, diag.New("E-RUN-100", "cannot compile component: %s", firstLine(errorText(err))).
 			WithHint("check that the file is a WebAssembly component (not a core module) built for WASI 0.2")
@@ -208,12 +212,12 @@ func (e *Engine) compile(wasm []byte, o CompileOptions, notify bool) (*Component
 		} else {
 			payload := C.GoBytes(unsafe.Pointer(ser.data), C.int(ser.size))
 			C.wasm_byte_vec_delete(&ser)
-			if err := e.cacheStore(name, payload); err != nil {
+			if err := e.cacheStore(name, payload, imgs); err != nil {
 				e.log.Warn("wasmhost: cannot write the compiled cache", "dir", e.cacheDir, "error", err)
 			}
 		}
 	}
-	return e.newComponent(out, false)
+	return e.newComponent(out, false, imgs)
 }
 
 func firstLine(s string) string {
@@ -224,8 +228,14 @@ func firstLine(s string) string {
 	return s
 }
 
-func (e *Engine) newComponent(cc *C.wasmtime_component_t, cached bool) (*Component, error) {
-	c := &Component{eng: e, c: cc, FromCache: cached, funcIdx: map[string]*exportFunc{}}
+func (e *Engine) newComponent(cc *C.wasmtime_component_t, cached bool, imgs []memImage) (*Component, error) {
+	fds, err := bindImages(cc, imgs)
+	if err != nil {
+		C.wasmtime_component_delete(cc)
+		return nil, diag.Wrap(err, "E-RUN-100", "cannot prepare the component's memory").
+			WithHint("memfd_create and mmap must be available to this process")
+	}
+	c := &Component{eng: e, c: cc, FromCache: cached, funcIdx: map[string]*exportFunc{}, imgFDs: fds}
 	w := &typeWalker{eng: e}
 	defer w.free()
 	ct := C.wasmtime_component_type(cc)
@@ -320,6 +330,7 @@ func (c *Component) free() {
 	for _, f := range c.funcIdx {
 		C.wasmtime_component_export_index_delete(f.idx)
 	}
+	unbindImages(c.c, c.imgFDs)
 	C.wasmtime_component_delete(c.c)
 }
 

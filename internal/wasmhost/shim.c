@@ -1,4 +1,5 @@
 // See shim.h. Nothing here calls Go except the two trampolines at the end.
+#define _GNU_SOURCE  // memfd_create
 #include "shim.h"
 #include "_cgo_export.h"
 
@@ -81,6 +82,119 @@ void wh_store_setup(wasmtime_store_t *store, wh_run *r) {
 
 static __thread wh_run *wh_cur_run;
 
+// ---- memory images ----------------------------------------------------------
+//
+// A component's images are kept in a small process-wide registry keyed by
+// the compiled component, so every path that instantiates it (a run, the
+// helpers) binds them: its modules' data segments are gone, and a memory of
+// an imaged type created without its image would be wrong, not just slow.
+// A memory gets the image whose memory type it has; compile time made sure
+// no other core module of the component defines a memory of that type.
+
+typedef struct wh_imgset {
+  const wasmtime_component_t *comp;
+  int n;
+  wh_image *img;
+  struct wh_imgset *next;
+} wh_imgset;
+
+static pthread_mutex_t wh_img_mu = PTHREAD_MUTEX_INITIALIZER;
+static wh_imgset *wh_imgsets;
+static uint64_t wh_img_next_id = 1;
+static int wh_img_huge = 1;
+static __thread const wh_imgset *wh_cur_imgs;
+
+void wh_set_image_huge(int on) { __atomic_store_n(&wh_img_huge, on, __ATOMIC_SEQ_CST); }
+
+int wh_image_fd(const uint8_t *p, size_t n, size_t len) {
+  int fd = memfd_create("murmur-memory-image", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+  if (fd < 0) return -1;
+  size_t done = 0;
+  while (done < n) {
+    ssize_t w = write(fd, p + done, n - done);
+    if (w < 0) {
+      if (errno == EINTR) continue;
+      goto fail;
+    }
+    done += (size_t)w;
+  }
+  if (ftruncate(fd, (off_t)len) != 0) goto fail;
+  // Sealed: nothing, not even this process, changes the image once runs map it.
+  if (fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL) != 0) goto fail;
+  return fd;
+fail:;
+  int e = errno;
+  close(fd);
+  errno = e;
+  return -1;
+}
+
+int wh_images_register(const wasmtime_component_t *c, const wh_image *imgs, int n) {
+  wh_imgset *s = calloc(1, sizeof *s);
+  wh_image *copy = calloc((size_t)n, sizeof *copy);
+  if (s == NULL || copy == NULL) {
+    free(s);
+    free(copy);
+    return -1;
+  }
+  memcpy(copy, imgs, (size_t)n * sizeof *copy);
+  s->comp = c;
+  s->n = n;
+  s->img = copy;
+  pthread_mutex_lock(&wh_img_mu);
+  for (int i = 0; i < n; i++) copy[i].id = wh_img_next_id++;
+  s->next = wh_imgsets;
+  wh_imgsets = s;
+  pthread_mutex_unlock(&wh_img_mu);
+  return 0;
+}
+
+void wh_images_unregister(const wasmtime_component_t *c) {
+  pthread_mutex_lock(&wh_img_mu);
+  for (wh_imgset **pp = &wh_imgsets; *pp != NULL; pp = &(*pp)->next) {
+    if ((*pp)->comp == c) {
+      wh_imgset *s = *pp;
+      *pp = s->next;
+      pthread_mutex_unlock(&wh_img_mu);
+      // The descriptors are the caller's; mappings of them in kept
+      // reservations hold their own references.
+      free(s->img);
+      free(s);
+      return;
+    }
+  }
+  pthread_mutex_unlock(&wh_img_mu);
+}
+
+// wh_images_of is the registry entry of c, or NULL. An entry lives as long
+// as its component, which outlives every instantiation of it.
+static const wh_imgset *wh_images_of(const wasmtime_component_t *c) {
+  const wh_imgset *found = NULL;
+  pthread_mutex_lock(&wh_img_mu);
+  for (const wh_imgset *s = wh_imgsets; s != NULL; s = s->next) {
+    if (s->comp == c) {
+      found = s;
+      break;
+    }
+  }
+  pthread_mutex_unlock(&wh_img_mu);
+  return found;
+}
+
+// wh_image_for is the image for a new memory of type ty, or NULL.
+static const wh_image *wh_image_for(const wasm_memorytype_t *ty) {
+  const wh_imgset *s = wh_cur_imgs;
+  if (s == NULL || ty == NULL || wasmtime_memorytype_is64(ty) || wasmtime_memorytype_isshared(ty)) {
+    return NULL;
+  }
+  uint64_t min = wasmtime_memorytype_minimum(ty), max = UINT64_MAX;
+  if (!wasmtime_memorytype_maximum(ty, &max)) max = UINT64_MAX;
+  for (int i = 0; i < s->n; i++) {
+    if (s->img[i].min_pages == min && s->img[i].max_pages == max) return &s->img[i];
+  }
+  return NULL;
+}
+
 typedef struct wh_mem {
   wh_run *run;
   uint8_t *map;      // start of the whole mapping (pre-guard included)
@@ -90,6 +204,10 @@ typedef struct wh_mem {
   size_t cap;        // bytes the memory may grow to in place
   size_t guard;      // the guard size asked for (the reservation's geometry)
   int huge;
+  // The image mapped over [base+img_off, +img_len), 0 for none: pages there
+  // come from the image's memfd, copy-on-write.
+  uint64_t img_id;
+  size_t img_off, img_len;
 } wh_mem;
 
 static size_t wh_page(void) {
@@ -149,31 +267,40 @@ typedef struct wh_resv {
   size_t len, guard, cap;
   int huge;
   size_t acc;  // bytes accessible from the memory's base (page multiple)
+  uint64_t img_id;  // the image still mapped in it (its copies dropped), or 0
+  size_t img_off, img_len;
 } wh_resv;
 
 static pthread_mutex_t wh_resv_mu = PTHREAD_MUTEX_INITIALIZER;
 static wh_resv wh_resv_kept[WH_KEEP];
 static int wh_resv_n;
 
-// wh_resv_take finds a kept reservation of this geometry (true, *out set).
-static bool wh_resv_take(size_t len, size_t guard, size_t cap, int huge, wh_resv *out) {
-  bool found = false;
+// wh_resv_take finds a kept reservation of this geometry (true, *out set),
+// preferring one that still maps image img_id (then nothing is remapped).
+static bool wh_resv_take(size_t len, size_t guard, size_t cap, int huge, uint64_t img_id,
+                         wh_resv *out) {
+  int at = -1;
   pthread_mutex_lock(&wh_resv_mu);
   for (int i = wh_resv_n - 1; i >= 0; i--) {
     wh_resv *k = &wh_resv_kept[i];
     if (k->len == len && k->guard == guard && k->cap == cap && k->huge == huge) {
-      *out = *k;
-      wh_resv_kept[i] = wh_resv_kept[--wh_resv_n];
-      found = true;
-      break;
+      if (at < 0 || k->img_id == img_id) at = i;
+      if (k->img_id == img_id) break;
     }
   }
+  if (at >= 0) {
+    *out = wh_resv_kept[at];
+    wh_resv_kept[at] = wh_resv_kept[--wh_resv_n];
+  }
   pthread_mutex_unlock(&wh_resv_mu);
-  return found;
+  return at >= 0;
 }
 
 // wh_resv_put wipes m's pages and keeps its reservation, or unmaps it when
-// the wipe fails or enough are kept.
+// the wipe fails or enough are kept. Over an image, MADV_DONTNEED drops the
+// run's private copies: the next touch reads the sealed image again, so a
+// reservation kept with its image mapped is pristine for the next memory of
+// that image (and remapped anonymous for any other, see wh_mem_new).
 static void wh_resv_put(wh_mem *m) {
   size_t acc = round_up(m->size, wh_page());
   if (acc > 0 && madvise(m->base, acc, MADV_DONTNEED) != 0) {
@@ -182,7 +309,8 @@ static void wh_resv_put(wh_mem *m) {
   }
   pthread_mutex_lock(&wh_resv_mu);
   if (wh_resv_n < WH_KEEP) {
-    wh_resv_kept[wh_resv_n++] = (wh_resv){m->map, m->map_len, m->guard, m->cap, m->huge, acc};
+    wh_resv_kept[wh_resv_n++] = (wh_resv){m->map,    m->map_len, m->guard,   m->cap,    m->huge,
+                                          acc,       m->img_id,  m->img_off, m->img_len};
     m = NULL;
   }
   pthread_mutex_unlock(&wh_resv_mu);
@@ -225,10 +353,14 @@ static wasmtime_error_t *wh_mem_new(void *env, const wasm_memorytype_t *ty,
   }
   cap = round_up(cap, page);
   guard = round_up(guard, page);
-  int huge = minimum >= WH_HUGE_MIN;
+  const wh_image *img = wh_image_for(ty);
+  if (img != NULL && (img->off + img->len > round_up(minimum, page) || img->len % page || img->off % page)) {
+    return wasmtime_error_new("murmur: a memory image does not fit its memory");
+  }
+  int huge = minimum >= WH_HUGE_MIN && (img == NULL || __atomic_load_n(&wh_img_huge, __ATOMIC_SEQ_CST));
   size_t len = guard + cap + guard + (huge ? WH_HUGE : 0);
   wh_resv kept;
-  bool reused = wh_resv_take(len, guard, cap, huge, &kept);
+  bool reused = wh_resv_take(len, guard, cap, huge, img ? img->id : 0, &kept);
   void *map = reused ? kept.map
                      : mmap(NULL, len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   if (map == MAP_FAILED) {
@@ -247,6 +379,19 @@ static wasmtime_error_t *wh_mem_new(void *env, const wasm_memorytype_t *ty,
   // (A kept reservation has it already: madvise flags outlive the wipe.)
   size_t need = round_up(minimum, page), acc = reused ? kept.acc : 0;
   if (huge && !reused) madvise(base, cap, MADV_HUGEPAGE);
+  uint64_t have = reused ? kept.img_id : 0;
+  if (have != 0 && (img == NULL || img->id != have)) {
+    // Another image (or none) from now on: the old one's range becomes
+    // fresh anonymous memory again, accessible as the rest of acc is.
+    void *p = mmap(base + kept.img_off, kept.img_len, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED | MAP_NORESERVE, -1, 0);
+    if (p == MAP_FAILED) {
+      munmap(map, len);
+      return wasmtime_error_new("murmur: cannot reset a kept linear memory");
+    }
+    if (huge) madvise(base + kept.img_off, kept.img_len, MADV_HUGEPAGE);
+    have = 0;
+  }
   int prot_err = 0;
   if (need > acc) {
     prot_err = mprotect(base + acc, need - acc, PROT_READ | PROT_WRITE);
@@ -257,6 +402,14 @@ static wasmtime_error_t *wh_mem_new(void *env, const wasm_memorytype_t *ty,
     munmap(map, len);
     return wasmtime_error_new("murmur: mprotect failed for a new linear memory");
   }
+  if (img != NULL && have != img->id) {
+    void *p = mmap(base + img->off, img->len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_FIXED,
+                   img->fd, 0);
+    if (p == MAP_FAILED) {
+      munmap(map, len);
+      return wasmtime_error_new("murmur: cannot map the memory image");
+    }
+  }
   wh_mem *m = calloc(1, sizeof(wh_mem));
   m->run = r;
   m->map = map;
@@ -266,6 +419,11 @@ static wasmtime_error_t *wh_mem_new(void *env, const wasm_memorytype_t *ty,
   m->cap = cap;
   m->guard = guard;
   m->huge = huge;
+  if (img != NULL) {
+    m->img_id = img->id;
+    m->img_off = img->off;
+    m->img_len = img->len;
+  }
   r->mem_used += (int64_t)minimum;
   if (r->mem_used > r->mem_peak) r->mem_peak = r->mem_used;
   r->memories++;
@@ -281,7 +439,8 @@ void wh_config_memory(wasm_config_t *cfg) {
   memset(&mc, 0, sizeof mc);
   mc.new_memory = wh_mem_new;
   wasmtime_config_host_memory_creator_set(cfg, &mc);
-  // Required with a custom creator: copy-on-write images would abort.
+  // Required with a custom creator: wasmtime's own copy-on-write images
+  // would abort. Ours (wh_image) take their place for the modules they fit.
   wasmtime_config_memory_init_cow_set(cfg, false);
 }
 
@@ -293,9 +452,12 @@ wasmtime_error_t *wh_instantiate(const wasmtime_component_linker_t *linker,
   // Memories get no store pointer at creation: bind them to this run through a
   // thread-local, restoring the outer value for nested instantiations.
   wh_run *prev = wh_cur_run;
+  const wh_imgset *prev_imgs = wh_cur_imgs;
   wh_cur_run = r;
+  wh_cur_imgs = wh_images_of(comp);
   wasmtime_error_t *err = wasmtime_component_linker_instantiate(linker, ctx, comp, out);
   wh_cur_run = prev;
+  wh_cur_imgs = prev_imgs;
   return err;
 }
 

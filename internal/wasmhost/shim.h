@@ -42,6 +42,30 @@ void wh_run_cancel(wh_run *r);
 void wh_run_arm(wh_run *r, int64_t deadline_ns);
 
 void wh_config_memory(wasm_config_t *cfg);
+
+// wh_image is the initial content of one core module's linear memory, built
+// at compile time from its (then removed) data segments: a sealed memfd
+// mapped MAP_PRIVATE over the start of every new memory of its type, so
+// pages fault in copy-on-write instead of being zeroed and copied.
+typedef struct wh_image {
+  uint64_t id;         // unique in the process, never reused
+  int fd;              // sealed memfd: the image from file offset 0
+  uint64_t min_pages;  // the memory type (wasm pages) it belongs to
+  uint64_t max_pages;  // UINT64_MAX: no maximum
+  size_t off;          // offset in linear memory (page multiple)
+  size_t len;          // bytes mapped (page multiple, <= the minimum - off)
+} wh_image;
+
+// wh_image_fd makes the sealed memfd of an image: n bytes of p, padded
+// with zeros to len. -1 (errno set) on failure.
+int wh_image_fd(const uint8_t *p, size_t n, size_t len);
+// wh_images_register binds n images (copied; ids assigned) to a compiled
+// component: every instantiation of it maps them. 0, or -1 when out of memory.
+int wh_images_register(const wasmtime_component_t *c, const wh_image *imgs, int n);
+void wh_images_unregister(const wasmtime_component_t *c);
+// wh_image_huge: whether a memory that gets an image is still placed for
+// huge pages (1, the default) or uses 4 KiB pages (0). For benchmarks.
+void wh_set_image_huge(int on);
 void wh_store_setup(wasmtime_store_t *store, wh_run *r);
 
 wasmtime_error_t *wh_instantiate(const wasmtime_component_linker_t *linker,
