@@ -344,3 +344,17 @@ func decodePlan(b []byte) ([]memImage, uint64, bool) {
 	}
 	return imgs, total, true
 }
+
+// dropKeptReservations unmaps the memory reservations kept for reuse, so a
+// test decides which one the next memory gets.
+func dropKeptReservations() { C.wh_resv_drop_all() }
+
+// setImageHuge says whether memories with an image use huge pages (the
+// default) or 4 KiB pages: for benchmarks comparing the two.
+func setImageHuge(on bool) {
+	v := C.int(0)
+	if on {
+		v = 1
+	}
+	C.wh_set_image_huge(v)
+}

@@ -181,6 +181,7 @@ func TestImagePristinePerRun(t *testing.T) {
 		c          *Component
 		fill, mark uint32
 	}
+	dropKeptReservations()
 	order := []probe{{a, 0xaaaaaaaa, 0x0a}, {a, 0xaaaaaaaa, 0x0a}, {b, 0xbbbbbbbb, 0x0b}, {a, 0xaaaaaaaa, 0x0a},
 		{b, 0xbbbbbbbb, 0x0b}, {b, 0xbbbbbbbb, 0x0b}, {a, 0xaaaaaaaa, 0x0a}}
 	for round, p := range order {
@@ -227,6 +228,7 @@ func TestImageHandOverToPlain(t *testing.T) {
     (func (export "peek") (param i32) (result i32) (i32.load (local.get 0))))
   (core instance $i (instantiate $m))
   (func (export "peek") (param "at" u32) (result u32) (canon lift (core func $i "peek"))))`)
+	dropKeptReservations()
 	for round := range 6 {
 		c := a
 		if round%2 == 1 {

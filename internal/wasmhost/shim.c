@@ -317,6 +317,13 @@ static void wh_resv_put(wh_mem *m) {
   if (m != NULL) munmap(m->map, m->map_len);
 }
 
+void wh_resv_drop_all(void) {
+  pthread_mutex_lock(&wh_resv_mu);
+  for (int i = 0; i < wh_resv_n; i++) munmap(wh_resv_kept[i].map, wh_resv_kept[i].len);
+  wh_resv_n = 0;
+  pthread_mutex_unlock(&wh_resv_mu);
+}
+
 static void wh_mem_free(void *env) {
   wh_mem *m = env;
   m->run->mem_used -= (int64_t)m->size;

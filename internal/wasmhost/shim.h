@@ -66,6 +66,9 @@ void wh_images_unregister(const wasmtime_component_t *c);
 // wh_image_huge: whether a memory that gets an image is still placed for
 // huge pages (1, the default) or uses 4 KiB pages (0). For benchmarks.
 void wh_set_image_huge(int on);
+// wh_resv_drop_all unmaps every kept reservation (tests: the next memory
+// then takes the reservation they hand over, not an older one).
+void wh_resv_drop_all(void);
 void wh_store_setup(wasmtime_store_t *store, wh_run *r);
 
 wasmtime_error_t *wh_instantiate(const wasmtime_component_linker_t *linker,
