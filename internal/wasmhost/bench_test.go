@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 )
@@ -132,9 +133,17 @@ func BenchmarkLoadCached(b *testing.B) {
 	}
 }
 
+// BenchmarkInstantiate: one fresh instance and its teardown. The Go kit's
+// main module gets a memory image (image.go); "4k-pages" places that memory
+// without huge pages, for the comparison in docs/benchmarks.md.
 func BenchmarkInstantiate(b *testing.B) {
-	for _, name := range []string{"echo_tool.wat", goKitTool} {
-		b.Run(filepath.Base(name), func(b *testing.B) {
+	for _, name := range []string{"echo_tool.wat", goKitTool, goKitTool + "#4k-pages"} {
+		name, variant, _ := strings.Cut(name, "#")
+		b.Run(strings.TrimSuffix(filepath.Base(name)+"/"+variant, "/"), func(b *testing.B) {
+			if variant == "4k-pages" {
+				setImageHuge(false)
+				defer setImageHuge(true)
+			}
 			e := benchEngine(b, false)
 			c, err := e.Compile(benchBinary(b, name))
 			if err != nil {

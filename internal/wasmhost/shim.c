@@ -204,6 +204,7 @@ typedef struct wh_mem {
   size_t cap;        // bytes the memory may grow to in place
   size_t guard;      // the guard size asked for (the reservation's geometry)
   int huge;
+  size_t shift;      // huge: base + shift is on a 2 MiB boundary (see wh_mem_new)
   // The image mapped over [base+img_off, +img_len), 0 for none: pages there
   // come from the image's memfd, copy-on-write.
   uint64_t img_id;
@@ -266,6 +267,7 @@ typedef struct wh_resv {
   uint8_t *map;
   size_t len, guard, cap;
   int huge;
+  size_t shift;
   size_t acc;  // bytes accessible from the memory's base (page multiple)
   uint64_t img_id;  // the image still mapped in it (its copies dropped), or 0
   size_t img_off, img_len;
@@ -277,13 +279,13 @@ static int wh_resv_n;
 
 // wh_resv_take finds a kept reservation of this geometry (true, *out set),
 // preferring one that still maps image img_id (then nothing is remapped).
-static bool wh_resv_take(size_t len, size_t guard, size_t cap, int huge, uint64_t img_id,
-                         wh_resv *out) {
+static bool wh_resv_take(size_t len, size_t guard, size_t cap, int huge, size_t shift,
+                         uint64_t img_id, wh_resv *out) {
   int at = -1;
   pthread_mutex_lock(&wh_resv_mu);
   for (int i = wh_resv_n - 1; i >= 0; i--) {
     wh_resv *k = &wh_resv_kept[i];
-    if (k->len == len && k->guard == guard && k->cap == cap && k->huge == huge) {
+    if (k->len == len && k->guard == guard && k->cap == cap && k->huge == huge && k->shift == shift) {
       if (at < 0 || k->img_id == img_id) at = i;
       if (k->img_id == img_id) break;
     }
@@ -309,8 +311,8 @@ static void wh_resv_put(wh_mem *m) {
   }
   pthread_mutex_lock(&wh_resv_mu);
   if (wh_resv_n < WH_KEEP) {
-    wh_resv_kept[wh_resv_n++] = (wh_resv){m->map,    m->map_len, m->guard,   m->cap,    m->huge,
-                                          acc,       m->img_id,  m->img_off, m->img_len};
+    wh_resv_kept[wh_resv_n++] = (wh_resv){m->map,   m->map_len, m->guard,  m->cap,    m->huge,
+                                          m->shift, acc,        m->img_id, m->img_off, m->img_len};
     m = NULL;
   }
   pthread_mutex_unlock(&wh_resv_mu);
@@ -366,8 +368,12 @@ static wasmtime_error_t *wh_mem_new(void *env, const wasm_memorytype_t *ty,
   }
   int huge = minimum >= WH_HUGE_MIN && (img == NULL || __atomic_load_n(&wh_img_huge, __ATOMIC_SEQ_CST));
   size_t len = guard + cap + guard + (huge ? WH_HUGE : 0);
+  // With an image, the anonymous memory after it is what starts on a huge
+  // page boundary (the image's own pages are 4 KiB file pages): placed
+  // there, the Go heap right after the data faults in 2 MiB at a time.
+  size_t shift = huge && img != NULL ? (img->off + img->len) % WH_HUGE : 0;
   wh_resv kept;
-  bool reused = wh_resv_take(len, guard, cap, huge, img ? img->id : 0, &kept);
+  bool reused = wh_resv_take(len, guard, cap, huge, shift, img ? img->id : 0, &kept);
   void *map = reused ? kept.map
                      : mmap(NULL, len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   if (map == MAP_FAILED) {
@@ -375,9 +381,9 @@ static wasmtime_error_t *wh_mem_new(void *env, const wasm_memorytype_t *ty,
   }
   uint8_t *base = (uint8_t *)map + guard;
   if (huge) {
-    // The extra 2 MiB reserved lets the memory start on a huge-page boundary;
-    // the guard before it only grows.
-    base = (uint8_t *)round_up((size_t)base, WH_HUGE);
+    // The extra 2 MiB reserved lets base + shift fall on a huge-page
+    // boundary; the guard before it only grows.
+    base = (uint8_t *)(round_up((size_t)base + shift, WH_HUGE) - shift);
   }
   // A large memory (a Go guest's heap and data) is faulted in 2 MiB at a
   // time instead of 4 KiB: fewer page faults while its data segments are
@@ -426,6 +432,7 @@ static wasmtime_error_t *wh_mem_new(void *env, const wasm_memorytype_t *ty,
   m->cap = cap;
   m->guard = guard;
   m->huge = huge;
+  m->shift = shift;
   if (img != NULL) {
     m->img_id = img->id;
     m->img_off = img->off;
