@@ -358,3 +358,13 @@ func setImageHuge(on bool) {
 	}
 	C.wh_set_image_huge(v)
 }
+
+// setScrub says whether freed memories are restored in place (the default)
+// or wiped with MADV_DONTNEED: for tests and benchmarks comparing the two.
+func setScrub(on bool) {
+	v := C.int(0)
+	if on {
+		v = 1
+	}
+	C.wh_set_scrub(v)
+}

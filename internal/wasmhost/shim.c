@@ -138,6 +138,12 @@ int wh_images_register(const wasmtime_component_t *c, const wh_image *imgs, int 
     return -1;
   }
   memcpy(copy, imgs, (size_t)n * sizeof *copy);
+  for (int i = 0; i < n; i++) {
+    // A read-only view of the image, to restore the pages a run wrote
+    // (wh_scrub); NULL means those memories are wiped with MADV_DONTNEED.
+    void *src = mmap(NULL, copy[i].len, PROT_READ, MAP_SHARED, copy[i].fd, 0);
+    copy[i].src = src == MAP_FAILED ? NULL : src;
+  }
   s->comp = c;
   s->n = n;
   s->img = copy;
@@ -158,6 +164,9 @@ void wh_images_unregister(const wasmtime_component_t *c) {
       pthread_mutex_unlock(&wh_img_mu);
       // The descriptors are the caller's; mappings of them in kept
       // reservations hold their own references.
+      for (int i = 0; i < s->n; i++) {
+        if (s->img[i].src != NULL) munmap((void *)s->img[i].src, s->img[i].len);
+      }
       free(s->img);
       free(s);
       return;
@@ -209,6 +218,7 @@ typedef struct wh_mem {
   // come from the image's memfd, copy-on-write.
   uint64_t img_id;
   size_t img_off, img_len;
+  const uint8_t *img_src;  // the image's read-only view (NULL: none or unavailable)
 } wh_mem;
 
 static size_t wh_page(void) {
@@ -298,6 +308,84 @@ static bool wh_resv_take(size_t len, size_t guard, size_t cap, int huge, size_t 
   return at >= 0;
 }
 
+// ---- scrubbing in place ------------------------------------------------------
+//
+// Dropping a run's pages (MADV_DONTNEED) makes the next run fault every page
+// it touches back in: allocate, zero, charge, map — about a quarter of a
+// Go-kit call, for the same ~100-200 pages every time. Instead a memory's
+// pages are restored in place: /proc/self/pagemap says which pages of it are
+// present and which are still the image's own file pages; every other
+// present page is set back to what a fresh memory holds there (the image's
+// bytes over the image, zeros elsewhere) and stays mapped, so the next run
+// writes it without a fault. A page not present reads as fresh anyway (zero,
+// or the sealed image). Past WH_RESIDENT_MAX present bytes, or when pagemap
+// cannot be read, the memory is wiped with MADV_DONTNEED as before.
+
+#define WH_RESIDENT_MAX ((size_t)32 << 20)
+#define PM_PRESENT (1ULL << 63)
+#define PM_SWAP (1ULL << 62)
+#define PM_FILE (1ULL << 61)
+
+static int wh_pagemap_fd = -1;
+static pthread_once_t wh_pagemap_once = PTHREAD_ONCE_INIT;
+static int wh_scrub_off;
+
+static void wh_pagemap_open(void) { wh_pagemap_fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC); }
+
+void wh_set_scrub(int on) { __atomic_store_n(&wh_scrub_off, !on, __ATOMIC_SEQ_CST); }
+
+// wh_scrub restores [m->base, +acc) to a fresh memory's content in place; 0
+// when done, -1 when the caller must wipe it instead (nothing was changed
+// that a wipe does not undo).
+static int wh_scrub(wh_mem *m, size_t acc) {
+  if (__atomic_load_n(&wh_scrub_off, __ATOMIC_SEQ_CST)) return -1;
+  if (m->img_id != 0 && m->img_src == NULL) return -1;
+  pthread_once(&wh_pagemap_once, wh_pagemap_open);
+  if (wh_pagemap_fd < 0) return -1;
+  size_t page = wh_page(), n = acc / page;
+  uint64_t *pm = malloc(n * sizeof *pm);
+  if (pm == NULL) return -1;
+  off_t at = (off_t)((uintptr_t)m->base / page * sizeof *pm);
+  size_t want = n * sizeof *pm, got = 0;
+  while (got < want) {
+    ssize_t k = pread(wh_pagemap_fd, (char *)pm + got, want - got, at + (off_t)got);
+    if (k < 0 && errno == EINTR) continue;
+    if (k <= 0) {
+      free(pm);
+      return -1;
+    }
+    got += (size_t)k;
+  }
+  size_t present = 0;
+  for (size_t i = 0; i < n; i++) {
+    if (pm[i] & (PM_PRESENT | PM_SWAP)) present++;
+  }
+  if (present * page > WH_RESIDENT_MAX) {
+    free(pm);
+    return -1;
+  }
+  size_t ilo = m->img_off / page, ihi = (m->img_off + m->img_len) / page;
+  // Each page is left (0: not present, or the image's own unwritten file
+  // page), zeroed (1) or copied back from the image (2); runs of one kind
+  // are restored together.
+#define WH_KIND(i)                                                                     \
+  (!(pm[i] & (PM_PRESENT | PM_SWAP))                                                   \
+       ? 0                                                                             \
+       : (m->img_id != 0 && (i) >= ilo && (i) < ihi) ? ((pm[i] & PM_FILE) ? 0 : 2) : 1)
+  for (size_t i = 0; i < n;) {
+    int kind = WH_KIND(i);
+    size_t j = i + 1;
+    while (j < n && WH_KIND(j) == kind) j++;
+    uint8_t *p = m->base + i * page;
+    if (kind == 1) memset(p, 0, (j - i) * page);
+    if (kind == 2) memcpy(p, m->img_src + (i - ilo) * page, (j - i) * page);
+    i = j;
+  }
+#undef WH_KIND
+  free(pm);
+  return 0;
+}
+
 // wh_resv_put wipes m's pages and keeps its reservation, or unmaps it when
 // the wipe fails or enough are kept. Over an image, MADV_DONTNEED drops the
 // run's private copies: the next touch reads the sealed image again, so a
@@ -305,7 +393,7 @@ static bool wh_resv_take(size_t len, size_t guard, size_t cap, int huge, size_t 
 // that image (and remapped anonymous for any other, see wh_mem_new).
 static void wh_resv_put(wh_mem *m) {
   size_t acc = round_up(m->size, wh_page());
-  if (acc > 0 && madvise(m->base, acc, MADV_DONTNEED) != 0) {
+  if (acc > 0 && wh_scrub(m, acc) != 0 && madvise(m->base, acc, MADV_DONTNEED) != 0) {
     munmap(m->map, m->map_len);
     return;
   }
@@ -437,6 +525,7 @@ static wasmtime_error_t *wh_mem_new(void *env, const wasm_memorytype_t *ty,
     m->img_id = img->id;
     m->img_off = img->off;
     m->img_len = img->len;
+    m->img_src = img->src;
   }
   r->mem_used += (int64_t)minimum;
   if (r->mem_used > r->mem_peak) r->mem_peak = r->mem_used;

@@ -54,6 +54,7 @@ typedef struct wh_image {
   uint64_t max_pages;  // UINT64_MAX: no maximum
   size_t off;          // offset in linear memory (page multiple)
   size_t len;          // bytes mapped (page multiple, <= the minimum - off)
+  const uint8_t *src;  // set by wh_images_register: a read-only view of fd
 } wh_image;
 
 // wh_image_fd makes the sealed memfd of an image: n bytes of p, padded
@@ -69,6 +70,9 @@ void wh_set_image_huge(int on);
 // wh_resv_drop_all unmaps every kept reservation (tests: the next memory
 // then takes the reservation they hand over, not an older one).
 void wh_resv_drop_all(void);
+// wh_set_scrub: whether freed memories are restored in place (1, the
+// default) or wiped with MADV_DONTNEED (0). For tests and benchmarks.
+void wh_set_scrub(int on);
 void wh_store_setup(wasmtime_store_t *store, wh_run *r);
 
 wasmtime_error_t *wh_instantiate(const wasmtime_component_linker_t *linker,
