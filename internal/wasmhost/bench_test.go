@@ -134,16 +134,23 @@ func BenchmarkLoadCached(b *testing.B) {
 }
 
 // BenchmarkInstantiate: one fresh instance and its teardown. The Go kit's
-// main module gets a memory image (image.go); "4k-pages" places that memory
-// without huge pages, for the comparison in docs/benchmarks.md.
+// main module gets a memory image (image.go), and freed memories are
+// restored in place (shim.c, wh_scrub). For the comparisons in
+// docs/benchmarks.md: "4k-pages" places the imaged memory without huge
+// pages, "dontneed" wipes freed memories with MADV_DONTNEED instead.
 func BenchmarkInstantiate(b *testing.B) {
-	for _, name := range []string{"echo_tool.wat", goKitTool, goKitTool + "#4k-pages"} {
+	for _, name := range []string{"echo_tool.wat", goKitTool, goKitTool + "#4k-pages", goKitTool + "#dontneed"} {
 		name, variant, _ := strings.Cut(name, "#")
 		b.Run(strings.TrimSuffix(filepath.Base(name)+"/"+variant, "/"), func(b *testing.B) {
-			if variant == "4k-pages" {
+			switch variant {
+			case "4k-pages":
 				setImageHuge(false)
 				defer setImageHuge(true)
+			case "dontneed":
+				setScrub(false)
+				defer setScrub(true)
 			}
+			dropKeptReservations()
 			e := benchEngine(b, false)
 			c, err := e.Compile(benchBinary(b, name))
 			if err != nil {

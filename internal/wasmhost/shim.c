@@ -249,7 +249,10 @@ static wasmtime_error_t *wh_mem_grow(void *env, size_t new_size) {
     m->run->refused++;
     return wasmtime_error_new("murmur: memory limit reached");
   }
-  if (mprotect(m->base, round_up(new_size, wh_page()), PROT_READ | PROT_WRITE) != 0) {
+  // Only the pages added: from the base, mprotect walks every VMA of the
+  // memory (the image's among them) on each of a Go guest's many small grows.
+  size_t from = round_up(m->size, wh_page()), to = round_up(new_size, wh_page());
+  if (to > from && mprotect(m->base + from, to - from, PROT_READ | PROT_WRITE) != 0) {
     return wasmtime_error_new("murmur: mprotect failed while growing memory");
   }
   m->size = new_size;
