@@ -665,17 +665,48 @@ func (i *Instance) watched(ctx context.Context, body func(done func()) callOut) 
 	var once sync.Once
 	done := func() { once.Do(disarm) }
 	ch := make(chan callOut, 1)
-	go func() {
+	onWorker(func() {
 		o := body(done)
 		done()
 		ch <- o
-	}()
+	})
 	o, finished := r.await(ctx, ch)
 	if !finished {
 		r.peak = int64(r.c.mem_peak)
 		i.stuck = ch
 	}
 	return o, finished
+}
+
+// Watched calls run on kept worker goroutines rather than a new goroutine
+// each: a new one starts with a small stack and grows it (copying, with
+// the runtime's stack-map lookups) in the cgo call path every time, ~3 % of
+// a Go-kit tool call. A worker whose call is stuck in native code stays
+// with it; at most idleWorkers wait for work.
+const idleWorkers = 8
+
+var workers = make(chan chan func(), idleWorkers)
+
+func onWorker(f func()) {
+	select {
+	case w := <-workers:
+		w <- f
+	default:
+		w := make(chan func(), 1)
+		w <- f
+		go work(w)
+	}
+}
+
+func work(w chan func()) {
+	for f := range w {
+		f()
+		select {
+		case workers <- w:
+		default:
+			return // enough idle workers
+		}
+	}
 }
 
 // await waits for a call's goroutine (finished = true), or gives up on it
