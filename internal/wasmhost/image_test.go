@@ -358,3 +358,13 @@ func TestImageCache(t *testing.T) {
 	load(false)
 	load(true)
 }
+
+// TestFreshWithoutScrub: the same guarantees with freed memories wiped by
+// MADV_DONTNEED (what happens past the resident cap or without pagemap).
+func TestFreshWithoutScrub(t *testing.T) {
+	setScrub(false)
+	defer setScrub(true)
+	t.Run("reuse", TestReservationReuseIsFresh)
+	t.Run("pristine", TestImagePristinePerRun)
+	t.Run("handover", TestImageHandOverToPlain)
+}
