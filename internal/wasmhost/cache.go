@@ -206,9 +206,9 @@ func (e *Engine) cacheMAC(nonce []byte, name string, identity []byte) []byte {
 // (/proc/self/fd/N), which maps it instead of copying it. The file verified
 // is the file loaded: the descriptor cannot be re-pointed, and a write to
 // the file after the check would have to race this very load. The .img file
-// is read whole through its verified descriptor (into sealed memfds by
-// bindImages), so a later write to it reaches no run.
-func (e *Engine) cacheLoad(name string) (*C.wasmtime_component_t, []memImage) {
+// is returned open (its verified descriptor) with its identity: runs map the
+// images from it, checking that identity each time (bindImages).
+func (e *Engine) cacheLoad(name string) (*C.wasmtime_component_t, *cachedImages) {
 	p := filepath.Join(e.cacheDir, name+".cwasm")
 	mp := filepath.Join(e.cacheDir, name+".mac")
 	ip := filepath.Join(e.cacheDir, name+".img")
@@ -217,7 +217,7 @@ func (e *Engine) cacheLoad(name string) (*C.wasmtime_component_t, []memImage) {
 		return nil, nil
 	}
 	defer f.Close()
-	bad := func(why string) (*C.wasmtime_component_t, []memImage) {
+	bad := func(why string) (*C.wasmtime_component_t, *cachedImages) {
 		e.log.Warn("wasmhost: compiled cache entry rejected; deleting and rebuilding", "path", p, "reason", why)
 		os.Remove(p)
 		os.Remove(mp)
@@ -238,27 +238,22 @@ func (e *Engine) cacheLoad(name string) (*C.wasmtime_component_t, []memImage) {
 	if !ok {
 		return bad("malformed MAC file")
 	}
-	var imgID []byte
+	var ci *cachedImages
 	if len(imgs) > 0 {
 		fi, err := os.Open(ip)
 		if err != nil {
 			return bad("its memory images are missing")
 		}
-		defer fi.Close()
-		var isize int64
-		imgID, isize, err = fileIdentity(fi)
+		imgID, isize, err := fileIdentity(fi)
 		if err != nil || uint64(isize) != total {
+			fi.Close()
 			return bad("its memory images are unreadable or of the wrong size")
 		}
 		if !hmac.Equal(mac[m+nonceSize:m+nonceSize+tagSize], e.cacheMAC(mac[m:m+nonceSize], name, entryAD(id, plan, imgID))) {
+			fi.Close()
 			return bad("MAC mismatch (the files changed since they were written, or another key wrote them)")
 		}
-		for k := range imgs {
-			imgs[k].data = imgs[k].data[:cap(imgs[k].data)]
-			if _, err := io.ReadFull(fi, imgs[k].data); err != nil {
-				return bad("cannot read its memory images")
-			}
-		}
+		ci = &cachedImages{imgs: imgs, file: fi, id: imgID}
 	} else if !hmac.Equal(mac[m+nonceSize:m+nonceSize+tagSize], e.cacheMAC(mac[m:m+nonceSize], name, entryAD(id, plan, nil))) {
 		return bad("MAC mismatch (the file changed since it was written, or another key wrote it)")
 	}
@@ -267,19 +262,35 @@ func (e *Engine) cacheLoad(name string) (*C.wasmtime_component_t, []memImage) {
 		fdPath := C.CString(fmt.Sprintf("/proc/self/fd/%d", f.Fd()))
 		defer C.free(unsafe.Pointer(fdPath))
 		if cerr := C.wasmtime_component_deserialize_file(e.e, fdPath, &out); cerr == nil {
-			return out, imgs
+			return out, ci
 		} else {
 			errorText(cerr) // e.g. no /proc: fall back to reading the descriptor
 		}
 	}
 	data, err := io.ReadAll(f)
 	if err != nil || int64(len(data)) != size {
+		ci.close()
 		return bad("cannot read it")
 	}
 	if cerr := C.wasmtime_component_deserialize(e.e, (*C.uint8_t)(unsafe.Pointer(&data[0])), C.size_t(len(data)), &out); cerr != nil {
+		ci.close()
 		return bad("wasmtime refused it: " + firstLine(errorText(cerr)))
 	}
-	return out, imgs
+	return out, ci
+}
+
+// cachedImages are a cache entry's verified images: their plan, the open
+// .img file and the identity its MAC covered.
+type cachedImages struct {
+	imgs []memImage
+	file *os.File
+	id   []byte
+}
+
+func (c *cachedImages) close() {
+	if c != nil {
+		c.file.Close()
+	}
 }
 
 // cacheStore writes an entry: the payload (and the images' bytes) to
@@ -323,9 +334,9 @@ func (e *Engine) cacheStore(name string, payload []byte, imgs []memImage) error 
 	}
 	var imgID []byte
 	if len(imgs) > 0 {
-		var all []byte
+		all := make([]byte, imageFileLayout(imgs))
 		for _, im := range imgs {
-			all = append(all, im.data...)
+			copy(all[im.fileOff:], im.data)
 		}
 		if imgID, err = written(name+".img", all); err != nil {
 			return err

@@ -9,6 +9,7 @@ import "C"
 import (
 	"bytes"
 	"fmt"
+	"os"
 	"strings"
 	"sync"
 	"unsafe"
@@ -188,8 +189,12 @@ func (e *Engine) compile(wasm []byte, o CompileOptions, notify bool) (*Component
 	var name string
 	if e.cacheDir != "" {
 		name = cacheName(sourceID(wasm, o.Digest))
-		if out, imgs := e.cacheLoad(name); out != nil {
-			return e.newComponent(out, true, imgs)
+		if out, ci := e.cacheLoad(name); out != nil {
+			if ci == nil {
+				return e.newComponent(out, true, nil, nil, nil)
+			}
+			defer ci.close() // bindImages keeps its own descriptor
+			return e.newComponent(out, true, ci.imgs, ci.file, ci.id)
 		}
 	}
 	if notify && e.onCompile != nil {
@@ -217,7 +222,7 @@ func (e *Engine) compile(wasm []byte, o CompileOptions, notify bool) (*Component
 			}
 		}
 	}
-	return e.newComponent(out, false, imgs)
+	return e.newComponent(out, false, imgs, nil, nil)
 }
 
 func firstLine(s string) string {
@@ -228,8 +233,10 @@ func firstLine(s string) string {
 	return s
 }
 
-func (e *Engine) newComponent(cc *C.wasmtime_component_t, cached bool, imgs []memImage) (*Component, error) {
-	fds, err := bindImages(cc, imgs)
+// newComponent wraps a compiled component; imgs are its memory images (see
+// bindImages for imgFile and imgID).
+func (e *Engine) newComponent(cc *C.wasmtime_component_t, cached bool, imgs []memImage, imgFile *os.File, imgID []byte) (*Component, error) {
+	fds, err := bindImages(cc, imgs, imgFile, imgID)
 	if err != nil {
 		C.wasmtime_component_delete(cc)
 		return nil, diag.Wrap(err, "E-RUN-100", "cannot prepare the component's memory").

@@ -59,11 +59,13 @@ type memType struct {
 	minPages, maxPages uint64
 }
 
-// memImage is one module's initial memory: data from byte off of it.
+// memImage is one module's initial memory: size bytes from byte off of it,
+// held in data (just compiled) or at fileOff in a cache entry's .img file.
 type memImage struct {
 	memType
-	off  uint64
-	data []byte
+	off, size uint64
+	data      []byte
+	fileOff   uint64
 }
 
 // prepareData returns the component to compile: the modules that qualify
@@ -255,13 +257,17 @@ func imageModule(b []byte, counts map[memType]int) ([]byte, *memImage) {
 		copy(data[uint64(s.off)-lo:], s.data)
 	}
 	secs = append(secs[:dataAt:dataAt], secs[dataAt+1:]...)
-	return writeSections(b[:8], secs), &memImage{memType: types[0], off: lo, data: data}
+	return writeSections(b[:8], secs), &memImage{memType: types[0], off: lo, size: uint64(len(data)), data: data}
 }
 
-// bindImages makes one sealed memfd per image and registers them for cc, so
-// every instantiation of cc maps them (shim.c). The descriptors are the
-// component's, closed by unbindImages.
-func bindImages(cc *C.wasmtime_component_t, imgs []memImage) ([]C.int, error) {
+// bindImages registers imgs for cc, so every instantiation of cc maps them
+// (shim.c). Without a file, each image's bytes go to a sealed memfd of its
+// own. With one (a cache entry's verified .img, whose identity id was
+// checked against its MAC), the images are mapped from the file itself at
+// their offsets, and every memory made from them first checks that the
+// file's identity is still id (see RATIONALE.md, "Compile cache"). The
+// descriptors returned are the component's, closed by unbindImages.
+func bindImages(cc *C.wasmtime_component_t, imgs []memImage, file *os.File, id []byte) ([]C.int, error) {
 	if len(imgs) == 0 {
 		return nil, nil
 	}
@@ -274,18 +280,42 @@ func bindImages(cc *C.wasmtime_component_t, imgs []memImage) ([]C.int, error) {
 		}
 		return nil, err
 	}
+	var st syscall.Stat_t
+	if file != nil {
+		fd, err := syscall.Dup(int(file.Fd()))
+		if err != nil {
+			return fail(fmt.Errorf("cannot keep the memory images open: %w", err))
+		}
+		syscall.CloseOnExec(fd)
+		fds = append(fds, C.int(fd))
+		if now, _, err := fileIdentity(file); err != nil || !bytes.Equal(now, id) {
+			return fail(errors.New("the memory images changed while they were loaded"))
+		}
+		if err := syscall.Fstat(fd, &st); err != nil {
+			return fail(err)
+		}
+	}
 	for k, im := range imgs {
-		if im.off%page != 0 || len(im.data) == 0 {
+		if im.off%page != 0 || im.size == 0 || im.fileOff%page != 0 {
 			return fail(errors.New("a memory image is not page-aligned on this host"))
 		}
-		n := (uint64(len(im.data)) + page - 1) / page * page
-		fd, err := C.wh_image_fd((*C.uint8_t)(unsafe.Pointer(&im.data[0])), C.size_t(len(im.data)), C.size_t(n))
-		if fd < 0 {
-			return fail(fmt.Errorf("cannot make a memory image: %w", err))
-		}
-		fds = append(fds, fd)
-		cimgs[k] = C.wh_image{fd: fd, min_pages: C.uint64_t(im.minPages), max_pages: C.uint64_t(im.maxPages),
+		n := (im.size + page - 1) / page * page
+		ci := C.wh_image{min_pages: C.uint64_t(im.minPages), max_pages: C.uint64_t(im.maxPages),
 			off: C.size_t(im.off), len: C.size_t(n)}
+		if file != nil {
+			ci.fd, ci.file_off, ci.check = fds[0], C.int64_t(im.fileOff), 1
+			ci.dev, ci.ino, ci.size = C.uint64_t(st.Dev), C.uint64_t(st.Ino), C.int64_t(st.Size)
+			ci.mtime_s, ci.mtime_ns = C.int64_t(st.Mtim.Sec), C.int64_t(st.Mtim.Nsec)
+			ci.ctime_s, ci.ctime_ns = C.int64_t(st.Ctim.Sec), C.int64_t(st.Ctim.Nsec)
+		} else {
+			fd, err := C.wh_image_fd((*C.uint8_t)(unsafe.Pointer(&im.data[0])), C.size_t(len(im.data)), C.size_t(n))
+			if fd < 0 {
+				return fail(fmt.Errorf("cannot make a memory image: %w", err))
+			}
+			fds = append(fds, fd)
+			ci.fd = fd
+		}
+		cimgs[k] = ci
 	}
 	if C.wh_images_register(cc, &cimgs[0], C.int(len(cimgs))) != 0 {
 		return fail(syscall.ENOMEM)
@@ -304,13 +334,29 @@ func unbindImages(cc *C.wasmtime_component_t, fds []C.int) {
 	}
 }
 
+// imageAlign is where each image starts in a cache entry's .img file: a
+// multiple of any host page size, so it can be mapped from there.
+const imageAlign = 65536
+
+// imageFileLayout sets each image's offset in the .img file and returns the
+// file's size.
+func imageFileLayout(imgs []memImage) uint64 {
+	var at uint64
+	for k := range imgs {
+		imgs[k].fileOff = at
+		at += (imgs[k].size + imageAlign - 1) / imageAlign * imageAlign
+	}
+	return at
+}
+
 // encodePlan is what the cache keeps (MACed) about a component's images:
 // per image its memory type, offset and length; the bytes go to the .img
-// file, concatenated in the same order.
+// file in the same order, each from a multiple of imageAlign
+// (imageFileLayout).
 func encodePlan(imgs []memImage) []byte {
 	out := binary.LittleEndian.AppendUint32(nil, uint32(len(imgs)))
 	for _, im := range imgs {
-		for _, v := range []uint64{im.minPages, im.maxPages, im.off, uint64(len(im.data))} {
+		for _, v := range []uint64{im.minPages, im.maxPages, im.off, im.size} {
 			out = binary.LittleEndian.AppendUint64(out, v)
 		}
 	}
@@ -320,8 +366,8 @@ func encodePlan(imgs []memImage) []byte {
 // maxImages bounds a plan read back from the cache.
 const maxImages = 64
 
-// decodePlan reads encodePlan's output: the images without their bytes, and
-// how many bytes the .img file must hold.
+// decodePlan reads encodePlan's output: the images without their bytes
+// (their offsets in the .img file set), and how large that file must be.
 func decodePlan(b []byte) ([]memImage, uint64, bool) {
 	if len(b) < 4 {
 		return nil, 0, false
@@ -331,18 +377,15 @@ func decodePlan(b []byte) ([]memImage, uint64, bool) {
 		return nil, 0, false
 	}
 	imgs := make([]memImage, n)
-	var total uint64
 	for k := range imgs {
 		p := b[4+32*k:]
 		v := func(i int) uint64 { return binary.LittleEndian.Uint64(p[8*i:]) }
-		l := v(3)
-		if l == 0 || l > 1<<32 || v(2) > 1<<32 {
+		if v(3) == 0 || v(3) > 1<<32 || v(2) > 1<<32 {
 			return nil, 0, false
 		}
-		imgs[k] = memImage{memType: memType{v(0), v(1)}, off: v(2), data: make([]byte, 0, l)}
-		total += l
+		imgs[k] = memImage{memType: memType{v(0), v(1)}, off: v(2), size: v(3)}
 	}
-	return imgs, total, true
+	return imgs, imageFileLayout(imgs), true
 }
 
 // dropKeptReservations unmaps the memory reservations kept for reuse, so a

@@ -368,3 +368,55 @@ func TestFreshWithoutScrub(t *testing.T) {
 	t.Run("pristine", TestImagePristinePerRun)
 	t.Run("handover", TestImageHandOverToPlain)
 }
+
+// TestImageCacheFileChangedWhileLoaded: a component loaded from the cache
+// maps its images from the entry's .img file; once that file is written
+// (here: the same bytes again), no new memory is made from it.
+func TestImageCacheFileChangedWhileLoaded(t *testing.T) {
+	dir := t.TempDir()
+	bin, err := parseWAT([]byte(imageProbe(4, 0xaa, "\\0a", 200000, "")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for round := range 2 {
+		e, err := NewEngine(Config{CacheDir: dir})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := e.Compile(bin)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.FromCache != (round == 1) {
+			t.Fatalf("round %d: FromCache %v", round, c.FromCache)
+		}
+		i, err := instantiateFull(e, bg, c, RunConfig{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if v := peek(t, i, 100000); v != 0xaaaaaaaa {
+			t.Fatalf("%#x", v)
+		}
+		i.Close()
+		if round == 1 {
+			imgFiles, _ := filepath.Glob(filepath.Join(dir, "*.img"))
+			same, err := os.ReadFile(imgFiles[0])
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(imgFiles[0], same, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			i, err := instantiateFull(e, bg, c, RunConfig{})
+			if err == nil {
+				i.Close()
+				t.Fatal("instantiated from an image file written after its check")
+			}
+			if !strings.Contains(err.Error(), "changed since it was verified") {
+				t.Fatalf("error %v", err)
+			}
+		}
+		c.Close()
+		e.Close()
+	}
+}

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -141,7 +142,7 @@ int wh_images_register(const wasmtime_component_t *c, const wh_image *imgs, int 
   for (int i = 0; i < n; i++) {
     // A read-only view of the image, to restore the pages a run wrote
     // (wh_scrub); NULL means those memories are wiped with MADV_DONTNEED.
-    void *src = mmap(NULL, copy[i].len, PROT_READ, MAP_SHARED, copy[i].fd, 0);
+    void *src = mmap(NULL, copy[i].len, PROT_READ, MAP_PRIVATE, copy[i].fd, copy[i].file_off);
     copy[i].src = src == MAP_FAILED ? NULL : src;
   }
   s->comp = c;
@@ -188,6 +189,17 @@ static const wh_imgset *wh_images_of(const wasmtime_component_t *c) {
   }
   pthread_mutex_unlock(&wh_img_mu);
   return found;
+}
+
+// wh_image_unchanged: the cache file behind img has the identity verified at
+// load (any write, truncation or replacement changes its size or ctime).
+static bool wh_image_unchanged(const wh_image *img) {
+  struct stat st;
+  if (fstat(img->fd, &st) != 0) return false;
+  return (uint64_t)st.st_dev == img->dev && (uint64_t)st.st_ino == img->ino &&
+         (int64_t)st.st_size == img->size && (int64_t)st.st_mtim.tv_sec == img->mtime_s &&
+         (int64_t)st.st_mtim.tv_nsec == img->mtime_ns && (int64_t)st.st_ctim.tv_sec == img->ctime_s &&
+         (int64_t)st.st_ctim.tv_nsec == img->ctime_ns;
 }
 
 // wh_image_for is the image for a new memory of type ty, or NULL.
@@ -457,6 +469,11 @@ static wasmtime_error_t *wh_mem_new(void *env, const wasm_memorytype_t *ty,
   if (img != NULL && (img->off + img->len > round_up(minimum, page) || img->len % page || img->off % page)) {
     return wasmtime_error_new("murmur: a memory image does not fit its memory");
   }
+  if (img != NULL && img->check && !wh_image_unchanged(img)) {
+    // Mapped pages come from the cache file itself: one written since its
+    // MAC was checked is not used.
+    return wasmtime_error_new("murmur: a memory image in the compile cache changed since it was verified");
+  }
   int huge = minimum >= WH_HUGE_MIN && (img == NULL || __atomic_load_n(&wh_img_huge, __ATOMIC_SEQ_CST));
   size_t len = guard + cap + guard + (huge ? WH_HUGE : 0);
   // With an image, the anonymous memory after it is what starts on a huge
@@ -508,7 +525,7 @@ static wasmtime_error_t *wh_mem_new(void *env, const wasm_memorytype_t *ty,
   }
   if (img != NULL && have != img->id) {
     void *p = mmap(base + img->off, img->len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_FIXED,
-                   img->fd, 0);
+                   img->fd, img->file_off);
     if (p == MAP_FAILED) {
       munmap(map, len);
       return wasmtime_error_new("murmur: cannot map the memory image");

@@ -54,6 +54,12 @@ typedef struct wh_image {
   uint64_t max_pages;  // UINT64_MAX: no maximum
   size_t off;          // offset in linear memory (page multiple)
   size_t len;          // bytes mapped (page multiple, <= the minimum - off)
+  int64_t file_off;    // where in fd the image starts (page multiple)
+  // check: fd is a cache file, not a sealed memfd; every memory created
+  // from it first checks that fd's identity is still the one verified.
+  int check;
+  uint64_t dev, ino;
+  int64_t size, mtime_s, mtime_ns, ctime_s, ctime_ns;
   const uint8_t *src;  // set by wh_images_register: a read-only view of fd
 } wh_image;
 
