@@ -28,7 +28,8 @@ import (
 // ran, built once here. The module is compiled without its data section, and
 // the memory creator (shim.c) maps the image MAP_PRIVATE over the start of
 // every new memory of that module, so pages fault in copy-on-write from one
-// sealed memfd instead of being zeroed and copied.
+// shared copy (a sealed memfd, or the verified cache file) instead of being
+// zeroed and copied.
 //
 // A module gets an image only when the result is byte for byte what
 // wasmtime would have produced:

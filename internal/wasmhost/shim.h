@@ -44,12 +44,13 @@ void wh_run_arm(wh_run *r, int64_t deadline_ns);
 void wh_config_memory(wasm_config_t *cfg);
 
 // wh_image is the initial content of one core module's linear memory, built
-// at compile time from its (then removed) data segments: a sealed memfd
-// mapped MAP_PRIVATE over the start of every new memory of its type, so
-// pages fault in copy-on-write instead of being zeroed and copied.
+// at compile time from its (then removed) data segments: a sealed memfd or
+// a verified cache file mapped MAP_PRIVATE over the start of every new
+// memory of its type, so pages fault in copy-on-write instead of being
+// zeroed and copied.
 typedef struct wh_image {
   uint64_t id;         // unique in the process, never reused
-  int fd;              // sealed memfd: the image from file offset 0
+  int fd;              // sealed memfd, or the cache's .img file (check)
   uint64_t min_pages;  // the memory type (wasm pages) it belongs to
   uint64_t max_pages;  // UINT64_MAX: no maximum
   size_t off;          // offset in linear memory (page multiple)
