@@ -227,7 +227,7 @@ typedef struct wh_mem {
   int huge;
   size_t shift;      // huge: base + shift is on a 2 MiB boundary (see wh_mem_new)
   // The image mapped over [base+img_off, +img_len), 0 for none: pages there
-  // come from the image's memfd, copy-on-write.
+  // come from the image's memfd or cache file, copy-on-write.
   uint64_t img_id;
   size_t img_off, img_len;
   const uint8_t *img_src;  // the image's read-only view (NULL: none or unavailable)
@@ -333,10 +333,13 @@ static bool wh_resv_take(size_t len, size_t guard, size_t cap, int huge, size_t 
 // present page is set back to what a fresh memory holds there (the image's
 // bytes over the image, zeros elsewhere) and stays mapped, so the next run
 // writes it without a fault. A page not present reads as fresh anyway (zero,
-// or the sealed image). Past WH_RESIDENT_MAX present bytes, or when pagemap
-// cannot be read, the memory is wiped with MADV_DONTNEED as before.
+// or the image). Past WH_RESIDENT_MAX present bytes, for a memory larger
+// than WH_SCAN_MAX (its pagemap alone would cost more than the wipe), or
+// when pagemap cannot be read, the memory is wiped with MADV_DONTNEED as
+// before.
 
 #define WH_RESIDENT_MAX ((size_t)32 << 20)
+#define WH_SCAN_MAX ((size_t)256 << 20)
 #define PM_PRESENT (1ULL << 63)
 #define PM_SWAP (1ULL << 62)
 #define PM_FILE (1ULL << 61)
@@ -354,7 +357,7 @@ void wh_set_scrub(int on) { __atomic_store_n(&wh_scrub_off, !on, __ATOMIC_SEQ_CS
 // that a wipe does not undo).
 static int wh_scrub(wh_mem *m, size_t acc) {
   if (__atomic_load_n(&wh_scrub_off, __ATOMIC_SEQ_CST)) return -1;
-  if (m->img_id != 0 && m->img_src == NULL) return -1;
+  if ((m->img_id != 0 && m->img_src == NULL) || acc > WH_SCAN_MAX) return -1;
   pthread_once(&wh_pagemap_once, wh_pagemap_open);
   if (wh_pagemap_fd < 0) return -1;
   size_t page = wh_page(), n = acc / page;
@@ -403,7 +406,7 @@ static int wh_scrub(wh_mem *m, size_t acc) {
 
 // wh_resv_put wipes m's pages and keeps its reservation, or unmaps it when
 // the wipe fails or enough are kept. Over an image, MADV_DONTNEED drops the
-// run's private copies: the next touch reads the sealed image again, so a
+// run's private copies: the next touch reads the image again, so a
 // reservation kept with its image mapped is pristine for the next memory of
 // that image (and remapped anonymous for any other, see wh_mem_new).
 static void wh_resv_put(wh_mem *m) {
