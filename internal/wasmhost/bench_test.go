@@ -139,6 +139,8 @@ func BenchmarkLoadCached(b *testing.B) {
 // docs/benchmarks.md: "4k-pages" places the imaged memory without huge
 // pages, "dontneed" wipes freed memories with MADV_DONTNEED instead.
 func BenchmarkInstantiate(b *testing.B) {
+	e, outer := benchEngine(b, false), b
+	compiled := map[string]*Component{} // the variants share one compile
 	for _, name := range []string{"echo_tool.wat", goKitTool, goKitTool + "#4k-pages", goKitTool + "#dontneed"} {
 		name, variant, _ := strings.Cut(name, "#")
 		b.Run(strings.TrimSuffix(filepath.Base(name)+"/"+variant, "/"), func(b *testing.B) {
@@ -151,12 +153,15 @@ func BenchmarkInstantiate(b *testing.B) {
 				defer setScrub(true)
 			}
 			dropKeptReservations()
-			e := benchEngine(b, false)
-			c, err := e.Compile(benchBinary(b, name))
-			if err != nil {
-				b.Fatal(err)
+			c := compiled[name]
+			if c == nil {
+				var err error
+				if c, err = e.Compile(benchBinary(b, name)); err != nil {
+					b.Fatal(err)
+				}
+				compiled[name] = c
+				outer.Cleanup(func() { c.Close() })
 			}
-			defer c.Close()
 			rc := benchRunConfig(b)
 			b.ReportAllocs()
 			cpu0, flt0 := usage(b)
