@@ -36,6 +36,10 @@ func FuzzCompile(f *testing.F) {
 	f.Add([]byte(strings.Repeat("(component ", 20000)))
 	f.Add([]byte("(component (core module (func (export \"f\") " + strings.Repeat("(block ", 20000) + ")))"))
 	f.Add([]byte("(component (core module (memory 65536 65536)) (core module (table 100000000 funcref)))"))
+	// A module that gets a memory image, and one whose data is too sparse
+	// for one (64 KiB at 0, one byte near 4 GiB: no 4 GiB image is built).
+	f.Add([]byte(imageProbe(4, 0x5a, "\\01", 200000, "")))
+	f.Add([]byte(`(component (core module (memory 65536) (data (i32.const 0) "` + strings.Repeat("\\01", 70000) + `") (data (i32.const 4294967290) "\\02")))`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		c, err := testEngine.Compile(data)
 		if err != nil {

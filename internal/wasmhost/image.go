@@ -41,6 +41,8 @@ import (
 //     memory.init or data.drop would find them gone);
 //   - every segment ends within the memory's minimum size: instantiation
 //     could not have failed on one, and the image fits the memory;
+//   - the data is not sparse (see maxImageBytes and imageModule): the image
+//     holds every gap as zeros;
 //   - no other core module of the component defines a memory of the same
 //     type: the creator knows a memory only by its type, so that type must
 //     name this module's memory alone (the same module instantiated twice
@@ -51,6 +53,9 @@ import (
 // imageMinBytes is the least data a module must carry to get an image:
 // below it copying is cheaper than mapping (a WAT guest's few bytes).
 var imageMinBytes = 64 << 10
+
+// maxImageBytes bounds one image.
+const maxImageBytes = 256 << 20
 
 // noMaxPages is a memory type without a maximum.
 const noMaxPages = ^uint64(0)
@@ -248,11 +253,13 @@ func imageModule(b []byte, counts map[memType]int) ([]byte, *memImage) {
 		}
 		lo, hi, total = min(lo, uint64(s.off)), max(hi, end), total+len(s.data)
 	}
-	if total < imageMinBytes || hi <= lo {
-		return nil, nil
-	}
 	// From a wasm page boundary: page-aligned for any host page size.
 	lo &^= 65535
+	// Sparse data is left to be copied: the image spans every gap, and a
+	// hostile module could otherwise make us allocate gigabytes of zeros.
+	if total < imageMinBytes || hi <= lo || hi-lo > 2*uint64(total)+1<<20 || hi-lo > maxImageBytes {
+		return nil, nil
+	}
 	data := make([]byte, hi-lo)
 	for _, s := range segs {
 		copy(data[uint64(s.off)-lo:], s.data)
@@ -283,16 +290,16 @@ func bindImages(cc *C.wasmtime_component_t, imgs []memImage, file *os.File, id [
 	}
 	var st syscall.Stat_t
 	if file != nil {
-		fd, err := syscall.Dup(int(file.Fd()))
-		if err != nil {
-			return fail(fmt.Errorf("cannot keep the memory images open: %w", err))
+		// F_DUPFD_CLOEXEC: a process started meanwhile never inherits it.
+		fd, _, errno := syscall.Syscall(syscall.SYS_FCNTL, file.Fd(), syscall.F_DUPFD_CLOEXEC, 0)
+		if errno != 0 {
+			return fail(fmt.Errorf("cannot keep the memory images open: %w", errno))
 		}
-		syscall.CloseOnExec(fd)
 		fds = append(fds, C.int(fd))
 		if now, _, err := fileIdentity(file); err != nil || !bytes.Equal(now, id) {
 			return fail(errors.New("the memory images changed while they were loaded"))
 		}
-		if err := syscall.Fstat(fd, &st); err != nil {
+		if err := syscall.Fstat(int(fd), &st); err != nil {
 			return fail(err)
 		}
 	}

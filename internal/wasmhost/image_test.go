@@ -287,6 +287,16 @@ func TestImageNotShared(t *testing.T) {
 	if _, imgs := prepareData(bin); len(imgs) != 1 {
 		t.Fatalf("%d images with distinct types", len(imgs))
 	}
+	// Sparse data (64 KiB at 0, a few bytes near 4 GiB): no image, so no
+	// 4 GiB of zeros built for it.
+	bin, err = parseWAT([]byte(`(component (core module (memory 65536) (data (i32.const 0) "` +
+		strings.Repeat("\\01", 70000) + `") (data (i32.const 4294967290) "\\02")))`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, imgs := prepareData(bin); len(imgs) != 0 {
+		t.Fatal("an image for sparse data")
+	}
 	// A segment past the memory's minimum: no image (instantiation must
 	// still fail as it would have).
 	bin, err = parseWAT([]byte(imageProbe(2, 0xaa, "\\0a", 200000, "")))
