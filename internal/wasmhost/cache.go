@@ -46,8 +46,9 @@ import (
 // digest of the component's bytes (CompileOptions.Digest: the hash its
 // resolve already computed) or, without one, the SHA-256 of the bytes.
 // <name>.cwasm is the serialized component as wasmtime wrote it (so wasmtime
-// can map it); <name>.img the bytes of its memory images (image.go),
-// concatenated, when it has any; <name>.mac is magic (8 bytes) || nonce (12)
+// can map it); <name>.img the bytes of its memory images (image.go), each
+// from a multiple of 64 KiB so runs can map them from the file, when it has
+// any; <name>.mac is magic (8 bytes) || nonce (12)
 // || tag (16) || plan (encodePlan). The MAC covers the .cwasm's identity,
 // the plan and the .img's identity together: code compiled without its data
 // segments never loads without the images it was compiled with.

@@ -42,8 +42,9 @@ type Component struct {
 	// component that can use them.
 	importsFS, importsStdout, importsStderr bool
 
-	// imgFDs are the sealed memfds of its memory images (image.go), bound
-	// to c in shim.c's registry until free.
+	// imgFDs are the descriptors its memory images are mapped from (sealed
+	// memfds, or its cache entry's .img file: image.go), bound to c in
+	// shim.c's registry until free.
 	imgFDs []C.int
 
 	mu      sync.Mutex
