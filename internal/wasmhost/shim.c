@@ -410,6 +410,15 @@ static int wh_scrub(wh_mem *m, size_t acc) {
 // reservation kept with its image mapped is pristine for the next memory of
 // that image (and remapped anonymous for any other, see wh_mem_new).
 static void wh_resv_put(wh_mem *m) {
+  pthread_mutex_lock(&wh_resv_mu);
+  bool room = wh_resv_n < WH_KEEP;
+  pthread_mutex_unlock(&wh_resv_mu);
+  if (!room) {
+    // Enough kept already (another may free one meanwhile: then one fewer
+    // is kept, never a dirty one): no restoring for nothing.
+    munmap(m->map, m->map_len);
+    return;
+  }
   size_t acc = round_up(m->size, wh_page());
   if (acc > 0 && wh_scrub(m, acc) != 0 && madvise(m->base, acc, MADV_DONTNEED) != 0) {
     munmap(m->map, m->map_len);
