@@ -92,6 +92,12 @@ type httpRun struct {
 	sem       chan struct{}
 	transport *http.Transport
 	wg        sync.WaitGroup
+	// stale are streams the host opened early for bodies the guest gave
+	// up on; they are dropped at the run's next wasi:http call, where the
+	// store is certainly the host's to use (a guest's resource.drop, which
+	// gives them up, runs inside wasmtime's own table operation).
+	stale []*Resource
+	early int // streams opened early and not yet handed over or given up
 }
 
 func newHTTPRun(g *HTTPGrant) (*httpRun, error) {
@@ -211,17 +217,19 @@ type httpFuture struct {
 	err    Value // an error-code variant
 	taken  bool
 	cancel context.CancelFunc
+	body   *inBody // the response body's spool, made at handle
 }
 
 func (f *httpFuture) drop() {
 	select {
 	case <-f.done:
-		if f.resp == nil || f.taken {
-			return
+		if f.taken {
+			return // the response (or the error) is the guest's
 		}
 	default:
 	}
 	f.cancel() // the guest gave up on the response
+	f.body.release()
 }
 
 type incomingResponse struct {
@@ -231,26 +239,151 @@ type incomingResponse struct {
 	consumed bool
 }
 
+// drop: a response dropped without consume gives up its body.
+func (resp *incomingResponse) drop() {
+	if !resp.consumed {
+		resp.body.drop()
+	}
+}
+
+// inBody is a response body and its spool file. The file is made by the
+// exchange when the head is there, or earlier by openEarly, so that the
+// guest's input-stream over it can be opened (pre) while the exchange waits
+// for the server; the exchange writes it through file.
 type inBody struct {
 	spooled  chan struct{} // closed when the body is on disk (or failed)
-	name     string
-	path     string
-	err      Value // error-code ending the body, or nil
+	pre      *Resource     // the guest's input-stream, opened early; nil once handed over or given up
+	primed   bool          // pre's first read has been started
+	err      Value         // error-code ending the body, or nil
 	trailers [][2]string
 	streamed bool
 	cancel   context.CancelFunc
+	h        *httpRun
+
+	mu     sync.Mutex // the file, shared by the exchange and the guest's calls
+	file   *os.File   // the exchange's writer
+	done   bool       // the exchange is finished with the file
+	name   string
+	path   string
+	linked bool // name is still in the spool directory
 }
 
-// drop: a body dropped unread ends its exchange; its spool file goes
-// when the exchange has stopped writing it.
+// spoolFile returns the body's file, made on first use; nil (and no error)
+// once the exchange is finished without one.
+func (b *inBody) spoolFile() (*os.File, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.file == nil && !b.done {
+		f, name, err := b.h.spool.create("resp")
+		if err != nil {
+			return nil, err
+		}
+		b.file, b.name, b.path, b.linked = f, name, b.h.spool.path(name), true
+	}
+	return b.file, nil
+}
+
+// closeFile is the exchange being finished with the file.
+func (b *inBody) closeFile() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.done = true
+	if b.file != nil {
+		b.file.Close()
+	}
+}
+
+// drop: a body dropped unread ends its exchange and gives up its spool.
 func (b *inBody) drop() {
 	b.cancel()
-	if !b.streamed {
-		go func() {
-			<-b.spooled
-			os.Remove(b.path)
-		}()
+	b.release()
+}
+
+// release gives up what the guest will not read: the early stream
+// (dropped at the run's next wasi:http call) and the file's name (the
+// exchange may still be writing through its descriptor; the data goes
+// with the last descriptor).
+func (b *inBody) release() {
+	if b.pre != nil {
+		b.h.stale = append(b.h.stale, b.pre)
+		b.h.early--
+		b.pre = nil
 	}
+	b.unlink()
+}
+
+func (b *inBody) unlink() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.linked {
+		b.linked = false
+		os.Remove(b.path)
+	}
+}
+
+// maxEarly bounds the streams a run holds opened early (each is a file
+// descriptor in wasmtime); past it incoming-body.stream opens its stream
+// as it did before.
+const maxEarly = 16
+
+// openEarly opens the guest's input-stream over the body's file before the
+// body is there (a file stream reads nothing until the guest reads, and the
+// guest can only read it once incoming-body.stream has waited for the whole
+// body). It is called where the guest is about to wait for the response
+// anyway, so the helper's open-at (a thread handoff inside wasmtime) runs
+// while the exchange waits for the server instead of after it. A failure
+// is left for incoming-body.stream to meet.
+func (b *inBody) openEarly(r *run) {
+	if b.pre != nil || b.streamed || b.h.early >= maxEarly {
+		return
+	}
+	if f, err := b.spoolFile(); f == nil || err != nil {
+		return
+	}
+	b.mu.Lock()
+	name, linked := b.name, b.linked
+	b.mu.Unlock()
+	if !linked {
+		return
+	}
+	s, err := r.openStream(name, false)
+	if err != nil {
+		return
+	}
+	b.pre = s
+	b.h.early++
+	b.unlink() // the stream and the exchange hold the file
+}
+
+// prime starts pre's first read once the body is whole (see primeStream);
+// without a whole body it does nothing.
+func (b *inBody) prime(r *run) {
+	if b.pre == nil || b.primed {
+		return
+	}
+	select {
+	case <-b.spooled:
+	default:
+		return
+	}
+	b.primed = true
+	s, err := r.primeStream(b.pre)
+	if err != nil {
+		// The stream moved into the helper and did not come back: the
+		// guest gets one opened afresh (unprimed) in incoming-body.stream.
+		b.pre = nil
+		b.h.early--
+		return
+	}
+	b.pre = s
+}
+
+// dropStale drops the streams given up since the last wasi:http call.
+func (h *httpRun) dropStale(r *run) {
+	for _, s := range h.stale {
+		r.dropStream(s)
+	}
+	h.stale = h.stale[:0]
 }
 
 type futureTrailers struct {
@@ -277,6 +410,9 @@ func builtinFor(iface, fn string) func(*run, []Value) (Value, error) {
 	return func(r *run, args []Value) (Value, error) {
 		if r.host == nil || r.host.http == nil || r.http == nil {
 			return nil, errNotGranted
+		}
+		if len(r.http.stale) > 0 {
+			r.http.dropStale(r)
 		}
 		first := r.nextRep + 1
 		v, err := impl(r, args)
@@ -655,8 +791,21 @@ var httpTypes = map[string]func(*run, []Value) (Value, error){
 	}),
 	"[method]future-incoming-response.subscribe": func(r *run, a []Value) (Value, error) {
 		if f := objAs[*httpFuture](r, a[0]); f != nil {
+			if !f.taken {
+				f.body.openEarly(r)
+			}
 			if err := r.awaitHTTP(f.done, "[method]future-incoming-response.subscribe"); err != nil {
 				return nil, err
+			}
+			select {
+			case <-f.done:
+				if f.resp != nil && !f.taken {
+					// A small body is whole when the head is announced:
+					// its first read can start while the guest reads the
+					// head.
+					f.body.prime(r)
+				}
+			default:
 			}
 		}
 		return r.subscribe(0, "")
@@ -676,6 +825,7 @@ var httpTypes = map[string]func(*run, []Value) (Value, error){
 		}
 		f.taken = true
 		if f.err != nil {
+			f.body.release()
 			return Some(Ok(Err(f.err))), nil
 		}
 		return Some(Ok(Ok(r.newObj(f.resp)))), nil
@@ -715,18 +865,28 @@ var httpTypes = map[string]func(*run, []Value) (Value, error){
 			// The call's context ended first: the body never arrived.
 			return Err(nil), nil
 		}
-		s, err := r.openStream(b.name, false)
-		os.Remove(r.http.spool.path(b.name)) // the guest's stream holds it open
-		if err != nil {
-			return nil, err
+		if b.pre == nil {
+			s, err := r.openStream(b.name, false)
+			b.unlink() // the guest's stream holds it open
+			if err != nil {
+				return nil, err
+			}
+			return Ok(s), nil
 		}
+		b.prime(r)
+		s := b.pre
+		b.pre = nil
+		b.h.early--
 		return Ok(s), nil
 	},
 	"[static]incoming-body.finish": func(r *run, a []Value) (Value, error) {
 		b := objAs[*inBody](r, a[0])
 		if b == nil {
-			b = &inBody{spooled: make(chan struct{}), err: internalError("not an incoming-body of this host")}
+			b = &inBody{spooled: make(chan struct{}), err: internalError("not an incoming-body of this host"), h: r.http}
 			close(b.spooled)
+		}
+		if !b.streamed {
+			b.release() // finished unread: nothing will read the spool
 		}
 		return r.newObj(&futureTrailers{body: b}), nil
 	},
@@ -835,7 +995,8 @@ func httpHandle(r *run, a []Value) (Value, error) {
 		return Err(internalError("murmur: the wasi:http grant has no bounds")), nil
 	}
 	ctx, cancel := context.WithDeadline(r.ctx(), r.deadline)
-	f := &httpFuture{done: make(chan struct{}), cancel: cancel}
+	in := &inBody{spooled: make(chan struct{}), cancel: cancel, h: r.http}
+	f := &httpFuture{done: make(chan struct{}), cancel: cancel, body: in}
 	r.http.wg.Add(1)
 	go func() {
 		defer r.http.wg.Done()
@@ -844,11 +1005,22 @@ func httpHandle(r *run, a []Value) (Value, error) {
 	return Ok(r.newObj(f)), nil
 }
 
-// exchange sends one request and spools its response; f is done when the
-// response head (or the request's error) is there, the body's spooled
-// channel when the body is on disk.
+// smallBody is the largest declared content-length spooled before the
+// future is done: the guest is woken once, with the body whole (so its first
+// read can be started at once), instead of meeting a second wait in
+// incoming-body.stream. One read's worth (wasmtime reads at most 64 KiB).
+const smallBody = 64 << 10
+
+// exchange sends one request and spools its response into f.body; f is done
+// when the response head (or the request's error) is there — for a body of
+// at most smallBody declared bytes, when the body is also on disk — and
+// the body's spooled channel when the body is on disk.
 func (h *httpRun) exchange(ctx context.Context, cancel context.CancelFunc, send HTTPRequest, body *outBody, opts requestOptions, f *httpFuture) {
+	in := f.body
 	fail := func(code Value) {
+		in.closeFile()
+		in.err = code
+		close(in.spooled)
 		f.err = code
 		close(f.done)
 		cancel()
@@ -904,21 +1076,25 @@ func (h *httpRun) exchange(ctx context.Context, cancel context.CancelFunc, send 
 		fail(Variant{Case: "HTTP-response-body-size", Value: Some(uint64(resp.ContentLength))})
 		return
 	}
-	out, name, err := h.spool.create("resp")
+	out, err := in.spoolFile()
 	if err != nil {
 		fail(internalError("murmur: spooling the response: " + err.Error()))
 		return
 	}
-	in := &inBody{spooled: make(chan struct{}), name: name, path: h.spool.path(name), cancel: cancel}
 	f.resp = &incomingResponse{status: uint16(resp.StatusCode), headers: fieldsOf(resp.Header, true), body: in}
-	close(f.done)
-
+	small := resp.ContentLength >= 0 && resp.ContentLength <= smallBody
+	if !small {
+		close(f.done)
+	}
 	in.err = spoolBody(ctx, resp, out, h.grant.MaxBodyBytes, opts.betweenBytes, cancel)
-	out.Close()
+	in.closeFile()
 	if in.err == nil {
 		in.trailers = fieldsOf(resp.Trailer, true).entries
 	}
 	close(in.spooled)
+	if small {
+		close(f.done)
+	}
 }
 
 // spoolBufs are spoolBody's copy buffers (allocating and zeroing 256 KiB
