@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -97,7 +98,13 @@ type httpRun struct {
 	// store is certainly the host's to use (a guest's resource.drop, which
 	// gives them up, runs inside wasmtime's own table operation).
 	stale []*Resource
-	early int // streams opened early and not yet handed over or given up
+	early int // streams made before incoming-body.stream, not yet handed over or given up
+
+	poolMu  sync.Mutex // the pool of body files (see poolFile)
+	free    []*poolFile
+	pooled  []*poolFile // every pooled file, closed with the run
+	inUse   int
+	closing []uint32 // pooled files' helper descriptors to close
 }
 
 func newHTTPRun(g *HTTPGrant) (*httpRun, error) {
@@ -114,6 +121,9 @@ func newHTTPRun(g *HTTPGrant) (*httpRun, error) {
 
 func (h *httpRun) close() {
 	h.wg.Wait()
+	for _, pf := range h.pooled {
+		pf.file.Close()
+	}
 	h.transport.CloseIdleConnections()
 	os.RemoveAll(h.spool.dir)
 }
@@ -246,41 +256,60 @@ func (resp *incomingResponse) drop() {
 	}
 }
 
-// inBody is a response body and its spool file. The file is made by the
-// exchange when the head is there, or earlier by openEarly, so that the
-// guest's input-stream over it can be opened (pre) while the exchange waits
-// for the server; the exchange writes it through file.
+// inBody is a response body and its spool file, which the exchange writes
+// and the guest reads through a stream (pre) made once the body is whole.
 type inBody struct {
 	spooled  chan struct{} // closed when the body is on disk (or failed)
-	pre      *Resource     // the guest's input-stream, opened early; nil once handed over or given up
-	primed   bool          // pre's first read has been started
+	pre      *Resource     // the guest's input-stream, made early; nil once handed over or given up
 	err      Value         // error-code ending the body, or nil
 	trailers [][2]string
 	streamed bool
 	cancel   context.CancelFunc
 	h        *httpRun
 
-	mu     sync.Mutex // the file, shared by the exchange and the guest's calls
-	file   *os.File   // the exchange's writer
-	done   bool       // the exchange is finished with the file
-	name   string
-	path   string
-	linked bool // name is still in the spool directory
+	mu       sync.Mutex // shared by the exchange and the guest's calls
+	pf       *poolFile
+	done     bool // the exchange is finished with the file
+	released bool // the guest is finished with the body
 }
 
-// spoolFile returns the body's file, made on first use; nil (and no error)
-// once the exchange is finished without one.
-func (b *inBody) spoolFile() (*os.File, error) {
+// poolFile is a body file of the run's spool. A pooled one is used again
+// for later bodies (truncated in between): the helper keeps a descriptor
+// onto it (desc), from which each body's input-stream is made without an
+// open-at, a thread handoff inside wasmtime that cost 50-140 µs of every
+// 1 KiB GET. The others (past maxPooled in use at once) are opened by
+// name and unlinked once read, as before.
+type poolFile struct {
+	file   *os.File
+	name   string
+	desc   uint32
+	opened bool // desc is valid
+	pooled bool
+}
+
+// Bounds of the pool: each pooled file in use holds a descriptor in the
+// host and one in wasmtime, so bodies past maxPooled (a guest holding many
+// responses unread) get one-off files whose host descriptor closes when
+// the body is spooled; at most maxFree unused files are kept.
+const (
+	maxPooled = 64
+	maxFree   = 16
+	maxEarly  = 16 // streams made before incoming-body.stream, held by the host
+)
+
+// spoolFile returns the body's file, taken on first use; nil once the
+// exchange is finished without one.
+func (b *inBody) spoolFile() (*poolFile, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if b.file == nil && !b.done {
-		f, name, err := b.h.spool.create("resp")
+	if b.pf == nil && !b.done {
+		pf, err := b.h.takeFile()
 		if err != nil {
 			return nil, err
 		}
-		b.file, b.name, b.path, b.linked = f, name, b.h.spool.path(name), true
+		b.pf = pf
 	}
-	return b.file, nil
+	return b.pf, nil
 }
 
 // closeFile is the exchange being finished with the file.
@@ -288,8 +317,12 @@ func (b *inBody) closeFile() {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.done = true
-	if b.file != nil {
-		b.file.Close()
+	if b.pf != nil && !b.pf.pooled {
+		b.pf.file.Close() // the name (or the guest's stream) keeps the data
+	}
+	if b.released {
+		b.h.putFile(b.pf)
+		b.pf = nil
 	}
 }
 
@@ -299,91 +332,154 @@ func (b *inBody) drop() {
 	b.release()
 }
 
-// release gives up what the guest will not read: the early stream
-// (dropped at the run's next wasi:http call) and the file's name (the
-// exchange may still be writing through its descriptor; the data goes
-// with the last descriptor).
+// release is the guest being finished with the body: a stream made for it
+// and not handed over is dropped at the run's next wasi:http call, and the
+// file goes back to the pool once the exchange is finished with it too. A
+// guest drops a body's stream before the body (wasi:http's child-resource
+// rule); one that kept reading it after finish or drop would read what the
+// file holds next, its own next body.
 func (b *inBody) release() {
 	if b.pre != nil {
 		b.h.stale = append(b.h.stale, b.pre)
 		b.h.early--
 		b.pre = nil
 	}
-	b.unlink()
-}
-
-func (b *inBody) unlink() {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if b.linked {
-		b.linked = false
-		os.Remove(b.path)
+	if b.released {
+		return
+	}
+	b.released = true
+	if b.done {
+		b.h.putFile(b.pf)
+		b.pf = nil
 	}
 }
 
-// maxEarly bounds the streams a run holds opened early (each is a file
-// descriptor in wasmtime); past it incoming-body.stream opens its stream
-// as it did before.
-const maxEarly = 16
-
-// openEarly opens the guest's input-stream over the body's file before the
-// body is there (a file stream reads nothing until the guest reads, and the
-// guest can only read it once incoming-body.stream has waited for the whole
-// body). It is called where the guest is about to wait for the response
-// anyway, so the helper's open-at (a thread handoff inside wasmtime) runs
-// while the exchange waits for the server instead of after it. A failure
-// is left for incoming-body.stream to meet.
+// openEarly opens the helper's descriptor onto a new pooled file before the
+// body is there; it is called where the guest is about to wait for the
+// response anyway, so the open-at runs while the exchange waits for the
+// server. A failure is left for incoming-body.stream to meet.
 func (b *inBody) openEarly(r *run) {
-	if b.pre != nil || b.streamed || b.h.early >= maxEarly {
+	pf, err := b.spoolFile()
+	if err != nil || pf == nil || !pf.pooled || pf.opened {
 		return
 	}
-	if f, err := b.spoolFile(); f == nil || err != nil {
-		return
+	if d, err := r.openDesc(pf.name); err == nil {
+		pf.desc, pf.opened = d, true
+	}
+}
+
+// makeStream makes the guest's input-stream over the whole body (its first
+// read started) into pre.
+func (b *inBody) makeStream(r *run) error {
+	if b.pre != nil {
+		return nil
 	}
 	b.mu.Lock()
-	name, linked := b.name, b.linked
+	pf := b.pf
 	b.mu.Unlock()
-	if !linked {
-		return
+	if pf == nil {
+		return errors.New("wasmhost: the response body has no spool file")
 	}
-	s, err := r.openStream(name, false)
+	var s *Resource
+	var err error
+	if pf.pooled {
+		if !pf.opened {
+			d, err := r.openDesc(pf.name)
+			if err != nil {
+				return err
+			}
+			pf.desc, pf.opened = d, true
+		}
+		s, err = r.streamDesc(pf.desc, true)
+	} else {
+		s, err = r.openStream(pf.name, false)
+		os.Remove(r.http.spool.path(pf.name)) // the guest's stream holds it open
+	}
 	if err != nil {
-		return
+		return err
 	}
 	b.pre = s
 	b.h.early++
-	b.unlink() // the stream and the exchange hold the file
+	return nil
 }
 
-// prime starts pre's first read once the body is whole (see primeStream);
-// without a whole body it does nothing.
-func (b *inBody) prime(r *run) {
-	if b.pre == nil || b.primed {
-		return
+// takeFile is a file for a new body: a free pooled one, a new pooled one,
+// or past maxPooled in use a one-off.
+func (h *httpRun) takeFile() (*poolFile, error) {
+	h.poolMu.Lock()
+	defer h.poolMu.Unlock()
+	if n := len(h.free); n > 0 {
+		pf := h.free[n-1]
+		h.free = h.free[:n-1]
+		h.inUse++
+		return pf, nil
 	}
-	select {
-	case <-b.spooled:
-	default:
-		return
-	}
-	b.primed = true
-	s, err := r.primeStream(b.pre)
+	f, name, err := h.spool.create("resp")
 	if err != nil {
-		// The stream moved into the helper and did not come back: the
-		// guest gets one opened afresh (unprimed) in incoming-body.stream.
-		b.pre = nil
-		b.h.early--
-		return
+		return nil, err
 	}
-	b.pre = s
+	pf := &poolFile{file: f, name: name}
+	if h.inUse < maxPooled {
+		pf.pooled = true
+		h.inUse++
+		h.pooled = append(h.pooled, pf)
+	}
+	return pf, nil
 }
 
-// dropStale drops the streams given up since the last wasi:http call.
+// putFile is a body's file no longer used: a pooled one is emptied and
+// kept (or, past maxFree, closed), a one-off removed.
+func (h *httpRun) putFile(pf *poolFile) {
+	if pf == nil {
+		return
+	}
+	if !pf.pooled {
+		os.Remove(h.spool.path(pf.name))
+		return
+	}
+	h.poolMu.Lock()
+	defer h.poolMu.Unlock()
+	h.inUse--
+	if len(h.free) < maxFree && pf.file.Truncate(0) == nil {
+		if _, err := pf.file.Seek(0, io.SeekStart); err == nil {
+			h.free = append(h.free, pf)
+			return
+		}
+	}
+	pf.file.Close()
+	os.Remove(h.spool.path(pf.name))
+	if pf.opened {
+		h.closing = append(h.closing, pf.desc)
+	}
+	if i := slices.Index(h.pooled, pf); i >= 0 {
+		h.pooled = slices.Delete(h.pooled, i, i+1)
+	}
+}
+
+// dropStale drops the streams and descriptors given up since the last
+// wasi:http call.
 func (h *httpRun) dropStale(r *run) {
+	if len(h.stale) == 0 {
+		h.poolMu.Lock()
+		n := len(h.closing)
+		h.poolMu.Unlock()
+		if n == 0 {
+			return
+		}
+	}
 	for _, s := range h.stale {
 		r.dropStream(s)
 	}
 	h.stale = h.stale[:0]
+	h.poolMu.Lock()
+	closing := h.closing
+	h.closing = nil
+	h.poolMu.Unlock()
+	for _, d := range closing {
+		r.closeDesc(d)
+	}
 }
 
 type futureTrailers struct {
@@ -411,9 +507,7 @@ func builtinFor(iface, fn string) func(*run, []Value) (Value, error) {
 		if r.host == nil || r.host.http == nil || r.http == nil {
 			return nil, errNotGranted
 		}
-		if len(r.http.stale) > 0 {
-			r.http.dropStale(r)
-		}
+		r.http.dropStale(r)
 		first := r.nextRep + 1
 		v, err := impl(r, args)
 		if len(r.objs) > maxHostObjects && r.nextRep >= first {
@@ -799,11 +893,18 @@ var httpTypes = map[string]func(*run, []Value) (Value, error){
 			}
 			select {
 			case <-f.done:
-				if f.resp != nil && !f.taken {
-					// A small body is whole when the head is announced:
-					// its first read can start while the guest reads the
-					// head.
-					f.body.prime(r)
+				b := f.body
+				if f.resp != nil && !f.taken && b.h.early < maxEarly {
+					select {
+					case <-b.spooled:
+						// A small body is whole when the head is
+						// announced: its stream's first read can run while
+						// the guest reads the head.
+						if err := b.makeStream(r); err != nil {
+							return nil, err
+						}
+					default:
+					}
 				}
 			default:
 			}
@@ -865,15 +966,9 @@ var httpTypes = map[string]func(*run, []Value) (Value, error){
 			// The call's context ended first: the body never arrived.
 			return Err(nil), nil
 		}
-		if b.pre == nil {
-			s, err := r.openStream(b.name, false)
-			b.unlink() // the guest's stream holds it open
-			if err != nil {
-				return nil, err
-			}
-			return Ok(s), nil
+		if err := b.makeStream(r); err != nil {
+			return nil, err
 		}
-		b.prime(r)
 		s := b.pre
 		b.pre = nil
 		b.h.early--
@@ -885,9 +980,7 @@ var httpTypes = map[string]func(*run, []Value) (Value, error){
 			b = &inBody{spooled: make(chan struct{}), err: internalError("not an incoming-body of this host"), h: r.http}
 			close(b.spooled)
 		}
-		if !b.streamed {
-			b.release() // finished unread: nothing will read the spool
-		}
+		b.release() // its stream is dropped (or was never taken): the spool is done with
 		return r.newObj(&futureTrailers{body: b}), nil
 	},
 	"[method]future-trailers.subscribe": func(r *run, a []Value) (Value, error) {
@@ -1076,9 +1169,9 @@ func (h *httpRun) exchange(ctx context.Context, cancel context.CancelFunc, send 
 		fail(Variant{Case: "HTTP-response-body-size", Value: Some(uint64(resp.ContentLength))})
 		return
 	}
-	out, err := in.spoolFile()
-	if err != nil {
-		fail(internalError("murmur: spooling the response: " + err.Error()))
+	pf, err := in.spoolFile()
+	if err != nil || pf == nil {
+		fail(internalError(fmt.Sprintf("murmur: spooling the response: %v", err)))
 		return
 	}
 	f.resp = &incomingResponse{status: uint16(resp.StatusCode), headers: fieldsOf(resp.Header, true), body: in}
@@ -1086,7 +1179,7 @@ func (h *httpRun) exchange(ctx context.Context, cancel context.CancelFunc, send 
 	if !small {
 		close(f.done)
 	}
-	in.err = spoolBody(ctx, resp, out, h.grant.MaxBodyBytes, opts.betweenBytes, cancel)
+	in.err = spoolBody(ctx, resp, pf.file, h.grant.MaxBodyBytes, opts.betweenBytes, cancel)
 	in.closeFile()
 	if in.err == nil {
 		in.trailers = fieldsOf(resp.Trailer, true).entries

@@ -109,22 +109,27 @@ const spoolHelperWAT = `(component
     ;; $dir: the helper's handle to the spool preopen, found on the first
     ;; call and kept (get-directories lowers every preopen's name).
     (global $dir (mut i32) (i32.const -1))
-    ;; open(name, write): the result<own<stream>, u32> at 0 (tag u8 at 0,
-    ;; payload at 4). The bump allocator is reset afterwards: the name and
-    ;; the preopen list are dead once open-at has run, and the result lies
-    ;; below the allocator's base.
-    (func $open (param $p i32) (param $n i32) (param $write i32) (result i32)
-      (call $open1 (local.get $p) (local.get $n) (local.get $write))
-      (call $reset))
-    (func $open1 (param $p i32) (param $n i32) (param $write i32) (result i32)
-      (local $list i32) (local $len i32) (local $i i32) (local $fd i32)
+    ;; Results are written at 0 as result<T, u32> (tag u8 at 0, payload at
+    ;; 4); u32 error codes: 1000 no preopen, an open-at error-code, 2000 + a
+    ;; read-/write-via-stream error-code. The bump allocator is reset after
+    ;; each call: the name and the preopen list are dead once open-at has
+    ;; run, and the results lie below the allocator's base.
+    (func $fail (param $code i32) (result i32)
+      (i32.store8 (i32.const 0) (i32.const 1)) (i32.store (i32.const 4) (local.get $code))
+      (i32.const -1))
+    (func $ok (param $v i32) (result i32)
+      (i32.store8 (i32.const 0) (i32.const 0)) (i32.store (i32.const 4) (local.get $v))
+      (call $reset)
+      (i32.const 0))
+    ;; openat(name, write): a descriptor of the spool file name, or -1 with
+    ;; the error at 0.
+    (func $openat1 (param $p i32) (param $n i32) (param $write i32) (result i32)
+      (local $list i32) (local $len i32) (local $i i32)
       (if (i32.eq (global.get $dir) (i32.const -1)) (then
         (call $getdirs (i32.const 16))
         (local.set $list (i32.load (i32.const 16)))
         (local.set $len (i32.load (i32.const 20)))
-        (if (i32.eqz (local.get $len)) (then
-          (i32.store8 (i32.const 0) (i32.const 1)) (i32.store (i32.const 4) (i32.const 1000))
-          (return (i32.const 0))))
+        (if (i32.eqz (local.get $len)) (then (return (call $fail (i32.const 1000)))))
         ;; keep the last preopen, drop the others
         (block $done (loop $l
           (br_if $done (i32.ge_u (local.get $i) (i32.sub (local.get $len) (i32.const 1))))
@@ -134,35 +139,55 @@ const spoolHelperWAT = `(component
         (global.set $dir (i32.load (i32.add (local.get $list) (i32.mul (local.get $i) (i32.const 12)))))))
       (call $openat (global.get $dir) (i32.const 0) (local.get $p) (local.get $n) (i32.const 0)
         (select (i32.const 2) (i32.const 1) (local.get $write)) (i32.const 32))
-      (if (i32.load8_u (i32.const 32)) (then
-        (i32.store8 (i32.const 0) (i32.const 1)) (i32.store (i32.const 4) (i32.load8_u (i32.const 36)))
-        (return (i32.const 0))))
-      (local.set $fd (i32.load (i32.const 36)))
+      (if (i32.load8_u (i32.const 32)) (then (return (call $fail (i32.load8_u (i32.const 36))))))
+      (i32.load (i32.const 36)))
+    ;; stream(fd, write): a stream at offset 0 of fd, or -1 with the error.
+    (func $stream1 (param $fd i32) (param $write i32) (result i32)
       (if (local.get $write)
         (then (call $wvs (local.get $fd) (i64.const 0) (i32.const 48)))
         (else (call $rvs (local.get $fd) (i64.const 0) (i32.const 48))))
-      (call $dropd (local.get $fd))
       (if (i32.load8_u (i32.const 48)) (then
-        (i32.store8 (i32.const 0) (i32.const 1)) (i32.store (i32.const 4) (i32.add (i32.const 2000) (i32.load8_u (i32.const 52))))
-        (return (i32.const 0))))
-      (i32.store8 (i32.const 0) (i32.const 0)) (i32.store (i32.const 4) (i32.load (i32.const 52)))
-      (i32.const 0))
-    (func (export "open-read") (param i32 i32) (result i32) (call $open (local.get 0) (local.get 1) (i32.const 0)))
-    (func (export "open-write") (param i32 i32) (result i32) (call $open (local.get 0) (local.get 1) (i32.const 1)))
+        (return (call $fail (i32.add (i32.const 2000) (i32.load8_u (i32.const 52)))))))
+      (i32.load (i32.const 52)))
     ;; prime(stream): a non-blocking read of 64 KiB (wasmtime's largest),
     ;; which on a fresh file stream starts the read on wasmtime's blocking
     ;; pool and returns no bytes; the guest's own first read then finds the
     ;; bytes there. The result<list<u8>, stream-error> is at 64: an error's
-    ;; own<error> (last-operation-failed) is dropped. The stream is passed
-    ;; in and back as own (a host handle lent as a borrow stayed marked
-    ;; borrowed after the call, and the guest's drop of it trapped).
-    (func (export "prime") (param $s i32) (result i32)
+    ;; own<error> (last-operation-failed) is dropped.
+    (func $prime (param $s i32)
       (call $read (local.get $s) (i64.const 65536) (i32.const 64))
       (if (i32.load8_u (i32.const 64)) (then
         (if (i32.eqz (i32.load8_u (i32.const 68))) (then
-          (call $droperr (i32.load (i32.const 72)))))))
-      (call $reset)
-      (local.get $s))
+          (call $droperr (i32.load (i32.const 72))))))))
+    ;; open(name, write): a stream over the spool file name; its
+    ;; descriptor is dropped (the stream keeps the file).
+    (func $open (param $p i32) (param $n i32) (param $write i32) (result i32)
+      (local $fd i32) (local $s i32)
+      (local.set $fd (call $openat1 (local.get $p) (local.get $n) (local.get $write)))
+      (if (i32.eq (local.get $fd) (i32.const -1)) (then (call $reset) (return (i32.const 0))))
+      (local.set $s (call $stream1 (local.get $fd) (local.get $write)))
+      (call $dropd (local.get $fd))
+      (if (i32.eq (local.get $s) (i32.const -1)) (then (call $reset) (return (i32.const 0))))
+      (call $ok (local.get $s)))
+    (func (export "open-read") (param i32 i32) (result i32) (call $open (local.get 0) (local.get 1) (i32.const 0)))
+    (func (export "open-write") (param i32 i32) (result i32) (call $open (local.get 0) (local.get 1) (i32.const 1)))
+    ;; open-desc(name): a descriptor of the spool file name for reading,
+    ;; kept in this instance; its handle is the u32 result.
+    (func (export "open-desc") (param $p i32) (param $n i32) (result i32)
+      (local $fd i32)
+      (local.set $fd (call $openat1 (local.get $p) (local.get $n) (i32.const 0)))
+      (if (i32.eq (local.get $fd) (i32.const -1)) (then (call $reset) (return (i32.const 0))))
+      (call $ok (local.get $fd)))
+    ;; stream-desc(fd, prime): a new input-stream at offset 0 of a kept
+    ;; descriptor (no open-at: no thread handoff), its first read started
+    ;; when prime is set.
+    (func (export "stream-desc") (param $fd i32) (param $pr i32) (result i32)
+      (local $s i32)
+      (local.set $s (call $stream1 (local.get $fd) (i32.const 0)))
+      (if (i32.eq (local.get $s) (i32.const -1)) (then (call $reset) (return (i32.const 0))))
+      (if (local.get $pr) (then (call $prime (local.get $s))))
+      (call $ok (local.get $s)))
+    (func (export "close-desc") (param $fd i32) (call $dropd (local.get $fd)))
     (func (export "reset") (call $reset)))
   (core instance $mi (instantiate $main
     (with "m" (instance $m))
@@ -170,18 +195,24 @@ const spoolHelperWAT = `(component
       (export "getdirs" (func $getdirs)) (export "openat" (func $openat))
       (export "rvs" (func $rvs)) (export "wvs" (func $wvs)) (export "dropd" (func $dropd))
       (export "read" (func $read)) (export "droperr" (func $droperr))))))
-  (func (export "prime") (param "stream" (own $in)) (result (own $in))
-    (canon lift (core func $mi "prime")))
+  (func (export "open-desc") (param "name" string) (result (result u32 (error u32)))
+    (canon lift (core func $mi "open-desc") (memory $memory) (realloc $realloc)))
+  (func (export "stream-desc") (param "desc" u32) (param "prime" bool) (result (result (own $in) (error u32)))
+    (canon lift (core func $mi "stream-desc") (memory $memory)))
+  (func (export "close-desc") (param "desc" u32)
+    (canon lift (core func $mi "close-desc")))
   (func (export "open-read") (param "name" string) (result (result (own $in) (error u32)))
     (canon lift (core func $mi "open-read") (memory $memory) (realloc $realloc)))
   (func (export "open-write") (param "name" string) (result (result (own $out) (error u32)))
     (canon lift (core func $mi "open-write") (memory $memory) (realloc $realloc))))`
 
 type spoolHelper struct {
-	inst  C.wasmtime_component_instance_t
-	read  C.wasmtime_component_func_t
-	write C.wasmtime_component_func_t
-	prime C.wasmtime_component_func_t
+	inst       C.wasmtime_component_instance_t
+	read       C.wasmtime_component_func_t
+	write      C.wasmtime_component_func_t
+	openDesc   C.wasmtime_component_func_t
+	streamDesc C.wasmtime_component_func_t
+	closeDesc  C.wasmtime_component_func_t
 }
 
 func (e *Engine) spoolHelperComponent() (*Component, error) {
@@ -234,36 +265,94 @@ func (r *run) openStream(name string, write bool) (*Resource, error) {
 	return s, nil
 }
 
-var tOwn = &Type{Kind: KindOwn}
+// openDesc opens the spool file name in the helper for reading and keeps
+// the descriptor there; the handle is for streamDesc and closeDesc.
+func (r *run) openDesc(name string) (uint32, error) {
+	if err := r.spoolHelper(); err != nil {
+		return 0, err
+	}
+	out, err := r.callHelper(&r.spool.openDesc, name, tString)
+	if err != nil {
+		return 0, err
+	}
+	rv, _ := out.(Result)
+	d, ok := rv.Value.(uint32)
+	if rv.IsErr || !ok {
+		return 0, fmt.Errorf("wasmhost: stream helper could not open %s: code %v", name, rv.Value)
+	}
+	return d, nil
+}
 
-// primeStream starts the first read of a spooled body's input-stream on
-// wasmtime's blocking pool, so that the guest's first blocking-read, a few
-// host calls later, finds its bytes read instead of waiting for a
-// blocking-pool thread (a thread handoff that cost 40-90 µs of a 1 KiB
-// GET). Only for a file that is complete: a file stream's read at the end
-// of the file closes the stream for good. s moves through the helper: the
-// stream to use afterwards is the one returned.
-func (r *run) primeStream(s *Resource) (*Resource, error) {
+// streamDesc makes a new input-stream over a descriptor openDesc kept (no
+// open-at, so no thread handoff inside wasmtime). With prime, the stream's
+// first read is started on wasmtime's blocking pool at once, so that the
+// guest's first blocking-read, a few host calls later, finds its bytes read
+// instead of waiting for a blocking-pool thread (a handoff that cost 40-90
+// µs of a 1 KiB GET); only for a file that is complete, as a file stream's
+// read at the end of the file closes the stream for good.
+func (r *run) streamDesc(desc uint32, prime bool) (*Resource, error) {
 	if err := r.spoolHelper(); err != nil {
 		return nil, err
 	}
-	var arg, res [1]cval
-	lower(s, tOwn, &arg[0])
-	cerr := C.wasmtime_component_func_call(&r.spool.prime, r.cctx, &arg[0], 1, &res[0], 1)
-	deleteVals(arg[:])
+	out, err := r.callHelper(&r.spool.streamDesc, Tuple{desc, prime}, nil)
+	if err != nil {
+		return nil, err
+	}
+	rv, _ := out.(Result)
+	s, ok := rv.Value.(*Resource)
+	if rv.IsErr || !ok {
+		return nil, fmt.Errorf("wasmhost: stream helper could not make a stream: code %v", rv.Value)
+	}
+	return s, nil
+}
+
+// closeDesc drops a descriptor openDesc kept.
+func (r *run) closeDesc(desc uint32) error {
+	if err := r.spoolHelper(); err != nil {
+		return err
+	}
+	_, err := r.callHelper(&r.spool.closeDesc, Tuple{desc}, nil)
+	return err
+}
+
+// callHelper calls one of the stream helper's functions with one argument
+// of type t, or with the arguments of a Tuple (u32 and bool only), and
+// returns its result (nil for none).
+func (r *run) callHelper(fn *C.wasmtime_component_func_t, arg Value, t *Type) (Value, error) {
+	args, ok := arg.(Tuple)
+	if !ok {
+		args = Tuple{arg}
+	}
+	in := make([]cval, len(args))
+	for i, a := range args {
+		at := t
+		switch a.(type) {
+		case uint32:
+			at = hU32
+		case bool:
+			at = hBool
+		}
+		lower(a, at, &in[i])
+	}
+	var res [1]cval
+	nres := C.size_t(1)
+	if fn == &r.spool.closeDesc {
+		nres = 0
+	}
+	cerr := C.wasmtime_component_func_call(fn, r.cctx, &in[0], C.size_t(len(in)), &res[0], nres)
+	deleteVals(in)
 	if cerr != nil {
 		return nil, goErr("wasmhost: wasi:http stream helper", cerr)
 	}
-	out := lift(&res[0], r)
-	deleteVals(res[:])
-	if cerr := C.wasmtime_component_func_post_return(&r.spool.prime, r.cctx); cerr != nil {
+	var out Value
+	if nres == 1 {
+		out = lift(&res[0], r)
+		deleteVals(res[:])
+	}
+	if cerr := C.wasmtime_component_func_post_return(fn, r.cctx); cerr != nil {
 		return nil, goErr("wasmhost: wasi:http stream helper post-return", cerr)
 	}
-	moved, ok := out.(*Resource)
-	if !ok {
-		return nil, fmt.Errorf("wasmhost: stream helper returned %T", out)
-	}
-	return moved, nil
+	return out, nil
 }
 
 // dropStream drops a stream the host opened and never handed to the guest
@@ -292,7 +381,10 @@ func (r *run) spoolHelper() error {
 		for _, f := range []struct {
 			name string
 			out  *C.wasmtime_component_func_t
-		}{{"open-read", &sh.read}, {"open-write", &sh.write}, {"prime", &sh.prime}} {
+		}{
+			{"open-read", &sh.read}, {"open-write", &sh.write},
+			{"open-desc", &sh.openDesc}, {"stream-desc", &sh.streamDesc}, {"close-desc", &sh.closeDesc},
+		} {
 			ef, err := h.exportFunc("", f.name)
 			if err != nil {
 				return err
@@ -346,3 +438,8 @@ func (s *spoolDir) create(kind string) (*os.File, string, error) {
 }
 
 func (s *spoolDir) path(name string) string { return s.dir + "/" + name }
+
+var (
+	hU32  = &Type{Kind: KindU32}
+	hBool = &Type{Kind: KindBool}
+)

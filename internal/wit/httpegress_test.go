@@ -198,6 +198,41 @@ func TestGoKitHTTPEgress(t *testing.T) {
 	}
 }
 
+// TestGoKitHTTPSpoolReuse: one run's response bodies share spool files
+// (wasmhost's pool, truncated between bodies): each body reads as itself
+// after longer ones, after a body dropped while it was still arriving, and
+// after one of 0 bytes. Chunked bodies are read to the stream's end, so a
+// file not emptied would show the last body's tail.
+func TestGoKitHTTPSpoolReuse(t *testing.T) {
+	srv, _ := echoServer(t)
+	u, _ := url.Parse(srv.URL)
+	steps := []struct{ line, want string }{
+		{"GET %s/chunked/300000", fmt.Sprintf("status=200 bytes=300000 sum=%s x-echo= trailer=%s", sum8(pattern(300000)), sum8(pattern(300000)))},
+		{"GET %s/chunked/1000", fmt.Sprintf("status=200 bytes=1000 sum=%s x-echo= trailer=%s", sum8(pattern(1000)), sum8(pattern(1000)))},
+		{"GET %s/bytes/" + strconv.Itoa(8<<20) + " drop", "status=200 dropped"},
+		{"GET %s/chunked/10", fmt.Sprintf("status=200 bytes=10 sum=%s x-echo= trailer=%s", sum8(pattern(10)), sum8(pattern(10)))},
+		{"GET %s/bytes/0", "status=200 bytes=0 sum=" + sum8(nil) + " x-echo= trailer="},
+		{"GET %s/chunked/5", fmt.Sprintf("status=200 bytes=5 sum=%s x-echo= trailer=%s", sum8(pattern(5)), sum8(pattern(5)))},
+		{"GET %s/bytes/70000", "status=200 bytes=70000 sum=" + sum8(pattern(70000)) + " x-echo= trailer="},
+		{"GET %s/bytes/3", "status=200 bytes=3 sum=" + sum8(pattern(3)) + " x-echo= trailer="},
+	}
+	var task, want strings.Builder
+	for range 3 {
+		for _, st := range steps {
+			fmt.Fprintf(&task, st.line+"\n", srv.URL)
+			want.WriteString(st.want + "\n")
+		}
+	}
+	got, _, err := runHTTPCapsule(t, task.String(), wit.NetworkAllow([]string{u.Host}, "k"),
+		wit.HTTPBounds{MaxBodyBytes: 64 << 20, MaxInFlight: 16}, wasmhost.Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got != want.String() {
+		t.Fatalf("got\n%s\nwant\n%s", got, want.String())
+	}
+}
+
 // TestGoKitHTTPDeadline: a server that never answers is ended by the call
 // deadline, reported as waiting on the host.
 func TestGoKitHTTPDeadline(t *testing.T) {
