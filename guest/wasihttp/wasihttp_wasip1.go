@@ -435,8 +435,14 @@ func (b *bodyReader) Read(p []byte) (int, error) {
 	if len(b.pending) == 0 && !b.done {
 		if b.left == 0 || b.closed {
 			b.finish()
+		} else if len(p) >= ioChunk {
+			// A whole read fits p: the bytes go there, not through pending
+			// (one copy fewer).
+			if n := b.fill(p); n > 0 {
+				return n, nil
+			}
 		} else {
-			b.fill(len(p))
+			b.fill(nil)
 		}
 	}
 	if len(b.pending) > 0 {
@@ -447,33 +453,71 @@ func (b *bodyReader) Read(p []byte) (int, error) {
 	return 0, b.err
 }
 
-func (b *bodyReader) fill(want int) {
-	b.pending = b.buf[:0]
-	defer func() { b.buf = b.pending[:0] }()
-	if !b.read(want, true) {
-		b.finish()
-		return
-	}
-	if b.left != 0 {
-		// Read ahead: a non-blocking read starts the host's next file
-		// read in the background (and returns no bytes), so that it runs
-		// while the caller consumes this chunk and the next fill's
-		// blocking-read finds it done instead of waiting for a thread of
-		// the host's.
-		if !b.read(want, false) {
-			b.closed = true
+// WriteTo hands w each read's bytes as they come (io.Copy uses it), without
+// the copy into the caller's buffer Read makes.
+func (b *bodyReader) WriteTo(w io.Writer) (int64, error) {
+	var total int64
+	for {
+		if len(b.pending) > 0 {
+			n, err := w.Write(b.pending)
+			total += int64(n)
+			b.pending = b.pending[n:]
+			if err != nil {
+				return total, err
+			}
+			continue
 		}
+		if b.done {
+			if b.err == io.EOF {
+				return total, nil
+			}
+			return total, b.err
+		}
+		if b.left == 0 || b.closed {
+			b.finish()
+			continue
+		}
+		b.fill(nil)
 	}
 }
 
+// fill reads the stream once: into dst when it is given (dst holds at
+// least ioChunk bytes; what was read there is counted in the result), else
+// into pending. Then it reads ahead: a non-blocking read starts the host's
+// next file read in the background (and returns no bytes), so that it runs
+// while the caller consumes this chunk and the next blocking-read finds it
+// done instead of waiting for a thread of the host's.
+func (b *bodyReader) fill(dst []byte) int {
+	if dst != nil {
+		b.pending = dst[:0]
+	} else {
+		b.pending = b.buf[:0]
+	}
+	ok := b.read(true)
+	n := 0
+	if dst != nil {
+		n = len(b.pending)
+		b.pending = nil
+	} else {
+		b.buf = b.pending[:0]
+	}
+	if !ok {
+		b.finish()
+		return n
+	}
+	if b.left != 0 && !b.read(false) {
+		b.closed = true
+	}
+	return n
+}
+
 // read appends what one read of the stream returns to pending (a blocking
-// or a non-blocking one); false when the stream is closed or failed.
-func (b *bodyReader) read(want int, blocking bool) bool {
-	// ioChunk a read at most (all a file stream gives at once; asking for
-	// 1 MiB had made the kit's realloc, called by the host while lowering
-	// the bytes, reach an import: a trap, "cannot leave component
-	// instance").
-	want = min(max(want, ioChunk), ioChunk)
+// or a non-blocking one, of ioChunk bytes at most: all a file stream gives
+// at once; asking for 1 MiB had made the kit's realloc, called by the host
+// while lowering the bytes, reach an import: a trap, "cannot leave component
+// instance"); false when the stream is closed or failed.
+func (b *bodyReader) read(blocking bool) bool {
+	want := ioChunk
 	if b.left > 0 && int64(want) > b.left {
 		want = int(b.left)
 	}

@@ -439,14 +439,33 @@ func (h *httpRun) putFile(pf *poolFile) {
 		os.Remove(h.spool.path(pf.name))
 		return
 	}
+	if st, err := pf.file.Stat(); err == nil && st.Size() > bigTruncate {
+		// Freeing a large file's pages takes the kernel a while (1.5 ms
+		// for 10 MiB on tmpfs): not on the guest's call.
+		h.wg.Add(1)
+		go func() {
+			defer h.wg.Done()
+			h.recycle(pf)
+		}()
+		return
+	}
+	h.recycle(pf)
+}
+
+const bigTruncate = 256 << 10
+
+func (h *httpRun) recycle(pf *poolFile) {
+	emptied := pf.file.Truncate(0) == nil
+	if emptied {
+		_, err := pf.file.Seek(0, io.SeekStart)
+		emptied = err == nil
+	}
 	h.poolMu.Lock()
 	defer h.poolMu.Unlock()
 	h.inUse--
-	if len(h.free) < maxFree && pf.file.Truncate(0) == nil {
-		if _, err := pf.file.Seek(0, io.SeekStart); err == nil {
-			h.free = append(h.free, pf)
-			return
-		}
+	if emptied && len(h.free) < maxFree {
+		h.free = append(h.free, pf)
+		return
 	}
 	pf.file.Close()
 	os.Remove(h.spool.path(pf.name))
