@@ -419,7 +419,6 @@ type bodyReader struct {
 	resp, body, stream uint32
 	trailer            http.Header
 	pending            []byte
-	buf                []byte // pending's storage, kept from fill to fill
 	done               bool
 	err                error
 	// left is what the declared content-length still promises (-1: none
@@ -482,46 +481,42 @@ func (b *bodyReader) WriteTo(w io.Writer) (int64, error) {
 }
 
 // fill reads the stream once: into dst when it is given (dst holds at
-// least ioChunk bytes; what was read there is counted in the result), else
-// into pending. Then it reads ahead: a non-blocking read starts the host's
-// next file read in the background (and returns no bytes), so that it runs
+// least ioChunk bytes; what was read there is the result), else into
+// pending. Then it reads ahead: a non-blocking read starts the host's next
+// file read in the background (and returns no bytes), so that it runs
 // while the caller consumes this chunk and the next blocking-read finds it
 // done instead of waiting for a thread of the host's.
 func (b *bodyReader) fill(dst []byte) int {
-	if dst != nil {
-		b.pending = dst[:0]
-	} else {
-		b.pending = b.buf[:0]
-	}
-	ok := b.read(true)
-	n := 0
-	if dst != nil {
-		n = len(b.pending)
-		b.pending = nil
-	} else {
-		b.buf = b.pending[:0]
-	}
+	n, ok := b.read(true, dst)
 	if !ok {
 		b.finish()
 		return n
 	}
-	if b.left != 0 && !b.read(false) {
-		b.closed = true
+	if b.left != 0 {
+		if _, ok := b.read(false, nil); !ok {
+			b.closed = true
+		}
 	}
 	return n
 }
 
-// read appends what one read of the stream returns to pending (a blocking
-// or a non-blocking one, of ioChunk bytes at most: all a file stream gives
-// at once; asking for 1 MiB had made the kit's realloc, called by the host
-// while lowering the bytes, reach an import: a trap, "cannot leave component
-// instance"); false when the stream is closed or failed.
-func (b *bodyReader) read(blocking bool) bool {
+// read reads the stream once (a blocking or a non-blocking read), into dst
+// when it is given, else into pending; false when the stream is closed or
+// failed. At most ioChunk bytes a read: all a file stream gives at once
+// (asking for 1 MiB had made the kit's realloc, called by the host while
+// lowering the bytes, reach an import: a trap, "cannot leave component
+// instance").
+//
+// Into an empty pending the bytes are not copied: pending becomes the
+// memory the host lowered them into. The kit lets go of that memory once
+// the call is decoded, but it is a Go heap object, and a live slice into it
+// keeps it from the collector like any other.
+func (b *bodyReader) read(blocking bool, dst []byte) (int, bool) {
 	want := ioChunk
 	if b.left > 0 && int64(want) > b.left {
 		want = int(b.left)
 	}
-	ok := true
+	ok, got := true, 0
 	guest.CallImport(12, func(ret uint32) {
 		if blocking {
 			rawBlockingRead(b.stream, uint64(want), ret)
@@ -532,7 +527,15 @@ func (b *bodyReader) read(blocking bool) bool {
 		m := mem(ret, 12)
 		if m[0] == 0 {
 			p, n := binary.LittleEndian.Uint32(m[4:]), binary.LittleEndian.Uint32(m[8:])
-			b.pending = append(b.pending, mem(p, n)...)
+			data := mem(p, n)
+			switch {
+			case dst != nil:
+				got = copy(dst, data)
+			case len(b.pending) == 0:
+				b.pending = data
+			default:
+				b.pending = append(b.pending, data...)
+			}
 			if b.left > 0 {
 				b.left = max(b.left-int64(n), 0)
 			}
@@ -543,7 +546,7 @@ func (b *bodyReader) read(blocking bool) bool {
 		}
 		ok = false
 	})
-	return ok
+	return got, ok
 }
 
 func (b *bodyReader) finish() {
