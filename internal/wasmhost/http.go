@@ -285,6 +285,7 @@ type poolFile struct {
 	desc   uint32
 	opened bool // desc is valid
 	pooled bool
+	dirty  bool // free but not yet emptied
 }
 
 // Bounds of the pool: each pooled file in use holds a descriptor in the
@@ -410,9 +411,14 @@ func (b *inBody) makeStream(r *run) error {
 func (h *httpRun) takeFile() (*poolFile, error) {
 	h.poolMu.Lock()
 	defer h.poolMu.Unlock()
-	if n := len(h.free); n > 0 {
+	for n := len(h.free); n > 0; n = len(h.free) {
 		pf := h.free[n-1]
 		h.free = h.free[:n-1]
+		if pf.dirty && !h.empty(pf) {
+			h.discard(pf)
+			continue
+		}
+		pf.dirty = false
 		h.inUse++
 		return pf, nil
 	}
@@ -441,32 +447,49 @@ func (h *httpRun) putFile(pf *poolFile) {
 	}
 	if st, err := pf.file.Stat(); err == nil && st.Size() > bigTruncate {
 		// Freeing a large file's pages takes the kernel a while (1.5 ms
-		// for 10 MiB on tmpfs): not on the guest's call.
+		// for 10 MiB on tmpfs): not on the guest's call, and not held.
 		h.wg.Add(1)
 		go func() {
 			defer h.wg.Done()
-			h.recycle(pf)
+			ok := h.empty(pf)
+			h.poolMu.Lock()
+			defer h.poolMu.Unlock()
+			h.keep(pf, ok)
 		}()
 		return
 	}
-	h.recycle(pf)
+	// A small one is emptied when it is next taken, by the exchange (or
+	// where the guest waits anyway), not on this call.
+	h.poolMu.Lock()
+	defer h.poolMu.Unlock()
+	pf.dirty = true
+	h.keep(pf, true)
 }
 
 const bigTruncate = 256 << 10
 
-func (h *httpRun) recycle(pf *poolFile) {
-	emptied := pf.file.Truncate(0) == nil
-	if emptied {
-		_, err := pf.file.Seek(0, io.SeekStart)
-		emptied = err == nil
+// empty truncates a pooled file for its next body.
+func (h *httpRun) empty(pf *poolFile) bool {
+	if pf.file.Truncate(0) != nil {
+		return false
 	}
-	h.poolMu.Lock()
-	defer h.poolMu.Unlock()
+	_, err := pf.file.Seek(0, io.SeekStart)
+	return err == nil
+}
+
+// keep returns a pooled file no body uses to the free list, or past
+// maxFree (or unusable) closes it. h.poolMu is held.
+func (h *httpRun) keep(pf *poolFile, usable bool) {
 	h.inUse--
-	if emptied && len(h.free) < maxFree {
+	if usable && len(h.free) < maxFree {
 		h.free = append(h.free, pf)
 		return
 	}
+	h.discard(pf)
+}
+
+// discard closes a pooled file for good. h.poolMu is held.
+func (h *httpRun) discard(pf *poolFile) {
 	pf.file.Close()
 	os.Remove(h.spool.path(pf.name))
 	if pf.opened {
