@@ -116,11 +116,20 @@ func rawDropPollable(p uint32)
 //go:wasmimport wasi:io/streams@0.2.12 [method]input-stream.blocking-read
 func rawBlockingRead(s uint32, n uint64, ret uint32)
 
+//go:wasmimport wasi:io/streams@0.2.12 [method]input-stream.read
+func rawRead(s uint32, n uint64, ret uint32)
+
 //go:wasmimport wasi:io/streams@0.2.12 [resource-drop]input-stream
 func rawDropInput(s uint32)
 
-//go:wasmimport wasi:io/streams@0.2.12 [method]output-stream.blocking-write-and-flush
-func rawBlockingWrite(s, ptr, n, ret uint32)
+//go:wasmimport wasi:io/streams@0.2.12 [method]output-stream.check-write
+func rawCheckWrite(s, ret uint32)
+
+//go:wasmimport wasi:io/streams@0.2.12 [method]output-stream.write
+func rawWrite(s, ptr, n, ret uint32)
+
+//go:wasmimport wasi:io/streams@0.2.12 [method]output-stream.blocking-flush
+func rawBlockingFlush(s, ret uint32)
 
 //go:wasmimport wasi:io/streams@0.2.12 [resource-drop]output-stream
 func rawDropOutput(s uint32)
@@ -323,8 +332,14 @@ func (transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	return out, nil
 }
 
-// writeBody copies src into the outgoing body through its output-stream
-// (blocking-write-and-flush takes at most 4096 bytes a call).
+// ioChunk is the most a wasip2 file stream reads or writes in one call
+// (wasmtime's limit); the host's body streams are file streams.
+const ioChunk = 64 << 10
+
+// writeBody copies src into the outgoing body through its output-stream, a
+// chunk of up to ioChunk bytes a write (blocking-write-and-flush would take
+// at most 4096): each write is done by the host in the background while
+// the next chunk is read from src, and blocking-flush waits for it.
 func writeBody(ob uint32, src io.Reader) error {
 	var ret area
 	rawBodyWrite(ob, ret.ptr())
@@ -333,20 +348,45 @@ func writeBody(ob uint32, src io.Reader) error {
 	}
 	s := ret.u32(4)
 	defer rawDropOutput(s)
-	buf := make([]byte, 4096)
+	failed := func(errAt int) error {
+		if ret.b()[errAt] == 0 {
+			rawDropIOError(ret.u32(errAt + 4))
+		}
+		return errors.New("wasi:http: writing the request body failed")
+	}
+	flush := func() error {
+		rawBlockingFlush(s, ret.ptr())
+		if ret.b()[0] != 0 {
+			return failed(4)
+		}
+		return nil
+	}
+	buf := make([]byte, ioChunk)
 	for {
 		n, err := src.Read(buf)
-		if n > 0 {
-			rawBlockingWrite(s, uint32(uintptr(unsafe.Pointer(&buf[0]))), uint32(n), ret.ptr())
+		for p := buf[:n]; len(p) > 0; {
+			rawCheckWrite(s, ret.ptr())
 			if ret.b()[0] != 0 {
-				if ret.b()[4] == 0 {
-					rawDropIOError(ret.u32(8))
-				}
-				return errors.New("wasi:http: writing the request body failed")
+				return failed(8)
 			}
+			room := binary.LittleEndian.Uint64(ret.b()[8:])
+			if room == 0 {
+				// The previous write is still being done: wait for it.
+				if err := flush(); err != nil {
+					return err
+				}
+				continue
+			}
+			k := min(uint64(len(p)), room)
+			rawWrite(s, uint32(uintptr(unsafe.Pointer(&p[0]))), uint32(k), ret.ptr())
+			if ret.b()[0] != 0 {
+				return failed(4)
+			}
+			p = p[k:]
 		}
+		runtime.KeepAlive(buf)
 		if err == io.EOF {
-			return nil
+			return flush()
 		}
 		if err != nil {
 			return err
@@ -385,14 +425,23 @@ type bodyReader struct {
 	// declared). Reaching 0 finishes the body without the read that would
 	// only report the stream closed (a host round trip per response).
 	left int64
+	// closed: a read ahead found the stream closed; the next fill
+	// finishes the body.
+	closed bool
 }
 
 func (b *bodyReader) Read(p []byte) (int, error) {
 	if len(b.pending) == 0 && !b.done {
-		if b.left == 0 {
+		if b.left == 0 || b.closed {
 			b.finish()
+		} else if len(p) >= ioChunk {
+			// A whole read fits p: the bytes go there, not through pending
+			// (one copy fewer).
+			if n := b.fill(p); n > 0 {
+				return n, nil
+			}
 		} else {
-			b.fill(len(p))
+			b.fill(nil)
 		}
 	}
 	if len(b.pending) > 0 {
@@ -403,20 +452,90 @@ func (b *bodyReader) Read(p []byte) (int, error) {
 	return 0, b.err
 }
 
-func (b *bodyReader) fill(want int) {
-	// 64 KiB a read: asking for 1 MiB made the kit's realloc, called by
-	// the host while lowering the bytes, reach an import (a trap: "cannot
-	// leave component instance").
-	want = max(want, 64<<10)
+// WriteTo hands w each read's bytes as they come (io.Copy uses it), without
+// the copy into the caller's buffer Read makes.
+func (b *bodyReader) WriteTo(w io.Writer) (int64, error) {
+	var total int64
+	for {
+		if len(b.pending) > 0 {
+			n, err := w.Write(b.pending)
+			total += int64(n)
+			b.pending = b.pending[n:]
+			if err != nil {
+				return total, err
+			}
+			continue
+		}
+		if b.done {
+			if b.err == io.EOF {
+				return total, nil
+			}
+			return total, b.err
+		}
+		if b.left == 0 || b.closed {
+			b.finish()
+			continue
+		}
+		b.fill(nil)
+	}
+}
+
+// fill reads the stream once: into dst when it is given (dst holds at
+// least ioChunk bytes; what was read there is the result), else into
+// pending. Then it reads ahead: a non-blocking read starts the host's next
+// file read in the background (and returns no bytes), so that it runs
+// while the caller consumes this chunk and the next blocking-read finds it
+// done instead of waiting for a thread of the host's.
+func (b *bodyReader) fill(dst []byte) int {
+	n, ok := b.read(true, dst)
+	if !ok {
+		b.finish()
+		return n
+	}
+	if b.left != 0 {
+		if _, ok := b.read(false, nil); !ok {
+			b.closed = true
+		}
+	}
+	return n
+}
+
+// read reads the stream once (a blocking or a non-blocking read), into dst
+// when it is given, else into pending; false when the stream is closed or
+// failed. At most ioChunk bytes a read: all a file stream gives at once
+// (asking for 1 MiB had made the kit's realloc, called by the host while
+// lowering the bytes, reach an import: a trap, "cannot leave component
+// instance").
+//
+// Into an empty pending the bytes are not copied: pending becomes the
+// memory the host lowered them into. The kit lets go of that memory once
+// the call is decoded, but it is a Go heap object, and a live slice into it
+// keeps it from the collector like any other.
+func (b *bodyReader) read(blocking bool, dst []byte) (int, bool) {
+	want := ioChunk
 	if b.left > 0 && int64(want) > b.left {
 		want = int(b.left)
 	}
-	closed := false
-	guest.CallImport(12, func(ret uint32) { rawBlockingRead(b.stream, uint64(want), ret) }, func(ret uint32) {
+	ok, got := true, 0
+	guest.CallImport(12, func(ret uint32) {
+		if blocking {
+			rawBlockingRead(b.stream, uint64(want), ret)
+		} else {
+			rawRead(b.stream, uint64(want), ret)
+		}
+	}, func(ret uint32) {
 		m := mem(ret, 12)
 		if m[0] == 0 {
 			p, n := binary.LittleEndian.Uint32(m[4:]), binary.LittleEndian.Uint32(m[8:])
-			b.pending = append(b.pending[:0], mem(p, n)...)
+			data := mem(p, n)
+			switch {
+			case dst != nil:
+				got = copy(dst, data)
+			case len(b.pending) == 0:
+				b.pending = data
+			default:
+				b.pending = append(b.pending, data...)
+			}
 			if b.left > 0 {
 				b.left = max(b.left-int64(n), 0)
 			}
@@ -425,11 +544,9 @@ func (b *bodyReader) fill(want int) {
 		if m[4] == 0 {
 			rawDropIOError(binary.LittleEndian.Uint32(m[8:]))
 		}
-		closed = true
+		ok = false
 	})
-	if closed {
-		b.finish()
-	}
+	return got, ok
 }
 
 func (b *bodyReader) finish() {

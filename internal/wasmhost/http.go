@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -92,6 +93,18 @@ type httpRun struct {
 	sem       chan struct{}
 	transport *http.Transport
 	wg        sync.WaitGroup
+	// stale are streams the host opened early for bodies the guest gave
+	// up on; they are dropped at the run's next wasi:http call, where the
+	// store is certainly the host's to use (a guest's resource.drop, which
+	// gives them up, runs inside wasmtime's own table operation).
+	stale []*Resource
+	early int // streams made before incoming-body.stream, not yet handed over or given up
+
+	poolMu  sync.Mutex // the pool of body files (see poolFile)
+	free    []*poolFile
+	pooled  []*poolFile // every pooled file, closed with the run
+	inUse   int
+	closing []uint32 // pooled files' helper descriptors to close
 }
 
 func newHTTPRun(g *HTTPGrant) (*httpRun, error) {
@@ -108,6 +121,9 @@ func newHTTPRun(g *HTTPGrant) (*httpRun, error) {
 
 func (h *httpRun) close() {
 	h.wg.Wait()
+	for _, pf := range h.pooled {
+		pf.file.Close()
+	}
 	h.transport.CloseIdleConnections()
 	os.RemoveAll(h.spool.dir)
 }
@@ -211,17 +227,19 @@ type httpFuture struct {
 	err    Value // an error-code variant
 	taken  bool
 	cancel context.CancelFunc
+	body   *inBody // the response body's spool, made at handle
 }
 
 func (f *httpFuture) drop() {
 	select {
 	case <-f.done:
-		if f.resp == nil || f.taken {
-			return
+		if f.taken {
+			return // the response (or the error) is the guest's
 		}
 	default:
 	}
 	f.cancel() // the guest gave up on the response
+	f.body.release()
 }
 
 type incomingResponse struct {
@@ -231,25 +249,278 @@ type incomingResponse struct {
 	consumed bool
 }
 
+// drop: a response dropped without consume gives up its body.
+func (resp *incomingResponse) drop() {
+	if !resp.consumed {
+		resp.body.drop()
+	}
+}
+
+// inBody is a response body and its spool file, which the exchange writes
+// and the guest reads through a stream (pre) made once the body is whole.
 type inBody struct {
 	spooled  chan struct{} // closed when the body is on disk (or failed)
-	name     string
-	path     string
-	err      Value // error-code ending the body, or nil
+	pre      *Resource     // the guest's input-stream, made early; nil once handed over or given up
+	err      Value         // error-code ending the body, or nil
 	trailers [][2]string
 	streamed bool
 	cancel   context.CancelFunc
+	h        *httpRun
+
+	mu       sync.Mutex // shared by the exchange and the guest's calls
+	pf       *poolFile
+	done     bool // the exchange is finished with the file
+	released bool // the guest is finished with the body
 }
 
-// drop: a body dropped unread ends its exchange; its spool file goes
-// when the exchange has stopped writing it.
+// poolFile is a body file of the run's spool. A pooled one is used again
+// for later bodies (truncated in between): the helper keeps a descriptor
+// onto it (desc), from which each body's input-stream is made without an
+// open-at, a thread handoff inside wasmtime that cost 50-140 µs of every
+// 1 KiB GET. The others (past maxPooled in use at once) are opened by
+// name and unlinked once read, as before.
+type poolFile struct {
+	file   *os.File
+	name   string
+	desc   uint32
+	opened bool // desc is valid
+	pooled bool
+	dirty  bool // free but not yet emptied
+}
+
+// Bounds of the pool: each pooled file in use holds a descriptor in the
+// host and one in wasmtime, so bodies past maxPooled (a guest holding many
+// responses unread) get one-off files whose host descriptor closes when
+// the body is spooled; at most maxFree unused files are kept.
+const (
+	maxPooled = 64
+	maxFree   = 16
+	maxEarly  = 16 // streams made before incoming-body.stream, held by the host
+)
+
+// spoolFile returns the body's file, taken on first use; nil once the
+// exchange is finished without one.
+func (b *inBody) spoolFile() (*poolFile, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.pf == nil && !b.done {
+		pf, err := b.h.takeFile()
+		if err != nil {
+			return nil, err
+		}
+		b.pf = pf
+	}
+	return b.pf, nil
+}
+
+// closeFile is the exchange being finished with the file.
+func (b *inBody) closeFile() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.done = true
+	if b.pf != nil && !b.pf.pooled {
+		b.pf.file.Close() // the name (or the guest's stream) keeps the data
+	}
+	if b.released {
+		b.h.putFile(b.pf)
+		b.pf = nil
+	}
+}
+
+// drop: a body dropped unread ends its exchange and gives up its spool.
 func (b *inBody) drop() {
 	b.cancel()
-	if !b.streamed {
+	b.release()
+}
+
+// release is the guest being finished with the body: a stream made for it
+// and not handed over is dropped at the run's next wasi:http call, and the
+// file goes back to the pool once the exchange is finished with it too. A
+// guest drops a body's stream before the body (wasi:http's child-resource
+// rule); one that kept reading it after finish or drop would read what the
+// file holds next, its own next body.
+func (b *inBody) release() {
+	if b.pre != nil {
+		b.h.stale = append(b.h.stale, b.pre)
+		b.h.early--
+		b.pre = nil
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.released {
+		return
+	}
+	b.released = true
+	if b.done {
+		b.h.putFile(b.pf)
+		b.pf = nil
+	}
+}
+
+// openEarly opens the helper's descriptor onto a new pooled file before the
+// body is there; it is called where the guest is about to wait for the
+// response anyway, so the open-at runs while the exchange waits for the
+// server. A failure is left for incoming-body.stream to meet.
+func (b *inBody) openEarly(r *run) {
+	pf, err := b.spoolFile()
+	if err != nil || pf == nil || !pf.pooled || pf.opened {
+		return
+	}
+	if d, err := r.openDesc(pf.name); err == nil {
+		pf.desc, pf.opened = d, true
+	}
+}
+
+// makeStream makes the guest's input-stream over the whole body (its first
+// read started) into pre.
+func (b *inBody) makeStream(r *run) error {
+	if b.pre != nil {
+		return nil
+	}
+	b.mu.Lock()
+	pf := b.pf
+	b.mu.Unlock()
+	if pf == nil {
+		return errors.New("wasmhost: the response body has no spool file")
+	}
+	var s *Resource
+	var err error
+	if pf.pooled {
+		if !pf.opened {
+			d, err := r.openDesc(pf.name)
+			if err != nil {
+				return err
+			}
+			pf.desc, pf.opened = d, true
+		}
+		s, err = r.streamDesc(pf.desc, true)
+	} else {
+		s, err = r.openStream(pf.name, false)
+		os.Remove(r.http.spool.path(pf.name)) // the guest's stream holds it open
+	}
+	if err != nil {
+		return err
+	}
+	b.pre = s
+	b.h.early++
+	return nil
+}
+
+// takeFile is a file for a new body: a free pooled one, a new pooled one,
+// or past maxPooled in use a one-off.
+func (h *httpRun) takeFile() (*poolFile, error) {
+	h.poolMu.Lock()
+	defer h.poolMu.Unlock()
+	for n := len(h.free); n > 0; n = len(h.free) {
+		pf := h.free[n-1]
+		h.free = h.free[:n-1]
+		if pf.dirty && !h.empty(pf) {
+			h.discard(pf)
+			continue
+		}
+		pf.dirty = false
+		h.inUse++
+		return pf, nil
+	}
+	f, name, err := h.spool.create("resp")
+	if err != nil {
+		return nil, err
+	}
+	pf := &poolFile{file: f, name: name}
+	if h.inUse < maxPooled {
+		pf.pooled = true
+		h.inUse++
+		h.pooled = append(h.pooled, pf)
+	}
+	return pf, nil
+}
+
+// putFile is a body's file no longer used: a pooled one is emptied and
+// kept (or, past maxFree, closed), a one-off removed.
+func (h *httpRun) putFile(pf *poolFile) {
+	if pf == nil {
+		return
+	}
+	if !pf.pooled {
+		os.Remove(h.spool.path(pf.name))
+		return
+	}
+	if st, err := pf.file.Stat(); err == nil && st.Size() > bigTruncate {
+		// Freeing a large file's pages takes the kernel a while (1.5 ms
+		// for 10 MiB on tmpfs): not on the guest's call, and not held.
+		h.wg.Add(1)
 		go func() {
-			<-b.spooled
-			os.Remove(b.path)
+			defer h.wg.Done()
+			ok := h.empty(pf)
+			h.poolMu.Lock()
+			defer h.poolMu.Unlock()
+			h.keep(pf, ok)
 		}()
+		return
+	}
+	// A small one is emptied when it is next taken, by the exchange (or
+	// where the guest waits anyway), not on this call.
+	h.poolMu.Lock()
+	defer h.poolMu.Unlock()
+	pf.dirty = true
+	h.keep(pf, true)
+}
+
+const bigTruncate = 256 << 10
+
+// empty truncates a pooled file for its next body.
+func (h *httpRun) empty(pf *poolFile) bool {
+	if pf.file.Truncate(0) != nil {
+		return false
+	}
+	_, err := pf.file.Seek(0, io.SeekStart)
+	return err == nil
+}
+
+// keep returns a pooled file no body uses to the free list, or past
+// maxFree (or unusable) closes it. h.poolMu is held.
+func (h *httpRun) keep(pf *poolFile, usable bool) {
+	h.inUse--
+	if usable && len(h.free) < maxFree {
+		h.free = append(h.free, pf)
+		return
+	}
+	h.discard(pf)
+}
+
+// discard closes a pooled file for good. h.poolMu is held.
+func (h *httpRun) discard(pf *poolFile) {
+	pf.file.Close()
+	os.Remove(h.spool.path(pf.name))
+	if pf.opened {
+		h.closing = append(h.closing, pf.desc)
+	}
+	if i := slices.Index(h.pooled, pf); i >= 0 {
+		h.pooled = slices.Delete(h.pooled, i, i+1)
+	}
+}
+
+// dropStale drops the streams and descriptors given up since the last
+// wasi:http call.
+func (h *httpRun) dropStale(r *run) {
+	if len(h.stale) == 0 {
+		h.poolMu.Lock()
+		n := len(h.closing)
+		h.poolMu.Unlock()
+		if n == 0 {
+			return
+		}
+	}
+	for _, s := range h.stale {
+		r.dropStream(s)
+	}
+	h.stale = h.stale[:0]
+	h.poolMu.Lock()
+	closing := h.closing
+	h.closing = nil
+	h.poolMu.Unlock()
+	for _, d := range closing {
+		r.closeDesc(d)
 	}
 }
 
@@ -278,6 +549,7 @@ func builtinFor(iface, fn string) func(*run, []Value) (Value, error) {
 		if r.host == nil || r.host.http == nil || r.http == nil {
 			return nil, errNotGranted
 		}
+		r.http.dropStale(r)
 		first := r.nextRep + 1
 		v, err := impl(r, args)
 		if len(r.objs) > maxHostObjects && r.nextRep >= first {
@@ -655,8 +927,28 @@ var httpTypes = map[string]func(*run, []Value) (Value, error){
 	}),
 	"[method]future-incoming-response.subscribe": func(r *run, a []Value) (Value, error) {
 		if f := objAs[*httpFuture](r, a[0]); f != nil {
+			if !f.taken {
+				f.body.openEarly(r)
+			}
 			if err := r.awaitHTTP(f.done, "[method]future-incoming-response.subscribe"); err != nil {
 				return nil, err
+			}
+			select {
+			case <-f.done:
+				b := f.body
+				if f.resp != nil && !f.taken && b.h.early < maxEarly {
+					select {
+					case <-b.spooled:
+						// A small body is whole when the head is
+						// announced: its stream's first read can run while
+						// the guest reads the head.
+						if err := b.makeStream(r); err != nil {
+							return nil, err
+						}
+					default:
+					}
+				}
+			default:
 			}
 		}
 		return r.subscribe(0, "")
@@ -676,6 +968,7 @@ var httpTypes = map[string]func(*run, []Value) (Value, error){
 		}
 		f.taken = true
 		if f.err != nil {
+			f.body.release()
 			return Some(Ok(Err(f.err))), nil
 		}
 		return Some(Ok(Ok(r.newObj(f.resp)))), nil
@@ -715,19 +1008,21 @@ var httpTypes = map[string]func(*run, []Value) (Value, error){
 			// The call's context ended first: the body never arrived.
 			return Err(nil), nil
 		}
-		s, err := r.openStream(b.name, false)
-		os.Remove(r.http.spool.path(b.name)) // the guest's stream holds it open
-		if err != nil {
+		if err := b.makeStream(r); err != nil {
 			return nil, err
 		}
+		s := b.pre
+		b.pre = nil
+		b.h.early--
 		return Ok(s), nil
 	},
 	"[static]incoming-body.finish": func(r *run, a []Value) (Value, error) {
 		b := objAs[*inBody](r, a[0])
 		if b == nil {
-			b = &inBody{spooled: make(chan struct{}), err: internalError("not an incoming-body of this host")}
+			b = &inBody{spooled: make(chan struct{}), err: internalError("not an incoming-body of this host"), h: r.http}
 			close(b.spooled)
 		}
+		b.release() // its stream is dropped (or was never taken): the spool is done with
 		return r.newObj(&futureTrailers{body: b}), nil
 	},
 	"[method]future-trailers.subscribe": func(r *run, a []Value) (Value, error) {
@@ -835,7 +1130,8 @@ func httpHandle(r *run, a []Value) (Value, error) {
 		return Err(internalError("murmur: the wasi:http grant has no bounds")), nil
 	}
 	ctx, cancel := context.WithDeadline(r.ctx(), r.deadline)
-	f := &httpFuture{done: make(chan struct{}), cancel: cancel}
+	in := &inBody{spooled: make(chan struct{}), cancel: cancel, h: r.http}
+	f := &httpFuture{done: make(chan struct{}), cancel: cancel, body: in}
 	r.http.wg.Add(1)
 	go func() {
 		defer r.http.wg.Done()
@@ -844,11 +1140,22 @@ func httpHandle(r *run, a []Value) (Value, error) {
 	return Ok(r.newObj(f)), nil
 }
 
-// exchange sends one request and spools its response; f is done when the
-// response head (or the request's error) is there, the body's spooled
-// channel when the body is on disk.
+// smallBody is the largest declared content-length spooled before the
+// future is done: the guest is woken once, with the body whole (so its first
+// read can be started at once), instead of meeting a second wait in
+// incoming-body.stream. One read's worth (wasmtime reads at most 64 KiB).
+const smallBody = 64 << 10
+
+// exchange sends one request and spools its response into f.body; f is done
+// when the response head (or the request's error) is there — for a body of
+// at most smallBody declared bytes, when the body is also on disk — and
+// the body's spooled channel when the body is on disk.
 func (h *httpRun) exchange(ctx context.Context, cancel context.CancelFunc, send HTTPRequest, body *outBody, opts requestOptions, f *httpFuture) {
+	in := f.body
 	fail := func(code Value) {
+		in.closeFile()
+		in.err = code
+		close(in.spooled)
 		f.err = code
 		close(f.done)
 		cancel()
@@ -904,21 +1211,25 @@ func (h *httpRun) exchange(ctx context.Context, cancel context.CancelFunc, send 
 		fail(Variant{Case: "HTTP-response-body-size", Value: Some(uint64(resp.ContentLength))})
 		return
 	}
-	out, name, err := h.spool.create("resp")
-	if err != nil {
-		fail(internalError("murmur: spooling the response: " + err.Error()))
+	pf, err := in.spoolFile()
+	if err != nil || pf == nil {
+		fail(internalError(fmt.Sprintf("murmur: spooling the response: %v", err)))
 		return
 	}
-	in := &inBody{spooled: make(chan struct{}), name: name, path: h.spool.path(name), cancel: cancel}
 	f.resp = &incomingResponse{status: uint16(resp.StatusCode), headers: fieldsOf(resp.Header, true), body: in}
-	close(f.done)
-
-	in.err = spoolBody(ctx, resp, out, h.grant.MaxBodyBytes, opts.betweenBytes, cancel)
-	out.Close()
+	small := resp.ContentLength >= 0 && resp.ContentLength <= smallBody
+	if !small {
+		close(f.done)
+	}
+	in.err = spoolBody(ctx, resp, pf.file, h.grant.MaxBodyBytes, opts.betweenBytes, cancel)
+	in.closeFile()
 	if in.err == nil {
 		in.trailers = fieldsOf(resp.Trailer, true).entries
 	}
 	close(in.spooled)
+	if small {
+		close(f.done)
+	}
 }
 
 // spoolBufs are spoolBody's copy buffers (allocating and zeroing 256 KiB

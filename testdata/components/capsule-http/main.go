@@ -10,7 +10,9 @@
 // as given (percent-escapes decoded) (unchecked, so the host's checks are what a bad one meets).
 // A METHOD written with a leading "-" (-GET) reads the response body into
 // io.Discard and reports only status and bytes (for benchmarks: hashing in
-// the guest would dominate them).
+// the guest would dominate them); with a leading "~" (~GET) it does the same
+// and also reports ns=N, the request's time as the guest measured it (from
+// sending it to the body's end), for benchmarks' percentiles.
 //
 // BODY-BYTES of the byte pattern 0..250 are sent (with a content-length unless
 // "chunked"), with a request trailer x-sent: BODY-BYTES when "trailer" is given.
@@ -31,6 +33,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/murmur-go/murmur/guest"
 	"github.com/murmur-go/murmur/guest/wasihttp"
@@ -89,8 +92,9 @@ func request(w []string) string {
 	if body != nil && chunked {
 		body = io.MultiReader(body) // hides the length: sent chunked
 	}
-	discard := strings.HasPrefix(w[0], "-")
-	req, err := http.NewRequest(strings.TrimPrefix(w[0], "-"), w[1], body)
+	timed := strings.HasPrefix(w[0], "~")
+	discard := timed || strings.HasPrefix(w[0], "-")
+	req, err := http.NewRequest(strings.TrimLeft(w[0], "-~"), w[1], body)
 	if err != nil {
 		return "error " + err.Error()
 	}
@@ -104,6 +108,7 @@ func request(w []string) string {
 		Transport:     wasihttp.Transport(),
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 	}
+	start := time.Now()
 	resp, err := c.Do(req)
 	if err != nil {
 		return "error " + err.Error()
@@ -114,6 +119,9 @@ func request(w []string) string {
 	}
 	if discard {
 		got, err := io.Copy(io.Discard, resp.Body)
+		if timed {
+			return fmt.Sprintf("status=%d bytes=%d err=%v ns=%d", resp.StatusCode, got, err, time.Since(start).Nanoseconds())
+		}
 		return fmt.Sprintf("status=%d bytes=%d err=%v", resp.StatusCode, got, err)
 	}
 	h := sha256.New()
