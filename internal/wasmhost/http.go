@@ -92,6 +92,9 @@ type httpRun struct {
 	sem       chan struct{}
 	transport *http.Transport
 	wg        sync.WaitGroup
+	// live: the run's wasi:io is Go's (RunDriver), so bodies are Go
+	// streams (wasiio_http.go) instead of spool files.
+	live bool
 }
 
 func newHTTPRun(g *HTTPGrant) (*httpRun, error) {
@@ -239,6 +242,7 @@ type inBody struct {
 	trailers [][2]string
 	streamed bool
 	cancel   context.CancelFunc
+	live     *goInput // a driver run's body: the Go stream it arrives on
 }
 
 // drop: a body dropped unread ends its exchange; its spool file goes
@@ -611,6 +615,9 @@ var httpTypes = map[string]func(*run, []Value) (Value, error){
 		return r.newObj(&httpFields{immutable: true}), nil
 	},
 	"[method]outgoing-body.write": func(r *run, a []Value) (Value, error) {
+		if r.io != nil {
+			return r.liveBodyWrite(a)
+		}
 		b := objAs[*outBody](r, a[0])
 		if b == nil || b.taken {
 			return Err(nil), nil
@@ -654,6 +661,9 @@ var httpTypes = map[string]func(*run, []Value) (Value, error){
 		return &o.betweenBytes
 	}),
 	"[method]future-incoming-response.subscribe": func(r *run, a []Value) (Value, error) {
+		if r.io != nil {
+			return r.liveFutureSubscribe(a)
+		}
 		if f := objAs[*httpFuture](r, a[0]); f != nil {
 			if err := r.awaitHTTP(f.done, "[method]future-incoming-response.subscribe"); err != nil {
 				return nil, err
@@ -701,6 +711,9 @@ var httpTypes = map[string]func(*run, []Value) (Value, error){
 		return Ok(r.newObj(resp.body)), nil
 	},
 	"[method]incoming-body.stream": func(r *run, a []Value) (Value, error) {
+		if r.io != nil {
+			return r.liveBodyStream(a)
+		}
 		b := objAs[*inBody](r, a[0])
 		if b == nil || b.streamed {
 			return Err(nil), nil
@@ -724,6 +737,11 @@ var httpTypes = map[string]func(*run, []Value) (Value, error){
 	},
 	"[static]incoming-body.finish": func(r *run, a []Value) (Value, error) {
 		b := objAs[*inBody](r, a[0])
+		if r.io != nil {
+			if err := r.liveBodyFinish(b); err != nil {
+				return nil, err
+			}
+		}
 		if b == nil {
 			b = &inBody{spooled: make(chan struct{}), err: internalError("not an incoming-body of this host")}
 			close(b.spooled)
@@ -731,6 +749,9 @@ var httpTypes = map[string]func(*run, []Value) (Value, error){
 		return r.newObj(&futureTrailers{body: b}), nil
 	},
 	"[method]future-trailers.subscribe": func(r *run, a []Value) (Value, error) {
+		if r.io != nil {
+			return r.liveTrailersSubscribe(a)
+		}
 		if f := objAs[*futureTrailers](r, a[0]); f != nil {
 			if err := r.awaitHTTP(f.body.spooled, "[method]future-trailers.subscribe"); err != nil {
 				return nil, err
@@ -760,7 +781,10 @@ var httpTypes = map[string]func(*run, []Value) (Value, error){
 		}
 		return Some(Ok(Ok(Some(r.newObj(&httpFields{entries: f.body.trailers, immutable: true}))))), nil
 	},
-	"http-error-code": func(*run, []Value) (Value, error) {
+	"http-error-code": func(r *run, a []Value) (Value, error) {
+		if r.io != nil {
+			return r.liveHTTPErrorCode(a)
+		}
 		// The io-error is wasip2's; nothing of ours to read from it.
 		return None, nil
 	},
@@ -902,6 +926,10 @@ func (h *httpRun) exchange(ctx context.Context, cancel context.CancelFunc, send 
 	defer resp.Body.Close()
 	if resp.ContentLength > h.grant.MaxBodyBytes {
 		fail(Variant{Case: "HTTP-response-body-size", Value: Some(uint64(resp.ContentLength))})
+		return
+	}
+	if h.live {
+		h.streamLive(ctx, cancel, resp, opts, f)
 		return
 	}
 	out, name, err := h.spool.create("resp")

@@ -220,7 +220,7 @@ func (d *Driver) Call(ctx context.Context, req *driver.Request, chunk driver.Chu
 		return nil, &driver.Error{Kind: driver.KindMalformed, Driver: d.info.Name, Message: "the request cannot be written as JSON", Err: err}
 	}
 	in := string(data)
-	rc := wasmhost.RunConfig{Limits: d.limits, WASI: wasmhost.WASI{Args: d.args, Env: d.env}, Host: d.host(chunk)}
+	rc := wasmhost.RunConfig{Kind: wasmhost.RunDriver, Limits: d.limits, WASI: wasmhost.WASI{Args: d.args, Env: d.env}, Host: d.host(chunk)}
 	inst, err := d.eng.Instantiate(ctx, d.comp, rc)
 	if err != nil {
 		return nil, d.ending(ctx, err)
