@@ -114,3 +114,36 @@ func BenchmarkDriverTurnOverHTTP(b *testing.B) {
 		}
 	})
 }
+
+// TestGoKitDriverStreamsLive is issue 10's live-streaming test: the fake
+// provider sends the first text delta and then holds the rest of the
+// stream until the driver's first murmur:text/chunks chunk has reached the
+// host. With the body spooled whole (as for capsules) the chunk could only
+// come after the stream's end, and the turn would end at its deadline; a
+// driver run's Go-owned wasi:io hands the guest each event as it arrives.
+func TestGoKitDriverStreamsLive(t *testing.T) {
+	fp := fakeprovider.NewAnthropic()
+	defer fp.Close()
+	gate := make(chan struct{})
+	// message_start, ping, content_block_start, the first text delta: then wait.
+	fp.Push(fakeprovider.Reply{Text: []string{"Let me ", "echo that."},
+		ToolCalls:   []fakeprovider.ToolCall{{ID: "toolu_1", Name: "local/echo", Pieces: []string{`{"mess`, `age":"hi"}`}}},
+		InputTokens: 12, OutputTokens: 7, GateAfter: 4, Gate: gate})
+	d := httpDriver(t, fp.URL, "sk-real-key")
+	var chunks []string
+	resp, err := d.Call(context.Background(), toolTurnRequest(), func(text string) {
+		if len(chunks) == 0 {
+			close(gate) // the first chunk is here while the provider still holds the rest
+		}
+		chunks = append(chunks, text)
+	})
+	if err != nil {
+		t.Fatalf("the turn did not complete: %v (chunks before the end: %q)", err, chunks)
+	}
+	if len(chunks) == 0 || chunks[0] != "Let me " || strings.Join(chunks, "") != "Let me echo that." {
+		t.Fatalf("chunks %q", chunks)
+	}
+	if resp.StopReason != "tool_call" || resp.Text() != "Let me echo that." || len(resp.ToolCalls()) != 1 {
+		t.Fatalf("response %+v", resp)
+	}
+}
