@@ -321,6 +321,7 @@ func whHostCall(slotH C.uintptr_t, ctx *C.wasmtime_context_t, args *C.wasmtime_c
 		if len(out) != 1 {
 			return r.hostFailed(s, fmt.Errorf("wasmtime expected %d results", len(out)))
 		}
+		made := len(r.resources)
 		res, err = r.materialize(res, s.typ.Result, s.le)
 		if err != nil {
 			return r.hostFailed(s, fmt.Errorf("host function %s: %w", s.key, err))
@@ -329,6 +330,9 @@ func whHostCall(slotH C.uintptr_t, ctx *C.wasmtime_context_t, args *C.wasmtime_c
 			return r.hostFailed(s, fmt.Errorf("host function %s returned an invalid value: %w", s.key, err))
 		}
 		lower(res, s.typ.Result, &out[0])
+		// lower cloned the handles materialize made for the result: the
+		// run need not keep them (a driver makes one per stream read).
+		r.forgetResources(made)
 	} else if res != nil {
 		return r.hostFailed(s, fmt.Errorf("host function %s returned a value but has no result", s.key))
 	}

@@ -453,25 +453,48 @@ func goIOBuiltin(iface, fn string, typ *FuncType) func(*run, []Value) (Value, er
 	}
 }
 
-// releaseArgs frees the handles lifted for a Go builtin's borrowed
-// arguments, which sit at the end of the run's resources: a driver reads
-// its stream thousands of times a turn, and each read would otherwise keep
-// a handle until the store ends.
+// releaseArgs ends the borrows a Go builtin was lent and frees their
+// handles, which sit at the end of the run's resources (the C API requires
+// a lent handle be converted to the host's or dropped before the call
+// returns, or wasmtime traps: "borrow handles still remain"). A driver reads
+// its stream thousands of times a turn; each read would otherwise keep a
+// handle until the store ends.
 func (r *run) releaseArgs(args []Value) {
-	for i := len(args) - 1; i >= 0; i-- {
-		res, ok := args[i].(*Resource)
-		if !ok || res.closed() {
-			continue
+	var lent []*Resource
+	var collect func(v Value)
+	collect = func(v Value) {
+		switch x := v.(type) {
+		case *Resource:
+			if !x.closed() {
+				lent = append(lent, x)
+			}
+		case List:
+			for _, e := range x {
+				collect(e)
+			}
 		}
-		n := len(r.resources)
-		if n == 0 || r.resources[n-1] != res {
+	}
+	for _, a := range args {
+		collect(a)
+	}
+	for _, res := range lent {
+		res.HostRep()
+	}
+	n := len(r.resources)
+	if len(lent) > n {
+		return
+	}
+	for j, res := range lent {
+		if r.resources[n-len(lent)+j] != res {
 			return
 		}
+	}
+	for _, res := range lent {
 		C.wasmtime_component_resource_any_delete(res.p)
 		res.p = nil
-		r.resources[n-1] = nil
-		r.resources = r.resources[:n-1]
 	}
+	clear(r.resources[n-len(lent):])
+	r.resources = r.resources[:n-len(lent)]
 }
 
 // refusal answers a function of an interface that has nothing behind it
