@@ -389,7 +389,6 @@ const goWritePermit = 64 << 10
 // contents ("at most 4096 bytes"); wasmtime traps past it.
 const blockingWriteMax = 4096
 
-
 // ioError is a wasi:io error resource. code, when set, is the wasi:http
 // error-code http-error-code reads from it.
 type ioError struct {
@@ -823,7 +822,7 @@ var goIOFuncs = map[string]func(*run, []Value) (Value, error){
 		}
 		return r.outWrite(o, make([]byte, n), blockingWriteMax, "blocking-write-zeroes-and-flush")
 	},
-	"wasi:io/streams#[method]output-stream.flush": outFlush,
+	"wasi:io/streams#[method]output-stream.flush":          outFlush,
 	"wasi:io/streams#[method]output-stream.blocking-flush": outFlush,
 	"wasi:io/streams#[method]output-stream.subscribe": func(r *run, a []Value) (Value, error) {
 		o, err := r.outputOf(a[0])
