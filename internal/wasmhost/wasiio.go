@@ -192,18 +192,20 @@ var errCallEnded = errors.New("the call ended while the guest was waiting")
 func (r *run) waitAny(ps []*goPollable) ([]uint32, error) {
 	ctx := r.ctx()
 	for {
+		// Past the deadline the wait is over even if a pollable became ready
+		// meanwhile: an exchange ends at the same deadline, and the ending
+		// should name what the guest waited on (as awaitHTTP does).
+		if !r.deadline.IsZero() && !time.Now().Before(r.deadline) {
+			return nil, &DeadlineError{Waiting: true, Call: pendingCall(ps)}
+		}
 		var ready []uint32
 		var chans []<-chan struct{}
 		var at time.Time
-		pending := ""
 		for i, p := range ps {
 			ok, ch, t := p.state()
 			if ok {
 				ready = append(ready, uint32(i))
 				continue
-			}
-			if pending == "" {
-				pending = p.call
 			}
 			if ch != nil {
 				chans = append(chans, ch)
@@ -214,9 +216,6 @@ func (r *run) waitAny(ps []*goPollable) ([]uint32, error) {
 		}
 		if len(ready) > 0 {
 			return ready, nil
-		}
-		if !r.deadline.IsZero() && !time.Now().Before(r.deadline) {
-			return nil, &DeadlineError{Waiting: true, Call: pending}
 		}
 		if ctx.Err() != nil {
 			return nil, errCallEnded
@@ -255,6 +254,19 @@ func (r *run) waitAny(ps []*goPollable) ([]uint32, error) {
 			reflect.Select(cases)
 		}
 	}
+}
+
+// pendingCall names what the first pollable not ready waits on.
+func pendingCall(ps []*goPollable) string {
+	for _, p := range ps {
+		if ok, _, _ := p.state(); !ok {
+			return p.call
+		}
+	}
+	if len(ps) > 0 {
+		return ps[0].call
+	}
+	return ""
 }
 
 // goInput is a Go-owned input-stream: bytes a producer pushes (a response

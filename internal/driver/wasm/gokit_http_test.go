@@ -2,6 +2,7 @@ package wasm_test
 
 import (
 	"context"
+	"errors"
 	"encoding/json"
 	"os"
 	"strings"
@@ -13,11 +14,17 @@ import (
 	"github.com/murmur-go/murmur/internal/driver/wasm"
 	"github.com/murmur-go/murmur/internal/manifest"
 	"github.com/murmur-go/murmur/internal/sandbox"
+	"github.com/murmur-go/murmur/internal/wasmhost"
 )
 
 const httpDriverWasm = "../../../testdata/components/driver-anthropic-http/driver-anthropic-http.wasm"
 
 func httpDriver(t testing.TB, endpoint, key string) *wasm.Driver {
+	t.Helper()
+	return httpDriverDeadline(t, endpoint, key, 30)
+}
+
+func httpDriverDeadline(t testing.TB, endpoint, key string, seconds int) *wasm.Driver {
 	t.Helper()
 	src, err := os.ReadFile(httpDriverWasm)
 	if err != nil {
@@ -25,7 +32,7 @@ func httpDriver(t testing.TB, endpoint, key string) *wasm.Driver {
 	}
 	// A Go-kit component with net/http needs more table and memory than the
 	// WAT fixtures' limits.
-	lim := sandbox.Limits(manifest.EffLimits{DeadlineSeconds: 30, MemoryBytes: 256 << 20, TableElements: 50000, Instances: 10})
+	lim := sandbox.Limits(manifest.EffLimits{DeadlineSeconds: seconds, MemoryBytes: 256 << 20, TableElements: 50000, Instances: 10})
 	d, err := wasm.New(wasm.Config{Engine: testEngine, Name: "local/driver-anthropic-http", Version: "0.1.0", Component: src,
 		Limits: lim, Model: "claude-test", Endpoint: endpoint, APIKey: key})
 	if err != nil {
@@ -145,5 +152,68 @@ func TestGoKitDriverStreamsLive(t *testing.T) {
 	}
 	if resp.StopReason != "tool_call" || resp.Text() != "Let me echo that." || len(resp.ToolCalls()) != 1 {
 		t.Fatalf("response %+v", resp)
+	}
+}
+
+// BenchmarkDriverTurnSplit splits a Go-kit driver turn: "instantiate" is a
+// fresh instance of the component as every turn makes one (instance and the
+// Go kit's start, closed at once), "turn" the whole Call. The difference is
+// the guest's own work, its HTTP exchange and its streaming.
+func BenchmarkDriverTurnSplit(b *testing.B) {
+	fp := fakeprovider.NewAnthropic()
+	defer fp.Close()
+	src, err := os.ReadFile(httpDriverWasm)
+	if err != nil {
+		b.Fatal(err)
+	}
+	d := httpDriver(b, fp.URL, "sk-real-key")
+	comp, err := testEngine.Compile(src)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer comp.Close()
+	lim := sandbox.Limits(manifest.EffLimits{DeadlineSeconds: 30, MemoryBytes: 256 << 20, TableElements: 50000, Instances: 10})
+	b.Run("instantiate", func(b *testing.B) {
+		for b.Loop() {
+			inst, err := testEngine.Instantiate(context.Background(), comp, wasmhost.RunConfig{Kind: wasmhost.RunDriver, Limits: lim,
+				WASI: wasmhost.WASI{Args: []string{"driver"}, Env: d.Env()}})
+			if err != nil {
+				b.Fatal(err)
+			}
+			inst.Close()
+		}
+	})
+	reply := fakeprovider.Reply{Text: []string{"Let me ", "echo that."},
+		ToolCalls:   []fakeprovider.ToolCall{{ID: "toolu_1", Name: "local/echo", Pieces: []string{`{"mess`, `age":"hi"}`}}},
+		InputTokens: 12, OutputTokens: 7}
+	req := toolTurnRequest()
+	b.Run("turn", func(b *testing.B) {
+		for b.Loop() {
+			fp.Push(reply)
+			if _, err := d.Call(context.Background(), req, nil); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
+
+// TestGoKitDriverLiveBodyDeadline: a provider that sends the first text
+// delta and then holds the stream: the driver relays the first chunk at once
+// and then waits in its read of the body until the turn's deadline, which
+// names that read (for a capsule the same drip waits in incoming-body.stream
+// and reads nothing: internal/wit's TestGoKitHTTPBodyNotLive).
+func TestGoKitDriverLiveBodyDeadline(t *testing.T) {
+	fp := fakeprovider.NewAnthropic()
+	defer fp.Close()
+	fp.Push(fakeprovider.Reply{Text: []string{"Let me ", "echo that."}, HangAfter: 4})
+	d := httpDriverDeadline(t, fp.URL, "sk-real-key", 2)
+	var chunks []string
+	_, err := d.Call(context.Background(), userRequest("hi"), func(text string) { chunks = append(chunks, text) })
+	if len(chunks) != 1 || chunks[0] != "Let me " {
+		t.Fatalf("chunks before the deadline %q (error %v)", chunks, err)
+	}
+	var de *wasmhost.DeadlineError
+	if !errors.As(err, &de) || !de.Waiting || de.Call != "wasi:io/streams#[method]input-stream.blocking-read" {
+		t.Fatalf("want a DeadlineError waiting on the body's read, got %#v (%v)", de, err)
 	}
 }
