@@ -2,8 +2,8 @@ package wasm_test
 
 import (
 	"context"
-	"errors"
 	"encoding/json"
+	"errors"
 	"os"
 	"strings"
 	"testing"
