@@ -179,7 +179,6 @@ func codeOf(ctx context.Context, err error) Value {
 	if errors.Is(err, io.EOF) {
 		return errCode("connection-terminated")
 	}
-	println("DEBUG codeOf", err.Error())
 	return Variant{Case: "HTTP-protocol-error"}
 }
 

@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"os"
+	"runtime"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/murmur-go/murmur/internal/driver"
 	"github.com/murmur-go/murmur/internal/driver/builtin"
@@ -158,7 +160,8 @@ func TestGoKitDriverStreamsLive(t *testing.T) {
 // BenchmarkDriverTurnSplit splits a Go-kit driver turn: "instantiate" is a
 // fresh instance of the component as every turn makes one (instance and the
 // Go kit's start, closed at once), "turn" the whole Call. The difference is
-// the guest's own work, its HTTP exchange and its streaming.
+// the guest's own work, its HTTP exchange and its streaming. The -spool
+// variants run the same on the capsules' path (RunDefault).
 func BenchmarkDriverTurnSplit(b *testing.B) {
 	fp := fakeprovider.NewAnthropic()
 	defer fp.Close()
@@ -187,12 +190,30 @@ func BenchmarkDriverTurnSplit(b *testing.B) {
 		ToolCalls:   []fakeprovider.ToolCall{{ID: "toolu_1", Name: "local/echo", Pieces: []string{`{"mess`, `age":"hi"}`}}},
 		InputTokens: 12, OutputTokens: 7}
 	req := toolTurnRequest()
-	b.Run("turn", func(b *testing.B) {
+	for _, k := range []struct {
+		name string
+		kind wasmhost.RunKind
+	}{{"turn", wasmhost.RunDriver}, {"turn-spool", wasmhost.RunDefault}} {
+		// turn-spool: the same turn on the capsules' path (wasip2, the body
+		// spooled whole), what a driver turn was before its wasi:io was Go's.
+		b.Run(k.name, func(b *testing.B) {
+			defer wasm.UseRunKind(k.kind)()
+			for b.Loop() {
+				fp.Push(reply)
+				if _, err := d.Call(context.Background(), req, nil); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+	b.Run("instantiate-spool", func(b *testing.B) {
 		for b.Loop() {
-			fp.Push(reply)
-			if _, err := d.Call(context.Background(), req, nil); err != nil {
+			inst, err := testEngine.Instantiate(context.Background(), comp, wasmhost.RunConfig{Limits: lim,
+				WASI: wasmhost.WASI{Args: []string{"driver"}, Env: d.Env()}})
+			if err != nil {
 				b.Fatal(err)
 			}
+			inst.Close()
 		}
 	})
 }
@@ -216,4 +237,42 @@ func TestGoKitDriverLiveBodyDeadline(t *testing.T) {
 	if !errors.As(err, &de) || !de.Waiting || de.Call != "wasi:io/streams#[method]input-stream.blocking-read" {
 		t.Fatalf("want a DeadlineError waiting on the body's read, got %#v (%v)", de, err)
 	}
+}
+
+// TestGoKitDriverNoHostLeak: 1,000 streamed turns, each a fresh instance
+// with its own exchange and Go body stream, leave no descriptors or
+// goroutines behind.
+func TestGoKitDriverNoHostLeak(t *testing.T) {
+	fp := fakeprovider.NewAnthropic()
+	defer fp.Close()
+	d := httpDriver(t, fp.URL, "sk-real-key")
+	reply := fakeprovider.Reply{Text: []string{"Let me ", "echo that."}, InputTokens: 12, OutputTokens: 7}
+	fp.Push(reply)
+	if _, err := d.Call(context.Background(), userRequest("hi"), nil); err != nil { // warm
+		t.Fatal(err)
+	}
+	fds0, g0 := hostUse(t)
+	for i := range 1000 {
+		fp.Push(reply)
+		if _, err := d.Call(context.Background(), userRequest("hi"), nil); err != nil {
+			t.Fatalf("turn %d: %v", i, err)
+		}
+	}
+	var fds, g int
+	for range 100 { // the server's side of each connection ends after the client's
+		if fds, g = hostUse(t); fds <= fds0+2 && g <= g0+2 {
+			return
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Fatalf("after 1,000 turns: %d fds (before %d), %d goroutines (before %d)", fds, fds0, g, g0)
+}
+
+func hostUse(t *testing.T) (fds, goroutines int) {
+	t.Helper()
+	ents, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		t.Skip("no /proc/self/fd:", err)
+	}
+	return len(ents), runtime.NumGoroutine()
 }
