@@ -7,6 +7,7 @@ import (
 	"os"
 	"runtime"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -275,4 +276,65 @@ func hostUse(t *testing.T) (fds, goroutines int) {
 		t.Skip("no /proc/self/fd:", err)
 	}
 	return len(ents), runtime.NumGoroutine()
+}
+
+// BenchmarkDriverTurnAlternating runs, in every iteration, a turn with the
+// driver's Go wasi:io, the same turn on the capsules' spool path (what a
+// driver turn was before) and the built-in driver's turn, so all three see
+// the same machine load; it reports each one's wall time and process CPU
+// time per turn (CPU time is what a loaded machine disturbs least; it
+// includes the in-process fake provider's share, the same for all three).
+func BenchmarkDriverTurnAlternating(b *testing.B) {
+	fp := fakeprovider.NewAnthropic()
+	defer fp.Close()
+	d := httpDriver(b, fp.URL, "sk-real-key")
+	reply := fakeprovider.Reply{Text: []string{"Let me ", "echo that."},
+		ToolCalls:   []fakeprovider.ToolCall{{ID: "toolu_1", Name: "local/echo", Pieces: []string{`{"mess`, `age":"hi"}`}}},
+		InputTokens: 12, OutputTokens: 7}
+	req := toolTurnRequest()
+	bi, ok, err := builtin.New(driver.Config{Name: "murmur/driver-anthropic", Version: "0.1.0", Endpoint: fp.URL, APIKey: "sk-real-key", Settings: map[string]any{}})
+	if err != nil || !ok {
+		b.Fatal(ok, err)
+	}
+	turns := []struct {
+		name string
+		call func() error
+	}{
+		{"go", func() error {
+			defer wasm.UseRunKind(wasmhost.RunDriver)()
+			_, err := d.Call(context.Background(), req, nil)
+			return err
+		}},
+		{"spool", func() error {
+			defer wasm.UseRunKind(wasmhost.RunDefault)()
+			_, err := d.Call(context.Background(), req, nil)
+			return err
+		}},
+		{"builtin", func() error { _, err := bi.Call(context.Background(), req, nil); return err }},
+	}
+	wall := make([]time.Duration, len(turns))
+	cpu := make([]time.Duration, len(turns))
+	for b.Loop() {
+		for k, tr := range turns {
+			fp.Push(reply)
+			c0, t0 := processCPU(), time.Now()
+			err := tr.call()
+			wall[k] += time.Since(t0)
+			cpu[k] += processCPU() - c0
+			if err != nil {
+				b.Fatal(tr.name, err)
+			}
+		}
+	}
+	n := float64(b.N)
+	for k, tr := range turns {
+		b.ReportMetric(float64(wall[k].Nanoseconds())/n, "ns/turn-"+tr.name)
+		b.ReportMetric(float64(cpu[k].Nanoseconds())/n, "cpu-ns/turn-"+tr.name)
+	}
+}
+
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
