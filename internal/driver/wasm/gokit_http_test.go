@@ -292,6 +292,16 @@ func BenchmarkDriverTurnAlternating(b *testing.B) {
 		ToolCalls:   []fakeprovider.ToolCall{{ID: "toolu_1", Name: "local/echo", Pieces: []string{`{"mess`, `age":"hi"}`}}},
 		InputTokens: 12, OutputTokens: 7}
 	req := toolTurnRequest()
+	src, err := os.ReadFile(httpDriverWasm)
+	if err != nil {
+		b.Fatal(err)
+	}
+	comp, err := testEngine.Compile(src)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer comp.Close()
+	lim := sandbox.Limits(manifest.EffLimits{DeadlineSeconds: 30, MemoryBytes: 256 << 20, TableElements: 50000, Instances: 10})
 	bi, ok, err := builtin.New(driver.Config{Name: "murmur/driver-anthropic", Version: "0.1.0", Endpoint: fp.URL, APIKey: "sk-real-key", Settings: map[string]any{}})
 	if err != nil || !ok {
 		b.Fatal(ok, err)
@@ -311,6 +321,15 @@ func BenchmarkDriverTurnAlternating(b *testing.B) {
 			return err
 		}},
 		{"builtin", func() error { _, err := bi.Call(context.Background(), req, nil); return err }},
+		{"instantiate", func() error {
+			// What every turn of "go" spends on its fresh instance.
+			inst, err := testEngine.Instantiate(context.Background(), comp, wasmhost.RunConfig{Kind: wasmhost.RunDriver, Limits: lim,
+				WASI: wasmhost.WASI{Args: []string{"driver"}, Env: d.Env()}})
+			if err == nil {
+				inst.Close()
+			}
+			return err
+		}},
 	}
 	wall := make([]time.Duration, len(turns))
 	cpu := make([]time.Duration, len(turns))
