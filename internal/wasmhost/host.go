@@ -314,6 +314,12 @@ func whHostCall(slotH C.uintptr_t, ctx *C.wasmtime_context_t, args *C.wasmtime_c
 			r.deadlineStop = true
 			return cError("murmur: " + de.Error())
 		}
+		if err == errCallEnded && r.parentCtx != nil && r.parentCtx.Err() != nil {
+			// The caller cancelled while the guest waited in Go: the same
+			// ending as an epoch stop for the cancellation.
+			r.c.stop = C.WH_STOP_CANCEL
+			return cError("murmur: call cancelled while waiting on " + s.bareKey)
+		}
 		return r.hostFailed(s, err)
 	}
 	out := valSlice(results, nresults)
