@@ -69,7 +69,16 @@ func goIOProvides(name string) bool {
 // ioRun is the Go-owned WASI state of a driver run.
 type ioRun struct {
 	stdin          []byte
+	stdinStream    *goInput // made on the first get-stdin, shared by all
 	stdout, stderr *os.File // nil: discarded
+}
+
+// stdinHandle is one get-stdin handle: as in wasmtime, every handle reads
+// the one stdin (a read through any of them moves on for all), and
+// dropping a handle does not end it for the others.
+type stdinHandle struct {
+	family // its pollables
+	s      *goInput
 }
 
 func (io *ioRun) close() {
@@ -640,8 +649,12 @@ func errorCodeText(code Value) string {
 func trapf(format string, args ...any) error { return fmt.Errorf(format, args...) }
 
 func (r *run) inputOf(v Value) (*goInput, error) {
-	if s := objAs[*goInput](r, v); s != nil {
+	o, _ := r.objOf(v)
+	switch s := o.(type) {
+	case *goInput:
 		return s, nil
+	case *stdinHandle:
+		return s.s, nil
 	}
 	return nil, trapf("wasi:io: not an input-stream of this host")
 }
@@ -781,12 +794,20 @@ var goIOFuncs = map[string]func(*run, []Value) (Value, error){
 		return r.blockingRead(s, u64Arg(a[1]), true)
 	},
 	"wasi:io/streams#[method]input-stream.subscribe": func(r *run, a []Value) (Value, error) {
-		s, err := r.inputOf(a[0])
-		if err != nil {
-			return nil, err
+		// One look-up: a lent handle converts to the host's once.
+		o, _ := r.objOf(a[0])
+		var s *goInput
+		var fam *family
+		switch x := o.(type) {
+		case *goInput:
+			s, fam = x, &x.family
+		case *stdinHandle:
+			s, fam = x.s, &x.family
+		default:
+			return nil, trapf("wasi:io: not an input-stream of this host")
 		}
-		s.kids++
-		return r.newObj(&goPollable{call: s.call, parent: &s.family, state: s.state}), nil
+		fam.kids++
+		return r.newObj(&goPollable{call: s.call, parent: fam, state: s.state}), nil
 	},
 	"wasi:io/streams#[method]output-stream.check-write": func(r *run, a []Value) (Value, error) {
 		o, err := r.outputOf(a[0])
@@ -855,11 +876,13 @@ var goIOFuncs = map[string]func(*run, []Value) (Value, error){
 	},
 
 	"wasi:cli/stdin#get-stdin": func(r *run, _ []Value) (Value, error) {
-		s := newGoInput(len(r.io.stdin))
-		s.call = "wasi:io/streams#[method]input-stream.blocking-read"
-		s.buf = append([]byte(nil), r.io.stdin...)
-		s.end = true
-		return r.newObj(s), nil
+		if r.io.stdinStream == nil {
+			s := newGoInput(len(r.io.stdin))
+			s.call = "wasi:io/streams#[method]input-stream.blocking-read"
+			s.buf, s.end = r.io.stdin, true
+			r.io.stdinStream = s
+		}
+		return r.newObj(&stdinHandle{s: r.io.stdinStream}), nil
 	},
 	"wasi:cli/stdout#get-stdout": func(r *run, _ []Value) (Value, error) {
 		return r.newObj(stdStream(r.io.stdout)), nil

@@ -39,6 +39,17 @@ func TestDriverIOStdin(t *testing.T) {
 	}
 }
 
+// TestDriverIOStdinShared: every get-stdin handle reads the one stdin, as
+// in wasmtime (a guest that takes a handle per read reads on, not again).
+func TestDriverIOStdinShared(t *testing.T) {
+	i := driverRun(t, RunConfig{WASI: WASI{Stdin: []byte("abcdef")}})
+	for _, want := range []uint32{4, 2, streamClosedU32} {
+		if v, err := i.Call(bg, "", "read-fresh-stdin", uint64(4)); err != nil || v != want {
+			t.Fatalf("read-fresh-stdin(4) = %v, %v; want %d", v, err, want)
+		}
+	}
+}
+
 // TestDriverIOBadUse: what wasmtime traps on traps here too, naming it.
 func TestDriverIOBadUse(t *testing.T) {
 	cases := []struct {

@@ -2,6 +2,7 @@
 ;; names of a Rust-style wasi 0.2.0 component (the host accepts every 0.2.x).
 ;; Exports (u32 answers: 0xffffffff = closed, 0xfffffffe = failed):
 ;;   read-stdin(n) -> bytes read by one input-stream.read of stdin
+;;   read-fresh-stdin(n)       the same through a new get-stdin handle, dropped after
 ;;   poll-empty()              poll of an empty list (wasmtime traps)
 ;;   write(n) / bwf(n) -> u32  output-stream.write / blocking-write-and-flush
 ;;                             of n bytes of "hello…" to stdout (0 ok, 1 closed, 2 failed)
@@ -138,6 +139,15 @@
       (if (result i32) (i32.load8_u (i32.const 0))
         (then (if (result i32) (i32.load8_u (i32.const 4)) (then (i32.const -1)) (else (i32.const -2))))
         (else (i32.load (i32.const 8)))))
+    (func (export "read-fresh-stdin") (param $n i64) (result i32)
+      (local $h i32) (local $r i32)
+      (local.set $h (call $get-stdin))
+      (call $read (local.get $h) (local.get $n) (i32.const 0))
+      (local.set $r (if (result i32) (i32.load8_u (i32.const 0))
+        (then (if (result i32) (i32.load8_u (i32.const 4)) (then (i32.const -1)) (else (i32.const -2))))
+        (else (i32.load (i32.const 8)))))
+      (call $drop-in (local.get $h))
+      (local.get $r))
     (func (export "poll-empty")
       (call $poll (i32.const 0) (i32.const 0) (i32.const 0)))
     (func (export "write") (param $n i32) (result i32)
@@ -200,6 +210,7 @@
       (export "inet" (func $inet)) (export "resolve" (func $resolve))
       (export "drop-in" (func $drop-in)) (export "drop-p" (func $drop-p))))))
   (func (export "read-stdin") (param "n" u64) (result u32) (canon lift (core func $main "read-stdin")))
+  (func (export "read-fresh-stdin") (param "n" u64) (result u32) (canon lift (core func $main "read-fresh-stdin")))
   (func (export "poll-empty") (canon lift (core func $main "poll-empty")))
   (func (export "write") (param "n" u32) (result u32) (canon lift (core func $main "write")))
   (func (export "bwf") (param "n" u32) (result u32) (canon lift (core func $main "bwf")))
