@@ -158,8 +158,6 @@ func (p *goPollable) drop() {
 	}
 }
 
-var closedChan = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
-
 func readyPollable(call string) *goPollable {
 	return &goPollable{call: call, state: func() (bool, <-chan struct{}, time.Time) { return true, nil, time.Time{} }}
 }
@@ -399,7 +397,6 @@ type goOutput struct {
 	family
 	write  func(p []byte) error // nil discards
 	failed bool                 // a write failed: every later call is closed
-	closed bool
 }
 
 // goWritePermit is what check-write grants: a guest writes at most this
@@ -689,7 +686,7 @@ func (r *run) outWrite(o *goOutput, p []byte, limit int, fn string) (Value, erro
 	if len(p) > limit {
 		return nil, trapf("wasi:io/streams#[method]output-stream.%s: %d bytes is more than the %d the stream permits", fn, len(p), limit)
 	}
-	if o.closed || o.failed {
+	if o.failed {
 		return streamClosed(), nil
 	}
 	if o.write != nil && len(p) > 0 {
@@ -814,7 +811,7 @@ var goIOFuncs = map[string]func(*run, []Value) (Value, error){
 		if err != nil {
 			return nil, err
 		}
-		if o.closed || o.failed {
+		if o.failed {
 			return streamClosed(), nil
 		}
 		return Ok(uint64(goWritePermit)), nil
@@ -919,7 +916,7 @@ func outFlush(r *run, a []Value) (Value, error) {
 	if err != nil {
 		return nil, err
 	}
-	if o.closed || o.failed {
+	if o.failed {
 		return streamClosed(), nil
 	}
 	return okUnit, nil
