@@ -117,10 +117,19 @@ type linkerEntry struct {
 	// resIDs maps "<iface>#<resource>" to the host resource type id this
 	// linker defined for it.
 	resIDs map[string]uint32
+	// goIO: a driver run's linker, where Go answers wasi:io and what hands
+	// out its streams and pollables (wasiio.go).
+	goIO bool
 }
 
-func (c *Component) linkerFor() (*C.wasmtime_component_linker_t, error) {
-	v, _ := c.eng.linkers.LoadOrStore(c.importKey, &linkerEntry{eng: c.eng})
+// linkerFor is the shared linker of the component's imports for runs of
+// kind: a driver's differs from a capsule's with the same imports.
+func (c *Component) linkerFor(kind RunKind) (*C.wasmtime_component_linker_t, error) {
+	key := c.importKey
+	if kind == RunDriver {
+		key = "driver\n" + key
+	}
+	v, _ := c.eng.linkers.LoadOrStore(key, &linkerEntry{eng: c.eng, goIO: kind == RunDriver})
 	le := v.(*linkerEntry)
 	le.once.Do(func() { le.l, le.err = le.build(c.imports) })
 	return le.l, le.err
@@ -152,6 +161,13 @@ func (le *linkerEntry) build(imports []Item) (*C.wasmtime_component_linker_t, er
 	for _, imp := range imports {
 		switch imp.Kind {
 		case ItemInstance:
+			if le.goIO && goIOProvides(imp.Name) {
+				// Shadows wasip2's instance of the same name.
+				if err := le.addDispatchInstance(l, imp); err != nil {
+					return fail(err)
+				}
+				continue
+			}
 			iface, _, _ := strings.Cut(imp.Name, "@")
 			if iface == clockIface && wasip2Provides(imp.Name) {
 				if err := le.addClock(l); err != nil {
@@ -204,7 +220,11 @@ func (le *linkerEntry) addDispatchInstance(l *C.wasmtime_component_linker_t, imp
 					// import undefined so instantiation fails cleanly.
 					continue
 				}
-				if err := le.addSlot(li, imp.Name, x.Name, x.Func, builtinFor(imp.Name, x.Name)); err != nil {
+				b := builtinFor(imp.Name, x.Name)
+				if le.goIO && goIOProvides(imp.Name) {
+					b = goIOBuiltin(imp.Name, x.Name, x.Func)
+				}
+				if err := le.addSlot(li, imp.Name, x.Name, x.Func, b); err != nil {
 					return err
 				}
 			case x.Kind == ItemResource && !x.Alias:
@@ -294,6 +314,12 @@ func whHostCall(slotH C.uintptr_t, ctx *C.wasmtime_context_t, args *C.wasmtime_c
 			r.deadlineStop = true
 			return cError("murmur: " + de.Error())
 		}
+		if err == errCallEnded && r.parentCtx != nil && r.parentCtx.Err() != nil {
+			// The caller cancelled while the guest waited in Go: the same
+			// ending as an epoch stop for the cancellation.
+			r.c.stop = C.WH_STOP_CANCEL
+			return cError("murmur: call cancelled while waiting on " + s.bareKey)
+		}
 		return r.hostFailed(s, err)
 	}
 	out := valSlice(results, nresults)
@@ -301,6 +327,7 @@ func whHostCall(slotH C.uintptr_t, ctx *C.wasmtime_context_t, args *C.wasmtime_c
 		if len(out) != 1 {
 			return r.hostFailed(s, fmt.Errorf("wasmtime expected %d results", len(out)))
 		}
+		made := len(r.resources)
 		res, err = r.materialize(res, s.typ.Result, s.le)
 		if err != nil {
 			return r.hostFailed(s, fmt.Errorf("host function %s: %w", s.key, err))
@@ -309,6 +336,9 @@ func whHostCall(slotH C.uintptr_t, ctx *C.wasmtime_context_t, args *C.wasmtime_c
 			return r.hostFailed(s, fmt.Errorf("host function %s returned an invalid value: %w", s.key, err))
 		}
 		lower(res, s.typ.Result, &out[0])
+		// lower cloned the handles materialize made for the result: the
+		// run need not keep them (a driver makes one per stream read).
+		r.forgetResources(made)
 	} else if res != nil {
 		return r.hostFailed(s, fmt.Errorf("host function %s returned a value but has no result", s.key))
 	}
@@ -320,7 +350,18 @@ func whResourceDrop(slotH C.uintptr_t, ctx *C.wasmtime_context_t, rep C.uint32_t
 	// The guest dropped its last handle: forget the host object (after
 	// letting it act: an unread response stops downloading).
 	r := runOf(ctx)
-	if d, ok := r.objs[uint32(rep)].(dropper); ok {
+	obj := r.objs[uint32(rep)]
+	if p, ok := obj.(parent); ok && p.liveKids() > 0 {
+		// As wasmtime's resource table: a stream outlives neither its
+		// pollables' parent nor its body.
+		delete(r.objs, uint32(rep))
+		err := fmt.Errorf("a resource was dropped while %d resources made from it (its stream or pollables) are alive", p.liveKids())
+		if r.hostErr == nil {
+			r.hostErr = err
+		}
+		return cError(err.Error())
+	}
+	if d, ok := obj.(dropper); ok {
 		d.drop()
 	}
 	delete(r.objs, uint32(rep))

@@ -98,6 +98,10 @@ type RunConfig struct {
 	Limits Limits
 	WASI   WASI
 	Host   *Host
+	// Kind is RunDriver for a driver component's run (wasiio.go), whose
+	// wasi:io Go answers so response bodies stream live; the zero value
+	// is every other run.
+	Kind RunKind
 }
 
 // Instance is one instantiated component in its own store. Calls are
@@ -144,6 +148,7 @@ type run struct {
 	helper    *helperInst
 	spool     *spoolHelper
 	http      *httpRun // wasi:http state of this run (nil without Host.HTTP)
+	io        *ioRun   // Go-owned wasi:io of a driver run (nil otherwise)
 
 	objs    map[uint32]any // host-defined resources of this run, by rep
 	nextRep uint32
@@ -181,7 +186,7 @@ func (e *Engine) Instantiate(ctx context.Context, c *Component, rc RunConfig) (*
 		e.leave()
 		return nil, err
 	}
-	l, err := c.linkerFor()
+	l, err := c.linkerFor(rc.Kind)
 	if err != nil {
 		c.release()
 		e.leave()
@@ -205,6 +210,12 @@ func (e *Engine) Instantiate(ctx context.Context, c *Component, rc RunConfig) (*
 	r.cctx = i.cctx
 
 	wasi := rc.WASI
+	if rc.Kind == RunDriver {
+		if wasi, err = r.ownIO(wasi); err != nil {
+			i.Close()
+			return nil, err
+		}
+	}
 	if rc.Host != nil && rc.Host.http != nil && c.importsHTTP {
 		hr, err := newHTTPRun(rc.Host.http)
 		if err != nil {
@@ -212,8 +223,11 @@ func (e *Engine) Instantiate(ctx context.Context, c *Component, rc RunConfig) (*
 			return nil, err
 		}
 		r.http = hr
-		// Last: the stream helper opens through the last preopen.
-		wasi.Preopens = append(append([]Preopen(nil), wasi.Preopens...), Preopen{HostDir: hr.spool.dir, GuestPath: spoolGuestPath, spool: true})
+		hr.live = r.io != nil
+		if !hr.live {
+			// Last: the stream helper opens through the last preopen.
+			wasi.Preopens = append(append([]Preopen(nil), wasi.Preopens...), Preopen{HostDir: hr.spool.dir, GuestPath: spoolGuestPath, spool: true})
+		}
 	}
 	reach := wasiReach{fs: c.importsFS || r.http != nil, stdout: c.importsStdout, stderr: c.importsStderr}
 	if err := setWASI(i.cctx, wasi, reach); err != nil {
@@ -820,6 +834,9 @@ func (i *Instance) free() {
 	C.wasmtime_store_delete(i.store)
 	if r.http != nil {
 		r.http.close()
+	}
+	if r.io != nil {
+		r.io.close()
 	}
 	C.wh_run_free(r.c)
 	r.c = nil

@@ -170,3 +170,17 @@ func (r *run) materialize(v Value, t *Type, le *linkerEntry) (Value, error) {
 	}
 	return v, nil
 }
+
+// forgetResources frees the run's handles from index from on, which no
+// Value still refers to.
+func (r *run) forgetResources(from int) {
+	if from >= len(r.resources) {
+		return
+	}
+	for _, res := range r.resources[from:] {
+		C.wasmtime_component_resource_any_delete(res.p)
+		res.p = nil
+	}
+	clear(r.resources[from:])
+	r.resources = r.resources[:from]
+}

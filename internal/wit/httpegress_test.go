@@ -250,12 +250,13 @@ func TestGoKitHTTPDeadline(t *testing.T) {
 	}
 }
 
-// TestGoKitHTTPBodyNotLive records what the spool does to a slow body
+// TestGoKitHTTPBodyNotLive: a capsule's bodies stay on the spool
 // (internal/wasmhost/RATIONALE.md, "Live streaming"): a server that sends
-// its first chunk and then holds the rest leaves the guest waiting for the
+// its first chunk and then holds the rest leaves the capsule waiting for the
 // whole body in incoming-body.stream, not reading the first chunk, until the
-// call's deadline. When bodies stream live this ending moves to the guest's
-// read of the stream, and this test becomes issue 10's live-streaming test.
+// call's deadline. A driver's bodies stream live: TestGoKitDriverStreamsLive
+// (internal/driver/wasm) is issue 10's live-streaming test, and
+// TestGoKitDriverLiveBodyDeadline there the same drip read by a driver.
 func TestGoKitHTTPBodyNotLive(t *testing.T) {
 	first := make(chan struct{})
 	mux := http.NewServeMux()

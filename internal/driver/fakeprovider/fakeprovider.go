@@ -73,6 +73,11 @@ type Reply struct {
 	// HangAfter > 0 sends that many events, then stops sending and holds the
 	// connection open until the client gives up (a model stuck mid-answer).
 	HangAfter int
+	// GateAfter > 0 sends that many events, then waits until Gate is closed
+	// (or the client gives up) before sending the rest: a test learns
+	// whether the client saw the first events before the stream ended.
+	GateAfter int
+	Gate      <-chan struct{}
 	// Hang never answers: the handler waits until the client gives up (or the
 	// server closes).
 	Hang bool
@@ -225,6 +230,15 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 			case <-s.closing:
 			}
 			return
+		}
+		if rep.GateAfter > 0 && i == rep.GateAfter {
+			select {
+			case <-rep.Gate:
+			case <-r.Context().Done():
+				return
+			case <-s.closing:
+				return
+			}
 		}
 		if rep.CutAfter > 0 && i == rep.CutAfter {
 			// Half an event, then the connection drops: the client sees the

@@ -3,9 +3,13 @@ package wasm_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"os"
+	"runtime"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/murmur-go/murmur/internal/driver"
 	"github.com/murmur-go/murmur/internal/driver/builtin"
@@ -13,11 +17,17 @@ import (
 	"github.com/murmur-go/murmur/internal/driver/wasm"
 	"github.com/murmur-go/murmur/internal/manifest"
 	"github.com/murmur-go/murmur/internal/sandbox"
+	"github.com/murmur-go/murmur/internal/wasmhost"
 )
 
 const httpDriverWasm = "../../../testdata/components/driver-anthropic-http/driver-anthropic-http.wasm"
 
 func httpDriver(t testing.TB, endpoint, key string) *wasm.Driver {
+	t.Helper()
+	return httpDriverDeadline(t, endpoint, key, 30)
+}
+
+func httpDriverDeadline(t testing.TB, endpoint, key string, seconds int) *wasm.Driver {
 	t.Helper()
 	src, err := os.ReadFile(httpDriverWasm)
 	if err != nil {
@@ -25,7 +35,7 @@ func httpDriver(t testing.TB, endpoint, key string) *wasm.Driver {
 	}
 	// A Go-kit component with net/http needs more table and memory than the
 	// WAT fixtures' limits.
-	lim := sandbox.Limits(manifest.EffLimits{DeadlineSeconds: 30, MemoryBytes: 256 << 20, TableElements: 50000, Instances: 10})
+	lim := sandbox.Limits(manifest.EffLimits{DeadlineSeconds: seconds, MemoryBytes: 256 << 20, TableElements: 50000, Instances: 10})
 	d, err := wasm.New(wasm.Config{Engine: testEngine, Name: "local/driver-anthropic-http", Version: "0.1.0", Component: src,
 		Limits: lim, Model: "claude-test", Endpoint: endpoint, APIKey: key})
 	if err != nil {
@@ -113,4 +123,237 @@ func BenchmarkDriverTurnOverHTTP(b *testing.B) {
 			}
 		}
 	})
+}
+
+// TestGoKitDriverStreamsLive is issue 10's live-streaming test: the fake
+// provider sends the first text delta and then holds the rest of the
+// stream until the driver's first murmur:text/chunks chunk has reached the
+// host. With the body spooled whole (as for capsules) the chunk could only
+// come after the stream's end, and the turn would end at its deadline; a
+// driver run's Go-owned wasi:io hands the guest each event as it arrives.
+func TestGoKitDriverStreamsLive(t *testing.T) {
+	fp := fakeprovider.NewAnthropic()
+	defer fp.Close()
+	gate := make(chan struct{})
+	// message_start, ping, content_block_start, the first text delta: then wait.
+	fp.Push(fakeprovider.Reply{Text: []string{"Let me ", "echo that."},
+		ToolCalls:   []fakeprovider.ToolCall{{ID: "toolu_1", Name: "local/echo", Pieces: []string{`{"mess`, `age":"hi"}`}}},
+		InputTokens: 12, OutputTokens: 7, GateAfter: 4, Gate: gate})
+	d := httpDriver(t, fp.URL, "sk-real-key")
+	var chunks []string
+	resp, err := d.Call(context.Background(), toolTurnRequest(), func(text string) {
+		if len(chunks) == 0 {
+			close(gate) // the first chunk is here while the provider still holds the rest
+		}
+		chunks = append(chunks, text)
+	})
+	if err != nil {
+		t.Fatalf("the turn did not complete: %v (chunks before the end: %q)", err, chunks)
+	}
+	if len(chunks) == 0 || chunks[0] != "Let me " || strings.Join(chunks, "") != "Let me echo that." {
+		t.Fatalf("chunks %q", chunks)
+	}
+	if resp.StopReason != "tool_call" || resp.Text() != "Let me echo that." || len(resp.ToolCalls()) != 1 {
+		t.Fatalf("response %+v", resp)
+	}
+}
+
+// BenchmarkDriverTurnSplit splits a Go-kit driver turn: "instantiate" is a
+// fresh instance of the component as every turn makes one (instance and the
+// Go kit's start, closed at once), "turn" the whole Call. The difference is
+// the guest's own work, its HTTP exchange and its streaming. The -spool
+// variants run the same on the capsules' path (RunDefault).
+func BenchmarkDriverTurnSplit(b *testing.B) {
+	fp := fakeprovider.NewAnthropic()
+	defer fp.Close()
+	src, err := os.ReadFile(httpDriverWasm)
+	if err != nil {
+		b.Fatal(err)
+	}
+	d := httpDriver(b, fp.URL, "sk-real-key")
+	comp, err := testEngine.Compile(src)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer comp.Close()
+	lim := sandbox.Limits(manifest.EffLimits{DeadlineSeconds: 30, MemoryBytes: 256 << 20, TableElements: 50000, Instances: 10})
+	b.Run("instantiate", func(b *testing.B) {
+		for b.Loop() {
+			inst, err := testEngine.Instantiate(context.Background(), comp, wasmhost.RunConfig{Kind: wasmhost.RunDriver, Limits: lim,
+				WASI: wasmhost.WASI{Args: []string{"driver"}, Env: d.Env()}})
+			if err != nil {
+				b.Fatal(err)
+			}
+			inst.Close()
+		}
+	})
+	reply := fakeprovider.Reply{Text: []string{"Let me ", "echo that."},
+		ToolCalls:   []fakeprovider.ToolCall{{ID: "toolu_1", Name: "local/echo", Pieces: []string{`{"mess`, `age":"hi"}`}}},
+		InputTokens: 12, OutputTokens: 7}
+	req := toolTurnRequest()
+	for _, k := range []struct {
+		name string
+		kind wasmhost.RunKind
+	}{{"turn", wasmhost.RunDriver}, {"turn-spool", wasmhost.RunDefault}} {
+		// turn-spool: the same turn on the capsules' path (wasip2, the body
+		// spooled whole), what a driver turn was before its wasi:io was Go's.
+		b.Run(k.name, func(b *testing.B) {
+			defer wasm.UseRunKind(k.kind)()
+			for b.Loop() {
+				fp.Push(reply)
+				if _, err := d.Call(context.Background(), req, nil); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+	b.Run("instantiate-spool", func(b *testing.B) {
+		for b.Loop() {
+			inst, err := testEngine.Instantiate(context.Background(), comp, wasmhost.RunConfig{Limits: lim,
+				WASI: wasmhost.WASI{Args: []string{"driver"}, Env: d.Env()}})
+			if err != nil {
+				b.Fatal(err)
+			}
+			inst.Close()
+		}
+	})
+}
+
+// TestGoKitDriverLiveBodyDeadline: a provider that sends the first text
+// delta and then holds the stream: the driver relays the first chunk at once
+// and then waits in its read of the body until the turn's deadline, which
+// names that read (for a capsule the same drip waits in incoming-body.stream
+// and reads nothing: internal/wit's TestGoKitHTTPBodyNotLive).
+func TestGoKitDriverLiveBodyDeadline(t *testing.T) {
+	fp := fakeprovider.NewAnthropic()
+	defer fp.Close()
+	fp.Push(fakeprovider.Reply{Text: []string{"Let me ", "echo that."}, HangAfter: 4})
+	d := httpDriverDeadline(t, fp.URL, "sk-real-key", 2)
+	var chunks []string
+	_, err := d.Call(context.Background(), userRequest("hi"), func(text string) { chunks = append(chunks, text) })
+	if len(chunks) != 1 || chunks[0] != "Let me " {
+		t.Fatalf("chunks before the deadline %q (error %v)", chunks, err)
+	}
+	var de *wasmhost.DeadlineError
+	if !errors.As(err, &de) || !de.Waiting || de.Call != "wasi:io/streams#[method]input-stream.blocking-read" {
+		t.Fatalf("want a DeadlineError waiting on the body's read, got %#v (%v)", de, err)
+	}
+}
+
+// TestGoKitDriverNoHostLeak: 1,000 streamed turns, each a fresh instance
+// with its own exchange and Go body stream, leave no descriptors or
+// goroutines behind.
+func TestGoKitDriverNoHostLeak(t *testing.T) {
+	fp := fakeprovider.NewAnthropic()
+	defer fp.Close()
+	d := httpDriver(t, fp.URL, "sk-real-key")
+	reply := fakeprovider.Reply{Text: []string{"Let me ", "echo that."}, InputTokens: 12, OutputTokens: 7}
+	fp.Push(reply)
+	if _, err := d.Call(context.Background(), userRequest("hi"), nil); err != nil { // warm
+		t.Fatal(err)
+	}
+	fds0, g0 := hostUse(t)
+	for i := range 1000 {
+		fp.Push(reply)
+		if _, err := d.Call(context.Background(), userRequest("hi"), nil); err != nil {
+			t.Fatalf("turn %d: %v", i, err)
+		}
+	}
+	var fds, g int
+	for range 100 { // the server's side of each connection ends after the client's
+		if fds, g = hostUse(t); fds <= fds0+2 && g <= g0+2 {
+			return
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Fatalf("after 1,000 turns: %d fds (before %d), %d goroutines (before %d)", fds, fds0, g, g0)
+}
+
+func hostUse(t *testing.T) (fds, goroutines int) {
+	t.Helper()
+	ents, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		t.Skip("no /proc/self/fd:", err)
+	}
+	return len(ents), runtime.NumGoroutine()
+}
+
+// BenchmarkDriverTurnAlternating runs, in every iteration, a turn with the
+// driver's Go wasi:io, the same turn on the capsules' spool path (what a
+// driver turn was before) and the built-in driver's turn, so all three see
+// the same machine load; it reports each one's wall time and process CPU
+// time per turn (CPU time is what a loaded machine disturbs least; it
+// includes the in-process fake provider's share, the same for all three).
+func BenchmarkDriverTurnAlternating(b *testing.B) {
+	fp := fakeprovider.NewAnthropic()
+	defer fp.Close()
+	d := httpDriver(b, fp.URL, "sk-real-key")
+	reply := fakeprovider.Reply{Text: []string{"Let me ", "echo that."},
+		ToolCalls:   []fakeprovider.ToolCall{{ID: "toolu_1", Name: "local/echo", Pieces: []string{`{"mess`, `age":"hi"}`}}},
+		InputTokens: 12, OutputTokens: 7}
+	req := toolTurnRequest()
+	src, err := os.ReadFile(httpDriverWasm)
+	if err != nil {
+		b.Fatal(err)
+	}
+	comp, err := testEngine.Compile(src)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer comp.Close()
+	lim := sandbox.Limits(manifest.EffLimits{DeadlineSeconds: 30, MemoryBytes: 256 << 20, TableElements: 50000, Instances: 10})
+	bi, ok, err := builtin.New(driver.Config{Name: "murmur/driver-anthropic", Version: "0.1.0", Endpoint: fp.URL, APIKey: "sk-real-key", Settings: map[string]any{}})
+	if err != nil || !ok {
+		b.Fatal(ok, err)
+	}
+	turns := []struct {
+		name string
+		call func() error
+	}{
+		{"go", func() error {
+			defer wasm.UseRunKind(wasmhost.RunDriver)()
+			_, err := d.Call(context.Background(), req, nil)
+			return err
+		}},
+		{"spool", func() error {
+			defer wasm.UseRunKind(wasmhost.RunDefault)()
+			_, err := d.Call(context.Background(), req, nil)
+			return err
+		}},
+		{"builtin", func() error { _, err := bi.Call(context.Background(), req, nil); return err }},
+		{"instantiate", func() error {
+			// What every turn of "go" spends on its fresh instance.
+			inst, err := testEngine.Instantiate(context.Background(), comp, wasmhost.RunConfig{Kind: wasmhost.RunDriver, Limits: lim,
+				WASI: wasmhost.WASI{Args: []string{"driver"}, Env: d.Env()}})
+			if err == nil {
+				inst.Close()
+			}
+			return err
+		}},
+	}
+	wall := make([]time.Duration, len(turns))
+	cpu := make([]time.Duration, len(turns))
+	for b.Loop() {
+		for k, tr := range turns {
+			fp.Push(reply)
+			c0, t0 := processCPU(), time.Now()
+			err := tr.call()
+			wall[k] += time.Since(t0)
+			cpu[k] += processCPU() - c0
+			if err != nil {
+				b.Fatal(tr.name, err)
+			}
+		}
+	}
+	n := float64(b.N)
+	for k, tr := range turns {
+		b.ReportMetric(float64(wall[k].Nanoseconds())/n, "ns/turn-"+tr.name)
+		b.ReportMetric(float64(cpu[k].Nanoseconds())/n, "cpu-ns/turn-"+tr.name)
+	}
+}
+
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
