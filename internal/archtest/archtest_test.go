@@ -27,6 +27,7 @@ var levels = map[string]int{
 	"cmd/mur-roost":   7,
 	"cmd/roost-load":  7,
 	"cmd/mur-contain": 7,
+	"cmd/mur-driver":  7,
 
 	"internal/cli": 6,
 
@@ -263,6 +264,26 @@ func TestHelperLinksNothingHeavy(t *testing.T) {
 	}
 	if len(bad) > 0 {
 		t.Errorf("%s links what it must not: %s", bin, strings.Join(bad, ", "))
+	}
+}
+
+// TestMurLinksNoProviderSDK: mur reaches its provider built-ins through
+// mur-driver (internal/driver/remote), so that no mur process starts their
+// SDKs; only the helper links them.
+func TestMurLinksNoProviderSDK(t *testing.T) {
+	for _, c := range []struct {
+		bin  string
+		want bool
+	}{{"./cmd/mur", false}, {"./cmd/mur-driver", true}} {
+		var sdk []string
+		for _, p := range list(t, nil, "-deps", c.bin) {
+			if strings.HasPrefix(p.ImportPath, "github.com/anthropics/") || strings.HasPrefix(p.ImportPath, "github.com/openai/") {
+				sdk = append(sdk, p.ImportPath)
+			}
+		}
+		if got := len(sdk) > 0; got != c.want {
+			t.Errorf("%s links a provider SDK: %v (want %v): %s", c.bin, got, c.want, strings.Join(sdk, ", "))
+		}
 	}
 }
 

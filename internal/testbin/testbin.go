@@ -63,7 +63,20 @@ func MustPath(pkg string) string {
 	return p
 }
 
+// companions are built with a binary and land beside it: mur runs its
+// provider built-ins in mur-driver, looked for next to itself.
+var companions = map[string][]string{"./cmd/mur": {"./cmd/mur-driver"}}
+
 func buildPkg(pkg string) (string, error) {
+	for _, c := range companions[pkg] {
+		if _, err := buildOne(c); err != nil {
+			return "", err
+		}
+	}
+	return buildOne(pkg)
+}
+
+func buildOne(pkg string) (string, error) {
 	// One directory per checkout: two clones testing at once (or a clone and
 	// a worktree) must not run each other's binaries.
 	sum := sha256.Sum256([]byte(Root()))
