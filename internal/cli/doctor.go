@@ -4,12 +4,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 
 	"github.com/spf13/cobra"
 
 	"github.com/murmur-go/murmur/internal/diag"
 	"github.com/murmur-go/murmur/internal/driver/builtin"
+	"github.com/murmur-go/murmur/internal/driver/remote"
 	"github.com/murmur-go/murmur/internal/home"
 	"github.com/murmur-go/murmur/internal/manifest"
 	"github.com/murmur-go/murmur/internal/store"
@@ -131,10 +133,17 @@ func runDoctor(asJSON bool, stdout, stderr io.Writer) error {
 		da := doctorArtifact{Name: a.Name, Version: a.Version}
 		r, rerr := chain.Resolve(a.Name, a.Version, manifest.Options{SkipSecrets: true})
 		if rerr != nil && store.IsNotFound(rerr) && a.RuntimeKind() == manifest.RuntimeDriver && builtin.Has(a.Name) {
-			// mur run uses the built-in of that name when none is installed.
-			da.OK, da.Runtime, da.Store = true, manifest.RuntimeDriver, builtInStore
-			rep.Artifacts = append(rep.Artifacts, da)
-			continue
+			// mur run uses the built-in of that name when none is installed;
+			// a provider built-in runs in the mur-driver helper beside mur.
+			rerr = nil
+			if builtin.Provider(a.Name) {
+				rerr = helperProblem(a.Name)
+			}
+			if rerr == nil {
+				da.OK, da.Runtime, da.Store = true, manifest.RuntimeDriver, builtInStore
+				rep.Artifacts = append(rep.Artifacts, da)
+				continue
+			}
 		}
 		if rerr != nil {
 			rep.Problems++
@@ -208,4 +217,15 @@ func printDoctor(stdout, stderr io.Writer, rep doctorReport, failures []error) {
 	if rep.OK {
 		fmt.Fprintf(stdout, "all %d declared artifact(s) resolve\n", len(rep.Artifacts))
 	}
+}
+
+// helperProblem is why the provider built-in name cannot run here (its
+// mur-driver helper is not beside this mur), or nil.
+func helperProblem(name string) error {
+	exe, err := os.Executable()
+	if err != nil {
+		return diag.Wrap(err, remote.CodeHelper, "the built-in driver %s runs in %s, and mur cannot tell where it is installed", name, remote.HelperName)
+	}
+	_, err = remote.Find(exe, name)
+	return err
 }

@@ -208,3 +208,50 @@ func TestProviderSIGTERMMidInference(t *testing.T) {
 		t.Errorf("session_end %v", end.Fields)
 	}
 }
+
+// A mur with no mur-driver beside it refuses a provider built-in with
+// E-RUN-059 before any session exists, naming where it looked, and doctor
+// fails the driver the same way; the replay built-in, which runs in mur
+// itself, still passes.
+func TestProviderWithoutTheHelper(t *testing.T) {
+	fake := fakeprovider.NewAnthropic()
+	defer fake.Close()
+	homeDir, base := t.TempDir(), t.TempDir()
+	proj := providerProject(t, homeDir, base, "murmur/driver-anthropic", fake.URL)
+	alone := filepath.Join(t.TempDir(), "mur")
+	src, err := os.ReadFile(murBin(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(alone, src, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	mur := func(args ...string) (string, int) {
+		cmd := exec.Command(alone, args...)
+		cmd.Dir = proj
+		cmd.Env = []string{"HOME=" + homeDir, "PATH=" + os.Getenv("PATH"), "PROVIDER_TEST_KEY=k"}
+		out, err := cmd.CombinedOutput()
+		code := 0
+		if ee, ok := err.(*exec.ExitError); ok {
+			code = ee.ExitCode()
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		return string(out), code
+	}
+	want := filepath.Join(filepath.Dir(alone), "mur-driver")
+	out, code := mur("run", "--task", "hi")
+	if code != 1 || !strings.Contains(out, "error[E-RUN-059]") || !strings.Contains(out, want) {
+		t.Errorf("run: %d %s", code, out)
+	}
+	if len(fake.Requests()) != 0 {
+		t.Error("a request reached the provider")
+	}
+	if ents, _ := os.ReadDir(filepath.Join(homeDir, ".murmur", "sessions")); len(ents) != 0 {
+		t.Errorf("a session was started: %v", ents)
+	}
+	out, code = mur("doctor")
+	if code != 1 || !strings.Contains(out, "E-RUN-059") || !strings.Contains(out, "murmur/driver-anthropic") {
+		t.Errorf("doctor: %d %s", code, out)
+	}
+}
