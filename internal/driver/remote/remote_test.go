@@ -16,6 +16,7 @@ import (
 	"github.com/murmur-go/murmur/internal/diag"
 	"github.com/murmur-go/murmur/internal/driver"
 	"github.com/murmur-go/murmur/internal/driver/anthropic"
+	"github.com/murmur-go/murmur/internal/driver/builtin/providers"
 	fp "github.com/murmur-go/murmur/internal/driver/fakeprovider"
 	"github.com/murmur-go/murmur/internal/driver/openai"
 	"github.com/murmur-go/murmur/internal/driver/remote"
@@ -206,4 +207,36 @@ func TestFindAndStamp(t *testing.T) {
 		t.Error("Serve accepted another stamp")
 	}
 	inW.Close()
+}
+
+// BenchmarkTurn is one streamed turn against a fake provider on loopback,
+// made by the built-in in this process and through the helper: the
+// difference is what the pipe costs a turn.
+func BenchmarkTurn(b *testing.B) {
+	srv := fp.NewAnthropic()
+	defer srv.Close()
+	cfg := driver.Config{Name: anthropic.Name, Endpoint: srv.URL, APIKey: "k"}
+	reply := fp.Reply{Text: []string{"one ", "two ", "three"}, InputTokens: 10, OutputTokens: 3}
+	inproc, _, err := providers.New(cfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	helped, err := remote.Start(testbin.Path(b, "./cmd/mur-driver"), cfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer helped.Close()
+	for _, c := range []struct {
+		name string
+		d    driver.Driver
+	}{{"in-process", inproc}, {"helper", helped}} {
+		b.Run(c.name, func(b *testing.B) {
+			for b.Loop() {
+				srv.Push(reply)
+				if _, err := c.d.Call(context.Background(), hi(), func(string) {}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
 }
