@@ -16,6 +16,7 @@ package remote
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -27,6 +28,7 @@ import (
 	"runtime/debug"
 	"strconv"
 	"sync"
+	"time"
 
 	"github.com/murmur-go/murmur/internal/diag"
 	"github.com/murmur-go/murmur/internal/driver"
@@ -182,7 +184,7 @@ func Serve(in io.Reader, out io.Writer, open func(driver.Config) (driver.Driver,
 		return fmt.Errorf("mur-driver: no hello line: %v", sc.Err())
 	}
 	var h hello
-	if err := json.Unmarshal(sc.Bytes(), &h); err != nil {
+	if err := unmarshalNumbers(sc.Bytes(), &h); err != nil {
 		send(frame{Err: toWire(fmt.Errorf("mur-driver: the hello line does not parse: %w", err))})
 		return err
 	}
@@ -206,7 +208,7 @@ func Serve(in io.Reader, out io.Writer, open func(driver.Config) (driver.Driver,
 	defer func() { stop(); wg.Wait() }() // mur is gone: nothing waits for an answer
 	for sc.Scan() {
 		var f frame
-		if err := json.Unmarshal(sc.Bytes(), &f); err != nil {
+		if err := unmarshalNumbers(sc.Bytes(), &f); err != nil {
 			return fmt.Errorf("mur-driver: a line does not parse: %w", err)
 		}
 		if f.Cancel {
@@ -240,6 +242,15 @@ func Serve(in io.Reader, out io.Writer, open func(driver.Config) (driver.Driver,
 		}(f.ID, f.Call)
 	}
 	return sc.Err()
+}
+
+// unmarshalNumbers decodes with numbers kept as written (json.Number): a
+// request's params and a config's settings reach the driver's JSON exactly
+// as mur had them, an integer past 2^53 included.
+func unmarshalNumbers(line []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(line))
+	dec.UseNumber()
+	return dec.Decode(v)
 }
 
 // Find is the helper beside exe (mur's own path): its path, or a coded
@@ -454,8 +465,13 @@ func (d *Driver) write(f frame) error {
 	return d.enc.Encode(f)
 }
 
+// closeGrace is how long Close waits for the helper to end its calls and
+// exit before it kills it.
+const closeGrace = 5 * time.Second
+
 // Close ends the helper: its stdin closes, it cancels what still runs and
-// exits; Close waits for that.
+// exits; Close waits for that, and kills a helper still there after
+// closeGrace.
 func (d *Driver) Close() {
 	d.mu.Lock()
 	if d.closing {
@@ -465,6 +481,13 @@ func (d *Driver) Close() {
 	d.closing = true
 	d.mu.Unlock()
 	d.stdin.Close()
-	<-d.done
+	t := time.NewTimer(closeGrace)
+	defer t.Stop()
+	select {
+	case <-d.done:
+	case <-t.C:
+		d.cmd.Process.Kill()
+		<-d.done
+	}
 	d.cmd.Wait()
 }

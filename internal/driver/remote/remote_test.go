@@ -240,3 +240,32 @@ func BenchmarkTurn(b *testing.B) {
 		})
 	}
 }
+
+// TestParamsKeepTheirNumbers: a request's params reach the provider's body as
+// mur had them, through two JSON hops: an integer past 2^53 stays exact, a
+// float and a string stay what they were.
+func TestParamsKeepTheirNumbers(t *testing.T) {
+	srv := fp.NewOpenAI()
+	defer srv.Close()
+	srv.Push(fp.Reply{Text: []string{"ok"}})
+	d, err := remote.Start(helper(t), driver.Config{Name: openai.Name, Endpoint: srv.URL, APIKey: "k"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	req := hi()
+	req.Params = map[string]any{"seed": int64(9007199254740993), "temperature": 0.25, "user": "u"}
+	if _, err := d.Call(context.Background(), req, nil); err != nil {
+		t.Fatal(err)
+	}
+	reqs := srv.Requests()
+	if len(reqs) != 1 {
+		t.Fatalf("%d requests", len(reqs))
+	}
+	body := string(reqs[0].Body)
+	for _, want := range []string{`"seed":9007199254740993`, `"temperature":0.25`, `"user":"u"`} {
+		if !strings.Contains(body, want) {
+			t.Errorf("body lacks %s: %s", want, body)
+		}
+	}
+}
