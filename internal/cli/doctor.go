@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 
 	"github.com/spf13/cobra"
@@ -222,10 +221,6 @@ func printDoctor(stdout, stderr io.Writer, rep doctorReport, failures []error) {
 // helperProblem is why the provider built-in name cannot run here (its
 // mur-driver helper is not beside this mur), or nil.
 func helperProblem(name string) error {
-	exe, err := os.Executable()
-	if err != nil {
-		return diag.Wrap(err, remote.CodeHelper, "the built-in driver %s runs in %s, and mur cannot tell where it is installed", name, remote.HelperName)
-	}
-	_, err = remote.Find(exe, name)
+	_, err := remote.Locate(name)
 	return err
 }

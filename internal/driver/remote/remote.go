@@ -253,6 +253,15 @@ func unmarshalNumbers(line []byte, v any) error {
 	return dec.Decode(v)
 }
 
+// Locate is the helper beside the running executable (Find).
+func Locate(name string) (string, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return "", diag.Wrap(err, CodeHelper, "the built-in driver %s runs in %s, and mur cannot tell where it is installed", name, HelperName)
+	}
+	return Find(exe, name)
+}
+
 // Find is the helper beside exe (mur's own path): its path, or a coded
 // refusal naming where it was looked for.
 func Find(exe, name string) (string, error) {
