@@ -10,8 +10,8 @@ import (
 
 	"github.com/murmur-go/murmur/internal/diag"
 	"github.com/murmur-go/murmur/internal/driver/builtin"
-	"github.com/murmur-go/murmur/internal/driver/remote"
 	"github.com/murmur-go/murmur/internal/home"
+	"github.com/murmur-go/murmur/internal/launch"
 	"github.com/murmur-go/murmur/internal/manifest"
 	"github.com/murmur-go/murmur/internal/store"
 )
@@ -47,6 +47,7 @@ type doctorReport struct {
 	Manifest  string           `json:"manifest"`
 	Name      string           `json:"name"`
 	Version   string           `json:"version"`
+	Build     string           `json:"build"` // launch.ProviderBuild: in-process or murdriver
 	Lock      doctorLock       `json:"lock"`
 	Artifacts []doctorArtifact `json:"artifacts"`
 	Problems  int              `json:"problems"`
@@ -92,6 +93,7 @@ func runDoctor(asJSON bool, stdout, stderr io.Writer) error {
 	mpath := filepath.Join(proj, store.ManifestEntry)
 	if !asJSON {
 		fmt.Fprintf(stdout, "project   %s\n", proj)
+		fmt.Fprintf(stdout, "build     %s: %s\n", launch.ProviderBuild, launch.ProviderBuildText)
 	}
 	m, err := manifest.Load(mpath, manifest.Options{SkipSecrets: true})
 	if err != nil {
@@ -101,7 +103,7 @@ func runDoctor(asJSON bool, stdout, stderr io.Writer) error {
 		return err
 	}
 	printManifestWarnings(stderr, m)
-	rep := doctorReport{Project: proj, Manifest: mpath, Name: m.Name, Version: m.Version,
+	rep := doctorReport{Project: proj, Manifest: mpath, Name: m.Name, Version: m.Version, Build: launch.ProviderBuild,
 		Artifacts: []doctorArtifact{}, Lock: doctorLock{File: filepath.Join(proj, store.LockFile), Stale: []string{}}}
 	chain := store.Chain{Project: store.Project(proj), Global: store.Global(homeDir)}
 	var failures []error // each FAIL's diagnostic, for stderr
@@ -133,10 +135,10 @@ func runDoctor(asJSON bool, stdout, stderr io.Writer) error {
 		r, rerr := chain.Resolve(a.Name, a.Version, manifest.Options{SkipSecrets: true})
 		if rerr != nil && store.IsNotFound(rerr) && a.RuntimeKind() == manifest.RuntimeDriver && builtin.Has(a.Name) {
 			// mur run uses the built-in of that name when none is installed;
-			// a provider built-in runs in the mur-driver helper beside mur.
+			// in the split build a provider built-in needs mur-driver beside mur.
 			rerr = nil
 			if builtin.Provider(a.Name) {
-				rerr = helperProblem(a.Name)
+				rerr = launch.ProviderProblem(a.Name)
 			}
 			if rerr == nil {
 				da.OK, da.Runtime, da.Store = true, manifest.RuntimeDriver, builtInStore
@@ -216,11 +218,4 @@ func printDoctor(stdout, stderr io.Writer, rep doctorReport, failures []error) {
 	if rep.OK {
 		fmt.Fprintf(stdout, "all %d declared artifact(s) resolve\n", len(rep.Artifacts))
 	}
-}
-
-// helperProblem is why the provider built-in name cannot run here (its
-// mur-driver helper is not beside this mur), or nil.
-func helperProblem(name string) error {
-	_, err := remote.Locate(name)
-	return err
 }
