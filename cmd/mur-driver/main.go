@@ -1,7 +1,9 @@
-// Command mur-driver is mur's driver helper, installed beside mur: it runs the
-// provider built-ins (murmur/driver-anthropic, murmur/driver-openai) and is
-// the only binary that links their SDKs, so that mur does not start them in
-// every process (internal/driver/remote/RATIONALE.md). mur starts it, one per
+// Command mur-driver is the driver helper of the split build, installed beside
+// a mur built with the murdriver tag (scripts/install.sh): it runs the
+// provider built-ins (murmur/driver-anthropic, murmur/driver-openai) and links
+// their SDKs, so that such a mur does not start them in every process
+// (internal/driver/remote/RATIONALE.md). A plain mur build links them itself
+// and never uses it. The split mur starts it, one per
 // agent session with such a driver, and speaks to it on stdin and stdout; run
 // by hand it only says what it is.
 package main

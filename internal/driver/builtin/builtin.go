@@ -5,8 +5,10 @@
 // exact name and version wins over a built-in.
 //
 // This package links no provider SDK: the two provider built-ins are named
-// here but constructed by package providers, which mur-driver links and mur
-// does not (internal/driver/remote). The replay driver is constructed here.
+// here but constructed by package providers, which mur-driver and a plain mur
+// build link and a mur built with the murdriver tag does not
+// (internal/launch's provider_*.go; internal/driver/remote). The replay driver
+// is constructed here.
 package builtin
 
 import (

@@ -1,8 +1,10 @@
 // Package remote runs a built-in provider driver in a helper process of its
-// own (cmd/mur-driver) and speaks to it over the helper's stdin and stdout, so
-// that mur itself does not link the provider SDKs: their package
-// initialisation, their half of the binary and the pages both touch were paid
-// by every mur process, agent or not (RATIONALE.md).
+// own (cmd/mur-driver) and speaks to it over the helper's stdin and stdout. A
+// mur built with the murdriver tag (the split build scripts/install.sh
+// installs) uses it so that it does not link the provider SDKs: their package
+// initialisation, their half of the binary and the pages both touch are paid
+// by every mur process, agent or not (RATIONALE.md). A plain mur build links
+// them and does not use this package.
 //
 // The wire is one JSON object a line. The first line mur writes carries the
 // helper stamp and the driver's Config; the helper answers with the driver's

@@ -1,7 +1,8 @@
 // Package providers constructs the provider built-ins, murmur/driver-anthropic
-// and murmur/driver-openai, and links their SDKs. Only cmd/mur-driver (and
-// tests) import it: mur reaches these drivers through that helper
-// (internal/driver/remote), so it never pays for the SDKs' start.
+// and murmur/driver-openai, and links their SDKs. cmd/mur-driver imports it,
+// and so does a plain mur build (internal/launch/provider_inprocess.go); a mur
+// built with the murdriver tag reaches these drivers through the helper
+// instead (internal/driver/remote), so it never pays for the SDKs' start.
 package providers
 
 import (
