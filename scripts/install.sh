@@ -23,7 +23,7 @@ fail() { echo "install: $*; nothing in $bindir was changed" >&2; exit 1; }
 echo "building mur and mur-roost (the first build compiles wasmtime's bindings: several minutes on a small machine; see README.md, What you need)"
 # mur-contain is built static (no cgo): it starts for every contained
 # command, and the dynamic loader alone would cost it milliseconds.
-if ! go build -tags murdriver -o "$stage/" ./cmd/mur 2>"$stage/build.log" ||
+if ! go build -o "$stage/" -tags murdriver ./cmd/mur 2>"$stage/build.log" ||
    ! go build -o "$stage/" ./cmd/mur-roost ./cmd/mur-driver 2>>"$stage/build.log" ||
    ! CGO_ENABLED=0 go build -o "$stage/" ./cmd/mur-contain 2>>"$stage/build.log"; then
   cat "$stage/build.log" >&2
