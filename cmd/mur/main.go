@@ -14,5 +14,6 @@ func main() {
 	// containment helper's argument: it sets the tier up and execs the
 	// command, and never returns here.
 	contain.MaybeInit()
+	pauseStartupGC(os.Args[1:])
 	os.Exit(cli.Main(os.Args[1:], os.Stdout, os.Stderr))
 }

@@ -27,6 +27,7 @@ var levels = map[string]int{
 	"cmd/mur-roost":   7,
 	"cmd/roost-load":  7,
 	"cmd/mur-contain": 7,
+	"cmd/mur-driver":  7,
 
 	"internal/cli": 6,
 
@@ -264,6 +265,50 @@ func TestHelperLinksNothingHeavy(t *testing.T) {
 	if len(bad) > 0 {
 		t.Errorf("%s links what it must not: %s", bin, strings.Join(bad, ", "))
 	}
+}
+
+// TestMurLinksNoProviderSDK: mur built with the murdriver tag (the split
+// build scripts/install.sh ships) reaches its provider built-ins through
+// mur-driver (internal/driver/remote), so that no mur process starts their
+// SDKs; only the helper links them.
+func TestMurLinksNoProviderSDK(t *testing.T) {
+	for _, c := range []struct {
+		bin  string
+		want bool
+	}{{"./cmd/mur", false}, {"./cmd/mur-driver", true}} {
+		if got, sdk := linksProviderSDK(t, c.bin, "-tags", "murdriver"); got != c.want {
+			t.Errorf("%s -tags murdriver links a provider SDK: %v (want %v): %s", c.bin, got, c.want, strings.Join(sdk, ", "))
+		}
+	}
+}
+
+// TestPlainMurLinksProviderSDK is the converse: a plain `go build ./cmd/mur`
+// links the provider built-ins, so it is complete alone (contracts §14: the
+// drivers are built into mur).
+func TestPlainMurLinksProviderSDK(t *testing.T) {
+	_, got := linksProviderSDK(t, "./cmd/mur")
+	for _, sdk := range []string{"github.com/anthropics/", "github.com/openai/"} {
+		found := false
+		for _, p := range got {
+			found = found || strings.HasPrefix(p, sdk)
+		}
+		if !found {
+			t.Errorf("a plain build of ./cmd/mur does not link %s…: %s", sdk, strings.Join(got, ", "))
+		}
+	}
+}
+
+// linksProviderSDK lists the provider SDK packages bin links when built with
+// flags.
+func linksProviderSDK(t *testing.T, bin string, flags ...string) (bool, []string) {
+	t.Helper()
+	var sdk []string
+	for _, p := range list(t, nil, append(append(flags, "-deps"), bin)...) {
+		if strings.HasPrefix(p.ImportPath, "github.com/anthropics/") || strings.HasPrefix(p.ImportPath, "github.com/openai/") {
+			sdk = append(sdk, p.ImportPath)
+		}
+	}
+	return len(sdk) > 0, sdk
 }
 
 // TestMapIsDocumented checks docs/architecture.md names every package on the

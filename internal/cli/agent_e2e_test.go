@@ -581,7 +581,8 @@ func TestAgentContainmentReported(t *testing.T) {
 }
 
 // scripts/install.sh installs both binaries at one version into a fresh
-// prefix; a build that fails leaves what was there, saying why.
+// prefix, mur as the murdriver split build with mur-driver beside it; a build
+// that fails leaves what was there, saying why.
 func TestInstallScript(t *testing.T) {
 	prefix := t.TempDir()
 	script := filepath.Join(repoRoot(), "scripts", "install.sh")
@@ -589,11 +590,15 @@ func TestInstallScript(t *testing.T) {
 	if err != nil {
 		t.Fatalf("install: %v\n%s", err, out)
 	}
-	for _, b := range []string{"mur", "mur-roost"} {
+	for _, b := range []string{"mur", "mur-roost", "mur-driver"} {
 		v, err := exec.Command(filepath.Join(prefix, "bin", b), "--version").Output()
 		if err != nil || !strings.HasPrefix(string(v), b+" ") {
 			t.Errorf("%s --version: %q, %v", b, v, err)
 		}
+	}
+	if info, err := exec.Command("go", "version", "-m", filepath.Join(prefix, "bin", "mur")).Output(); err != nil ||
+		!strings.Contains(string(info), "-tags=murdriver") {
+		t.Errorf("the installed mur is not the murdriver build: %v\n%s", err, info)
 	}
 	// A new mur that cannot start (here a go on PATH that builds broken
 	// binaries) changes nothing, and the script says why.

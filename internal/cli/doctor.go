@@ -11,6 +11,7 @@ import (
 	"github.com/murmur-go/murmur/internal/diag"
 	"github.com/murmur-go/murmur/internal/driver/builtin"
 	"github.com/murmur-go/murmur/internal/home"
+	"github.com/murmur-go/murmur/internal/launch"
 	"github.com/murmur-go/murmur/internal/manifest"
 	"github.com/murmur-go/murmur/internal/store"
 )
@@ -46,6 +47,7 @@ type doctorReport struct {
 	Manifest  string           `json:"manifest"`
 	Name      string           `json:"name"`
 	Version   string           `json:"version"`
+	Build     string           `json:"build"` // launch.ProviderBuild: in-process or murdriver
 	Lock      doctorLock       `json:"lock"`
 	Artifacts []doctorArtifact `json:"artifacts"`
 	Problems  int              `json:"problems"`
@@ -91,6 +93,7 @@ func runDoctor(asJSON bool, stdout, stderr io.Writer) error {
 	mpath := filepath.Join(proj, store.ManifestEntry)
 	if !asJSON {
 		fmt.Fprintf(stdout, "project   %s\n", proj)
+		fmt.Fprintf(stdout, "build     %s: %s\n", launch.ProviderBuild, launch.ProviderBuildText)
 	}
 	m, err := manifest.Load(mpath, manifest.Options{SkipSecrets: true})
 	if err != nil {
@@ -100,7 +103,7 @@ func runDoctor(asJSON bool, stdout, stderr io.Writer) error {
 		return err
 	}
 	printManifestWarnings(stderr, m)
-	rep := doctorReport{Project: proj, Manifest: mpath, Name: m.Name, Version: m.Version,
+	rep := doctorReport{Project: proj, Manifest: mpath, Name: m.Name, Version: m.Version, Build: launch.ProviderBuild,
 		Artifacts: []doctorArtifact{}, Lock: doctorLock{File: filepath.Join(proj, store.LockFile), Stale: []string{}}}
 	chain := store.Chain{Project: store.Project(proj), Global: store.Global(homeDir)}
 	var failures []error // each FAIL's diagnostic, for stderr
@@ -131,10 +134,17 @@ func runDoctor(asJSON bool, stdout, stderr io.Writer) error {
 		da := doctorArtifact{Name: a.Name, Version: a.Version}
 		r, rerr := chain.Resolve(a.Name, a.Version, manifest.Options{SkipSecrets: true})
 		if rerr != nil && store.IsNotFound(rerr) && a.RuntimeKind() == manifest.RuntimeDriver && builtin.Has(a.Name) {
-			// mur run uses the built-in of that name when none is installed.
-			da.OK, da.Runtime, da.Store = true, manifest.RuntimeDriver, builtInStore
-			rep.Artifacts = append(rep.Artifacts, da)
-			continue
+			// mur run uses the built-in of that name when none is installed;
+			// in the split build a provider built-in needs mur-driver beside mur.
+			rerr = nil
+			if builtin.Provider(a.Name) {
+				rerr = launch.ProviderProblem(a.Name)
+			}
+			if rerr == nil {
+				da.OK, da.Runtime, da.Store = true, manifest.RuntimeDriver, builtInStore
+				rep.Artifacts = append(rep.Artifacts, da)
+				continue
+			}
 		}
 		if rerr != nil {
 			rep.Problems++

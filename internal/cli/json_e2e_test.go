@@ -62,8 +62,8 @@ func TestListAndDoctorJSON(t *testing.T) {
 		Error                                 *struct{ Code, Message string }
 	}
 	var rep struct {
-		Project, Manifest, Name, Version string
-		Lock                             struct {
+		Project, Manifest, Name, Version, Build string
+		Lock                                    struct {
 			File, State string
 			Pinned      int
 			Stale       []string
@@ -75,7 +75,8 @@ func TestListAndDoctorJSON(t *testing.T) {
 	r = runMur(t, homeDir, proj, nil, "doctor", "--json")
 	expectFail(t, r, "E-REG-001", 1) // the missing artifact's diagnostic, on stderr
 	oneJSON(t, r.Stdout, &rep)
-	if rep.Name != "local/app" || rep.Version != "0.1.0" || rep.OK || rep.Problems != 1 || rep.Lock.State != "none" ||
+	// testbin builds the split mur that scripts/install.sh ships.
+	if rep.Name != "local/app" || rep.Version != "0.1.0" || rep.Build != "murdriver" || rep.OK || rep.Problems != 1 || rep.Lock.State != "none" ||
 		rep.Lock.Stale == nil || len(rep.Artifacts) != 2 {
 		t.Fatalf("doctor --json: %+v", rep)
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/murmur-go/murmur/internal/driver/fakeprovider"
+	"github.com/murmur-go/murmur/internal/testbin"
 	"github.com/murmur-go/murmur/internal/trace"
 )
 
@@ -206,5 +207,106 @@ func TestProviderSIGTERMMidInference(t *testing.T) {
 	end := lastEnd(t, lines)
 	if end.Str("exit_status") != "canceled" || end.Str("reason") != "terminated" {
 		t.Errorf("session_end %v", end.Fields)
+	}
+}
+
+// A split-build mur (-tags murdriver, as testbin builds it) with no
+// mur-driver beside it refuses a provider built-in with
+// E-RUN-059 before any session exists, naming where it looked, and doctor
+// fails the driver the same way; the replay built-in, which runs in mur
+// itself, still passes.
+func TestProviderWithoutTheHelper(t *testing.T) {
+	fake := fakeprovider.NewAnthropic()
+	defer fake.Close()
+	homeDir, base := t.TempDir(), t.TempDir()
+	proj := providerProject(t, homeDir, base, "murmur/driver-anthropic", fake.URL)
+	alone := filepath.Join(t.TempDir(), "mur")
+	src, err := os.ReadFile(murBin(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(alone, src, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	mur := func(args ...string) (string, int) {
+		cmd := exec.Command(alone, args...)
+		cmd.Dir = proj
+		cmd.Env = []string{"HOME=" + homeDir, "PATH=" + os.Getenv("PATH"), "PROVIDER_TEST_KEY=k"}
+		out, err := cmd.CombinedOutput()
+		code := 0
+		if ee, ok := err.(*exec.ExitError); ok {
+			code = ee.ExitCode()
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		return string(out), code
+	}
+	want := filepath.Join(filepath.Dir(alone), "mur-driver")
+	out, code := mur("run", "--task", "hi")
+	if code != 1 || !strings.Contains(out, "error[E-RUN-059]") || !strings.Contains(out, want) {
+		t.Errorf("run: %d %s", code, out)
+	}
+	if len(fake.Requests()) != 0 {
+		t.Error("a request reached the provider")
+	}
+	if ents, _ := os.ReadDir(filepath.Join(homeDir, ".murmur", "sessions")); len(ents) != 0 {
+		t.Errorf("a session was started: %v", ents)
+	}
+	out, code = mur("doctor")
+	if code != 1 || !strings.Contains(out, "E-RUN-059") || !strings.Contains(out, "murmur/driver-anthropic") ||
+		!strings.Contains(out, "build     murdriver: ") {
+		t.Errorf("doctor: %d %s", code, out)
+	}
+}
+
+// mur alone: a plain `go build ./cmd/mur` (no murdriver tag) links the
+// provider built-ins and runs one in its own process, with no mur-driver
+// beside it or on PATH, and doctor passes the driver as built into mur.
+func TestPlainMurRunsProviderAlone(t *testing.T) {
+	fake := fakeprovider.NewAnthropic()
+	defer fake.Close()
+	fake.Push(fakeprovider.Reply{Text: []string{"Hello ", "alone."}, InputTokens: 12, OutputTokens: 3})
+	homeDir, base := t.TempDir(), t.TempDir()
+	proj := providerProject(t, homeDir, base, "murmur/driver-anthropic", fake.URL)
+	dir := t.TempDir()
+	alone := testbin.Plain(t, "./cmd/mur", dir)
+	if ents, _ := os.ReadDir(dir); len(ents) != 1 {
+		t.Fatalf("the plain build's directory holds %v", ents)
+	}
+	if p, err := exec.LookPath("mur-driver"); err == nil {
+		t.Fatalf("mur-driver is on PATH (%s): the test would not show mur alone", p)
+	}
+	shareCompileCache(t, homeDir)
+	mur := func(args ...string) (string, string, int) {
+		cmd := exec.Command(alone, args...)
+		cmd.Dir = proj
+		cmd.Env = []string{"HOME=" + homeDir, "PATH=" + os.Getenv("PATH"), "PROVIDER_TEST_KEY=sk-alone"}
+		var so, se strings.Builder
+		cmd.Stdout, cmd.Stderr = &so, &se
+		err := cmd.Run()
+		code := 0
+		if ee, ok := err.(*exec.ExitError); ok {
+			code = ee.ExitCode()
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		return so.String(), se.String(), code
+	}
+	out, errOut, code := mur("doctor")
+	if code != 0 || !strings.Contains(out, "build     in-process: ") ||
+		!strings.Contains(out, "ok    murmur/driver-anthropic@1.0.0 (driver) not installed: built into mur") {
+		t.Errorf("doctor: %d %s %s", code, out, errOut)
+	}
+	out, errOut, code = mur("run", "--json", "--task", "say hi")
+	if code != 0 {
+		t.Fatalf("run: %d %s %s", code, out, errOut)
+	}
+	rd := parseReady(t, out)
+	if got, _ := os.ReadFile(filepath.Join(rd.RecordsDir, "out", "result.txt")); string(got) != "Hello alone." {
+		t.Errorf("result.txt %q", got)
+	}
+	reqs := fake.Requests()
+	if len(reqs) != 1 || fakeprovider.Key(reqs[0]) != "sk-alone" {
+		t.Errorf("the provider saw %d request(s)", len(reqs))
 	}
 }

@@ -25,6 +25,13 @@ import (
 // status is the same either way. A command that already wrote its JSON
 // (mur run's ready line, mur doctor's report) carries the failure there.
 func Main(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 1 && (args[0] == "--version" || args[0] == "-v") {
+		// What cobra prints for it (newRoot's version template), without
+		// building every command's flags first: --version is the start-up
+		// floor scripts and the installer pay.
+		fmt.Fprintf(stdout, "mur %s\n", version.Version)
+		return 0
+	}
 	out := &countingWriter{w: stdout}
 	root := newRoot(out, stderr)
 	root.SetArgs(args)

@@ -150,6 +150,9 @@ func (p *Plan) newDriver(eng *wasmhost.Engine, sess *session.Session, rec *trace
 		}
 		defer cleanup()
 	}
+	if builtin.Provider(cfg.Name) {
+		return startProvider(cfg)
+	}
 	drv, ok, err := builtin.New(cfg)
 	if err != nil {
 		return nil, err

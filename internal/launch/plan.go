@@ -17,6 +17,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 
 	"github.com/murmur-go/murmur/internal/diag"
 	"github.com/murmur-go/murmur/internal/manifest"
@@ -222,16 +223,33 @@ func (p *Plan) Prepare() error {
 	if err := p.resolveSecrets(); err != nil {
 		return err
 	}
+	// The tools' resolves (each a read and a hash of its zip) run beside the
+	// component's read or the driver's resolve: they are independent, and
+	// start-up has a second core to spare. The errors are reported in the
+	// order the steps have: the component's (or the agent's) first.
+	type resolved struct {
+		tools []*store.Resolved
+		err   error
+	}
+	toolsDone := make(chan resolved, 1)
+	go func() {
+		t, err := p.resolveTools()
+		toolsDone <- resolved{t, err}
+	}()
+	var err error
 	if m.IsAgent() {
-		if err := p.prepareAgent(); err != nil {
-			return err
-		}
-	} else if err := p.readComponent(); err != nil {
+		err = p.prepareAgent()
+	} else {
+		err = p.readComponent()
+	}
+	tr := <-toolsDone
+	if err != nil {
 		return err
 	}
-	if err := p.resolveTools(); err != nil {
-		return err
+	if tr.err != nil {
+		return tr.err
 	}
+	p.Tools = tr.tools
 	p.prepared = true
 	return nil
 }
@@ -298,9 +316,10 @@ func (p *Plan) resolveSecrets() error {
 
 // resolveTools resolves every declared tool artifact before anything
 // starts; the resolved artifacts are handed to the run, which does not
-// resolve them again.
-func (p *Plan) resolveTools() error {
-	var missing []string
+// resolve them again. The resolves run at once; the first refusal in
+// declaration order that is not "not installed" wins, as it would one by one.
+func (p *Plan) resolveTools() ([]*store.Resolved, error) {
+	var want []manifest.Artifact
 	for _, a := range p.Manifest.Artifacts {
 		switch a.RuntimeKind() {
 		case manifest.RuntimeTool:
@@ -311,22 +330,37 @@ func (p *Plan) resolveTools() error {
 		default:
 			continue
 		}
-		r, err := p.Stores.Resolve(a.Name, a.Version, manifest.Options{SkipSecrets: true})
-		if err != nil {
+		want = append(want, a)
+	}
+	rs := make([]*store.Resolved, len(want))
+	errs := make([]error, len(want))
+	var wg sync.WaitGroup
+	for i, a := range want {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			rs[i], errs[i] = p.Stores.Resolve(a.Name, a.Version, manifest.Options{SkipSecrets: true})
+		}()
+	}
+	wg.Wait()
+	var missing []string
+	var out []*store.Resolved
+	for i, a := range want {
+		if err := errs[i]; err != nil {
 			if store.IsNotFound(err) {
 				missing = append(missing, a.Name+"@"+a.Version)
 				continue
 			}
-			return err
+			return nil, err
 		}
-		p.Tools = append(p.Tools, r)
+		out = append(out, rs[i])
 	}
 	if len(missing) > 0 {
 		hint := "run 'mur install' in the project to install every declared artifact from the global store (publish a missing one there first with 'mur publish <its .mur.zip>')"
 		if p.capsule {
 			hint = "publish each into the global store with 'mur publish <its .mur.zip>'"
 		}
-		return diag.New("E-RUN-008", "missing artifacts: %s", strings.Join(missing, ", ")).WithHint("%s", hint)
+		return nil, diag.New("E-RUN-008", "missing artifacts: %s", strings.Join(missing, ", ")).WithHint("%s", hint)
 	}
-	return nil
+	return out, nil
 }

@@ -63,7 +63,25 @@ func MustPath(pkg string) string {
 	return p
 }
 
+// companions are built with a binary and land beside it, and tags are the
+// build tags a binary is built with: the tests run what scripts/install.sh
+// ships, mur built with the murdriver tag (no provider SDK linked) and the
+// mur-driver helper it runs them in, looked for next to itself.
+var (
+	companions = map[string][]string{"./cmd/mur": {"./cmd/mur-driver"}}
+	tags       = map[string]string{"./cmd/mur": "murdriver"}
+)
+
 func buildPkg(pkg string) (string, error) {
+	for _, c := range companions[pkg] {
+		if _, err := buildOne(c); err != nil {
+			return "", err
+		}
+	}
+	return buildOne(pkg)
+}
+
+func buildOne(pkg string) (string, error) {
 	// One directory per checkout: two clones testing at once (or a clone and
 	// a worktree) must not run each other's binaries.
 	sum := sha256.Sum256([]byte(Root()))
@@ -76,13 +94,9 @@ func buildPkg(pkg string) (string, error) {
 		return "", err
 	}
 	tmp.Close()
-	cmd := exec.Command("go", "build", "-o", tmp.Name(), pkg)
-	cmd.Dir = Root()
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Run(); err != nil {
+	if err := goBuild(tmp.Name(), pkg, tags[pkg]); err != nil {
 		os.Remove(tmp.Name())
-		return "", fmt.Errorf("%v\n%s", err, out.String())
+		return "", err
 	}
 	// Test processes building at once each rename a whole binary of the
 	// same source into place; a process already running the old file keeps
@@ -92,6 +106,34 @@ func buildPkg(pkg string) (string, error) {
 		return "", err
 	}
 	return final, nil
+}
+
+// Plain builds pkg with no build tags and no companions into dir (a test's
+// own temp dir) and returns the binary's path: what a bare
+// `go build ./cmd/mur` makes, for a test of that configuration. A failed
+// build fails the test with the compiler's output.
+func Plain(t testing.TB, pkg, dir string) string {
+	t.Helper()
+	out := filepath.Join(dir, filepath.Base(pkg))
+	if err := goBuild(out, pkg, ""); err != nil {
+		t.Fatalf("building %s: %v", pkg, err)
+	}
+	return out
+}
+
+func goBuild(out, pkg, tags string) error {
+	args := []string{"build", "-o", out}
+	if tags != "" {
+		args = append(args, "-tags", tags)
+	}
+	cmd := exec.Command("go", append(args, pkg)...)
+	cmd.Dir = Root()
+	var b bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &b, &b
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("%v\n%s", err, b.String())
+	}
+	return nil
 }
 
 // ShareCompileCache points home's compiled-component cache at one directory

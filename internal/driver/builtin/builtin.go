@@ -4,8 +4,11 @@
 // store, global store, then these — is the caller's: a stored artifact of the
 // exact name and version wins over a built-in.
 //
-// Importing this package links both provider SDKs; the agent loop imports it
-// and nothing else needs to.
+// This package links no provider SDK: the two provider built-ins are named
+// here but constructed by package providers, which mur-driver and a plain mur
+// build link and a mur built with the murdriver tag does not
+// (internal/launch's provider_*.go; internal/driver/remote). The replay driver
+// is constructed here.
 package builtin
 
 import (
@@ -14,24 +17,35 @@ import (
 
 	"github.com/murmur-go/murmur/internal/diag"
 	"github.com/murmur-go/murmur/internal/driver"
-	"github.com/murmur-go/murmur/internal/driver/anthropic"
-	"github.com/murmur-go/murmur/internal/driver/openai"
 	"github.com/murmur-go/murmur/internal/driver/replay"
 )
 
 // SettingTranscript is the replay entry's config key naming its transcript.
 const SettingTranscript = "transcript"
 
+// The provider built-ins' names (anthropic.Name and openai.Name, which this
+// package does not import; a test keeps them equal).
+const (
+	AnthropicName = "murmur/driver-anthropic"
+	OpenAIName    = "murmur/driver-openai"
+)
+
 type constructor func(driver.Config) (driver.Driver, error)
 
+// builtins maps every built-in's name to its constructor here; a provider's
+// is nil: it is constructed by package providers.
 var builtins = map[string]constructor{
-	anthropic.Name: func(c driver.Config) (driver.Driver, error) { return anthropic.New(c) },
-	openai.Name:    func(c driver.Config) (driver.Driver, error) { return openai.New(c) },
-	replay.Name:    newReplay,
+	AnthropicName: nil,
+	OpenAIName:    nil,
+	replay.Name:   newReplay,
 }
 
 // Has reports whether name is a built-in driver.
 func Has(name string) bool { _, ok := builtins[name]; return ok }
+
+// Provider reports whether name is a provider built-in, the kind New does not
+// construct (package providers does).
+func Provider(name string) bool { c, ok := builtins[name]; return ok && c == nil }
 
 // Names lists the built-in drivers, sorted.
 func Names() []string {
@@ -47,10 +61,11 @@ func Names() []string {
 // not, so its entry needs no gateway).
 func NeedsKey(name string) bool { return name != replay.Name }
 
-// New constructs the built-in cfg.Name names. ok is false when it names none.
+// New constructs the built-in cfg.Name names. ok is false when it names none
+// or names a provider built-in (Provider).
 func New(cfg driver.Config) (d driver.Driver, ok bool, err error) {
-	c, ok := builtins[cfg.Name]
-	if !ok {
+	c := builtins[cfg.Name]
+	if c == nil {
 		return nil, false, nil
 	}
 	d, err = c(cfg)

@@ -8,10 +8,31 @@ import (
 
 	"github.com/murmur-go/murmur/internal/diag"
 	"github.com/murmur-go/murmur/internal/driver"
+	"github.com/murmur-go/murmur/internal/driver/anthropic"
 	"github.com/murmur-go/murmur/internal/driver/builtin"
+	"github.com/murmur-go/murmur/internal/driver/builtin/providers"
 	fp "github.com/murmur-go/murmur/internal/driver/fakeprovider"
+	"github.com/murmur-go/murmur/internal/driver/openai"
 	"github.com/murmur-go/murmur/internal/driver/replay"
 )
+
+// TestProviderNames: builtin names the providers without importing them.
+func TestProviderNames(t *testing.T) {
+	if builtin.AnthropicName != anthropic.Name || builtin.OpenAIName != openai.Name {
+		t.Errorf("builtin names %q %q, the drivers %q %q", builtin.AnthropicName, builtin.OpenAIName, anthropic.Name, openai.Name)
+	}
+	for _, n := range []string{anthropic.Name, openai.Name} {
+		if !builtin.Provider(n) {
+			t.Errorf("%s is not a provider", n)
+		}
+		if d, ok, err := builtin.New(driver.Config{Name: n, APIKey: "k"}); d != nil || ok || err != nil {
+			t.Errorf("builtin.New(%s) = %v %v %v, want nothing: providers construct it", n, d, ok, err)
+		}
+	}
+	if builtin.Provider(replay.Name) || builtin.Provider("acme/driver") {
+		t.Error("replay or an unknown name is a provider")
+	}
+}
 
 func TestNames(t *testing.T) {
 	want := []string{"murmur/driver-anthropic", "murmur/driver-openai", "murmur/driver-replay"}
@@ -49,7 +70,7 @@ func TestEachBuiltinAnswers(t *testing.T) {
 		{Name: "murmur/driver-openai", Version: "9.9.9", Endpoint: oa.URL, APIKey: "k", KeyVariable: "K"},
 		{Name: "murmur/driver-replay", Version: "0.0.1", Dir: dir, Settings: map[string]any{"transcript": "t.yaml"}},
 	} {
-		d, ok, err := builtin.New(cfg)
+		d, ok, err := providers.New(cfg)
 		if !ok || err != nil {
 			t.Fatalf("%s: ok %v err %v", cfg.Name, ok, err)
 		}

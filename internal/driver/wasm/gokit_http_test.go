@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/murmur-go/murmur/internal/driver"
-	"github.com/murmur-go/murmur/internal/driver/builtin"
+	"github.com/murmur-go/murmur/internal/driver/builtin/providers"
 	"github.com/murmur-go/murmur/internal/driver/fakeprovider"
 	"github.com/murmur-go/murmur/internal/driver/wasm"
 	"github.com/murmur-go/murmur/internal/manifest"
@@ -112,7 +112,7 @@ func BenchmarkDriverTurnOverHTTP(b *testing.B) {
 		}
 	})
 	b.Run("builtin", func(b *testing.B) {
-		d, ok, err := builtin.New(driver.Config{Name: "murmur/driver-anthropic", Version: "0.1.0", Endpoint: fp.URL, APIKey: "sk-real-key", Settings: map[string]any{}})
+		d, ok, err := providers.New(driver.Config{Name: "murmur/driver-anthropic", Version: "0.1.0", Endpoint: fp.URL, APIKey: "sk-real-key", Settings: map[string]any{}})
 		if err != nil || !ok {
 			b.Fatal(ok, err)
 		}
