@@ -302,7 +302,7 @@ func BenchmarkDriverTurnAlternating(b *testing.B) {
 	}
 	defer comp.Close()
 	lim := sandbox.Limits(manifest.EffLimits{DeadlineSeconds: 30, MemoryBytes: 256 << 20, TableElements: 50000, Instances: 10})
-	bi, ok, err := builtin.New(driver.Config{Name: "murmur/driver-anthropic", Version: "0.1.0", Endpoint: fp.URL, APIKey: "sk-real-key", Settings: map[string]any{}})
+	bi, ok, err := providers.New(driver.Config{Name: "murmur/driver-anthropic", Version: "0.1.0", Endpoint: fp.URL, APIKey: "sk-real-key", Settings: map[string]any{}})
 	if err != nil || !ok {
 		b.Fatal(ok, err)
 	}
