@@ -29,14 +29,21 @@ import (
 // An operator's GOGC or GOMEMLIMIT turns it off — their setting stands.
 const gcHeapFloor = 32 << 20
 
-// gcPercentFor is the GOGC that puts the next collection's heap goal at
-// max(floor, 2 × live).
+// gcPercentFor is the largest GOGC (at least 100) whose next heap goal is
+// at most max(floor, 2 × live). The runtime's goal is the larger of
+// live × (1 + GOGC/100) and its heap minimum, 4 MiB × GOGC/100: with a
+// small live heap the minimum is what decides.
 func gcPercentFor(live, floor uint64) int {
 	if live == 0 || live >= floor/2 {
 		return 100
 	}
-	return int(floor*100/live - 100)
+	byLive := floor*100/live - 100
+	byMinimum := floor * 100 / runtimeHeapMinimum
+	return int(max(min(byLive, byMinimum), 100))
 }
+
+// runtimeHeapMinimum is the Go runtime's heap minimum at GOGC=100.
+const runtimeHeapMinimum = 4 << 20
 
 // gcFloor applies the heap floor for the process's life, unless the
 // environment sets GOGC or GOMEMLIMIT. It reports whether it did.

@@ -13,23 +13,23 @@ func TestGCPercentFor(t *testing.T) {
 		want int
 	}{
 		{0, 100},         // nothing measured: the runtime's default
-		{1 * mib, 3100},  // goal 32 MiB
-		{4 * mib, 700},   // goal 32 MiB
-		{8 * mib, 300},   // goal 32 MiB
+		{1 * mib, 800},   // the heap minimum decides: 4 MiB × 8 = 32 MiB
+		{4 * mib, 700},   // 4 MiB × 8 = 32 MiB
+		{8 * mib, 300},   // 8 MiB × 4 = 32 MiB
+		{15 * mib, 113},  // just under 32 MiB
 		{16 * mib, 100},  // half the floor: GOGC=100's goal is the floor
 		{140 * mib, 100}, // a large live heap is paced as before
 		{gcHeapFloor - 1, 100},
 	} {
-		if got := gcPercentFor(c.live, gcHeapFloor); got != c.want {
+		got := gcPercentFor(c.live, gcHeapFloor)
+		if got != c.want {
 			t.Errorf("gcPercentFor(%d MiB) = %d, want %d", c.live/mib, got, c.want)
 		}
-		// The goal is never under the floor while the rule applies, nor
-		// under GOGC=100's.
-		if p := gcPercentFor(c.live, gcHeapFloor); c.live > 0 {
-			goal := c.live * uint64(100+p) / 100
-			if goal < 2*c.live || c.live < gcHeapFloor/2 && goal+c.live/100 < gcHeapFloor {
-				t.Errorf("live %d: goal %d", c.live, goal)
-			}
+		// The runtime's goal for that percent: never over the floor while
+		// the rule applies, never under GOGC=100's.
+		goal := max(c.live*uint64(100+got)/100, runtimeHeapMinimum*uint64(got)/100)
+		if c.live < gcHeapFloor/2 && goal > gcHeapFloor || goal < 2*c.live {
+			t.Errorf("live %d MiB: goal %d MiB", c.live/mib, goal/mib)
 		}
 	}
 }
