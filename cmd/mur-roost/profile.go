@@ -8,12 +8,15 @@ import (
 	"runtime"
 	"runtime/metrics"
 	"runtime/pprof"
+	"runtime/trace"
 )
 
 // A build with -tags roostpprof writes, for the daemon's whole life:
 //
 //   - $MUR_ROOST_CPUPROFILE: a CPU profile;
 //   - $MUR_ROOST_HEAPPROFILE: a heap profile at exit;
+//   - $MUR_ROOST_TRACE: an execution trace (go tool trace; -pprof=sched
+//     says where runnable goroutines waited);
 //   - $MUR_ROOST_MUTEXPROFILE, $MUR_ROOST_BLOCKPROFILE: contended locks and
 //     blocking (every contention event; blocking of 10 µs or more);
 //   - $MUR_ROOST_METRICS: the runtime's own latency histograms at exit —
@@ -34,6 +37,17 @@ func init() {
 		}
 		prev := atExit
 		atExit = func() { pprof.StopCPUProfile(); f.Close(); prev() }
+	}
+	if p := os.Getenv("MUR_ROOST_TRACE"); p != "" {
+		f, err := os.Create(p)
+		if err != nil {
+			panic(err)
+		}
+		if err := trace.Start(f); err != nil {
+			panic(err)
+		}
+		prev := atExit
+		atExit = func() { trace.Stop(); f.Close(); prev() }
 	}
 	if os.Getenv("MUR_ROOST_MUTEXPROFILE") != "" {
 		runtime.SetMutexProfileFraction(1)
