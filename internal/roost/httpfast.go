@@ -41,6 +41,7 @@ type fastServer struct {
 	hs       *http.Server // the fallback; its timeouts are the fast path's too
 	h        http.Handler
 	handoff  *handoffListener
+	handoffs atomic.Int64 // connections given to net/http, for tests
 	inFlight sync.WaitGroup
 
 	closing atomic.Bool
@@ -229,6 +230,7 @@ func (fc *fastConn) serve() {
 
 // handOff gives the connection and its unread bytes to net/http.
 func (fc *fastConn) handOff() bool {
+	fc.s.handoffs.Add(1)
 	pc := &prefixConn{Conn: fc.c, prefix: fc.buf}
 	fc.c.SetDeadline(time.Time{}) // net/http sets its own
 	select {
