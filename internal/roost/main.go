@@ -57,7 +57,6 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stdout, "mur-roost "+version.Version)
 		return 0
 	}
-	gcFloor(os.Getenv) // see gc.go: the collector's pace for a small live heap
 
 	// The count is taken before the daemon listens: no request is answered
 	// from a count that has not seen the host.
