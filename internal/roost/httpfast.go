@@ -251,8 +251,13 @@ func (fc *fastConn) readRequest() (n int, ok bool, err error) {
 	for {
 		if len(fc.buf) > 0 {
 			end := bytes.Index(fc.buf, crlfcrlf)
-			if end < 0 && len(fc.buf) > fc.s.maxHeaderBytes() {
-				return 0, false, nil // net/http words the refusal
+			if end < 0 && (len(fc.buf) > fc.s.maxHeaderBytes() || bareLF(fc.buf)) {
+				// Too long, or lines ended by LF alone, which net/http
+				// reads and this path does not: net/http answers.
+				return 0, false, nil
+			}
+			if end >= fc.s.maxHeaderBytes() {
+				return 0, false, nil
 			}
 			if end >= 0 {
 				hlen := end + 4
@@ -325,6 +330,21 @@ func (fc *fastConn) setReadDeadline(t time.Time, exact bool) error {
 func (s *fastServer) maxHeaderBytes() int { return s.hs.MaxHeaderBytes }
 
 var crlfcrlf = []byte("\r\n\r\n")
+
+// bareLF reports whether b holds a line feed without its carriage return.
+func bareLF(b []byte) bool {
+	for i := bytes.IndexByte(b, '\n'); i >= 0; {
+		if i == 0 || b[i-1] != '\r' {
+			return true
+		}
+		j := bytes.IndexByte(b[i+1:], '\n')
+		if j < 0 {
+			break
+		}
+		i += 1 + j
+	}
+	return false
+}
 
 // parseHead parses a request line and header block (ending in the blank
 // line) into fc.req, and returns the Content-Length. ok is false for

@@ -107,6 +107,10 @@ func TestFastPathMatchesNetHTTP(t *testing.T) {
 		{"header cut short", "GET /health HTTP/1.1\r\nHost: ro", false},
 		{"fast then not", get("/health") + "HEAD /health HTTP/1.1\r\nHost: roost\r\n\r\n" + get("/health"), false},
 		{"control byte", get("/health", "User-Agent: a\x01b\r\n"), false},
+		{"bare LF", "GET /health HTTP/1.1\nHost: roost\n\n", false},
+		{"bare LF in a header", "GET /health HTTP/1.1\r\nHost: roost\nUser-Agent: x\r\n\r\n", false},
+		{"header past the bound", get("/health", "User-Agent: "+strings.Repeat("a", 70<<10)+"\r\n"), false},
+		{"header just within the bound", get("/health", "User-Agent: "+strings.Repeat("a", 60<<10)+"\r\n"), true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			before := fast.handoffs.Load()
