@@ -86,4 +86,3 @@ func BenchmarkLoopbackSpawn(b *testing.B) {
 		})
 	}
 }
-
