@@ -161,9 +161,10 @@ type fastConn struct {
 	s *fastServer
 	c net.Conn
 
-	buf  []byte // bytes read and not yet consumed
-	out  []byte
-	idle atomic.Bool // waiting for a request's first byte
+	buf    []byte // bytes read and not yet consumed
+	out    []byte
+	idle   atomic.Bool // waiting for a request's first byte
+	served int         // requests answered on this connection
 
 	readDeadline, writeDeadline time.Time
 
@@ -221,6 +222,7 @@ func (fc *fastConn) serve() {
 			return
 		}
 		fc.answer()
+		fc.served++
 		if err := fc.write(); err != nil {
 			return
 		}
@@ -306,8 +308,10 @@ func (fc *fastConn) readRequest() (n int, ok bool, err error) {
 		fc.idle.Store(false)
 		fc.buf = fc.buf[:len(fc.buf)+m]
 		if err != nil {
-			if len(fc.buf) > 0 && errors.Is(err, io.EOF) {
-				// A request cut short: net/http's answer to it, not ours.
+			// A request cut short is net/http's to answer — except that
+			// between requests net/http waits for 4 bytes before it reads
+			// one, and closes without a word on an EOF before them.
+			if errors.Is(err, io.EOF) && (len(fc.buf) >= 4 || len(fc.buf) > 0 && fc.served == 0) {
 				return 0, false, nil
 			}
 			return 0, false, err

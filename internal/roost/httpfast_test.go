@@ -167,3 +167,60 @@ func TestFastPathMatchesNetHTTP(t *testing.T) {
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }
+
+// tokenRE and expiresRE blank what two daemons mint differently.
+var (
+	tokenRE   = regexp.MustCompile(`ms[ca]1\.[A-Za-z0-9_.-]+`)
+	expiresRE = regexp.MustCompile(`"expires_at_ms":[0-9]+`)
+)
+
+// FuzzFastPathMatchesNetHTTP: any bytes a client sends get the same answer
+// from two identical daemons, one behind net/http alone and one behind the
+// fast path (tokens and expiry times blanked: each daemon has its own keys).
+func FuzzFastPathMatchesNetHTTP(f *testing.F) {
+	fx := newFixture(f)
+	serve := func(fast bool) string {
+		srv, _, err := New(Options{MaxDepth: 3, MaxConcurrent: 4, MaxLiveCapsules: 1 << 20,
+			SpawnAllow: []string{"local/orchestrator"}, Registry: StoreRegistry(fx.reg)})
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Cleanup(srv.Close)
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			f.Fatal(err)
+		}
+		hs := newHTTPServer(srv)
+		if fast {
+			fs := newFastServer(hs)
+			go fs.Serve(ln)
+			f.Cleanup(func() { fs.Shutdown(context.Background()) })
+		} else {
+			go hs.Serve(ln)
+			f.Cleanup(func() { hs.Close() })
+		}
+		return ln.Addr().String()
+	}
+	plainAddr, fastAddr := serve(false), serve(true)
+	for _, s := range []string{
+		"GET /health HTTP/1.1\r\nHost: roost\r\n\r\n",
+		"GET /status/ses_a HTTP/1.1\r\nHost: roost\r\n\r\n",
+		"POST /register HTTP/1.1\r\nHost: roost\r\nContent-Length: 68\r\n\r\n{\"session_id\": \"ses_a\", \"name\": \"local/orchestrator\", \"version\": \"0.1.0\"}",
+		"POST /spawn HTTP/1.1\r\nHost: roost\r\nX-Murmur-Spawn-Credential: x\r\nContent-Length: 46\r\n\r\n{\"name\": \"local/worker-a\", \"version\": \"0.1.0\"}",
+		"HEAD /health HTTP/1.0\r\n\r\n",
+		"GET /health HTTP/1.1\nHost: roost\n\n",
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		if len(raw) > 8<<10 {
+			return
+		}
+		norm := func(s string) string { return expiresRE.ReplaceAllString(tokenRE.ReplaceAllString(s, "TOKEN"), "EXPIRES") }
+		want := norm(exchange(t, plainAddr, string(raw)))
+		got := norm(exchange(t, fastAddr, string(raw)))
+		if got != want {
+			t.Fatalf("request %q\nfast path answered\n%q\nnet/http\n%q", raw, got, want)
+		}
+	})
+}
