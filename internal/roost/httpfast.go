@@ -161,10 +161,11 @@ type fastConn struct {
 	s *fastServer
 	c net.Conn
 
-	buf    []byte // bytes read and not yet consumed
-	out    []byte
-	idle   atomic.Bool // waiting for a request's first byte
-	served int         // requests answered on this connection
+	buf       []byte // bytes read and not yet consumed
+	out       []byte
+	idle      atomic.Bool // waiting for a request's first byte
+	served    int         // requests answered on this connection
+	afterPOST bool        // the last of them was a POST
 
 	readDeadline, writeDeadline time.Time
 
@@ -223,6 +224,7 @@ func (fc *fastConn) serve() {
 		}
 		fc.answer()
 		fc.served++
+		fc.afterPOST = fc.req.Method == http.MethodPost
 		if err := fc.write(); err != nil {
 			return
 		}
@@ -250,8 +252,23 @@ func (fc *fastConn) handOff() bool {
 func (fc *fastConn) readRequest() (n int, ok bool, err error) {
 	var firstByte time.Time
 	headerDone := false
+	// Between requests net/http reads nothing until 4 bytes have come (its
+	// Peek(4)), and after a POST it then drops any CR or LF among them (RFC
+	// 7230 §3's tolerance); on a connection's first request it does neither.
+	peeked := fc.served == 0
+	eof := false
 	for {
-		if len(fc.buf) > 0 {
+		if !peeked && len(fc.buf) >= 4 {
+			peeked = true
+			if fc.afterPOST {
+				k := 0
+				for k < 4 && (fc.buf[k] == '\r' || fc.buf[k] == '\n') {
+					k++
+				}
+				fc.buf = fc.buf[:copy(fc.buf, fc.buf[k:])]
+			}
+		}
+		if len(fc.buf) > 0 && peeked {
 			end := bytes.Index(fc.buf, crlfcrlf)
 			if end < 0 && (len(fc.buf) > fc.s.maxHeaderBytes() || bareLF(fc.buf)) {
 				// Too long, or lines ended by LF alone, which net/http
@@ -292,7 +309,7 @@ func (fc *fastConn) readRequest() (n int, ok bool, err error) {
 					return 0, false, err
 				}
 			}
-		} else {
+		} else if len(fc.buf) == 0 && !eof {
 			fc.idle.Store(true)
 			if fc.s.isClosing() {
 				return 0, false, net.ErrClosed
@@ -301,19 +318,24 @@ func (fc *fastConn) readRequest() (n int, ok bool, err error) {
 				return 0, false, err
 			}
 		}
+		if eof {
+			// A request cut short is net/http's to answer, except an EOF
+			// before the 4 bytes it waits for between requests: it closes
+			// without a word.
+			if len(fc.buf) > 0 && peeked {
+				return 0, false, nil
+			}
+			return 0, false, io.EOF
+		}
 		if len(fc.buf) == cap(fc.buf) {
 			fc.buf = slices.Grow(fc.buf, cap(fc.buf))
 		}
 		m, err := fc.c.Read(fc.buf[len(fc.buf):cap(fc.buf)])
 		fc.idle.Store(false)
 		fc.buf = fc.buf[:len(fc.buf)+m]
-		if err != nil {
-			// A request cut short is net/http's to answer — except that
-			// between requests net/http waits for 4 bytes before it reads
-			// one, and closes without a word on an EOF before them.
-			if errors.Is(err, io.EOF) && (len(fc.buf) >= 4 || len(fc.buf) > 0 && fc.served == 0) {
-				return 0, false, nil
-			}
+		if errors.Is(err, io.EOF) {
+			eof = true // what is buffered is decided once more
+		} else if err != nil {
 			return 0, false, err
 		}
 	}

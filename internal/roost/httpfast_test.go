@@ -110,6 +110,10 @@ func TestFastPathMatchesNetHTTP(t *testing.T) {
 		{"bare LF", "GET /health HTTP/1.1\nHost: roost\n\n", false},
 		{"bare LF in a header", "GET /health HTTP/1.1\r\nHost: roost\nUser-Agent: x\r\n\r\n", false},
 		{"header past the bound", get("/health", "User-Agent: "+strings.Repeat("a", 70<<10)+"\r\n"), false},
+		{"CRLF after a POST", post("/spawn", "{}") + "\r\n" + get("/health"), true},
+		{"CRLF after a POST, then nothing", post("/spawn", "{}") + "\r\n\r\n", true},
+		{"three bytes after a request", get("/health") + "GET", true},
+		{"CRLF after a GET", get("/health") + "\r\n" + get("/health"), false},
 		{"header just within the bound", get("/health", "User-Agent: "+strings.Repeat("a", 60<<10)+"\r\n"), true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -209,6 +213,10 @@ func FuzzFastPathMatchesNetHTTP(f *testing.F) {
 		"POST /spawn HTTP/1.1\r\nHost: roost\r\nX-Murmur-Spawn-Credential: x\r\nContent-Length: 46\r\n\r\n{\"name\": \"local/worker-a\", \"version\": \"0.1.0\"}",
 		"HEAD /health HTTP/1.0\r\n\r\n",
 		"GET /health HTTP/1.1\nHost: roost\n\n",
+		"GET /health HTTP/1.1\r\nHost: roost\r\n\r\nPOST /deregister HTTP/1.1\r\nHost: roost\r\nContent-Length: 20\r\n\r\n{\"outcome\": \"maybe\"}GET /x HTTP/1.1\r\nHost: roost\r\n\r\n",
+		"POST /deregister HTTP/1.1\r\nHost: roost\r\nTransfer-Encoding: chunked\r\n\r\n2\r\n{}\r\n0\r\n\r\n",
+		"GET /health HTTP/1.1\r\nHost: roost\r\nConnection: close\r\n\r\nGET /health HTTP/1.1\r\nHost: roost\r\n\r\n",
+		"POST /spawn HTTP/1.1\r\nHost: roost\r\nContent-Length: 2\r\nX-Murmur-Spawn-Credential: a\r\nx-murmur-spawn-credential: b\r\n\r\n{}",
 	} {
 		f.Add([]byte(s))
 	}
@@ -216,7 +224,9 @@ func FuzzFastPathMatchesNetHTTP(f *testing.F) {
 		if len(raw) > 8<<10 {
 			return
 		}
-		norm := func(s string) string { return expiresRE.ReplaceAllString(tokenRE.ReplaceAllString(s, "TOKEN"), "EXPIRES") }
+		norm := func(s string) string {
+			return expiresRE.ReplaceAllString(tokenRE.ReplaceAllString(s, "TOKEN"), "EXPIRES")
+		}
 		want := norm(exchange(t, plainAddr, string(raw)))
 		got := norm(exchange(t, fastAddr, string(raw)))
 		if got != want {
