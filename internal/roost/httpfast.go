@@ -85,7 +85,7 @@ func (s *fastServer) Serve(ln net.Listener) error {
 			return err
 		}
 		delay = 0
-		fc := &fastConn{s: s, c: c}
+		fc := &fastConn{s: s, c: c, start: time.Now()}
 		if !s.track(fc) {
 			c.Close()
 			return http.ErrServerClosed
@@ -164,6 +164,7 @@ type fastConn struct {
 	buf       []byte // bytes read and not yet consumed
 	out       []byte
 	idle      atomic.Bool // waiting for a request's first byte
+	start     time.Time   // when the connection was accepted
 	served    int         // requests answered on this connection
 	afterPOST bool        // the last of them was a POST
 
@@ -251,6 +252,15 @@ func (fc *fastConn) handOff() bool {
 // error is a connection to drop.
 func (fc *fastConn) readRequest() (n int, ok bool, err error) {
 	var firstByte time.Time
+	if fc.served == 0 {
+		// net/http counts a connection's first request from the moment
+		// it took the connection: one that sends nothing is cut off by the
+		// header timeout, not kept for the idle one.
+		firstByte = fc.start
+		if err := fc.setReadDeadline(fc.start.Add(fc.s.hs.ReadHeaderTimeout), true); err != nil {
+			return 0, false, err
+		}
+	}
 	headerDone := false
 	// Between requests net/http reads nothing until 4 bytes have come (its
 	// Peek(4)), and after a POST it then drops any CR or LF among them (RFC
@@ -314,8 +324,10 @@ func (fc *fastConn) readRequest() (n int, ok bool, err error) {
 			if fc.s.isClosing() {
 				return 0, false, net.ErrClosed
 			}
-			if err := fc.setReadDeadline(time.Now().Add(fc.s.hs.IdleTimeout), false); err != nil {
-				return 0, false, err
+			if fc.served > 0 { // the first request keeps its header deadline
+				if err := fc.setReadDeadline(time.Now().Add(fc.s.hs.IdleTimeout), false); err != nil {
+					return 0, false, err
+				}
 			}
 		}
 		if eof {

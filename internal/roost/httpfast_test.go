@@ -234,3 +234,33 @@ func FuzzFastPathMatchesNetHTTP(f *testing.F) {
 		}
 	})
 }
+
+// A connection that never sends a byte is cut off by the header timeout, as
+// net/http cuts it off, not kept for the idle timeout.
+func TestFastPathSilentConnection(t *testing.T) {
+	srv, _, err := New(Options{MaxDepth: 3, MaxConcurrent: 4, MaxLiveCapsules: 16})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := newHTTPServer(srv)
+	hs.ReadHeaderTimeout = 200 * time.Millisecond
+	fs := newFastServer(hs)
+	go fs.Serve(ln)
+	defer fs.Shutdown(context.Background())
+	c, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.SetReadDeadline(time.Now().Add(30 * time.Second)) // IdleTimeout is 60 s
+	if _, err := c.Read(make([]byte, 1)); err == nil {
+		t.Fatal("the server wrote to a connection that sent nothing")
+	} else if ne, ok := err.(net.Error); ok && ne.Timeout() {
+		t.Fatal("a silent connection was kept past the header timeout")
+	}
+}
