@@ -18,8 +18,15 @@
 // Each client holds one keep-alive connection and speaks HTTP/1.1 on it
 // directly (-client nethttp uses Go's net/http client instead, which costs
 // the driver about twice the CPU). Latency is taken per request on the
-// client side; CPU is read for both processes, and the daemon's resident
-// set is sampled every -rss-every (start, end and peak of the series).
+// client side, from just before the request is written to just after the
+// answer's last byte is read, into log-linear histograms (p50 to p99.9 per
+// request kind, nothing kept per request). CPU is read for both processes,
+// and so is the time their threads spent runnable on the kernel's run queue
+// (the variance a shared machine adds), along with the driver's own
+// collections and goroutine scheduling latency; the daemon's resident set
+// is sampled every -rss-every (start, end and peak of the series).
+// -daemon-env KEY=VALUE adds to the daemon's environment (GOGC, GODEBUG,
+// GOMAXPROCS, or a profiling build's MUR_ROOST_* switches).
 //
 //	go build -o /tmp/mur-roost ./cmd/mur-roost
 //	go run ./cmd/roost-load -bin /tmp/mur-roost -clients 16 -duration 30s
