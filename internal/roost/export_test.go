@@ -15,3 +15,12 @@ func (r *storeRegistry) cached(key string) bool {
 }
 
 func asErr(err error, target any) bool { return errors.As(err, target) }
+
+// parseFlatBody is parseFlatFields over a map of fields, as the tests name them.
+func parseFlatBody(body []byte, fields map[string]*string) bool {
+	var fs []bodyField
+	for k, dst := range fields {
+		fs = append(fs, bodyField{k, dst})
+	}
+	return parseFlatFields(body, fs)
+}

@@ -110,15 +110,19 @@ func (s *scanner) lit(l string) {
 	s.ok = false
 }
 
-func (s *scanner) str() string {
+func (s *scanner) str() string { return string(s.rawStr()) }
+
+// rawStr is str's bytes, still in the scanned buffer: a key compared and
+// dropped needs no string of its own.
+func (s *scanner) rawStr() []byte {
 	if !s.ok || len(s.b) == 0 || s.b[0] != '"' {
 		s.ok = false
-		return ""
+		return nil
 	}
 	for i := 1; i < len(s.b); i++ {
 		c := s.b[i]
 		if c == '"' {
-			v := string(s.b[1:i])
+			v := s.b[1:i]
 			s.b = s.b[i+1:]
 			return v
 		}
@@ -127,7 +131,7 @@ func (s *scanner) str() string {
 		}
 	}
 	s.ok = false
-	return ""
+	return nil
 }
 
 func (s *scanner) int() int64 {
@@ -242,12 +246,13 @@ func appendError(b []byte, msg string) ([]byte, bool) {
 
 // ---- request bodies ------------------------------------------------------------
 
-// parseFlatBody fills fields from body when body is one JSON object whose
+// parseFlatFields fills fields from body when body is one JSON object whose
 // every key and value is a plain string, with JSON whitespace between tokens;
 // a key given twice keeps its last value, as encoding/json does. Anything else
 // (escapes, non-ASCII, numbers, null, nesting, bad syntax) reports false and
-// is left to readJSON's full decoding, which also words the refusal.
-func parseFlatBody(body []byte, fields map[string]*string) bool {
+// is left to readJSON's full decoding, which also words the refusal. Only
+// the values of named fields become strings.
+func parseFlatFields(body []byte, fields []bodyField) bool {
 	s := scanner{b: body, ok: true}
 	ws := func() {
 		for len(s.b) > 0 && (s.b[0] == ' ' || s.b[0] == '\t' || s.b[0] == '\n' || s.b[0] == '\r') {
@@ -262,16 +267,16 @@ func parseFlatBody(body []byte, fields map[string]*string) bool {
 		ws()
 		return s.done()
 	}
-	type kv struct{ k, v string }
+	type kv struct{ k, v []byte }
 	var pairs [8]kv
 	n := 0
 	for s.ok {
 		ws()
-		k := s.str()
+		k := s.rawStr()
 		ws()
 		s.lit(":")
 		ws()
-		v := s.str()
+		v := s.rawStr()
 		ws()
 		if !s.ok || n == len(pairs) {
 			return false
@@ -290,8 +295,10 @@ func parseFlatBody(body []byte, fields map[string]*string) bool {
 		return false
 	}
 	for _, p := range pairs[:n] {
-		if dst, ok := fields[p.k]; ok {
-			*dst = p.v
+		for _, f := range fields {
+			if string(p.k) == f.key {
+				*f.dst = string(p.v)
+			}
 		}
 	}
 	return true

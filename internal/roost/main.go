@@ -96,7 +96,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fmt.Fprintln(stdout, lineListening(ln.Addr().String()))
 	fmt.Fprintln(stdout, lineCeiling(cfg.MaxLiveCapsules))
 
-	hs := newHTTPServer(srv)
+	hs := newFastServer(newHTTPServer(srv))
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
 	select {

@@ -58,6 +58,12 @@ type Referee struct {
 	envMemo map[[2]*manifest.Manifest]string
 
 	allowSets map[*manifest.Manifest]map[string]struct{} // guarded by mu
+
+	// depthSpent and concurrencyFull are the depth refusal and the
+	// concurrency refusal for a session holding exactly --max-concurrent
+	// children (the one a busy parent meets), worded once: a refusal is
+	// not formatted while mu is held. Both are read-only.
+	depthSpent, concurrencyFull error
 }
 
 // maxEnvMemo bounds envMemo; past it the memo starts again empty.
@@ -121,6 +127,8 @@ func NewReferee(opts Options) (*Referee, StartupCount, error) {
 		envMemo:       map[[2]*manifest.Manifest]string{},
 		allowSets:     map[*manifest.Manifest]map[string]struct{}{},
 	}
+	r.depthSpent = forbidden(msgDepth(r.maxDepth))
+	r.concurrencyFull = forbidden(msgConcurrency(r.maxConcurrent, r.maxConcurrent))
 	for _, n := range opts.SpawnAllow {
 		r.spawnAllow[n] = struct{}{}
 	}
@@ -210,8 +218,8 @@ func (r *Referee) admit(sid, name string) (*session, *manifest.Manifest, error) 
 	if _, ok := parent.allow[name]; !ok {
 		return nil, nil, forbidden(msgNotInParentAllow(name))
 	}
-	if msg := r.boundsLocked(parent); msg != "" {
-		return nil, nil, forbidden(msg)
+	if err := r.boundsLocked(parent); err != nil {
+		return nil, nil, err
 	}
 	return parent, parent.manifest, nil
 }
@@ -229,8 +237,8 @@ func (r *Referee) grant(parent *session, art Artifact) (*approval, error) {
 	if parent.status != statusRunning {
 		return nil, identity()
 	}
-	if msg := r.boundsLocked(parent); msg != "" {
-		return nil, forbidden(msg)
+	if err := r.boundsLocked(parent); err != nil {
+		return nil, err
 	}
 	a := &approval{
 		nonce:    newNonce(),
@@ -250,22 +258,24 @@ func (r *Referee) grant(parent *session, art Artifact) (*approval, error) {
 }
 
 // boundsLocked asks depth, then the machine ceiling, then concurrency, and
-// returns the first refusal, or "". Call sweepLocked first.
-func (r *Referee) boundsLocked(parent *session) string {
+// returns the first refusal, or nil. Call sweepLocked first.
+func (r *Referee) boundsLocked(parent *session) error {
 	if parent.depth <= 0 {
-		return msgDepth(r.maxDepth)
+		return r.depthSpent
 	}
 	c := r.st.census()
 	if c >= r.maxLive && r.adoptLocked() {
 		c = r.st.census()
 	}
 	if c >= r.maxLive {
-		return msgCeiling(r.maxLive, c)
+		return forbidden(msgCeiling(r.maxLive, c))
 	}
-	if n := parent.liveChildren(); n >= r.maxConcurrent {
-		return msgConcurrency(r.maxConcurrent, n)
+	if n := parent.liveChildren(); n == r.maxConcurrent {
+		return r.concurrencyFull
+	} else if n > r.maxConcurrent {
+		return forbidden(msgConcurrency(r.maxConcurrent, n))
 	}
-	return ""
+	return nil
 }
 
 // sweepLocked applies every expiry due by now, and ends the sessions the

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"strings"
 	"sync"
@@ -86,8 +87,8 @@ func method(w http.ResponseWriter, r *http.Request, want string) bool {
 
 func (s *Server) spawn(w http.ResponseWriter, r *http.Request) {
 	var req roostapi.SpawnRequest
-	if err := readJSON(w, r, map[string]*string{"name": &req.Name, "version": &req.Version}); err != nil {
-		respond(w, nil, err)
+	if err := readJSON(w, r, bodyField{"name", &req.Name}, bodyField{"version", &req.Version}); err != nil {
+		refuse(w, err)
 		return
 	}
 	resp, err := s.ref.Spawn(token(r.Header, HeaderCredential), req)
@@ -96,8 +97,8 @@ func (s *Server) spawn(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) register(w http.ResponseWriter, r *http.Request) {
 	var req roostapi.RegisterRequest
-	if err := readJSON(w, r, map[string]*string{"session_id": &req.SessionID, "name": &req.Name, "version": &req.Version}); err != nil {
-		respond(w, nil, err)
+	if err := readJSON(w, r, bodyField{"session_id", &req.SessionID}, bodyField{"name", &req.Name}, bodyField{"version", &req.Version}); err != nil {
+		refuse(w, err)
 		return
 	}
 	// A present approval header selects the approval path, whatever it
@@ -114,8 +115,8 @@ func (s *Server) register(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) deregister(w http.ResponseWriter, r *http.Request) {
 	var req roostapi.DeregisterRequest
-	if err := readJSON(w, r, map[string]*string{"outcome": &req.Outcome}); err != nil {
-		respond(w, nil, err)
+	if err := readJSON(w, r, bodyField{"outcome", &req.Outcome}); err != nil {
+		refuse(w, err)
 		return
 	}
 	respond(w, struct{}{}, s.ref.Deregister(token(r.Header, HeaderCredential), req))
@@ -132,12 +133,18 @@ func token(h http.Header, name string) string {
 
 // ---- bodies ------------------------------------------------------------------
 
+// bodyField is one string field of a request body and where it goes.
+type bodyField struct {
+	key string
+	dst *string
+}
+
 // readJSON reads a body of at most MaxBodyBytes, decodes one JSON object and
 // fills each string field named in fields (exact key match: encoding/json's
 // case-insensitive matching would take "NAME" for "name", and the text says
 // extra keys are ignored). A null field is a missing one. Any failure is a
-// 400 refusal.
-func readJSON(w http.ResponseWriter, r *http.Request, fields map[string]*string) error {
+// 400 refusal. The fields are a list, not a map, so a request builds none.
+func readJSON(w http.ResponseWriter, r *http.Request, fields ...bodyField) error {
 	buf := bodyPool.Get().(*bytes.Buffer)
 	defer func() {
 		if buf.Cap() <= 4<<10 {
@@ -146,7 +153,14 @@ func readJSON(w http.ResponseWriter, r *http.Request, fields map[string]*string)
 		}
 	}()
 	buf.Reset()
-	_, err := buf.ReadFrom(http.MaxBytesReader(w, r.Body, MaxBodyBytes))
+	// A body whose Content-Length is within the bound cannot exceed it
+	// (net/http stops reading at the length), so only a longer or a chunked
+	// one needs MaxBytesReader's refusal and its closing of the connection.
+	var src io.Reader = r.Body
+	if r.ContentLength < 0 || r.ContentLength > MaxBodyBytes {
+		src = http.MaxBytesReader(w, r.Body, MaxBodyBytes)
+	}
+	_, err := buf.ReadFrom(src)
 	body := buf.Bytes()
 	if err != nil {
 		var tooBig *http.MaxBytesError
@@ -155,7 +169,7 @@ func readJSON(w http.ResponseWriter, r *http.Request, fields map[string]*string)
 		}
 		return badRequest(msgBodyUnreadable)
 	}
-	if parseFlatBody(body, fields) {
+	if parseFlatFields(body, fields) {
 		return nil
 	}
 	trimmed := bytes.TrimSpace(body)
@@ -166,14 +180,18 @@ func readJSON(w http.ResponseWriter, r *http.Request, fields map[string]*string)
 	if err := json.Unmarshal(trimmed, &obj); err != nil {
 		return badRequest(msgBodyInvalid(jsonProblem(err)))
 	}
-	for key, dst := range fields {
-		raw, ok := obj[key]
+	for _, f := range fields {
+		raw, ok := obj[f.key]
 		if !ok || string(raw) == "null" {
 			continue
 		}
-		if err := json.Unmarshal(raw, dst); err != nil {
-			return badRequest(msgFieldNotString(key))
+		var v string // decoded here, so the destinations never reach encoding/json (and the heap)
+		if err := json.Unmarshal(raw, &v); err != nil {
+			// A copy of the key: the key reaching fmt would, to escape
+			// analysis, take every field's destination to the heap with it.
+			return badRequest(msgFieldNotString(string([]byte(f.key))))
 		}
+		*f.dst = v
 	}
 	return nil
 }
@@ -196,20 +214,39 @@ func jsonProblem(err error) string {
 
 // ---- responses ---------------------------------------------------------------
 
+// answer is what a referee answers with besides a refusal.
+type answer interface {
+	roostapi.StatusResponse | roostapi.SpawnResponse | roostapi.RegisterResponse | struct{}
+}
+
 // respond writes a referee's answer: a refusal as {"error": "..."} with its
-// status, anything else as a 200 JSON body.
-func respond(w http.ResponseWriter, v any, err error) {
+// status, anything else as a 200 JSON body. It is generic so that an answer
+// is not boxed on the heap on its way to the encoder.
+func respond[T answer](w http.ResponseWriter, v T, err error) {
 	if err != nil {
-		var re *roostapi.Error
-		if !errors.As(err, &re) {
-			// The referee refuses only with *roostapi.Error; anything else
-			// is a bug, answered as one rather than as a guess.
-			re = &roostapi.Error{StatusCode: http.StatusInternalServerError, Message: err.Error()}
-		}
-		writeError(w, re.StatusCode, re.Message)
+		refuse(w, err)
 		return
 	}
 	writeJSON(w, http.StatusOK, v)
+}
+
+// refuse writes a refusal as {"error": "..."} with its status.
+func refuse(w http.ResponseWriter, err error) {
+	re, ok := err.(*roostapi.Error) // the referee's own refusals, unwrapped
+	if !ok {
+		re = asRefusal(err)
+	}
+	writeError(w, re.StatusCode, re.Message)
+}
+
+func asRefusal(err error) *roostapi.Error {
+	var re *roostapi.Error
+	if !errors.As(err, &re) {
+		// The referee refuses only with *roostapi.Error; anything else
+		// is a bug, answered as one rather than as a guess.
+		re = &roostapi.Error{StatusCode: http.StatusInternalServerError, Message: err.Error()}
+	}
+	return re
 }
 
 // Header values every answer carries, shared read-only (net/http only reads
@@ -227,9 +264,9 @@ func writeRaw(w http.ResponseWriter, code int, body []byte) {
 	w.Write(body)
 }
 
-func writeJSON(w http.ResponseWriter, code int, v any) {
+func writeJSON[T answer](w http.ResponseWriter, code int, v T) {
 	sb := getScratch()
-	b, ok := appendAnswer((*sb)[:0], v)
+	b, ok := appendAnswer((*sb)[:0], any(v))
 	if ok {
 		writeRaw(w, code, b) // the ResponseWriter copies it
 	}
@@ -237,6 +274,11 @@ func writeJSON(w http.ResponseWriter, code int, v any) {
 	if ok {
 		return
 	}
+	writeJSONSlow(w, code, v)
+}
+
+// writeJSONSlow encodes an answer that is not plain through encoding/json.
+func writeJSONSlow(w http.ResponseWriter, code int, v any) {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)

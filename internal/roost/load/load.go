@@ -18,8 +18,15 @@
 // Each client holds one keep-alive connection and speaks HTTP/1.1 on it
 // directly (-client nethttp uses Go's net/http client instead, which costs
 // the driver about twice the CPU). Latency is taken per request on the
-// client side; CPU is read for both processes, and the daemon's resident
-// set is sampled every -rss-every (start, end and peak of the series).
+// client side, from just before the request is written to just after the
+// answer's last byte is read, into log-linear histograms (p50 to p99.9 per
+// request kind, nothing kept per request). CPU is read for both processes,
+// and so is the time their threads spent runnable on the kernel's run queue
+// (the variance a shared machine adds), along with the driver's own
+// collections and goroutine scheduling latency; the daemon's resident set
+// is sampled every -rss-every (start, end and peak of the series).
+// -daemon-env KEY=VALUE adds to the daemon's environment (GOGC, GODEBUG,
+// GOMAXPROCS, or a profiling build's MUR_ROOST_* switches).
 //
 //	go build -o /tmp/mur-roost ./cmd/mur-roost
 //	go run ./cmd/roost-load -bin /tmp/mur-roost -clients 16 -duration 30s
@@ -41,7 +48,6 @@ import (
 	"os"
 	"os/exec"
 	"regexp"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -61,7 +67,20 @@ type config struct {
 	sessions int
 	client   string
 	rssEvery time.Duration
+	env      envList   // extra KEY=VALUE for the daemon (GOGC, GODEBUG, GOMAXPROCS, …)
 	out, err io.Writer // the report; the daemon's own output
+}
+
+// envList is a repeatable -daemon-env flag.
+type envList []string
+
+func (e *envList) String() string { return strings.Join(*e, " ") }
+func (e *envList) Set(v string) error {
+	if !strings.Contains(v, "=") {
+		return fmt.Errorf("want KEY=VALUE, got %q", v)
+	}
+	*e = append(*e, v)
+	return nil
 }
 
 // Main runs roost-load with args (without the program name) and returns
@@ -77,6 +96,7 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	fs.IntVar(&c.sessions, "sessions", 0, "top-level sessions registered before the run (at least -clients)")
 	fs.StringVar(&c.client, "client", "raw", "raw (HTTP/1.1 written directly) or nethttp (net/http.Client)")
 	fs.DurationVar(&c.rssEvery, "rss-every", time.Second, "how often the daemon's resident set is sampled")
+	fs.Var(&c.env, "daemon-env", "KEY=VALUE added to the daemon's environment (repeatable)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -103,7 +123,7 @@ const (
 var opNames = [nOps]string{"GET /status", "POST /spawn", "POST /register", "POST /deregister"}
 
 type result struct {
-	lat       [nOps][]time.Duration
+	lat       [nOps]histogram
 	granted   int
 	refused   int
 	ended     int // children deregistered
@@ -167,6 +187,7 @@ func run(c config) error {
 			cmd.Env = append(cmd.Env, kv)
 		}
 	}
+	cmd.Env = append(cmd.Env, c.env...)
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		return err
@@ -208,7 +229,7 @@ func run(c config) error {
 				}
 				defer x.close()
 				for s := i; s < c.sessions; s += c.clients {
-					code, body, err := x.do("POST", "/register", "", "",
+					code, body, _, err := x.do("POST", "/register", "", "",
 						fmt.Sprintf(`{"session_id": "ses_load_%05d", "name": "local/orchestrator", "version": "0.1.0"}`, s))
 					if err != nil || code != 200 {
 						errc <- fmt.Errorf("pre-register %d: %d %s %v", s, code, body, err)
@@ -231,6 +252,8 @@ func run(c config) error {
 
 	rss := startRSS(pid, c.rssEvery)
 	daemonCPU0 := procCPU(pid)
+	daemonWait0, loadWait0 := runDelay(pid), runDelay(os.Getpid())
+	rt0 := readRuntime()
 	var ru0 syscall.Rusage
 	syscall.Getrusage(syscall.RUSAGE_SELF, &ru0)
 	start := time.Now()
@@ -260,18 +283,20 @@ func run(c config) error {
 	wg.Wait()
 	elapsed := time.Since(start)
 	daemonCPU := procCPU(pid) - daemonCPU0
+	daemonWait, loadWait := runDelay(pid)-daemonWait0, runDelay(os.Getpid())-loadWait0
+	rt := readRuntime().since(rt0)
 	var ru1 syscall.Rusage
 	syscall.Getrusage(syscall.RUSAGE_SELF, &ru1)
 	loadCPU := tv(ru1.Utime) + tv(ru1.Stime) - tv(ru0.Utime) - tv(ru0.Stime)
 	series := rss.stop()
 
-	var all []time.Duration
-	var per [nOps][]time.Duration
+	var all histogram
+	var per [nOps]histogram
 	total := result{}
 	for _, r := range results {
 		for op := range nOps {
-			per[op] = append(per[op], r.lat[op]...)
-			all = append(all, r.lat[op]...)
+			per[op].add(&r.lat[op])
+			all.add(&r.lat[op])
 		}
 		total.granted += r.granted
 		total.refused += r.refused
@@ -281,25 +306,29 @@ func run(c config) error {
 		total.fail(r.firstErr)
 	}
 	fmt.Fprintf(c.out, "mode %s, client %s, clients %d, sessions %d, %s, %d requests: %.0f req/s; transport errors %d, unexpected answers %d\n",
-		c.mode, c.client, c.clients, c.sessions, elapsed.Round(time.Millisecond), len(all), float64(len(all))/elapsed.Seconds(), total.transport, total.unexpect)
+		c.mode, c.client, c.clients, c.sessions, elapsed.Round(time.Millisecond), all.n, float64(all.n)/elapsed.Seconds(), total.transport, total.unexpect)
 	if total.firstErr != "" {
 		fmt.Fprintln(c.out, "first error:", total.firstErr)
 	}
-	fmt.Fprintf(c.out, "all:  %s\n", pcts(all))
+	fmt.Fprintf(c.out, "all:  %s\n", all.pcts())
 	for op := range nOps {
-		if len(per[op]) > 0 {
-			fmt.Fprintf(c.out, "  %-17s %5.1f%%  %s\n", opNames[op], 100*float64(len(per[op]))/float64(len(all)), pcts(per[op]))
+		if per[op].n > 0 {
+			fmt.Fprintf(c.out, "  %-17s %5.1f%%  %s\n", opNames[op], 100*float64(per[op].n)/float64(all.n), per[op].pcts())
 		}
 	}
 	fmt.Fprintf(c.out, "spawns granted %d (%.0f/s), refused %d; children ended %d\n",
 		total.granted, float64(total.granted)/elapsed.Seconds(), total.refused, total.ended)
 	fmt.Fprintf(c.out, "CPU: mur-roost %.2f s (%.0f%% of one core; %.1f µs per request", daemonCPU.Seconds(),
-		100*daemonCPU.Seconds()/elapsed.Seconds(), float64(daemonCPU.Microseconds())/float64(max(len(all), 1)))
+		100*daemonCPU.Seconds()/elapsed.Seconds(), float64(daemonCPU.Microseconds())/float64(max(all.n, 1)))
 	if c.mode == "granted" {
 		fmt.Fprintf(c.out, ", %.1f µs per granted decision", float64(daemonCPU.Microseconds())/float64(max(total.granted, 1)))
 	}
 	fmt.Fprintf(c.out, "), roost-load %.2f s (%.0f%% of one core), over %.1f s wall\n",
 		loadCPU.Seconds(), 100*loadCPU.Seconds()/elapsed.Seconds(), elapsed.Seconds())
+	// Time runnable but not running: what the kernel's run queue added.
+	fmt.Fprintf(c.out, "waiting for a CPU (run queue, all threads): mur-roost %.2f s, roost-load %.2f s\n",
+		daemonWait.Seconds(), loadWait.Seconds())
+	fmt.Fprintf(c.out, "roost-load itself: %s\n", rt)
 	fmt.Fprintln(c.out, series.summary(total.ended))
 	if total.transport > 0 || total.unexpect > 0 {
 		return fmt.Errorf("%d transport errors, %d unexpected answers", total.transport, total.unexpect)
@@ -313,14 +342,13 @@ func client(x exchanger, mode string, i int, mine []session, deadline time.Time,
 	rng := rand.New(rand.NewPCG(uint64(i), 42))
 	const spawnBody = `{"name": "local/worker-a", "version": "0.1.0"}`
 	do := func(op int, method, path, hdr, val, body string, want ...int) (int, []byte) {
-		t0 := time.Now()
-		code, data, err := x.do(method, path, hdr, val, body)
+		code, data, took, err := x.do(method, path, hdr, val, body)
 		if err != nil {
 			res.transport++
 			res.fail(err.Error())
 			return 0, nil
 		}
-		res.lat[op] = append(res.lat[op], time.Since(t0))
+		res.lat[op].record(took)
 		for _, w := range want {
 			if code == w {
 				return code, data
@@ -337,6 +365,7 @@ func client(x exchanger, mode string, i int, mine []session, deadline time.Time,
 		statusPath[k] = roostapi.PathStatus + s.id
 	}
 	var seq int
+	var regBody []byte
 	for n := 0; time.Now().Before(deadline); n++ {
 		k := n % len(mine)
 		s, q := mine[k], &qs[k]
@@ -362,8 +391,12 @@ func client(x exchanger, mode string, i int, mine []session, deadline time.Time,
 			ap := q.approvals[0]
 			q.approvals = q.approvals[1:]
 			seq++
-			code, data := do(opRegister, "POST", "/register", roostapi.HeaderApproval, ap,
-				fmt.Sprintf(`{"session_id": "%s_c%d", "name": "local/worker-a", "version": "0.1.0"}`, s.id, seq), 200)
+			regBody = append(regBody[:0], `{"session_id": "`...)
+			regBody = append(regBody, s.id...)
+			regBody = append(regBody, "_c"...)
+			regBody = strconv.AppendInt(regBody, int64(seq), 10)
+			regBody = append(regBody, `", "name": "local/worker-a", "version": "0.1.0"}`...)
+			code, data := do(opRegister, "POST", "/register", roostapi.HeaderApproval, ap, string(regBody), 200)
 			if code == 200 {
 				q.children = append(q.children, field(data, "credential"))
 			}
@@ -379,8 +412,20 @@ func client(x exchanger, mode string, i int, mine []session, deadline time.Time,
 	}
 }
 
-// field is a string field of a JSON answer ("" when absent).
+// field is a string field of a JSON answer ("" when absent). The daemon's
+// answers are flat objects whose tokens need no escapes, so the plain case
+// is a scan; anything else goes through encoding/json.
 func field(body []byte, key string) string {
+	var k [64]byte
+	pat := append(append(append(k[:0], '"'), key...), `":`...)
+	if i := bytes.Index(body, pat); i >= 0 {
+		rest := bytes.TrimLeft(body[i+len(pat):], " ")
+		if len(rest) > 0 && rest[0] == '"' {
+			if j := bytes.IndexByte(rest[1:], '"'); j >= 0 && bytes.IndexByte(rest[1:j+1], '\\') < 0 {
+				return string(rest[1 : j+1])
+			}
+		}
+	}
 	var m map[string]any
 	json.Unmarshal(body, &m)
 	s, _ := m[key].(string)
@@ -389,10 +434,12 @@ func field(body []byte, key string) string {
 
 // ---- HTTP exchange ---------------------------------------------------------
 
-// exchanger sends one request and returns the answer's status and body;
-// hdr names one request header (or "").
+// exchanger sends one request and returns the answer's status, its body
+// and the latency: from just before the request's first byte is written to
+// just after the answer's last byte is read, so building the request and
+// looking at the answer are not counted. hdr names one request header (or "").
 type exchanger interface {
-	do(method, path, hdr, val, body string) (int, []byte, error)
+	do(method, path, hdr, val, body string) (int, []byte, time.Duration, error)
 	close()
 }
 
@@ -410,18 +457,20 @@ type netHTTP struct {
 	base string
 }
 
-func (n *netHTTP) do(method, path, hdr, val, body string) (int, []byte, error) {
+func (n *netHTTP) do(method, path, hdr, val, body string) (int, []byte, time.Duration, error) {
 	req, _ := http.NewRequest(method, n.base+path, strings.NewReader(body))
 	if hdr != "" {
 		req.Header.Set(hdr, val)
 	}
+	t0 := time.Now()
 	resp, err := n.hc.Do(req)
 	if err != nil {
-		return 0, nil, err
+		return 0, nil, 0, err
 	}
 	data, err := io.ReadAll(resp.Body)
+	took := time.Since(t0)
 	resp.Body.Close()
-	return resp.StatusCode, data, err
+	return resp.StatusCode, data, took, err
 }
 
 func (n *netHTTP) close() { n.hc.CloseIdleConnections() }
@@ -453,7 +502,7 @@ func (r *raw) close() {
 
 var errProtocol = errors.New("unexpected HTTP answer")
 
-func (r *raw) do(method, path, hdr, val, body string) (int, []byte, error) {
+func (r *raw) do(method, path, hdr, val, body string) (int, []byte, time.Duration, error) {
 	w := r.wb[:0]
 	w = append(w, method...)
 	w = append(w, ' ')
@@ -473,25 +522,26 @@ func (r *raw) do(method, path, hdr, val, body string) (int, []byte, error) {
 	w = append(w, "\r\n"...)
 	w = append(w, body...)
 	r.wb = w
+	t0 := time.Now()
 	if _, err := r.c.Write(w); err != nil {
-		return 0, nil, err
+		return 0, nil, 0, err
 	}
 	line, err := r.br.ReadSlice('\n')
 	if err != nil {
-		return 0, nil, err
+		return 0, nil, 0, err
 	}
 	if len(line) < 12 || !bytes.HasPrefix(line, []byte("HTTP/1.1 ")) {
-		return 0, nil, errProtocol
+		return 0, nil, 0, errProtocol
 	}
 	code, err := strconv.Atoi(string(line[9:12]))
 	if err != nil {
-		return 0, nil, errProtocol
+		return 0, nil, 0, errProtocol
 	}
 	n, closing := -1, false
 	for {
 		h, err := r.br.ReadSlice('\n')
 		if err != nil {
-			return 0, nil, err
+			return 0, nil, 0, err
 		}
 		h = bytes.TrimRight(h, "\r\n")
 		if len(h) == 0 {
@@ -502,42 +552,33 @@ func (r *raw) do(method, path, hdr, val, body string) (int, []byte, error) {
 		switch {
 		case bytes.EqualFold(k, []byte("Content-Length")):
 			if n, err = strconv.Atoi(string(v)); err != nil {
-				return 0, nil, errProtocol
+				return 0, nil, 0, errProtocol
 			}
 		case bytes.EqualFold(k, []byte("Connection")) && bytes.EqualFold(v, []byte("close")):
 			closing = true
 		}
 	}
 	if n < 0 {
-		return 0, nil, errProtocol
+		return 0, nil, 0, errProtocol
 	}
 	if cap(r.body) < n {
 		r.body = make([]byte, n)
 	}
 	b := r.body[:n]
 	if _, err := io.ReadFull(r.br, b); err != nil {
-		return 0, nil, err
+		return 0, nil, 0, err
 	}
+	took := time.Since(t0)
 	if closing {
 		r.c.Close()
 		if err := r.connect(); err != nil {
-			return 0, nil, err
+			return 0, nil, 0, err
 		}
 	}
-	return code, b, nil
+	return code, b, took, nil
 }
 
 // ---- figures ---------------------------------------------------------------
-
-func pcts(d []time.Duration) string {
-	if len(d) == 0 {
-		return "-"
-	}
-	s := append([]time.Duration(nil), d...)
-	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
-	p := func(q float64) time.Duration { return s[int(q*float64(len(s)-1))] }
-	return fmt.Sprintf("p50 %v  p99 %v  max %v", p(0.5).Round(time.Microsecond), p(0.99).Round(time.Microsecond), s[len(s)-1].Round(time.Microsecond))
-}
 
 func tv(t syscall.Timeval) time.Duration {
 	return time.Duration(t.Sec)*time.Second + time.Duration(t.Usec)*time.Microsecond
