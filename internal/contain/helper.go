@@ -1,8 +1,9 @@
 package contain
 
 import (
-	"runtime/debug"
 	"strconv"
+
+	"github.com/murmur-go/murmur/internal/version"
 )
 
 // HelperName is the lean helper binary mur looks for beside itself
@@ -16,25 +17,5 @@ const helperProtocol = 1
 // HelperStamp identifies this build's helper protocol: a helper binary is
 // used only when its --version says exactly the stamp of the running mur.
 func HelperStamp() string {
-	rev := "devel"
-	if bi, ok := debug.ReadBuildInfo(); ok {
-		var r, mod string
-		for _, s := range bi.Settings {
-			switch s.Key {
-			case "vcs.revision":
-				r = s.Value
-			case "vcs.modified":
-				mod = s.Value
-			}
-		}
-		if r != "" {
-			rev = r
-			if mod == "true" {
-				rev += "+modified"
-			}
-		} else if bi.Main.Version != "" && bi.Main.Version != "(devel)" {
-			rev = bi.Main.Version
-		}
-	}
-	return "protocol " + strconv.Itoa(helperProtocol) + " " + rev
+	return "protocol " + strconv.Itoa(helperProtocol) + " " + version.Revision()
 }

@@ -27,13 +27,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime/debug"
 	"strconv"
 	"sync"
 	"time"
 
 	"github.com/murmur-go/murmur/internal/diag"
 	"github.com/murmur-go/murmur/internal/driver"
+	"github.com/murmur-go/murmur/internal/version"
 )
 
 // HelperName is the helper binary mur looks for beside itself.
@@ -54,27 +54,7 @@ const maxLine = 256 << 20
 // Stamp identifies this build's helper protocol: the helper serves only a mur
 // whose stamp is exactly its own, and mur refuses a helper whose is not.
 func Stamp() string {
-	rev := "devel"
-	if bi, ok := debug.ReadBuildInfo(); ok {
-		var r, mod string
-		for _, s := range bi.Settings {
-			switch s.Key {
-			case "vcs.revision":
-				r = s.Value
-			case "vcs.modified":
-				mod = s.Value
-			}
-		}
-		if r != "" {
-			rev = r
-			if mod == "true" {
-				rev += "+modified"
-			}
-		} else if bi.Main.Version != "" && bi.Main.Version != "(devel)" {
-			rev = bi.Main.Version
-		}
-	}
-	return "protocol " + strconv.Itoa(protocol) + " " + rev
+	return "protocol " + strconv.Itoa(protocol) + " " + version.Revision()
 }
 
 type hello struct {
