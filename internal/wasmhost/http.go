@@ -1269,11 +1269,28 @@ func (h *httpRun) exchange(ctx context.Context, cancel context.CancelFunc, send 
 // for every response showed up in a 1 KiB GET's profile).
 var spoolBufs = sync.Pool{New: func() any { b := make([]byte, 256<<10); return &b }}
 
-// spoolBody copies the response body to path, at most max bytes.
+// spoolBody copies the response body to out, at most max bytes.
 func spoolBody(ctx context.Context, resp *http.Response, out *os.File, max int64, between time.Duration, cancel context.CancelFunc) Value {
+	bp := spoolBufs.Get().(*[]byte)
+	defer spoolBufs.Put(bp)
+	return readBody(ctx, resp, *bp, max, between, cancel, func(b []byte) Value {
+		if _, err := out.Write(b); err != nil {
+			return internalError("murmur: spooling the response: " + err.Error())
+		}
+		return nil
+	})
+}
+
+// readBody reads a response body through buf into sink, at most max bytes
+// (the part within max is still handed over before HTTP-response-body-size).
+// The between-bytes timeout counts only the time spent waiting on the server:
+// it is stopped while sink runs (a live stream's sink waits for the guest).
+// It answers the error-code ending the body, or nil at its end; a sink's
+// non-nil answer ends it too.
+func readBody(ctx context.Context, resp *http.Response, buf []byte, max int64, between time.Duration, cancel context.CancelFunc, sink func([]byte) Value) Value {
 	var timer *time.Timer
-	timedOut := false
 	var mu sync.Mutex
+	timedOut := false
 	if between > 0 {
 		timer = time.AfterFunc(between, func() {
 			mu.Lock()
@@ -1283,22 +1300,19 @@ func spoolBody(ctx context.Context, resp *http.Response, out *os.File, max int64
 		})
 		defer timer.Stop()
 	}
-	bp := spoolBufs.Get().(*[]byte)
-	defer spoolBufs.Put(bp)
-	buf := *bp
 	var n int64
 	for {
 		k, rerr := resp.Body.Read(buf)
 		if timer != nil {
-			timer.Reset(between)
+			timer.Stop()
 		}
 		if k > 0 {
 			if n+int64(k) > max {
-				out.Write(buf[:max-n])
+				sink(buf[:max-n])
 				return Variant{Case: "HTTP-response-body-size", Value: Some(uint64(n + int64(k)))}
 			}
-			if _, werr := out.Write(buf[:k]); werr != nil {
-				return internalError("murmur: spooling the response: " + werr.Error())
+			if code := sink(buf[:k]); code != nil {
+				return code
 			}
 			n += int64(k)
 		}
@@ -1313,6 +1327,9 @@ func spoolBody(ctx context.Context, resp *http.Response, out *os.File, max int64
 				return errCode("connection-read-timeout")
 			}
 			return codeOf(ctx, rerr)
+		}
+		if timer != nil {
+			timer.Reset(between)
 		}
 	}
 }

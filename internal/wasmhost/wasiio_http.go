@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net/http"
 	"os"
-	"sync"
 	"time"
 )
 
@@ -117,49 +116,10 @@ func (h *httpRun) streamLive(ctx context.Context, cancel context.CancelFunc, res
 // bytes; the between-bytes timeout counts only time spent waiting on the
 // server, not on the guest.
 func pumpBody(ctx context.Context, resp *http.Response, s *goInput, max int64, between time.Duration, cancel context.CancelFunc) Value {
-	var timer *time.Timer
-	var mu sync.Mutex
-	timedOut := false
-	if between > 0 {
-		timer = time.AfterFunc(between, func() {
-			mu.Lock()
-			timedOut = true
-			mu.Unlock()
-			cancel()
-		})
-		defer timer.Stop()
-	}
-	buf := make([]byte, 32<<10)
-	var n int64
-	for {
-		k, rerr := resp.Body.Read(buf)
-		if timer != nil {
-			timer.Stop()
+	return readBody(ctx, resp, make([]byte, 32<<10), max, between, cancel, func(b []byte) Value {
+		if !s.push(b, ctx.Done()) {
+			return codeOf(ctx, ctx.Err())
 		}
-		if k > 0 {
-			if n+int64(k) > max {
-				s.push(buf[:max-n], ctx.Done())
-				return Variant{Case: "HTTP-response-body-size", Value: Some(uint64(n + int64(k)))}
-			}
-			if !s.push(buf[:k], ctx.Done()) {
-				return codeOf(ctx, ctx.Err())
-			}
-			n += int64(k)
-		}
-		if rerr != nil {
-			if errors.Is(rerr, errEOF) {
-				return nil
-			}
-			mu.Lock()
-			to := timedOut
-			mu.Unlock()
-			if to {
-				return errCode("connection-read-timeout")
-			}
-			return codeOf(ctx, rerr)
-		}
-		if timer != nil {
-			timer.Reset(between)
-		}
-	}
+		return nil
+	})
 }
