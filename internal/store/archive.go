@@ -59,7 +59,7 @@ type Archive struct {
 	// identity the digest was remembered for.
 	src  *lazySource
 	mu   sync.Mutex
-	lazy map[string]lazyEntry
+	lazy map[string]*lazyEntry
 	names   []string // sorted
 	ignored []string // entry names skipped as unsafe (absolute, "..", symlink)
 }
@@ -140,7 +140,7 @@ func openArchive(ra io.ReaderAt, size int64, raw []byte, src *lazySource, max in
 				return nil, bomb(max)
 			}
 			if a.lazy == nil {
-				a.lazy = make(map[string]lazyEntry)
+				a.lazy = make(map[string]*lazyEntry)
 			}
 			a.lazy[p.name] = e
 			a.names = append(a.names, p.name)
@@ -295,7 +295,6 @@ func (a *Archive) entry(c string) ([]byte, error) {
 				WithHint("the artifact changed after it was resolved: run again, or install or publish it again")
 		}
 		e.data = b
-		a.lazy[c] = e
 	}
 	return e.data, nil
 }

@@ -23,19 +23,19 @@ type lazyEntry struct {
 	data   []byte
 }
 
-func lazyStored(f *zip.File, size int64) (lazyEntry, error) {
+func lazyStored(f *zip.File, size int64) (*lazyEntry, error) {
 	if f.CompressedSize64 != f.UncompressedSize64 {
-		return lazyEntry{}, errors.New("stored entry with differing sizes")
+		return nil, errors.New("stored entry with differing sizes")
 	}
 	off, err := f.DataOffset()
 	if err != nil {
-		return lazyEntry{}, err
+		return nil, err
 	}
 	n := int64(f.CompressedSize64)
 	if off < 0 || n < 0 || off+n < off || off+n > size {
-		return lazyEntry{}, errors.New("stored entry lies outside the file")
+		return nil, errors.New("stored entry lies outside the file")
 	}
-	return lazyEntry{off: off, n: n, crc: f.CRC32}, nil
+	return &lazyEntry{off: off, n: n, crc: f.CRC32}, nil
 }
 
 // read reads n bytes at off from the file, refusing when the file's
