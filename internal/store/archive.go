@@ -143,6 +143,7 @@ func openArchive(ra io.ReaderAt, size int64, raw []byte, src *lazySource, max in
 				a.lazy = make(map[string]*lazyEntry)
 			}
 			a.lazy[p.name] = e
+			delete(a.files, p.name) // held in lazy, not files
 			a.names = append(a.names, p.name)
 			continue
 		}
