@@ -90,8 +90,8 @@ type Plan struct {
 
 	lookup    func(string) (string, bool)
 	load      func() ([]byte, error) // reads Component (set by Prepare)
-	capsule   bool            // a --capsule run
-	installed *store.Resolved // the installed capsule of a --capsule run
+	capsule   bool                   // a --capsule run
+	installed *store.Resolved        // the installed capsule of a --capsule run
 	prepared  bool
 }
 

@@ -1,7 +1,6 @@
 package store
 
 import (
-	"sync"
 	"archive/zip"
 	"bytes"
 	"errors"
@@ -14,6 +13,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/murmur-go/murmur/internal/diag"
 )
@@ -51,15 +51,15 @@ func MaxDecompressedBytes() (int64, error) {
 // a caller never reads a byte that was not verified and a bomb or a corrupt
 // entry is refused before anything is written or run.
 type Archive struct {
-	raw     []byte
-	files   map[string][]byte
+	raw   []byte
+	files map[string][]byte
 	// src is set for an archive opened from a file whose digest was
 	// remembered (openArchiveFile): raw and the stored entries in lazy are
 	// read from the file only when asked for, each read checked against the
 	// identity the digest was remembered for.
-	src  *lazySource
-	mu   sync.Mutex
-	lazy map[string]*lazyEntry
+	src     *lazySource
+	mu      sync.Mutex
+	lazy    map[string]*lazyEntry
 	names   []string // sorted
 	ignored []string // entry names skipped as unsafe (absolute, "..", symlink)
 }

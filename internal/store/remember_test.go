@@ -2,8 +2,8 @@ package store
 
 import (
 	"archive/zip"
-	"fmt"
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"

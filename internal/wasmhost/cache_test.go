@@ -1,8 +1,8 @@
 package wasmhost
 
 import (
-	"errors"
 	"bytes"
+	"errors"
 	"os"
 	"path/filepath"
 	"runtime"
