@@ -49,7 +49,10 @@ func MaxDecompressedBytes() (int64, error) {
 // Archive is a verified .mur.zip held in memory. OpenArchive decompresses every
 // entry it accepts up front, checking each CRC and the decompression ceiling, so
 // a caller never reads a byte that was not verified and a bomb or a corrupt
-// entry is refused before anything is written or run.
+// entry is refused before anything is written or run. The one exception is an
+// archive a resolve opened over a remembered digest: its stored (uncompressed)
+// entries are bounds-checked up front and read, identity- and CRC-checked, on
+// first use.
 type Archive struct {
 	raw   []byte
 	files map[string][]byte

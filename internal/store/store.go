@@ -3,10 +3,12 @@
 // mur-roost's default --registry-path), the hardened .mur.zip reader, the
 // content hash and its sidecars, and murmur.lock.
 //
-// Trust rests on one rule: an artifact is what its bytes hash to. Every resolve
+// Trust rests on one rule: an artifact is what its bytes hash to. A resolve
 // reads the .mur.zip once, hashes that buffer and parses the same buffer, and
 // refuses when a sidecar (.sha256, .meta.json), the directory path, or the lock
-// disagrees — never a silent pass. Writes go through a staging directory beside
+// disagrees — never a silent pass. A resolve of a file whose identity is
+// unchanged since a verified one uses that one's remembered, MACed digest
+// instead and reads a stored entry only when asked (RATIONALE.md). Writes go through a staging directory beside
 // the version directory that is renamed into place whole, so no reader ever sees
 // half an artifact and a failed publish leaves the store as it was.
 package store
@@ -181,7 +183,8 @@ func HashHex(data []byte) string {
 func IsNotFound(err error) bool { return diag.Is(err, "E-REG-001") }
 
 // Resolve reads name@version from the store and verifies it: the zip is read
-// once; that buffer is hashed, checked against both sidecars, opened as a
+// once (or, while its file's identity matches a remembered verified digest,
+// only its directory and small entries: see RATIONALE.md); that buffer is hashed, checked against both sidecars, opened as a
 // hardened archive and its murmur.yaml parsed with opts; the manifest must name
 // the same artifact the directory path does. Any disagreement is a coded refusal.
 func (s *Store) Resolve(name, version string, opts manifest.Options) (*Resolved, error) {
@@ -207,9 +210,6 @@ func (s *Store) Resolve(name, version string, opts manifest.Options) (*Resolved,
 	}
 }
 
-// RememberDigests makes s remember verified digests under homeDir (as the
-// global store does), for a project store.
-func (s *Store) RememberDigests(homeDir string) { s.remember = rememberedFor(homeDir) }
 
 func (s *Store) resolveOnce(full, version string, opts manifest.Options) (*Resolved, error) {
 	zipPath, shaPath, metaPath := s.Paths(full, version)
