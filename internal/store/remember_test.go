@@ -117,6 +117,9 @@ func TestRememberedDigest(t *testing.T) {
 	if name, ok := warm.Archive.PayloadName(); !ok || name != "tool.wasm" {
 		t.Fatalf("PayloadName = %q, %v", name, ok)
 	}
+	if r, err := s.Rehashing().Resolve("acme/lint", "1.0.0", noSecrets); err != nil || IsLazy(r.Archive) {
+		t.Fatalf("a rehashing resolve trusted the remembered digest: %v", err)
+	}
 }
 
 // rewrite puts other bytes of the same size in place, keeping the mtime;

@@ -211,6 +211,15 @@ func (s *Store) Resolve(name, version string, opts manifest.Options) (*Resolved,
 }
 
 
+// Rehashing returns a copy of s whose resolves always read and hash the
+// whole zip and check every entry's CRC, trusting no remembered digest: a
+// check of the store's bytes themselves, as mur doctor makes.
+func (s *Store) Rehashing() *Store {
+	c := *s
+	c.remember = nil
+	return &c
+}
+
 func (s *Store) resolveOnce(full, version string, opts manifest.Options) (*Resolved, error) {
 	zipPath, shaPath, metaPath := s.Paths(full, version)
 	f, err := os.Open(zipPath)
