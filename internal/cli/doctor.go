@@ -105,7 +105,8 @@ func runDoctor(asJSON bool, stdout, stderr io.Writer) error {
 	printManifestWarnings(stderr, m)
 	rep := doctorReport{Project: proj, Manifest: mpath, Name: m.Name, Version: m.Version, Build: launch.ProviderBuild,
 		Artifacts: []doctorArtifact{}, Lock: doctorLock{File: filepath.Join(proj, store.LockFile), Stale: []string{}}}
-	chain := store.Chain{Project: store.Project(proj), Global: store.Global(homeDir)}
+	// doctor checks the bytes themselves: every zip is hashed again.
+	chain := store.Chain{Project: store.Project(proj), Global: store.Global(homeDir).Rehashing()}
 	var failures []error // each FAIL's diagnostic, for stderr
 	lock, err := store.ReadLock(proj)
 	switch {

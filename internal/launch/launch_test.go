@@ -8,6 +8,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/murmur-go/murmur/internal/contain"
 	"github.com/murmur-go/murmur/internal/diag"
@@ -228,5 +229,50 @@ func TestContainmentResources(t *testing.T) {
 	}
 	if contain.DefaultResources != resourcesOf(manifest.Capabilities{}.CommandResources()) {
 		t.Errorf("contain's defaults %+v differ from the manifest's", contain.DefaultResources)
+	}
+}
+
+// A component in the capsule's directory that has settled is named by its
+// identity and read only when LoadComponent asks; one rewritten since is
+// refused rather than compiled under the old identity's name.
+func TestPrepareNamesComponentWithoutReading(t *testing.T) {
+	dir := project(t, "name: s\nversion: 1.0.0\n", "ok.wat")
+	comp := filepath.Join(dir, "capsule.wasm")
+	want, _ := os.ReadFile(comp)
+	settle := func() {
+		old := time.Now().Add(-time.Hour)
+		os.Chtimes(comp, old, old)
+		time.Sleep(150 * time.Millisecond) // past the coarse clock's tick
+	}
+	settle()
+	prepare := func() *Plan {
+		p, err := Load(Request{ManifestPath: dir, Home: t.TempDir()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := p.Prepare(); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	p := prepare()
+	if !strings.HasPrefix(p.ComponentDigest, "file-identity:") {
+		t.Skipf("no file identity here: digest %q", p.ComponentDigest)
+	}
+	if p.Component != nil {
+		t.Fatal("Prepare read a component it could name by identity")
+	}
+	got, err := p.LoadComponent()
+	if err != nil || !bytes.Equal(got, want) {
+		t.Fatalf("LoadComponent: %d bytes, %v", len(got), err)
+	}
+
+	p = prepare()
+	if err := os.WriteFile(comp, want, 0o600); err != nil { // same bytes, new ctime
+		t.Fatal(err)
+	}
+	settle()
+	if _, err := p.LoadComponent(); !diag.Is(err, "E-RUN-003") {
+		t.Fatalf("a component rewritten after Prepare loaded: %v", err)
 	}
 }

@@ -70,6 +70,8 @@ type Plan struct {
 	// Filled by Prepare:
 
 	// ComponentName and Component are a script capsule's root component.
+	// Component is nil until LoadComponent reads it: a compile-cache hit
+	// needs only ComponentDigest.
 	ComponentName string
 	Component     []byte
 	// ComponentDigest names Component's bytes for the compile cache: the
@@ -87,8 +89,9 @@ type Plan struct {
 	SystemPrompt string
 
 	lookup    func(string) (string, bool)
-	capsule   bool            // a --capsule run
-	installed *store.Resolved // the installed capsule of a --capsule run
+	load      func() ([]byte, error) // reads Component (set by Prepare)
+	capsule   bool                   // a --capsule run
+	installed *store.Resolved        // the installed capsule of a --capsule run
 	prepared  bool
 }
 
@@ -265,16 +268,39 @@ func (p *Plan) readComponent() error {
 	if p.ComponentName, err = script.PickComponent(r.Ref(), r.Archive.Names()); err != nil {
 		return err
 	}
-	if p.Component, err = r.Archive.ReadFile(p.ComponentName); err != nil {
-		return diag.Wrap(err, "E-RUN-003", "cannot read %s from %s", p.ComponentName, r.Ref())
+	if !r.Archive.Has(p.ComponentName) {
+		return diag.New("E-RUN-003", "cannot read %s from %s", p.ComponentName, r.Ref())
+	}
+	name := p.ComponentName
+	p.load = func() ([]byte, error) {
+		b, err := r.Archive.ReadFile(name)
+		if err != nil {
+			return nil, diag.Wrap(err, "E-RUN-003", "cannot read %s from %s", name, r.Ref())
+		}
+		return b, nil
 	}
 	p.ComponentDigest = store.Digest(r, p.ComponentName)
 	return nil
 }
 
-// readComponentInDir reads the root component of a capsule run from its
-// directory, named for the compile cache by the file's identity (dev, inode,
-// size, mtime, ctime): a warm run reads it once and hashes nothing.
+// LoadComponent returns the script capsule's component bytes, reading them
+// on first use (Prepare names them; a compile-cache hit never reads them).
+func (p *Plan) LoadComponent() ([]byte, error) {
+	if p.Component == nil && p.load != nil {
+		b, err := p.load()
+		if err != nil {
+			return nil, err
+		}
+		p.Component = b
+	}
+	return p.Component, nil
+}
+
+// readComponentInDir names the root component of a capsule run from its
+// directory for the compile cache by the file's identity (dev, inode, size,
+// mtime, ctime) without reading it: a warm run neither reads nor hashes it.
+// A file changed in the last moments has no identity yet and is read and
+// hashed now.
 func (p *Plan) readComponentInDir() error {
 	dir := p.ManifestDir
 	entries, err := os.ReadDir(dir)
@@ -291,8 +317,28 @@ func (p *Plan) readComponentInDir() error {
 		return err
 	}
 	path := filepath.Join(dir, p.ComponentName)
-	if p.Component, p.ComponentDigest, err = store.ReadIdentified(path); err != nil {
+	if p.ComponentDigest, err = store.Identify(path); err != nil {
 		return diag.Wrap(err, "E-RUN-003", "cannot read %s", path)
+	}
+	if p.ComponentDigest == "" {
+		if p.Component, p.ComponentDigest, err = store.ReadIdentified(path); err != nil {
+			return diag.Wrap(err, "E-RUN-003", "cannot read %s", path)
+		}
+		return nil
+	}
+	want := p.ComponentDigest
+	p.load = func() ([]byte, error) {
+		b, got, err := store.ReadIdentified(path)
+		if err != nil {
+			return nil, diag.Wrap(err, "E-RUN-003", "cannot read %s", path)
+		}
+		// The digest already chose the cache entry's name: bytes of another
+		// identity must not be compiled under it.
+		if got != want {
+			return nil, diag.New("E-RUN-003", "cannot read %s: it changed while the run was starting", path).
+				WithHint("run again once it is written")
+		}
+		return b, nil
 	}
 	return nil
 }

@@ -177,7 +177,7 @@ func Run(ctx context.Context, p *Plan, opts Options) (Result, error) {
 	if p.installed != nil {
 		co.Name = p.installed.Ref()
 	}
-	comp, err := script.CompileWith(eng, what, p.Component, co)
+	comp, err := script.CompileDigest(eng, what, co, p.LoadComponent)
 	if err != nil {
 		return Result{}, err
 	}

@@ -101,10 +101,26 @@ func Compile(eng *wasmhost.Engine, what string, data []byte) (*wasmhost.Componen
 // CompileWith is Compile with what the caller knows about the bytes (a
 // resolve's digest, the name a compile-progress line shows).
 func CompileWith(eng *wasmhost.Engine, what string, data []byte, o wasmhost.CompileOptions) (*wasmhost.Component, error) {
-	if err := CheckComponent(what, data); err != nil {
-		return nil, err
+	return CompileDigest(eng, what, o, func() ([]byte, error) { return data, nil })
+}
+
+// CompileDigest is CompileWith for bytes named by o.Digest and read by load
+// only on a compile-cache miss (wasmhost.Engine.CompileDigest). The bytes,
+// when read, are checked as CompileWith checks them; a cache entry exists
+// only for bytes that passed.
+func CompileDigest(eng *wasmhost.Engine, what string, o wasmhost.CompileOptions, load func() ([]byte, error)) (*wasmhost.Component, error) {
+	var loadErr error // the bytes' own refusal, reported as it is
+	comp, err := eng.CompileDigest(o, func() ([]byte, error) {
+		data, err := load()
+		if err == nil {
+			err = CheckComponent(what, data)
+		}
+		loadErr = err
+		return data, err
+	})
+	if loadErr != nil {
+		return nil, loadErr
 	}
-	comp, err := eng.CompileWith(data, o)
 	if err != nil {
 		return nil, diag.Wrap(err, "E-RUN-005", "%s is not a component this runtime can load", what).
 			WithHint("build it as a component exporting %s, for example with the Go guest kit", wit.IfaceCapsuleRun)

@@ -13,6 +13,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/murmur-go/murmur/internal/diag"
 )
@@ -48,10 +49,20 @@ func MaxDecompressedBytes() (int64, error) {
 // Archive is a verified .mur.zip held in memory. OpenArchive decompresses every
 // entry it accepts up front, checking each CRC and the decompression ceiling, so
 // a caller never reads a byte that was not verified and a bomb or a corrupt
-// entry is refused before anything is written or run.
+// entry is refused before anything is written or run. The one exception is an
+// archive a resolve opened over a remembered digest: its stored (uncompressed)
+// entries are bounds-checked up front and read, identity- and CRC-checked, on
+// first use.
 type Archive struct {
-	raw     []byte
-	files   map[string][]byte
+	raw   []byte
+	files map[string][]byte
+	// src is set for an archive opened from a file whose digest was
+	// remembered (openArchiveFile): raw and the stored entries in lazy are
+	// read from the file only when asked for, each read checked against the
+	// identity the digest was remembered for.
+	src     *lazySource
+	mu      sync.Mutex
+	lazy    map[string]*lazyEntry
 	names   []string // sorted
 	ignored []string // entry names skipped as unsafe (absolute, "..", symlink)
 }
@@ -75,12 +86,18 @@ func OpenArchive(data []byte) (*Archive, error) {
 // entries with the same cleaned name are a refusal, since different zip readers
 // would disagree on which one the hash vouches for.
 func OpenArchiveLimit(data []byte, max int64) (*Archive, error) {
-	zr, err := zip.NewReader(bytes.NewReader(data), int64(len(data)))
+	return openArchive(bytes.NewReader(data), int64(len(data)), data, nil, max)
+}
+
+// openArchive is OpenArchiveLimit over ra; raw is ra's bytes, or nil with src
+// set, when stored entries are left in the file until read.
+func openArchive(ra io.ReaderAt, size int64, raw []byte, src *lazySource, max int64) (*Archive, error) {
+	zr, err := zip.NewReader(ra, size)
 	if err != nil && !errors.Is(err, zip.ErrInsecurePath) {
 		return nil, diag.Wrap(err, "E-REG-010", "the artifact is not a readable .mur.zip (truncated or not a zip)").
 			WithHint("rebuild it with 'mur build' and copy it again")
 	}
-	a := &Archive{raw: data, files: make(map[string][]byte)}
+	a := &Archive{raw: raw, src: src, files: make(map[string][]byte)}
 	type pick struct {
 		f    *zip.File
 		name string
@@ -113,10 +130,30 @@ func OpenArchiveLimit(data []byte, max int64) (*Archive, error) {
 			return nil, diag.New("E-REG-010", "entry %q uses unsupported compression method %d", p.name, p.f.Method).
 				WithHint("rebuild it with 'mur build' (stored or deflate entries only)")
 		}
+		if p.f.Method == zip.Store && raw == nil {
+			// The file's digest was verified before: its bounds are checked
+			// now, its bytes and CRC when it is read.
+			e, err := lazyStored(p.f, size)
+			if err != nil {
+				return nil, diag.Wrap(err, "E-REG-010", "entry %q is corrupt", p.name).
+					WithHint("the zip is corrupt or truncated: rebuild it with 'mur build'")
+			}
+			total += e.n
+			if total > max {
+				return nil, bomb(max)
+			}
+			if a.lazy == nil {
+				a.lazy = make(map[string]*lazyEntry)
+			}
+			a.lazy[p.name] = e
+			delete(a.files, p.name) // held in lazy, not files
+			a.names = append(a.names, p.name)
+			continue
+		}
 		if p.f.Method == zip.Store {
 			// A stored entry is verified in place: no copy, just its bounds,
 			// sizes and CRC against the bytes that were hashed.
-			data, err := storedData(p.f, data)
+			data, err := storedData(p.f, raw)
 			if err != nil {
 				return nil, diag.Wrap(err, "E-REG-010", "entry %q is corrupt", p.name).
 					WithHint("the zip is corrupt or truncated: rebuild it with 'mur build'")
@@ -210,7 +247,20 @@ func safeName(n string) (string, bool) {
 }
 
 // Bytes returns the zip bytes the archive was opened from (the hashed bytes).
-func (a *Archive) Bytes() []byte { return a.raw }
+// For an archive whose stored entries are still in the file, the file is
+// read now; nil means it changed since it was resolved (see ReadFile).
+func (a *Archive) Bytes() []byte {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.raw == nil && a.src != nil {
+		b, err := a.src.read(0, a.src.size, nil)
+		if err != nil {
+			return nil
+		}
+		a.raw = b
+	}
+	return a.raw
+}
 
 // Names returns the accepted file entries, sorted.
 func (a *Archive) Names() []string { return append([]string(nil), a.names...) }
@@ -220,29 +270,79 @@ func (a *Archive) Ignored() []string { return append([]string(nil), a.ignored...
 
 // ReadFile returns an accepted entry's verified contents. The slice is shared:
 // callers must not modify it.
+//
+// A stored entry of an archive opened over a remembered digest is read from
+// the file on first use and its CRC checked; if the file changed since the
+// resolve, the read is refused (E-REG-002): the same coordinates never give
+// other bytes within one resolve.
 func (a *Archive) ReadFile(name string) ([]byte, error) {
 	if c, ok := safeName(name); ok {
-		if b, ok := a.files[c]; ok {
-			return b, nil
-		}
+		return a.entry(c)
 	}
 	return nil, fmt.Errorf("%s: %w", name, fs.ErrNotExist)
+}
+
+func (a *Archive) entry(c string) ([]byte, error) {
+	if b, ok := a.files[c]; ok {
+		return b, nil
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	e, ok := a.lazy[c]
+	if !ok {
+		return nil, fmt.Errorf("%s: %w", c, fs.ErrNotExist)
+	}
+	if e.data == nil {
+		b, err := a.src.read(e.off, e.n, &e.crc)
+		if err != nil {
+			return nil, diag.Wrap(err, "E-REG-002", "cannot read %s from %s", c, a.src.path).
+				WithHint("the artifact changed after it was resolved: run again, or install or publish it again")
+		}
+		e.data = b
+	}
+	return e.data, nil
+}
+
+// Has reports whether the archive holds an accepted entry named name, without
+// reading it.
+func (a *Archive) Has(name string) bool {
+	c, ok := safeName(name)
+	if !ok {
+		return false
+	}
+	if _, ok := a.files[c]; ok {
+		return true
+	}
+	_, ok = a.lazy[c]
+	return ok
+}
+
+// PayloadName is the name Payload would return, without reading the entry.
+func (a *Archive) PayloadName() (name string, ok bool) {
+	if a.Has("capsule.wasm") {
+		return "capsule.wasm", true
+	}
+	for _, n := range a.names {
+		if !strings.Contains(n, "/") && strings.HasSuffix(n, ".wasm") {
+			return n, true
+		}
+	}
+	if a.Has("skill.md") {
+		return "skill.md", true
+	}
+	return "", false
 }
 
 // Payload returns the artifact's payload: a root *.wasm component
 // (capsule.wasm preferred, else the first by name), or else a root skill.md.
 // ok is false for a manifest-only artifact (an agent capsule).
+// For an archive opened over a remembered digest the entry is read now; data
+// is nil if that read is refused (ReadFile says why).
 func (a *Archive) Payload() (name string, data []byte, ok bool) {
-	if b, ok := a.files["capsule.wasm"]; ok {
-		return "capsule.wasm", b, true
+	name, ok = a.PayloadName()
+	if !ok {
+		return "", nil, false
 	}
-	for _, n := range a.names {
-		if !strings.Contains(n, "/") && strings.HasSuffix(n, ".wasm") {
-			return n, a.files[n], true
-		}
-	}
-	if b, ok := a.files["skill.md"]; ok {
-		return "skill.md", b, true
-	}
-	return "", nil, false
+	data, _ = a.entry(name)
+	return name, data, true
 }

@@ -22,6 +22,7 @@ func ChainFor(projectDir, homeDir string) (Chain, error) {
 		return c, nil
 	}
 	c.Project = Project(projectDir)
+	c.Project.remember = rememberedFor(homeDir)
 	l, err := ReadLock(projectDir)
 	if err != nil {
 		return Chain{}, err

@@ -39,6 +39,21 @@ func ReadIdentified(path string) (data []byte, digest string, err error) {
 	return data, digest, nil
 }
 
+// Identify names the file at path by its identity, as ReadIdentified does,
+// without reading it; "" when the file changed in the last 100 ms or has no
+// identity (read and hash it then).
+func Identify(path string) (digest string, err error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	if id := identity(f); id != "" && settled(f) {
+		return id, nil
+	}
+	return "", nil
+}
+
 // settled reports whether the file's last change is older than any tick of
 // the coarse clock file timestamps come from: a change within the same
 // tick as that one could otherwise leave ctime unchanged (kernels before

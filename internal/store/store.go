@@ -3,10 +3,12 @@
 // mur-roost's default --registry-path), the hardened .mur.zip reader, the
 // content hash and its sidecars, and murmur.lock.
 //
-// Trust rests on one rule: an artifact is what its bytes hash to. Every resolve
+// Trust rests on one rule: an artifact is what its bytes hash to. A resolve
 // reads the .mur.zip once, hashes that buffer and parses the same buffer, and
 // refuses when a sidecar (.sha256, .meta.json), the directory path, or the lock
-// disagrees — never a silent pass. Writes go through a staging directory beside
+// disagrees — never a silent pass. A resolve of a file whose identity is
+// unchanged since a verified one uses that one's remembered, MACed digest
+// instead and reads a stored entry only when asked (RATIONALE.md). Writes go through a staging directory beside
 // the version directory that is renamed into place whole, so no reader ever sees
 // half an artifact and a failed publish leaves the store as it was.
 package store
@@ -41,11 +43,14 @@ const (
 type Store struct {
 	Root string
 	Kind string // "project" | "global" | "registry"
+	// remember is where verified digests are remembered by file identity
+	// (nil: every resolve reads and hashes).
+	remember *remembered
 }
 
 // Global is the global store under home: $HOME/.murmur/artifacts.
 func Global(homeDir string) *Store {
-	return &Store{Root: home.Artifacts(homeDir), Kind: KindGlobal}
+	return &Store{Root: home.Artifacts(homeDir), Kind: KindGlobal, remember: rememberedFor(homeDir)}
 }
 
 // Project is the project store of projectDir: <project>/.murmur/artifacts.
@@ -88,7 +93,8 @@ type Meta struct {
 // Resolved is one artifact read and verified from a store.
 type Resolved struct {
 	Name, Version, Runtime string
-	// SHA256 is the hex SHA-256 of the zip bytes, recomputed on this resolve.
+	// SHA256 is the hex SHA-256 of the zip bytes, recomputed on this resolve
+	// or remembered for the file's unchanged identity from one that did.
 	SHA256  string
 	ZipPath string
 	Store   *Store
@@ -177,7 +183,8 @@ func HashHex(data []byte) string {
 func IsNotFound(err error) bool { return diag.Is(err, "E-REG-001") }
 
 // Resolve reads name@version from the store and verifies it: the zip is read
-// once; that buffer is hashed, checked against both sidecars, opened as a
+// once (or, while its file's identity matches a remembered verified digest,
+// only its directory and small entries: see RATIONALE.md); that buffer is hashed, checked against both sidecars, opened as a
 // hardened archive and its murmur.yaml parsed with opts; the manifest must name
 // the same artifact the directory path does. Any disagreement is a coded refusal.
 func (s *Store) Resolve(name, version string, opts manifest.Options) (*Resolved, error) {
@@ -203,16 +210,90 @@ func (s *Store) Resolve(name, version string, opts manifest.Options) (*Resolved,
 	}
 }
 
+
+// Rehashing returns a copy of s whose resolves always read and hash the
+// whole zip and check every entry's CRC, trusting no remembered digest: a
+// check of the store's bytes themselves, as mur doctor makes.
+func (s *Store) Rehashing() *Store {
+	c := *s
+	c.remember = nil
+	return &c
+}
+
 func (s *Store) resolveOnce(full, version string, opts manifest.Options) (*Resolved, error) {
 	zipPath, shaPath, metaPath := s.Paths(full, version)
-	data, err := os.ReadFile(zipPath)
+	f, err := os.Open(zipPath)
 	if errors.Is(err, os.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
 		return nil, notInstalled(s, full, version)
 	}
 	if err != nil {
 		return nil, diag.Wrap(err, "E-IO-001", "cannot read %s", zipPath)
 	}
-	return s.verify(full, version, zipPath, shaPath, metaPath, data, opts)
+	defer f.Close()
+	// A remembered digest for this very identity stands for the bytes: the
+	// zip's directory and small entries are read, its stored components are
+	// left in the file until asked for (RATIONALE.md, "Remembered digests").
+	ident := ""
+	if settled(f) {
+		ident = identity(f)
+	}
+	if sum, ok := s.remember.lookup(zipPath, ident); ok {
+		if r, err := s.resolveRemembered(f, ident, sum, full, version, zipPath, shaPath, metaPath, opts); err == nil {
+			return r, nil
+		}
+		// Anything that does not hold (a sidecar, the file moving under the
+		// read) is decided by the full read below, with its own diagnostics.
+	}
+	data, err := readAll(f)
+	if err != nil {
+		return nil, diag.Wrap(err, "E-IO-001", "cannot read %s", zipPath)
+	}
+	r, err := s.verify(full, version, zipPath, shaPath, metaPath, data, opts)
+	if err == nil && ident != "" && identity(f) == ident {
+		s.remember.record(zipPath, ident, r.SHA256)
+	}
+	return r, err
+}
+
+func (s *Store) resolveRemembered(f *os.File, ident, sum, full, version, zipPath, shaPath, metaPath string, opts manifest.Options) (*Resolved, error) {
+	ref := full + "@" + version
+	meta, err := s.checkSidecars(ref, shaPath, metaPath, sum, version, full)
+	if err != nil {
+		return nil, err
+	}
+	max, err := MaxDecompressedBytes()
+	if err != nil {
+		return nil, err
+	}
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	arch, err := openArchive(f, st.Size(), nil, &lazySource{path: zipPath, ident: ident, size: st.Size()}, max)
+	if err != nil {
+		return nil, err
+	}
+	if identity(f) != ident {
+		return nil, errChanged
+	}
+	m, err := parseManifest(arch, zipPath, opts)
+	if err != nil {
+		return nil, err
+	}
+	return s.finish(ref, full, version, zipPath, sum, meta, m, arch)
+}
+
+// readAll reads f whole, in one allocation sized from its length.
+func readAll(f *os.File) ([]byte, error) {
+	var size int64
+	if st, err := f.Stat(); err == nil {
+		size = st.Size()
+	}
+	buf := bytes.NewBuffer(make([]byte, 0, size+512))
+	if _, err := buf.ReadFrom(f); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
 }
 
 func notInstalled(s *Store, full, version string) error {
@@ -554,4 +635,9 @@ func readDirs(dir string) ([]string, error) {
 }
 
 // Equal reports whether two resolutions are the same bytes.
-func (r *Resolved) Equal(o *Resolved) bool { return bytes.Equal(r.Archive.raw, o.Archive.raw) }
+func (r *Resolved) Equal(o *Resolved) bool {
+	if r.SHA256 != "" && r.SHA256 == o.SHA256 {
+		return true
+	}
+	return bytes.Equal(r.Archive.Bytes(), o.Archive.Bytes())
+}

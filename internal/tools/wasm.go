@@ -206,12 +206,14 @@ func loadComponent(eng *wasmhost.Engine, decl manifest.Artifact, r *store.Resolv
 		return nil, diag.New("E-RUN-063", "tool %s cannot be loaded: the installed artifact is a %s, not a tool", rf, r.Runtime).
 			WithHint("declare it with its own runtime, or install the tool artifact of that name")
 	}
-	file, data, ok := r.Archive.Payload()
+	file, ok := r.Archive.PayloadName()
 	if !ok || !strings.HasSuffix(file, ".wasm") {
 		return nil, diag.New("E-RUN-063", "tool %s cannot be loaded: its .mur.zip holds no root .wasm component", rf).
 			WithHint("rebuild it with 'mur build' from a directory holding the tool's component")
 	}
-	comp, err := eng.CompileWith(data, wasmhost.CompileOptions{Name: r.Ref(), Digest: store.Digest(r, file)})
+	// On a compile-cache hit the component is never read from the zip.
+	comp, err := eng.CompileDigest(wasmhost.CompileOptions{Name: r.Ref(), Digest: store.Digest(r, file)},
+		func() ([]byte, error) { return r.Archive.ReadFile(file) })
 	if err != nil {
 		return nil, diag.Wrap(err, "E-RUN-063", "tool %s cannot be loaded", rf).
 			WithHint("rebuild it as a component exporting %s", wit.IfaceToolRun)

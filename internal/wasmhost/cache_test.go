@@ -2,6 +2,7 @@ package wasmhost
 
 import (
 	"bytes"
+	"errors"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -463,5 +464,37 @@ func TestClockHelperCached(t *testing.T) {
 			t.Errorf("engine %d: helper from cache %v, want %v", i, h.FromCache, want)
 		}
 		e.Close()
+	}
+}
+
+// CompileDigest reads the bytes only on a miss: a hit is loaded by the
+// digest alone, and a load's refusal is the caller's error, unwrapped.
+func TestCompileDigestLoadsOnMiss(t *testing.T) {
+	e, err := NewEngine(Config{CacheDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	src, _ := os.ReadFile("testdata/basic.wat")
+	opts := CompileOptions{Name: "basic@1.0.0", Digest: "0123abcd/basic.wasm"}
+	loads := 0
+	load := func() ([]byte, error) { loads++; return src, nil }
+	for i, want := range []struct {
+		fromCache bool
+		loads     int
+	}{{false, 1}, {true, 1}} {
+		c, err := e.CompileDigest(opts, load)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.FromCache != want.fromCache || loads != want.loads {
+			t.Fatalf("compile %d: from cache %v after %d loads, want %v after %d", i, c.FromCache, loads, want.fromCache, want.loads)
+		}
+		runAdd(t, e, c)
+		c.Close()
+	}
+	refused := errors.New("the bytes changed")
+	if _, err := e.CompileDigest(CompileOptions{Digest: "other/basic.wasm"}, func() ([]byte, error) { return nil, refused }); !errors.Is(err, refused) {
+		t.Fatalf("a miss whose load fails: %v", err)
 	}
 }

@@ -174,6 +174,50 @@ func (e *Engine) CompileWith(wasm []byte, o CompileOptions) (*Component, error) 
 // compile is CompileWith; notify says whether OnCompile hears of it (the
 // engine's own helpers are not the caller's news).
 func (e *Engine) compile(wasm []byte, o CompileOptions, notify bool) (*Component, error) {
+	return e.compileLookup(wasm, o, notify, true)
+}
+
+// CompileDigest is CompileWith for a caller that names the bytes by
+// o.Digest (which it vouches for, as with CompileWith) and would rather not
+// read them: on a compile-cache hit load is never called and the entry is
+// loaded by its name alone; on a miss (or with no cache, or no digest) load
+// gives the bytes and they are compiled as CompileWith does.
+func (e *Engine) CompileDigest(o CompileOptions, load func() ([]byte, error)) (*Component, error) {
+	if o.Digest != "" && e.cacheDir != "" {
+		if c, hit, err := e.compileCached(o.Digest); hit {
+			return c, err
+		}
+	}
+	wasm, err := load()
+	if err != nil {
+		return nil, err
+	}
+	return e.compileLookup(wasm, o, true, false)
+}
+
+// compileCached loads the cache entry digest names; hit is false when there
+// is none that verifies.
+func (e *Engine) compileCached(digest string) (c *Component, hit bool, err error) {
+	if err := e.enter(); err != nil {
+		return nil, true, err
+	}
+	defer e.leave()
+	out, ci := e.cacheLoad(cacheName(sourceID(nil, digest)))
+	if out == nil {
+		return nil, false, nil
+	}
+	if ci == nil {
+		c, err = e.newComponent(out, true, nil, nil, nil)
+		return c, true, err
+	}
+	defer ci.close() // bindImages keeps its own descriptor
+	c, err = e.newComponent(out, true, ci.imgs, ci.file, ci.id)
+	return c, true, err
+}
+
+// compileLookup is compile; lookup false skips the cache lookup a caller
+// already made (the entry is still written after the compile).
+func (e *Engine) compileLookup(wasm []byte, o CompileOptions, notify, lookup bool) (*Component, error) {
 	if len(wasm) == 0 {
 		return nil, diag.New("E-RUN-100", "cannot compile component: it is empty").
 			WithHint("rebuild the component; a WebAssembly component starts with \\0asm")
@@ -190,7 +234,8 @@ func (e *Engine) compile(wasm []byte, o CompileOptions, notify bool) (*Component
 	var name string
 	if e.cacheDir != "" {
 		name = cacheName(sourceID(wasm, o.Digest))
-		if out, ci := e.cacheLoad(name); out != nil {
+		if !lookup {
+		} else if out, ci := e.cacheLoad(name); out != nil {
 			if ci == nil {
 				return e.newComponent(out, true, nil, nil, nil)
 			}
