@@ -87,7 +87,9 @@ func runInstallRef(ref string, global, force bool, stdout io.Writer) error {
 			fmt.Fprintf(stdout, "%s@%s is already in the global store (sha256 %s)\n", src.Name, src.Version, src.SHA256)
 			return nil
 		}
-		data = src.Archive.Bytes()
+		if data, err = src.Archive.ReadBytes(); err != nil {
+			return err
+		}
 	}
 	r, err := target.Publish(data, force)
 	if err != nil {
@@ -128,7 +130,10 @@ func runInstallProject(force bool, stdout, stderr io.Writer) error {
 			}
 		}
 		if err == nil && src.Store != p {
-			src, err = p.Publish(src.Archive.Bytes(), force)
+			var data []byte
+			if data, err = src.Archive.ReadBytes(); err == nil {
+				src, err = p.Publish(data, force)
+			}
 		}
 		if err != nil {
 			failed++

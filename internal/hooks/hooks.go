@@ -192,7 +192,13 @@ func Load(ctx context.Context, cfg Config) (_ *Dispatcher, err error) {
 		if err != nil {
 			return nil, err
 		}
-		file, wasm, ok := r.Archive.Payload()
+		file, ok := r.Archive.PayloadName()
+		var wasm []byte
+		if ok {
+			if wasm, err = r.Archive.ReadFile(file); err != nil {
+				return nil, err // E-REG-002: the artifact changed since it was resolved
+			}
+		}
 		if !ok || len(wasm) == 0 {
 			return nil, diag.New("E-RUN-096", "hook %s has no component in its archive", r.Ref()).
 				WithHint("a hook artifact holds a .wasm component of the hook world; rebuild it with scripts/build-component.sh <dir> hook <out.wasm>")

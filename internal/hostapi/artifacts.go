@@ -187,7 +187,7 @@ func (s *Session) Describe(ctx context.Context, name string) (wit.ArtifactInfo, 
 		return wit.ArtifactInfo{}, err
 	}
 	rt := wit.RuntimeType("wasm")
-	if file, _, ok := r.Archive.Payload(); !ok || !strings.HasSuffix(file, ".wasm") {
+	if file, ok := r.Archive.PayloadName(); !ok || !strings.HasSuffix(file, ".wasm") {
 		rt = "native"
 	}
 	tags := r.Manifest.Tags
@@ -273,7 +273,11 @@ func (s *Session) Pull(ctx context.Context, name, version string) (wit.ArtifactS
 	if err := s.checkInstall("pull", ref, full, r.Runtime); err != nil {
 		return wit.ArtifactSummary{}, err
 	}
-	got, err := proj.Publish(r.Archive.Bytes(), false)
+	data, err := r.Archive.ReadBytes()
+	if err != nil {
+		return wit.ArtifactSummary{}, err
+	}
+	got, err := proj.Publish(data, false)
 	if err != nil {
 		return wit.ArtifactSummary{}, err
 	}

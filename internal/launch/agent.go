@@ -128,10 +128,14 @@ func (p *Plan) newDriver(eng *wasmhost.Engine, sess *session.Session, rec *trace
 		cfg.Settings = map[string]any{}
 	}
 	if r := d.Stored; r != nil {
-		file, data, ok := r.Archive.Payload()
+		file, ok := r.Archive.PayloadName()
 		if !ok || filepath.Ext(file) != ".wasm" {
 			return nil, diag.New(wasmdrv.CodeUnloadable, "the driver %s holds no root .wasm component", r.Ref()).
 				WithHint("rebuild it with 'mur build' from a directory holding the driver's component")
+		}
+		data, err := r.Archive.ReadFile(file)
+		if err != nil {
+			return nil, err // E-REG-002: the artifact changed since it was resolved
 		}
 		wc := wasmdrv.Config{Engine: eng, Name: r.Name, Version: r.Version, Component: data,
 			Limits: sandbox.Limits(tools.GrantOf(p.Grants, d.Entry).Grants.Limits), Session: sess,

@@ -248,18 +248,27 @@ func safeName(n string) (string, bool) {
 
 // Bytes returns the zip bytes the archive was opened from (the hashed bytes).
 // For an archive whose stored entries are still in the file, the file is
-// read now; nil means it changed since it was resolved (see ReadFile).
+// read now; nil means it changed since it was resolved (ReadBytes says why).
 func (a *Archive) Bytes() []byte {
+	b, _ := a.ReadBytes()
+	return b
+}
+
+// ReadBytes is Bytes with the reason a read of the file was refused: the
+// file changed since it was resolved (E-REG-002), so these coordinates would
+// give other bytes than the ones verified.
+func (a *Archive) ReadBytes() ([]byte, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.raw == nil && a.src != nil {
 		b, err := a.src.read(0, a.src.size, nil)
 		if err != nil {
-			return nil
+			return nil, diag.Wrap(err, "E-REG-002", "cannot read %s", a.src.path).
+				WithHint("the artifact changed after it was resolved: run again, or install or publish it again")
 		}
 		a.raw = b
 	}
-	return a.raw
+	return a.raw, nil
 }
 
 // Names returns the accepted file entries, sorted.
