@@ -210,7 +210,6 @@ func (s *Store) Resolve(name, version string, opts manifest.Options) (*Resolved,
 	}
 }
 
-
 // Rehashing returns a copy of s whose resolves always read and hash the
 // whole zip and check every entry's CRC, trusting no remembered digest: a
 // check of the store's bytes themselves, as mur doctor makes.
