@@ -12,7 +12,9 @@
 // io.Discard and reports only status and bytes (for benchmarks: hashing in
 // the guest would dominate them); with a leading "~" (~GET) it does the same
 // and also reports ns=N, the request's time as the guest measured it (from
-// sending it to the body's end), for benchmarks' percentiles.
+// sending it to the body's end), for benchmarks' percentiles. A leading "^"
+// (^GET) is "~" through the kit's net/http-free client (guest/httpcore.Do)
+// instead of wasihttp.Transport, so the two can be set side by side.
 //
 // BODY-BYTES of the byte pattern 0..250 are sent (with a content-length unless
 // "chunked"), with a request trailer x-sent: BODY-BYTES when "trailer" is given.
@@ -36,6 +38,7 @@ import (
 	"time"
 
 	"github.com/murmur-go/murmur/guest"
+	"github.com/murmur-go/murmur/guest/httpcore"
 	"github.com/murmur-go/murmur/guest/wasihttp"
 )
 
@@ -92,6 +95,9 @@ func request(w []string) string {
 	if body != nil && chunked {
 		body = io.MultiReader(body) // hides the length: sent chunked
 	}
+	if m, ok := strings.CutPrefix(w[0], "^"); ok {
+		return lean(m, w[1], hdr, body)
+	}
 	timed := strings.HasPrefix(w[0], "~")
 	discard := timed || strings.HasPrefix(w[0], "-")
 	req, err := http.NewRequest(strings.TrimLeft(w[0], "-~"), w[1], body)
@@ -131,4 +137,21 @@ func request(w []string) string {
 	}
 	return fmt.Sprintf("status=%d bytes=%d sum=%x x-echo=%s trailer=%s", resp.StatusCode, got, h.Sum(nil)[:4],
 		resp.Header.Get("X-Echo"), resp.Trailer.Get("X-Sum"))
+}
+
+// lean makes the request with httpcore.Do, reads the body into io.Discard
+// and reports status, bytes and the time from sending to the body's end.
+func lean(method, url string, hdr [][2]string, body io.Reader) string {
+	var b []byte
+	if body != nil {
+		b, _ = io.ReadAll(body)
+	}
+	start := time.Now()
+	resp, err := httpcore.Do(method, url, hdr, b)
+	if err != nil {
+		return "error " + err.Error()
+	}
+	defer resp.Body.Close()
+	got, err := io.Copy(io.Discard, resp.Body)
+	return fmt.Sprintf("status=%d bytes=%d err=%v ns=%d", resp.Status, got, err, time.Since(start).Nanoseconds())
 }

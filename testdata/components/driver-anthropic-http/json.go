@@ -2,7 +2,6 @@ package main
 
 import (
 	"strconv"
-	"strings"
 	"unicode/utf16"
 	"unicode/utf8"
 )
@@ -56,7 +55,7 @@ func (r *reader) peek() byte {
 
 // end checks that nothing but white space follows the value read.
 func (r *reader) end() {
-	if r.peek() != 0 {
+	if r.ws(); r.err == nil && r.i < len(r.b) {
 		r.fail("data after the JSON value")
 	}
 }
@@ -162,7 +161,7 @@ func (r *reader) str() string {
 			s := string(r.b[start:r.i])
 			r.i++
 			if !utf8.ValidString(s) {
-				s = strings.ToValidUTF8(s, "\uFFFD")
+				s = string([]rune(s)) // each invalid byte a U+FFFD
 			}
 			return s
 		}
@@ -183,7 +182,7 @@ func (r *reader) str() string {
 			r.i++
 			s := string(out)
 			if !utf8.ValidString(s) {
-				s = strings.ToValidUTF8(s, "\uFFFD")
+				s = string([]rune(s)) // each invalid byte a U+FFFD
 			}
 			return s
 		case c < 0x20:
