@@ -105,6 +105,8 @@ type Body struct {
 	// closed: a read ahead found the stream closed; the next fill
 	// finishes the body.
 	closed bool
+	// full: the last blocking read gave all it was asked for.
+	full bool
 }
 
 // Get is the first value of the header field name (case-insensitive).

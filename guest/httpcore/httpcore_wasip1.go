@@ -21,6 +21,9 @@ import (
 //go:wasmimport wasi:http/types@0.2.12 [constructor]fields
 func rawNewFields() uint32
 
+//go:wasmimport wasi:http/types@0.2.12 [static]fields.from-list
+func rawFieldsFromList(ptr, n, ret uint32)
+
 //go:wasmimport wasi:http/types@0.2.12 [method]fields.append
 func rawFieldsAppend(f, namePtr, nameLen, valPtr, valLen, ret uint32)
 
@@ -120,6 +123,9 @@ func rawCheckWrite(s, ret uint32)
 //go:wasmimport wasi:io/streams@0.2.12 [method]output-stream.write
 func rawWrite(s, ptr, n, ret uint32)
 
+//go:wasmimport wasi:io/streams@0.2.12 [method]output-stream.blocking-write-and-flush
+func rawBlockingWriteAndFlush(s, ptr, n, ret uint32)
+
 //go:wasmimport wasi:io/streams@0.2.12 [method]output-stream.blocking-flush
 func rawBlockingFlush(s, ret uint32)
 
@@ -175,15 +181,13 @@ func (r *byteReader) Read(p []byte) (int, error) {
 // cannot complete is an *Error with its wasi:http error-code.
 func (r *Request) Send() (*Response, error) {
 	var ret area
-	fields := rawNewFields()
-	for _, h := range r.Header {
-		if err := appendField(fields, h[0], h[1], &ret); err != nil {
-			rawDropFields(fields)
-			return nil, err
-		}
-	}
+	header := r.Header
 	if r.ContentLength > 0 {
-		appendField(fields, "content-length", strconv.FormatInt(r.ContentLength, 10), &ret)
+		header = append(header[:len(header):len(header)], [2]string{"content-length", strconv.FormatInt(r.ContentLength, 10)})
+	}
+	fields, err := newFields(header, &ret)
+	if err != nil {
+		return nil, err
 	}
 	req := rawNewRequest(fields)
 	fail := func(what string) (*Response, error) {
@@ -230,10 +234,12 @@ func (r *Request) Send() (*Response, error) {
 	trailers, some := uint32(0), uint32(0)
 	if r.Trailer != nil {
 		if t := r.Trailer(); len(t) > 0 {
-			trailers, some = rawNewFields(), 1
-			for _, h := range t {
-				appendField(trailers, h[0], h[1], &ret)
+			f, err := newFields(t, &ret)
+			if err != nil {
+				rawDropRequest(req)
+				return nil, err
 			}
+			trailers, some = f, 1
 		}
 	}
 	rawBodyFinish(ob, some, trailers, ret.ptr())
@@ -291,6 +297,36 @@ func (r *Request) Send() (*Response, error) {
 
 var fieldErrors = [...]string{"invalid-syntax", "forbidden", "immutable"}
 
+// newFields makes a fields handle of fs in one call (fields.from-list). A
+// list the host refuses is made again field by field, so that the error
+// names the field it refused.
+func newFields(fs [][2]string, ret *area) (uint32, error) {
+	if len(fs) == 0 {
+		return rawNewFields(), nil
+	}
+	// list<tuple<string, list<u8>>>: (ptr, len) of the name, then of the value.
+	flat := make([]uint32, 0, 4*len(fs))
+	for _, f := range fs {
+		flat = append(flat, ptrOf(f[0]), uint32(len(f[0])), ptrOf(f[1]), uint32(len(f[1])))
+	}
+	rawFieldsFromList(uint32(uintptr(unsafe.Pointer(&flat[0]))), uint32(len(fs)), ret.ptr())
+	runtime.KeepAlive(flat)
+	runtime.KeepAlive(fs)
+	if ret.b()[0] == 0 {
+		return ret.u32(4), nil
+	}
+	f := rawNewFields()
+	for _, h := range fs {
+		if err := appendField(f, h[0], h[1], ret); err != nil {
+			rawDropFields(f)
+			return 0, err
+		}
+	}
+	// Refused as a list, accepted one by one: say what the host said.
+	rawDropFields(f)
+	return 0, errors.New("wasi:http: header fields refused")
+}
+
 // appendField appends one field to a fields handle; the host's header-error
 // becomes an error naming the field.
 func appendField(f uint32, k, v string, ret *area) error {
@@ -321,6 +357,12 @@ func writeBody(ob uint32, src io.Reader) error {
 	w := outStream{s: ret.u32(4)}
 	defer rawDropOutput(w.s)
 	if br, ok := src.(*byteReader); ok {
+		if len(br.b) <= blockingWriteMax {
+			// One call: the write and its flush.
+			err := w.writeAndFlush(br.b)
+			br.b = nil
+			return err
+		}
 		if err := w.write(br.b); err != nil {
 			return err
 		}
@@ -356,6 +398,21 @@ func (w *outStream) failed(errAt int) error {
 
 func (w *outStream) flush() error {
 	rawBlockingFlush(w.s, w.ret.ptr())
+	if w.ret.b()[0] != 0 {
+		return w.failed(4)
+	}
+	return nil
+}
+
+// blockingWriteMax is the most blocking-write-and-flush takes (wasi:io).
+const blockingWriteMax = 4096
+
+func (w *outStream) writeAndFlush(p []byte) error {
+	if len(p) == 0 {
+		return w.flush()
+	}
+	rawBlockingWriteAndFlush(w.s, uint32(uintptr(unsafe.Pointer(&p[0]))), uint32(len(p)), w.ret.ptr())
+	runtime.KeepAlive(p)
 	if w.ret.b()[0] != 0 {
 		return w.failed(4)
 	}
@@ -461,17 +518,20 @@ func (b *Body) WriteTo(w io.Writer) (int64, error) {
 
 // fill reads the stream once: into dst when it is given (dst holds at
 // least ioChunk bytes; what was read there is the result), else into
-// pending. Then it reads ahead: a non-blocking read starts the host's next
-// file read in the background (and returns no bytes), so that it runs
-// while the caller consumes this chunk and the next blocking-read finds it
-// done instead of waiting for a thread of the host's.
+// pending. Then, when the read was a whole chunk (a large body, more to
+// come), it reads ahead: a non-blocking read starts the host's next file
+// read in the background (and returns no bytes), so that it runs while the
+// caller consumes this chunk and the next blocking-read finds it done
+// instead of waiting for a thread of the host's. After a short read (a
+// body that comes as the server sends it, such as an event stream) the
+// read ahead would mostly find nothing: one host call saved a read.
 func (b *Body) fill(dst []byte) int {
 	n, ok := b.read(true, dst)
 	if !ok {
 		b.finish()
 		return n
 	}
-	if b.left != 0 {
+	if b.full && b.left != 0 {
 		if _, ok := b.read(false, nil); !ok {
 			b.closed = true
 		}
@@ -518,6 +578,7 @@ func (b *Body) read(blocking bool, dst []byte) (int, bool) {
 			if b.left > 0 {
 				b.left = max(b.left-int64(n), 0)
 			}
+			b.full = blocking && int(n) == want
 			return
 		}
 		if m[4] == 0 {

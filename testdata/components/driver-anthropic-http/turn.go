@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"errors"
 	"io"
 	"strings"
@@ -310,6 +311,7 @@ func parseEvent(data []byte) (event, error) {
 		return true
 	})
 	r.end()
+	ev.Block.Input = nil // the scanner's buffer: not kept
 	return ev, r.err
 }
 
@@ -320,13 +322,15 @@ func stream(body io.Reader, emit func(string)) (*response, error) {
 	var cur *block
 	var partial strings.Builder
 	sc := bufio.NewScanner(body)
-	sc.Buffer(make([]byte, 64<<10), 8<<20)
+	// A small first buffer: every page the guest touches is one the host
+	// restores after the turn. It grows as long lines need.
+	sc.Buffer(make([]byte, 4<<10), 8<<20)
 	for sc.Scan() {
-		data, ok := strings.CutPrefix(sc.Text(), "data: ")
+		data, ok := bytes.CutPrefix(sc.Bytes(), []byte("data: "))
 		if !ok {
 			continue
 		}
-		ev, err := parseEvent([]byte(data))
+		ev, err := parseEvent(data)
 		if err != nil {
 			return nil, errors.New("a stream event is not JSON: " + err.Error())
 		}
