@@ -3,9 +3,9 @@
 package guest
 
 import (
-	"fmt"
 	"os"
 	"runtime/debug"
+	"strconv"
 )
 
 // The component's exports. Both are always present in the core module; the world a
@@ -22,7 +22,7 @@ func exportCapsuleRun() {
 	var err error
 	guard(func() { err = capsuleFn() })
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "capsule: %v\n", err)
+		os.Stderr.WriteString("capsule: " + err.Error() + "\n")
 		os.Exit(1)
 	}
 }
@@ -53,7 +53,7 @@ func postToolRun(uint32) { callPins.release() }
 func guard(fn func()) {
 	defer func() {
 		if v := recover(); v != nil {
-			fmt.Fprintf(os.Stderr, "panic: %v\n\n%s", v, debug.Stack())
+			os.Stderr.WriteString("panic: " + panicText(v) + "\n\n" + string(debug.Stack()))
 			trap()
 		}
 	}()
@@ -61,6 +61,30 @@ func guard(fn func()) {
 }
 
 func fatal(msg string) {
-	fmt.Fprintln(os.Stderr, msg)
+	os.Stderr.WriteString(msg + "\n")
 	trap()
+}
+
+// panicText is a panic value as Go's %v writes the common ones (without fmt,
+// which would link reflection into every component).
+func panicText(v any) string {
+	switch x := v.(type) {
+	case error:
+		return x.Error()
+	case interface{ String() string }:
+		return x.String()
+	case string:
+		return x
+	case int:
+		return strconv.Itoa(x)
+	case int64:
+		return strconv.FormatInt(x, 10)
+	case uint64:
+		return strconv.FormatUint(x, 10)
+	case bool:
+		return strconv.FormatBool(x)
+	case float64:
+		return strconv.FormatFloat(x, 'g', -1, 64)
+	}
+	return "a panic value of a type the kit does not print"
 }
