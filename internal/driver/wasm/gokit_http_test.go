@@ -357,3 +357,68 @@ func processCPU() time.Duration {
 	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
+
+// BenchmarkDriverInstantiateAfter times a bare instantiation of the Go-kit
+// driver component after something else has run, as in a session, where a
+// turn's instance never follows another instantiation: "solo" is a tight
+// loop of them; "after-turn" follows a whole WASM turn, "after-builtin" a
+// built-in turn, "after-sleep" half a millisecond of sleep and
+// "after-touch" writing 8 MiB (CPU caches evicted). Only the instantiation
+// is timed (us/inst).
+func BenchmarkDriverInstantiateAfter(b *testing.B) {
+	fp := fakeprovider.NewAnthropic()
+	defer fp.Close()
+	reply := fakeprovider.Reply{Text: []string{"Let me ", "echo that."},
+		ToolCalls:   []fakeprovider.ToolCall{{ID: "toolu_1", Name: "local/echo", Pieces: []string{`{"mess`, `age":"hi"}`}}},
+		InputTokens: 12, OutputTokens: 7}
+	d := httpDriver(b, fp.URL, "sk-real-key")
+	req := toolTurnRequest()
+	src, err := os.ReadFile(httpDriverWasm)
+	if err != nil {
+		b.Fatal(err)
+	}
+	comp, err := testEngine.Compile(src)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer comp.Close()
+	lim := sandbox.Limits(manifest.EffLimits{DeadlineSeconds: 30, MemoryBytes: 256 << 20, TableElements: 50000, Instances: 10})
+	bi, ok, err := providers.New(driver.Config{Name: "murmur/driver-anthropic", Version: "0.1.0", Endpoint: fp.URL, APIKey: "sk-real-key", Settings: map[string]any{}})
+	if err != nil || !ok {
+		b.Fatal(ok, err)
+	}
+	touch := make([]byte, 8<<20)
+	for _, c := range []struct {
+		name   string
+		before func() error
+	}{
+		{"solo", func() error { return nil }},
+		{"after-turn", func() error { fp.Push(reply); _, err := d.Call(context.Background(), req, nil); return err }},
+		{"after-builtin", func() error { fp.Push(reply); _, err := bi.Call(context.Background(), req, nil); return err }},
+		{"after-sleep", func() error { time.Sleep(500 * time.Microsecond); return nil }},
+		{"after-touch", func() error {
+			for i := range touch {
+				touch[i]++
+			}
+			return nil
+		}},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			var spent time.Duration
+			for b.Loop() {
+				if err := c.before(); err != nil {
+					b.Fatal(err)
+				}
+				t0 := time.Now()
+				inst, err := testEngine.Instantiate(context.Background(), comp, wasmhost.RunConfig{Kind: wasmhost.RunDriver, Limits: lim,
+					WASI: wasmhost.WASI{Args: []string{"driver"}, Env: d.Env()}})
+				if err != nil {
+					b.Fatal(err)
+				}
+				inst.Close()
+				spent += time.Since(t0)
+			}
+			b.ReportMetric(float64(spent.Nanoseconds())/float64(b.N)/1e3, "us/inst")
+		})
+	}
+}
