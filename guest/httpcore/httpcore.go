@@ -49,7 +49,8 @@ type Request struct {
 	// exactly that many bytes); otherwise a body is sent chunked.
 	ContentLength int64
 	// Trailer, when set, is called once the body is written; the fields it
-	// returns are sent as the request's trailers.
+	// returns are sent as the request's trailers (a field the host refuses
+	// is left out: the body has been sent by then).
 	Trailer func() [][2]string
 }
 

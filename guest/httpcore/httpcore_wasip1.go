@@ -236,8 +236,12 @@ func (r *Request) Send() (*Response, error) {
 		if t := r.Trailer(); len(t) > 0 {
 			f, err := newFields(t, &ret)
 			if err != nil {
-				rawDropRequest(req)
-				return nil, err
+				// A trailer field the host refuses is left out (the
+				// request's header fields were checked before it was made).
+				f = rawNewFields()
+				for _, h := range t {
+					appendField(f, h[0], h[1], &ret)
+				}
 			}
 			trailers, some = f, 1
 		}
