@@ -229,3 +229,68 @@ func TestStreamEventsAnyOrderAndSpacing(t *testing.T) {
 		}
 	}
 }
+
+// refEvent is a stream event as the driver read it with encoding/json before.
+type refEvent struct {
+	Type    string `json:"type"`
+	Message struct {
+		Usage struct {
+			InputTokens int64 `json:"input_tokens"`
+		} `json:"usage"`
+	} `json:"message"`
+	ContentBlock struct {
+		Type string `json:"type"`
+		Text string `json:"text"`
+		ID   string `json:"id"`
+		Name string `json:"name"`
+	} `json:"content_block"`
+	Delta struct {
+		Type        string `json:"type"`
+		Text        string `json:"text"`
+		PartialJSON string `json:"partial_json"`
+		StopReason  string `json:"stop_reason"`
+	} `json:"delta"`
+	Usage struct {
+		OutputTokens int64 `json:"output_tokens"`
+	} `json:"usage"`
+	Error struct {
+		Message string `json:"message"`
+	} `json:"error"`
+}
+
+// FuzzParseEvent: what parseEvent accepts is JSON, and where encoding/json
+// reads an event (keys in lower case: encoding/json also matches other
+// cases, which no provider sends) parseEvent reads the same fields.
+func FuzzParseEvent(f *testing.F) {
+	for _, s := range []string{
+		`{"type":"message_start","message":{"id":"m","usage":{"input_tokens":12,"output_tokens":1}}}`,
+		`{"type":"content_block_start","index":1,"content_block":{"type":"tool_use","id":"t","name":"n","input":{}}}`,
+		`{ "delta" : { "text" : "caf\u00e9 \ud83d\ude00", "type" : "text_delta" }, "type" : "content_block_delta" }`,
+		`{"type":"message_delta","delta":{"stop_reason":"tool_use","stop_sequence":null},"usage":{"output_tokens":7}}`,
+		`{"type":"error","error":{"type":"overloaded_error","message":"busy"}}`,
+		`{"type":"ping","extra":[1,2.5e3,true,null,{"a":"b"}]}`,
+		`{"type":"content_block_start","content_block":{"type":"text"},"content_block":{"text":"x"},"delta":{"type":"a"},"delta":{"text":"b"}}`,
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, in string) {
+		ev, err := parseEvent([]byte(in))
+		if err == nil && !json.Valid([]byte(in)) {
+			t.Fatalf("%q is not JSON, parseEvent read %+v", in, ev)
+		}
+		var ref refEvent
+		if json.Unmarshal([]byte(in), &ref) != nil || strings.ToLower(in) != in || !strings.HasPrefix(strings.TrimLeft(in, " \t\r\n"), "{") {
+			return
+		}
+		if err != nil {
+			t.Fatalf("%q: encoding/json reads it, parseEvent: %v", in, err)
+		}
+		want := event{Type: ref.Type, InputTokens: ref.Message.Usage.InputTokens, OutputTokens: ref.Usage.OutputTokens,
+			Block:     block{Type: ref.ContentBlock.Type, Text: ref.ContentBlock.Text, ID: ref.ContentBlock.ID, Name: ref.ContentBlock.Name},
+			DeltaType: ref.Delta.Type, Text: ref.Delta.Text, Partial: ref.Delta.PartialJSON, StopReason: ref.Delta.StopReason,
+			ErrorMessage: ref.Error.Message}
+		if !reflect.DeepEqual(ev, want) {
+			t.Fatalf("%q:\nparseEvent   %+v\nencoding/json %+v", in, ev, want)
+		}
+	})
+}

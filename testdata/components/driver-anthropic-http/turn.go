@@ -56,8 +56,10 @@ func parseRequest(data []byte) (request, error) {
 		case "system":
 			req.System = r.str()
 		case "messages":
+			req.Messages = nil // a repeated key: the last one counts, as in encoding/json
 			r.array(func() { req.Messages = append(req.Messages, parseMessage(r)) })
 		case "tools":
+			req.Tools = nil
 			r.array(func() {
 				var t tool
 				r.object(func(k string) {
@@ -95,6 +97,7 @@ func parseMessage(r *reader) message {
 				m.Content = []block{{Type: "text", Text: r.str()}}
 				return
 			}
+			m.Content = nil
 			r.array(func() { m.Content = append(m.Content, parseBlock(r)) })
 		default:
 			r.skip()
@@ -105,6 +108,13 @@ func parseMessage(r *reader) message {
 
 func parseBlock(r *reader) block {
 	var b block
+	parseBlockInto(r, &b)
+	return b
+}
+
+// parseBlockInto reads a block's fields into b (a repeated key merges into
+// the same block, as encoding/json does).
+func parseBlockInto(r *reader, b *block) {
 	r.object(func(k string) {
 		switch k {
 		case "type":
@@ -121,7 +131,6 @@ func parseBlock(r *reader) block {
 			r.skip()
 		}
 	})
-	return b
 }
 
 // rawOr is raw, or def when raw is empty or null.
@@ -272,7 +281,7 @@ func parseEvent(data []byte) (event, error) {
 				return true
 			})
 		case "content_block":
-			ev.Block = parseBlock(r)
+			parseBlockInto(r, &ev.Block)
 		case "delta":
 			fields(func(k string) bool {
 				switch k {
