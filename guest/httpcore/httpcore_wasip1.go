@@ -147,7 +147,7 @@ func (a *area) u32(off int) uint32 {
 }
 
 // Do sends one request: method ("" is GET) to url (scheme://authority/path?query;
-// a fragment is not sent) with header (sent in order, as given) and body (nil:
+// a fragment is not sent) with header (sent in order, as given) and body (empty:
 // none), whose length is sent as content-length. It returns once the
 // response's status and headers are in; the caller reads and closes its Body.
 func Do(method, url string, header [][2]string, body []byte) (*Response, error) {
@@ -155,7 +155,7 @@ func Do(method, url string, header [][2]string, body []byte) (*Response, error) 
 	if err != nil {
 		return nil, err
 	}
-	if body != nil {
+	if len(body) > 0 {
 		req.Body = &byteReader{b: body}
 		req.ContentLength = int64(len(body))
 	}

@@ -13,8 +13,9 @@
 // the guest would dominate them); with a leading "~" (~GET) it does the same
 // and also reports ns=N, the request's time as the guest measured it (from
 // sending it to the body's end), for benchmarks' percentiles. A leading "^"
-// (^GET) is "~" through the kit's net/http-free client (guest/httpcore.Do)
-// instead of wasihttp.Transport, so the two can be set side by side.
+// (^GET, ^~GET) makes the request through the kit's net/http-free client
+// (guest/httpcore) instead of wasihttp.Transport, with the same result line;
+// its errors have no net/http prefix ("error wasi:http: ...").
 //
 // BODY-BYTES of the byte pattern 0..250 are sent (with a content-length unless
 // "chunked"), with a request trailer x-sent: BODY-BYTES when "trailer" is given.
@@ -66,6 +67,7 @@ func request(w []string) string {
 		return "error: want METHOD URL [BODY-BYTES [chunked|length]] [trailer] [drop] [H:NAME:VALUE...]"
 	}
 	var body io.Reader
+	var raw []byte
 	n := 0
 	chunked, trailer, drop := false, false, false
 	hdr := [][2]string{}
@@ -89,14 +91,14 @@ func request(w []string) string {
 			for i := range b {
 				b[i] = byte(i % 251)
 			}
-			body = bytes.NewReader(b)
+			body, raw = bytes.NewReader(b), b
 		}
+	}
+	if m, ok := strings.CutPrefix(w[0], "^"); ok {
+		return lean(m, w[1], hdr, raw, chunked, trailer, drop)
 	}
 	if body != nil && chunked {
 		body = io.MultiReader(body) // hides the length: sent chunked
-	}
-	if m, ok := strings.CutPrefix(w[0], "^"); ok {
-		return lean(m, w[1], hdr, body)
 	}
 	timed := strings.HasPrefix(w[0], "~")
 	discard := timed || strings.HasPrefix(w[0], "-")
@@ -139,19 +141,58 @@ func request(w []string) string {
 		resp.Header.Get("X-Echo"), resp.Trailer.Get("X-Sum"))
 }
 
-// lean makes the request with httpcore.Do, reads the body into io.Discard
-// and reports status, bytes and the time from sending to the body's end.
-func lean(method, url string, hdr [][2]string, body io.Reader) string {
-	var b []byte
-	if body != nil {
-		b, _ = io.ReadAll(body)
-	}
+// lean makes the request through guest/httpcore and reports it as request
+// does: with httpcore.Do when the body is sent whole with its length, else
+// with an httpcore.Request (a chunked body, a trailer).
+func lean(method, url string, hdr [][2]string, body []byte, chunked, trailer, drop bool) string {
+	timed := strings.HasPrefix(method, "~")
+	discard := timed || strings.HasPrefix(method, "-")
+	method = strings.TrimLeft(method, "-~")
 	start := time.Now()
-	resp, err := httpcore.Do(method, url, hdr, b)
+	var resp *httpcore.Response
+	var err error
+	if !chunked && !trailer {
+		resp, err = httpcore.Do(method, url, hdr, body)
+	} else {
+		var req *httpcore.Request
+		if req, err = httpcore.NewRequest(method, url, hdr); err == nil {
+			if body != nil {
+				req.Body = io.MultiReader(bytes.NewReader(body))
+				if !chunked {
+					req.ContentLength = int64(len(body))
+				}
+			}
+			if trailer {
+				req.Trailer = func() [][2]string { return [][2]string{{"x-sent", strconv.Itoa(len(body))}} }
+			}
+			resp, err = req.Send()
+		}
+	}
 	if err != nil {
 		return "error " + err.Error()
 	}
 	defer resp.Body.Close()
-	got, err := io.Copy(io.Discard, resp.Body)
-	return fmt.Sprintf("status=%d bytes=%d err=%v ns=%d", resp.Status, got, err, time.Since(start).Nanoseconds())
+	if drop {
+		return fmt.Sprintf("status=%d dropped", resp.Status)
+	}
+	if discard {
+		got, err := io.Copy(io.Discard, resp.Body)
+		if timed {
+			return fmt.Sprintf("status=%d bytes=%d err=%v ns=%d", resp.Status, got, err, time.Since(start).Nanoseconds())
+		}
+		return fmt.Sprintf("status=%d bytes=%d err=%v", resp.Status, got, err)
+	}
+	h := sha256.New()
+	got, err := io.Copy(h, resp.Body)
+	if err != nil {
+		return fmt.Sprintf("status=%d bytes=%d error %v", resp.Status, got, err)
+	}
+	echo, _ := resp.Get("x-echo")
+	sum := ""
+	for _, f := range resp.Trailer() {
+		if strings.EqualFold(f[0], "x-sum") {
+			sum = f[1]
+		}
+	}
+	return fmt.Sprintf("status=%d bytes=%d sum=%x x-echo=%s trailer=%s", resp.Status, got, h.Sum(nil)[:4], echo, sum)
 }
