@@ -28,6 +28,10 @@
 // prints "panic: <value>" and a stack on stderr, then ends the call with a genuine
 // WebAssembly trap (an out-of-bounds load), so hosts report it as trapped.
 //
+// HTTP is in two packages of the kit: guest/httpcore, a small client over
+// wasi:http without net/http (for components that start often, such as
+// drivers), and guest/wasihttp, a net/http RoundTripper built on it.
+//
 // The package compiles on every platform so that its types and layout code can be
 // tested on the host; the functions that cross into the host (Invoke, Send, the
 // artifact-manager calls, RequestInput, EmitChunk) exist only in wasip1 builds.
