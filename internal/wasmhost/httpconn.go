@@ -60,6 +60,10 @@ type rawConn struct {
 	idle     time.Duration
 	idleErr  error
 	nread    int64 // bytes read since reset
+	// spin, when set, is how long the next wait looks for readiness
+	// without sleeping (headSpin); spinHit records that it found it.
+	spin    time.Duration
+	spinHit bool
 	local    net.Addr
 	remote   net.Addr
 }
@@ -76,7 +80,9 @@ func (c *rawConn) Read(p []byte) (int, error) {
 		return 0, nil
 	}
 	for {
+		t0 := time.Now()
 		n, err := syscall.Read(c.fd, p)
+		probeMark("read", time.Since(t0))
 		if n > 0 {
 			c.nread += int64(n)
 			if c.idle > 0 {
@@ -146,7 +152,24 @@ func (c *rawConn) wait(events int16) error {
 			ts = &t
 		}
 		fds := []unix.PollFd{{Fd: int32(c.fd), Events: events}}
+		if c.spin > 0 {
+			// See headSpin: a short look before sleeping, once.
+			budget := c.spin
+			c.spin = 0
+			st := time.Now()
+			for time.Since(st) < budget && (c.until.IsZero() || time.Now().Before(c.until)) {
+				if n, _ := unix.Poll(fds, 0); n > 0 {
+					c.spinHit = true
+					return nil
+				}
+				if c.killed.Load() {
+					return errKilled
+				}
+			}
+		}
+		t0 := time.Now()
 		n, err := unix.Ppoll(fds, ts, nil)
+		probeMark("ppoll", time.Since(t0))
 		if c.killed.Load() {
 			return errKilled
 		}
@@ -290,7 +313,10 @@ func dialSync(ctx context.Context, scheme, authority string, connect time.Durati
 		}
 	}
 	host = strings.TrimSuffix(strings.TrimPrefix(host, "["), "]")
-	dctx, cancel := context.WithDeadline(ctx, deadline)
+	dctx, cancel := context.WithCancel(ctx)
+	if !deadline.IsZero() {
+		dctx, cancel = context.WithDeadline(ctx, deadline)
+	}
 	defer cancel()
 	if connect > 0 {
 		var c2 context.CancelFunc

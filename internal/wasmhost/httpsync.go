@@ -46,7 +46,7 @@ type syncEx struct {
 // syncEligible reports whether a request can take the synchronous path:
 // a capsule's (spool) run with nothing else in flight.
 func (h *httpRun) syncEligible(send HTTPRequest) bool {
-	if h.live || h.active.Load() != 0 || h.noSync {
+	if h.live || h.active.Load() != 0 || h.noSync || probeNoSync {
 		return false
 	}
 	s := send.effectiveScheme()
@@ -195,6 +195,8 @@ func (ex *syncEx) write() {
 		return
 	}
 	ex.hreq = hreq
+	t0 := time.Now()
+	defer func() { probeMark("write", time.Since(t0)) }()
 	for attempt := 0; ; attempt++ {
 		if err := ex.conn(attempt > 0); err != nil {
 			ex.fail(ex.code(err))
@@ -216,10 +218,15 @@ func (ex *syncEx) write() {
 
 func (ex *syncEx) writeOnce() error {
 	ex.c.raw.limit(ex.deadline, 0, nil)
+	t0 := time.Now()
 	if err := ex.hreq.Write(ex.c.bw); err != nil {
 		return err
 	}
-	return ex.c.bw.Flush()
+	t1 := time.Now()
+	err := ex.c.bw.Flush()
+	probeMark("w.format", t1.Sub(t0))
+	probeMark("w.flush", time.Since(t1))
+	return err
 }
 
 // replayable: the request can be sent again on a new connection after a
@@ -286,7 +293,9 @@ func (ex *syncEx) complete() {
 			return
 		}
 	}
+	t0 := time.Now()
 	resp, err := ex.readHead()
+	probeMark("readHead", time.Since(t0))
 	if err != nil && ex.c.reused && ex.c.raw.nread == 0 && ex.replayable() && !errors.Is(err, errKilled) &&
 		!errors.Is(err, errCallDeadline) && !errors.Is(err, errFirstByteTimeout) {
 		// The server closed the idle connection as the request went out.
@@ -334,6 +343,19 @@ func (ex *syncEx) complete() {
 	}()
 }
 
+// headSpin is how long the guest's thread looks for the response head
+// before sleeping in poll(2). A sleeping thread is woken by the server's
+// write through the scheduler, and on a virtual machine (this one is
+// Firecracker) waking an idle vCPU costs tens of microseconds; a server
+// that answers within the spin saves that. A run whose heads keep missing
+// it (spinGiveUp in a row: a distant or slow server) stops spinning, and
+// tries again every spinRetry requests.
+const (
+	headSpin   = 50 * time.Microsecond
+	spinGiveUp = 3
+	spinRetry  = 16
+)
+
 // readHead reads the response head, skipping 1xx interim responses, within
 // the first-byte timeout (from the request's write) and the deadline.
 func (ex *syncEx) readHead() (*http.Response, error) {
@@ -344,6 +366,22 @@ func (ex *syncEx) readHead() (*http.Response, error) {
 			raw.until, raw.limitErr = t, errFirstByteTimeout
 		}
 	}
+	spun := false
+	if !probeNoSpin && (ex.h.spinMisses < spinGiveUp || ex.h.spinTries%spinRetry == 0) {
+		raw.spin, raw.spinHit, spun = headSpin, false, true
+		ex.h.spinTries++
+	}
+	defer func() {
+		raw.spin = 0
+		if !spun {
+			return
+		}
+		if raw.spinHit {
+			ex.h.spinMisses = 0
+		} else {
+			ex.h.spinMisses++
+		}
+	}()
 	for {
 		resp, err := http.ReadResponse(ex.c.br, ex.hreq)
 		if err != nil {
@@ -375,6 +413,8 @@ func (ex *syncEx) spool(resp *http.Response, pf *poolFile, small bool) {
 	}
 	bp := spoolBufs.Get().(*[]byte)
 	eof := false
+	t0 := time.Now()
+	defer func() { probeMark("spool", time.Since(t0)) }()
 	in.err = readBodyTo(ex.ctx, resp, *bp, ex.h.grant.MaxBodyBytes, 0, nil, func(b []byte) Value {
 		if _, err := pf.file.Write(b); err != nil {
 			return internalError("murmur: spooling the response: " + err.Error())
