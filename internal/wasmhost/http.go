@@ -417,7 +417,7 @@ func (b *inBody) makeStream(r *run) error {
 			}
 			pf.desc, pf.opened = d, true
 		}
-		s, err = r.streamDesc(pf.desc, true)
+		s, err = r.streamDesc(pf.desc, !probeNoPrime)
 	} else {
 		s, err = r.openStream(pf.name, false)
 		os.Remove(r.http.spool.path(pf.name)) // the guest's stream holds it open
@@ -977,6 +977,9 @@ var httpTypes = map[string]func(*run, []Value) (Value, error){
 			if err := r.awaitHTTP(f.done, "[method]future-incoming-response.subscribe"); err != nil {
 				return nil, err
 			}
+			if r.callCancelled() {
+				return nil, errCallEnded
+			}
 			probeMark("s.await", time.Since(pt0))
 			select {
 			case <-f.done:
@@ -1009,6 +1012,9 @@ var httpTypes = map[string]func(*run, []Value) (Value, error){
 		}
 		if f.sync.onGuestThread() && f.sync.headReady() {
 			f.sync.completeOnThread() // a guest polling get must see progress
+			if r.callCancelled() {
+				return nil, errCallEnded
+			}
 		}
 		select {
 		case <-f.done:
@@ -1056,6 +1062,9 @@ var httpTypes = map[string]func(*run, []Value) (Value, error){
 		b.streamed = true
 		if err := r.awaitHTTP(b.spooled, "[method]incoming-body.stream"); err != nil {
 			return nil, err
+		}
+		if r.callCancelled() {
+			return nil, errCallEnded
 		}
 		select {
 		case <-b.spooled:
@@ -1170,6 +1179,14 @@ func (r *run) awaitHTTP(ch <-chan struct{}, fn string) error {
 		return &DeadlineError{Waiting: true, Call: "wasi:http/types#" + fn}
 	}
 	return nil
+}
+
+// callCancelled reports whether the caller has cancelled the call: a
+// guest woken from a wait by that ends there, as an epoch stop for the
+// cancellation would end it, rather than running on with the error the
+// cancelled exchange left.
+func (r *run) callCancelled() bool {
+	return r.parentCtx != nil && r.parentCtx.Err() != nil
 }
 
 func httpHandle(r *run, a []Value) (Value, error) {

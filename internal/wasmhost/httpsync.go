@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -308,6 +310,12 @@ func (ex *syncEx) complete() {
 		resp, err = ex.readHead()
 	}
 	if err != nil {
+		if ex.c != nil && ex.c.raw.nread == 0 && (errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF)) {
+			// Closed before a byte of the answer: not an answer cut
+			// short (ReadResponse's unexpected EOF) but a connection
+			// ended under the request.
+			err = syscall.ECONNRESET
+		}
 		ex.fail(ex.code(err))
 		return
 	}

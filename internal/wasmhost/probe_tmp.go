@@ -12,6 +12,7 @@ import (
 var probeOn = os.Getenv("WH_PROBE") != ""
 var probeNoSpin = os.Getenv("WH_NOSPIN") != ""
 var probeNoSync = os.Getenv("WH_NOSYNC") != ""
+var probeNoPrime = os.Getenv("WH_NOPRIME") != ""
 
 var probeMu sync.Mutex
 var probeIn = map[string][]time.Duration{}
