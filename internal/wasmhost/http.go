@@ -116,7 +116,6 @@ type httpRun struct {
 	conns   connPool
 	active  atomic.Int32
 	pending *syncEx
-	noSync  bool // every exchange through the transport (tests, A/B)
 	// spinMisses counts heads in a row that missed the spin, spinTries
 	// the spins (headSpin); the guest's thread alone uses them.
 	spinMisses, spinTries int

@@ -58,14 +58,16 @@ type rawConn struct {
 	until    time.Time
 	limitErr error
 	idle     time.Duration
+	idleKeep time.Duration
 	idleErr  error
-	nread    int64 // bytes read since reset
+	hard     time.Time // the call's deadline under until
+	nread    int64     // bytes read since reset
 	// spin, when set, is how long the next wait looks for readiness
 	// without sleeping (headSpin); spinHit records that it found it.
 	spin    time.Duration
 	spinHit bool
-	local    net.Addr
-	remote   net.Addr
+	local   net.Addr
+	remote  net.Addr
 }
 
 // errCallDeadline is a read or write reaching the call's deadline.
@@ -86,7 +88,8 @@ func (c *rawConn) Read(p []byte) (int, error) {
 		if n > 0 {
 			c.nread += int64(n)
 			if c.idle > 0 {
-				c.until, c.limitErr = time.Now().Add(c.idle), c.idleErr
+				c.limit(c.hard, c.idle, c.idleErr)
+				c.idle = c.idleKeep
 			}
 			return n, nil
 		}
@@ -195,11 +198,20 @@ func (c *rawConn) SetWriteDeadline(t time.Time) error { return nil }
 // limit sets the current phase's limit: the nearer of deadline and
 // now+timeout (timeout 0: none), answering why when it passes.
 func (c *rawConn) limit(deadline time.Time, timeout time.Duration, why error) {
-	c.until, c.limitErr, c.idle = deadline, errCallDeadline, 0
+	c.until, c.limitErr, c.idle, c.hard = deadline, errCallDeadline, 0, deadline
 	if timeout > 0 {
 		if t := time.Now().Add(timeout); deadline.IsZero() || t.Before(deadline) {
 			c.until, c.limitErr = t, why
 		}
+	}
+}
+
+// between sets a between-bytes limit: timeout from now and again after
+// every read that returns bytes, never past deadline.
+func (c *rawConn) between(deadline time.Time, timeout time.Duration, why error) {
+	c.limit(deadline, timeout, why)
+	if timeout > 0 {
+		c.idle, c.idleKeep, c.idleErr = timeout, timeout, why
 	}
 }
 

@@ -45,10 +45,14 @@ type syncEx struct {
 	ended     bool
 }
 
+// syncExchanges enables the synchronous exchange; tests turn it off to
+// hold the transport's exchange to the same checks.
+var syncExchanges = true
+
 // syncEligible reports whether a request can take the synchronous path:
 // a capsule's (spool) run with nothing else in flight.
 func (h *httpRun) syncEligible(send HTTPRequest) bool {
-	if h.live || h.active.Load() != 0 || h.noSync || probeNoSync {
+	if h.live || h.active.Load() != 0 || !syncExchanges || probeNoSync {
 		return false
 	}
 	s := send.effectiveScheme()
@@ -267,10 +271,17 @@ func (ex *syncEx) code(err error) Value {
 }
 
 // headReady reports whether the response head has started to arrive (a
-// get can then read it without waiting on the server).
+// get can then read it without waiting on the server), or a limit on it
+// has passed.
 func (ex *syncEx) headReady() bool {
 	if !ex.written || ex.c == nil {
 		return false
+	}
+	// A limit that has passed is ready too: readHead then ends at once.
+	now := time.Now()
+	if !ex.deadline.IsZero() && !now.Before(ex.deadline) ||
+		ex.opts.firstByte > 0 && !now.Before(ex.writtenAt.Add(ex.opts.firstByte)) {
+		return true
 	}
 	return ex.c.br.Buffered() > 0 || !ex.c.idleOK()
 }
@@ -414,11 +425,7 @@ func (ex *syncEx) spool(resp *http.Response, pf *poolFile, small bool) {
 		}
 	}
 	raw := ex.c.raw
-	raw.limit(ex.deadline, ex.opts.betweenBytes, errBetweenBytes)
-	raw.idle, raw.idleErr = ex.opts.betweenBytes, errBetweenBytes
-	if raw.idle > 0 && raw.limitErr != errBetweenBytes {
-		raw.idle = 0 // the deadline is nearer than any idle limit
-	}
+	raw.between(ex.deadline, ex.opts.betweenBytes, errBetweenBytes)
 	bp := spoolBufs.Get().(*[]byte)
 	eof := false
 	t0 := time.Now()
