@@ -66,6 +66,7 @@ type rawConn struct {
 	// without sleeping (headSpin); spinHit records that it found it.
 	spin    time.Duration
 	spinHit bool
+	nc      net.Conn // set by handToPoller
 	local   net.Addr
 	remote  net.Addr
 }
@@ -80,6 +81,9 @@ var errKilled = errors.New("murmur: the request was cancelled")
 func (c *rawConn) Read(p []byte) (int, error) {
 	if len(p) == 0 {
 		return 0, nil
+	}
+	if c.nc != nil {
+		return c.pollerRead(p)
 	}
 	for {
 		t0 := time.Now()
@@ -137,6 +141,49 @@ func (c *rawConn) Write(p []byte) (int, error) {
 		return total, os.NewSyscallError("write", err)
 	}
 	return total, nil
+}
+
+// pollerRead reads through Go's netpoller (a goroutine's bulk read, see
+// handToPoller) within the same limits.
+func (c *rawConn) pollerRead(p []byte) (int, error) {
+	c.nc.SetReadDeadline(c.until)
+	n, err := c.nc.Read(p)
+	if n > 0 {
+		c.nread += int64(n)
+		if c.idle > 0 {
+			c.limit(c.hard, c.idle, c.idleErr)
+			c.idle = c.idleKeep
+		}
+		return n, nil
+	}
+	if c.killed.Load() {
+		return 0, errKilled
+	}
+	if errors.Is(err, os.ErrDeadlineExceeded) {
+		return 0, c.limitErr
+	}
+	return 0, err
+}
+
+// handToPoller moves the connection's reads to Go's netpoller: for a body
+// a goroutine spools, where parking the goroutine is cheaper than holding
+// a thread in poll(2) for every read. The descriptor stays the hconn's; nc
+// is a second one onto the same socket, closed with it.
+func (c *hconn) handToPoller() {
+	if c.tls != nil || c.raw.nc != nil {
+		return
+	}
+	fd, err := unix.FcntlInt(uintptr(c.fd), unix.F_DUPFD_CLOEXEC, 0)
+	if err != nil {
+		return
+	}
+	f := os.NewFile(uintptr(fd), "wasi:http connection")
+	nc, err := net.FileConn(f)
+	f.Close()
+	if err != nil {
+		return
+	}
+	c.raw.nc = nc
 }
 
 // wait blocks the calling thread in poll(2) until the socket is ready for
@@ -232,6 +279,9 @@ func (c *hconn) close() {
 	defer c.mu.Unlock()
 	if !c.closed {
 		c.closed = true
+		if c.raw.nc != nil {
+			c.raw.nc.Close()
+		}
 		unix.Close(c.fd)
 	}
 }

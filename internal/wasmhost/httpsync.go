@@ -355,6 +355,7 @@ func (ex *syncEx) complete() {
 	if h.pending == ex {
 		h.pending = nil
 	}
+	ex.c.handToPoller()
 	h.wg.Add(1)
 	go func() {
 		defer h.wg.Done()
