@@ -416,7 +416,7 @@ func (b *inBody) makeStream(r *run) error {
 			}
 			pf.desc, pf.opened = d, true
 		}
-		s, err = r.streamDesc(pf.desc, !probeNoPrime)
+		s, err = r.streamDesc(pf.desc, true)
 	} else {
 		s, err = r.openStream(pf.name, false)
 		os.Remove(r.http.spool.path(pf.name)) // the guest's stream holds it open
@@ -574,14 +574,7 @@ func builtinFor(iface, fn string) func(*run, []Value) (Value, error) {
 		}
 		r.http.dropStale(r)
 		first := r.nextRep + 1
-		var t0 time.Time
-		if probeOn {
-			t0 = time.Now()
-		}
 		v, err := impl(r, args)
-		if probeOn {
-			probeRecord(fn, t0, time.Now())
-		}
 		if len(r.objs) > maxHostObjects && r.nextRep >= first {
 			// Undo what this call made: the guest never sees it.
 			for rep := first; rep <= r.nextRep; rep++ {
@@ -969,17 +962,13 @@ var httpTypes = map[string]func(*run, []Value) (Value, error){
 			if !f.taken {
 				f.body.openEarly(r)
 			}
-			pt0 := time.Now()
 			f.sync.completeOnThread()
-			probeMark("s.complete", time.Since(pt0))
-			pt0 = time.Now()
 			if err := r.awaitHTTP(f.done, "[method]future-incoming-response.subscribe"); err != nil {
 				return nil, err
 			}
 			if r.callCancelled() {
 				return nil, errCallEnded
 			}
-			probeMark("s.await", time.Since(pt0))
 			select {
 			case <-f.done:
 				b := f.body
@@ -989,19 +978,15 @@ var httpTypes = map[string]func(*run, []Value) (Value, error){
 						// A small body is whole when the head is
 						// announced: its stream's first read can run while
 						// the guest reads the head.
-						pt0 := time.Now()
 						if err := b.makeStream(r); err != nil {
 							return nil, err
 						}
-						probeMark("s.makeStream", time.Since(pt0))
 					default:
 					}
 				}
 			default:
 			}
 		}
-		pt0 := time.Now()
-		defer func() { probeMark("s.subscribe", time.Since(pt0)) }()
 		return r.subscribe(0, "")
 	},
 	"[method]future-incoming-response.get": func(r *run, a []Value) (Value, error) {

@@ -86,9 +86,7 @@ func (c *rawConn) Read(p []byte) (int, error) {
 		return c.pollerRead(p)
 	}
 	for {
-		t0 := time.Now()
 		n, err := syscall.Read(c.fd, p)
-		probeMark("read", time.Since(t0))
 		if n > 0 {
 			c.nread += int64(n)
 			if c.idle > 0 {
@@ -217,9 +215,7 @@ func (c *rawConn) wait(events int16) error {
 				}
 			}
 		}
-		t0 := time.Now()
 		n, err := unix.Ppoll(fds, ts, nil)
-		probeMark("ppoll", time.Since(t0))
 		if c.killed.Load() {
 			return errKilled
 		}

@@ -52,7 +52,7 @@ var syncExchanges = true
 // syncEligible reports whether a request can take the synchronous path:
 // a capsule's (spool) run with nothing else in flight.
 func (h *httpRun) syncEligible(send HTTPRequest) bool {
-	if h.live || h.active.Load() != 0 || !syncExchanges || probeNoSync {
+	if h.live || h.active.Load() != 0 || !syncExchanges {
 		return false
 	}
 	s := send.effectiveScheme()
@@ -201,8 +201,6 @@ func (ex *syncEx) write() {
 		return
 	}
 	ex.hreq = hreq
-	t0 := time.Now()
-	defer func() { probeMark("write", time.Since(t0)) }()
 	for attempt := 0; ; attempt++ {
 		if err := ex.conn(attempt > 0); err != nil {
 			ex.fail(ex.code(err))
@@ -224,15 +222,10 @@ func (ex *syncEx) write() {
 
 func (ex *syncEx) writeOnce() error {
 	ex.c.raw.limit(ex.deadline, 0, nil)
-	t0 := time.Now()
 	if err := ex.hreq.Write(ex.c.bw); err != nil {
 		return err
 	}
-	t1 := time.Now()
-	err := ex.c.bw.Flush()
-	probeMark("w.format", t1.Sub(t0))
-	probeMark("w.flush", time.Since(t1))
-	return err
+	return ex.c.bw.Flush()
 }
 
 // replayable: the request can be sent again on a new connection after a
@@ -306,9 +299,7 @@ func (ex *syncEx) complete() {
 			return
 		}
 	}
-	t0 := time.Now()
 	resp, err := ex.readHead()
-	probeMark("readHead", time.Since(t0))
 	if err != nil && ex.c.reused && ex.c.raw.nread == 0 && ex.replayable() && !errors.Is(err, errKilled) &&
 		!errors.Is(err, errCallDeadline) && !errors.Is(err, errFirstByteTimeout) {
 		// The server closed the idle connection as the request went out.
@@ -387,7 +378,7 @@ func (ex *syncEx) readHead() (*http.Response, error) {
 		}
 	}
 	spun := false
-	if !probeNoSpin && (ex.h.spinMisses < spinGiveUp || ex.h.spinTries%spinRetry == 0) {
+	if ex.h.spinMisses < spinGiveUp || ex.h.spinTries%spinRetry == 0 {
 		raw.spin, raw.spinHit, spun = headSpin, false, true
 		ex.h.spinTries++
 	}
@@ -429,8 +420,6 @@ func (ex *syncEx) spool(resp *http.Response, pf *poolFile, small bool) {
 	raw.between(ex.deadline, ex.opts.betweenBytes, errBetweenBytes)
 	bp := spoolBufs.Get().(*[]byte)
 	eof := false
-	t0 := time.Now()
-	defer func() { probeMark("spool", time.Since(t0)) }()
 	in.err = readBodyTo(ex.ctx, resp, *bp, ex.h.grant.MaxBodyBytes, 0, nil, func(b []byte) Value {
 		if _, err := pf.file.Write(b); err != nil {
 			return internalError("murmur: spooling the response: " + err.Error())
