@@ -125,8 +125,8 @@ func (ex *syncEx) end(reuse bool) {
 		return
 	}
 	ex.ended = true
-	if ex.h.pending == ex {
-		ex.h.pending = nil
+	if !ex.async && ex.h.pending == ex {
+		ex.h.pending = nil // (an async one was taken off by toAsync, on the guest's thread)
 	}
 	if c := ex.c; c != nil {
 		ex.c = nil
@@ -378,7 +378,9 @@ func (ex *syncEx) readHead() (*http.Response, error) {
 		}
 	}
 	spun := false
-	if ex.h.spinMisses < spinGiveUp || ex.h.spinTries%spinRetry == 0 {
+	// Only the guest's thread spins (and keeps the run's counts): a
+	// goroutine's wait costs no one's latency.
+	if !ex.async && (ex.h.spinMisses < spinGiveUp || ex.h.spinTries%spinRetry == 0) {
 		raw.spin, raw.spinHit, spun = headSpin, false, true
 		ex.h.spinTries++
 	}
