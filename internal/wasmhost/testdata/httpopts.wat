@@ -5,6 +5,8 @@
 ;;   0 the response and its body's end were fine,
 ;;   10 + case: the future's error-code, 20 + case: the body's (trailers'),
 ;;   where case indexes $ec below; 9 a call answered err unexpectedly.
+;; fetch2(authority, path-a, path-b) -> u32: two requests outstanding at
+;;   once (see the function).
 (component
   (import "wasi:http/types@0.2.9" (instance $types
     (export "fields" (type $fields (sub resource)))
@@ -117,7 +119,48 @@
         (br $poll)))
       (if (i32.load8_u (i32.const 3204)) (then (return (i32.const 9))))
       (if (i32.load8_u (i32.const 3208)) (then (return (i32.add (i32.const 20) (i32.load8_u (i32.const 3212))))))
-      (i32.const 0)))
+      (i32.const 0))
+    ;; send(authority, path) -> the future's handle, or 0 if handle refused it.
+    (func $send (param $auth i32) (param $authlen i32) (param $p i32) (param $plen i32) (result i32)
+      (local $req i32)
+      (local.set $req (call $request (call $fields)))
+      (drop (call $scheme (local.get $req) (i32.const 1) (i32.const 0) (i32.const 0) (i32.const 0)))
+      (drop (call $authority (local.get $req) (i32.const 1) (local.get $auth) (local.get $authlen)))
+      (drop (call $path (local.get $req) (i32.const 1) (local.get $p) (local.get $plen)))
+      (call $handle (local.get $req) (i32.const 0) (i32.const 0) (i32.const 2000))
+      (if (i32.load8_u (i32.const 2000)) (then (return (i32.const 0))))
+      (i32.load (i32.const 2004)))
+    ;; wait(future) -> 0 for a response whose body ended well, 10 + / 20 +
+    ;; the error case as fetch, 9 otherwise.
+    (func $wait (param $fut i32) (result i32)
+      (local $tr i32)
+      (block $ready (loop $poll
+        (call $get (local.get $fut) (i32.const 3000))
+        (br_if $ready (i32.load8_u (i32.const 3000)))
+        (br $poll)))
+      (if (i32.load8_u (i32.const 3004)) (then (return (i32.const 9))))
+      (if (i32.load8_u (i32.const 3008)) (then (return (i32.add (i32.const 10) (i32.load8_u (i32.const 3012))))))
+      (call $consume (i32.load (i32.const 3012)) (i32.const 3100))
+      (if (i32.load8_u (i32.const 3100)) (then (return (i32.const 9))))
+      (local.set $tr (call $finish (i32.load (i32.const 3104))))
+      (block $ready (loop $poll
+        (call $tget (local.get $tr) (i32.const 3200))
+        (br_if $ready (i32.load8_u (i32.const 3200)))
+        (br $poll)))
+      (if (i32.load8_u (i32.const 3204)) (then (return (i32.const 9))))
+      (if (i32.load8_u (i32.const 3208)) (then (return (i32.add (i32.const 20) (i32.load8_u (i32.const 3212))))))
+      (i32.const 0))
+    ;; fetch2(authority, path-a, path-b) -> u32: both requests handed to
+    ;; handle before either is waited on, then b waited on before a;
+    ;; 100 * a's answer + b's (as wait's), 99 if handle refused one.
+    (func (export "fetch2") (param $auth i32) (param $authlen i32) (param $pa i32) (param $palen i32)
+        (param $pb i32) (param $pblen i32) (result i32)
+      (local $a i32) (local $b i32) (local $rb i32)
+      (local.set $a (call $send (local.get $auth) (local.get $authlen) (local.get $pa) (local.get $palen)))
+      (local.set $b (call $send (local.get $auth) (local.get $authlen) (local.get $pb) (local.get $pblen)))
+      (if (i32.or (i32.eqz (local.get $a)) (i32.eqz (local.get $b))) (then (return (i32.const 99))))
+      (local.set $rb (call $wait (local.get $b)))
+      (i32.add (i32.mul (call $wait (local.get $a)) (i32.const 100)) (local.get $rb))))
   (core instance $main (instantiate $Main
     (with "env" (instance (export "memory" (memory $memory))))
     (with "host" (instance
@@ -128,5 +171,7 @@
       (export "get" (func $get)) (export "consume" (func $consume))
       (export "finish" (func $finish)) (export "tget" (func $tget))
       (export "handle" (func $handle))))))
+  (func (export "fetch2") (param "authority" string) (param "path-a" string) (param "path-b" string) (result u32)
+    (canon lift (core func $main "fetch2") (memory $memory) (realloc $realloc) string-encoding=utf8))
   (func (export "fetch") (param "authority" string) (param "path" string) (param "first-byte" u64) (param "between-bytes" u64) (result u32)
     (canon lift (core func $main "fetch") (memory $memory) (realloc $realloc) string-encoding=utf8)))
