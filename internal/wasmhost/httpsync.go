@@ -385,11 +385,13 @@ func (ex *syncEx) readHead() (*http.Response, error) {
 		ex.h.spinTries++
 	}
 	defer func() {
+		// A head there before any wait left the spin unused: a hit too.
+		hit := raw.spinHit || raw.spin > 0
 		raw.spin = 0
 		if !spun {
 			return
 		}
-		if raw.spinHit {
+		if hit {
 			ex.h.spinMisses = 0
 		} else {
 			ex.h.spinMisses++
