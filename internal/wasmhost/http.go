@@ -1003,6 +1003,9 @@ var httpTypes = map[string]func(*run, []Value) (Value, error){
 			if r.callCancelled() {
 				return nil, errCallEnded
 			}
+			if !r.deadline.IsZero() && !time.Now().Before(r.deadline) {
+				return nil, &DeadlineError{Waiting: true, Call: "wasi:http/types#[method]future-incoming-response.get"}
+			}
 		}
 		select {
 		case <-f.done:
@@ -1201,7 +1204,15 @@ func httpHandle(r *run, a []Value) (Value, error) {
 		return Err(internalError("murmur: the wasi:http grant has no bounds")), nil
 	}
 	if r.http.syncEligible(send) {
-		return Ok(r.newObj(r.http.startSync(r, send, req.body, opts))), nil
+		f := r.http.startSync(r, send, req.body, opts)
+		if !r.deadline.IsZero() && !time.Now().Before(r.deadline) {
+			// The deadline passed as the request was dialled or written
+			// (a server reading a large body slowly): the guest was
+			// waiting here.
+			f.sync.abandon()
+			return nil, &DeadlineError{Waiting: true, Call: "wasi:http/outgoing-handler#handle"}
+		}
+		return Ok(r.newObj(f)), nil
 	}
 	if p := r.http.pending; p != nil {
 		p.toAsync() // a second request outstanding: both must progress

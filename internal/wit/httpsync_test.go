@@ -309,3 +309,32 @@ func TestGoKitHTTPClosesMidBody(t *testing.T) {
 		})
 	}
 }
+
+// TestGoKitHTTPDeadlineInHandle: a capsule's request is written in handle,
+// so a server that never reads a large request body holds the guest there;
+// the call's deadline ends it as a wait naming handle.
+func TestGoKitHTTPDeadlineInHandle(t *testing.T) {
+	release := make(chan struct{})
+	mux := http.NewServeMux()
+	mux.HandleFunc("/sink", func(w http.ResponseWriter, r *http.Request) {
+		// The body is never read, so the server sees no close from the
+		// client either: the test lets it go.
+		select {
+		case <-release:
+		case <-r.Context().Done():
+		}
+	})
+	srv, _ := countingServer(t, mux)
+	t.Cleanup(func() { close(release) }) // before the server's Close, which waits for this handler
+	u, _ := url.Parse(srv.URL)
+	start := time.Now()
+	_, _, err := runHTTPCapsule(t, "POST "+srv.URL+"/sink "+strconv.Itoa(32<<20)+" length\n", wit.NetworkAllow([]string{u.Host}, "k"),
+		wit.HTTPBounds{MaxBodyBytes: 1 << 20, MaxInFlight: 16}, wasmhost.Limits{Deadline: 3 * time.Second})
+	var de *wasmhost.DeadlineError
+	if !errors.As(err, &de) || !de.Waiting || de.Call != "wasi:http/outgoing-handler#handle" {
+		t.Fatalf("want a DeadlineError waiting on handle, got %#v (%v)", de, err)
+	}
+	if time.Since(start) > 20*time.Second {
+		t.Fatalf("took %v", time.Since(start))
+	}
+}
