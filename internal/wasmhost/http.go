@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -25,7 +26,11 @@ import (
 // future-incoming-response (subscribe / get), incoming-response,
 // incoming-body (stream: a wasip2 input-stream over the spooled body),
 // future-trailers. The types are taken from the guest's own imports, so any
-// 0.2.x minor version links; variant answers are lowered by case name.
+// 0.2.x minor version links; variant answers are lowered by case name. A
+// capsule's or tool's request made with nothing else in flight is exchanged
+// on the guest's own thread over the run's kept connections (httpsync.go,
+// httpconn.go: net/http's wire code, our connection); the others go through
+// net/http's Transport on a goroutine, as do all of a driver's.
 //
 // What is allowed is the caller's policy (HTTPGrant.Decide), not the
 // engine's. The engine enforces the mechanics the policy relies on: no
@@ -108,6 +113,16 @@ type httpRun struct {
 	// live: the run's wasi:io is Go's (RunDriver), so bodies are Go
 	// streams (wasiio_http.go) instead of spool files.
 	live bool
+
+	// The synchronous exchange (httpsync.go): the run's own connections,
+	// the exchanges in flight (of both kinds), and the one the guest's
+	// thread owns, if any.
+	conns   connPool
+	active  atomic.Int32
+	pending *syncEx
+	// spinMisses counts heads in a row that missed the spin, spinTries
+	// the spins (headSpin); the guest's thread alone uses them.
+	spinMisses, spinTries int
 }
 
 func newHTTPRun(g *HTTPGrant) (*httpRun, error) {
@@ -123,7 +138,11 @@ func newHTTPRun(g *HTTPGrant) (*httpRun, error) {
 }
 
 func (h *httpRun) close() {
+	if h.pending != nil {
+		h.pending.abandon()
+	}
 	h.wg.Wait()
+	h.conns.closeAll()
 	for _, pf := range h.pooled {
 		pf.file.Close()
 	}
@@ -205,6 +224,7 @@ type outBody struct {
 	trailers [][2]string
 	aborted  bool
 	once     sync.Once
+	ex       *syncEx // the synchronous exchange sending it, once handled
 }
 
 func (b *outBody) end(abort bool) {
@@ -231,9 +251,11 @@ type httpFuture struct {
 	taken  bool
 	cancel context.CancelFunc
 	body   *inBody // the response body's spool, made at handle
+	sync   *syncEx // the exchange when the guest's thread does it
 }
 
 func (f *httpFuture) drop() {
+	f.sync.abandon()
 	select {
 	case <-f.done:
 		if f.taken {
@@ -920,6 +942,9 @@ var httpTypes = map[string]func(*run, []Value) (Value, error){
 			}
 		}
 		b.end(false)
+		if b.ex.onGuestThread() && !b.ex.written {
+			b.ex.write() // the request waited for its body
+		}
 		return okUnit, nil
 	},
 	"[constructor]request-options": func(r *run, _ []Value) (Value, error) {
@@ -941,8 +966,12 @@ var httpTypes = map[string]func(*run, []Value) (Value, error){
 			if !f.taken {
 				f.body.openEarly(r)
 			}
+			f.sync.completeOnThread()
 			if err := r.awaitHTTP(f.done, "[method]future-incoming-response.subscribe"); err != nil {
 				return nil, err
+			}
+			if r.callCancelled() {
+				return nil, errCallEnded
 			}
 			select {
 			case <-f.done:
@@ -968,6 +997,15 @@ var httpTypes = map[string]func(*run, []Value) (Value, error){
 		f := objAs[*httpFuture](r, a[0])
 		if f == nil {
 			return None, nil
+		}
+		if f.sync.onGuestThread() && f.sync.headReady() {
+			f.sync.completeOnThread() // a guest polling get must see progress
+			if r.callCancelled() {
+				return nil, errCallEnded
+			}
+			if !r.deadline.IsZero() && !time.Now().Before(r.deadline) {
+				return nil, &DeadlineError{Waiting: true, Call: "wasi:http/types#[method]future-incoming-response.get"}
+			}
 		}
 		select {
 		case <-f.done:
@@ -1015,6 +1053,9 @@ var httpTypes = map[string]func(*run, []Value) (Value, error){
 		b.streamed = true
 		if err := r.awaitHTTP(b.spooled, "[method]incoming-body.stream"); err != nil {
 			return nil, err
+		}
+		if r.callCancelled() {
+			return nil, errCallEnded
 		}
 		select {
 		case <-b.spooled:
@@ -1131,6 +1172,14 @@ func (r *run) awaitHTTP(ch <-chan struct{}, fn string) error {
 	return nil
 }
 
+// callCancelled reports whether the caller has cancelled the call: a
+// guest woken from a wait by that ends there, as an epoch stop for the
+// cancellation would end it, rather than running on with the error the
+// cancelled exchange left.
+func (r *run) callCancelled() bool {
+	return r.parentCtx != nil && r.parentCtx.Err() != nil
+}
+
 func httpHandle(r *run, a []Value) (Value, error) {
 	req := objAs[*httpRequest](r, a[0])
 	if req == nil {
@@ -1154,12 +1203,28 @@ func httpHandle(r *run, a []Value) (Value, error) {
 	if g.MaxBodyBytes <= 0 || g.MaxInFlight <= 0 {
 		return Err(internalError("murmur: the wasi:http grant has no bounds")), nil
 	}
+	if r.http.syncEligible(send) {
+		f := r.http.startSync(r, send, req.body, opts)
+		if !r.deadline.IsZero() && !time.Now().Before(r.deadline) {
+			// The deadline passed as the request was dialled or written
+			// (a server reading a large body slowly): the guest was
+			// waiting here.
+			f.sync.abandon()
+			return nil, &DeadlineError{Waiting: true, Call: "wasi:http/outgoing-handler#handle"}
+		}
+		return Ok(r.newObj(f)), nil
+	}
+	if p := r.http.pending; p != nil {
+		p.toAsync() // a second request outstanding: both must progress
+	}
 	ctx, cancel := context.WithDeadline(r.ctx(), r.deadline)
 	in := &inBody{spooled: make(chan struct{}), cancel: cancel, h: r.http}
 	f := &httpFuture{done: make(chan struct{}), cancel: cancel, body: in}
 	r.http.wg.Add(1)
+	r.http.active.Add(1)
 	go func() {
 		defer r.http.wg.Done()
+		defer r.http.active.Add(-1)
 		r.http.exchange(ctx, cancel, send, req.body, opts, f)
 	}()
 	return Ok(r.newObj(f)), nil
@@ -1288,6 +1353,15 @@ func spoolBody(ctx context.Context, resp *http.Response, out *os.File, max int64
 // It answers the error-code ending the body, or nil at its end; a sink's
 // non-nil answer ends it too.
 func readBody(ctx context.Context, resp *http.Response, buf []byte, max int64, between time.Duration, cancel context.CancelFunc, sink func([]byte) Value) Value {
+	return readBodyTo(ctx, resp, buf, max, between, cancel, sink, nil, nil)
+}
+
+// readBodyTo is readBody with the failure mapping code (nil: codeOf) and
+// eof set when the body was read to its clean end.
+func readBodyTo(ctx context.Context, resp *http.Response, buf []byte, max int64, between time.Duration, cancel context.CancelFunc, sink func([]byte) Value, code func(error) Value, eof *bool) Value {
+	if code == nil {
+		code = func(err error) Value { return codeOf(ctx, err) }
+	}
 	var timer *time.Timer
 	var mu sync.Mutex
 	timedOut := false
@@ -1318,6 +1392,9 @@ func readBody(ctx context.Context, resp *http.Response, buf []byte, max int64, b
 		}
 		if rerr != nil {
 			if errors.Is(rerr, errEOF) {
+				if eof != nil {
+					*eof = true
+				}
 				return nil
 			}
 			mu.Lock()
@@ -1326,7 +1403,7 @@ func readBody(ctx context.Context, resp *http.Response, buf []byte, max int64, b
 			if to {
 				return errCode("connection-read-timeout")
 			}
-			return codeOf(ctx, rerr)
+			return code(rerr)
 		}
 		if timer != nil {
 			timer.Reset(between)

@@ -1,0 +1,461 @@
+package wasmhost
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// syncEx is an exchange the guest's own thread does (RATIONALE.md, "The
+// exchange on the guest's thread"): the request is written in handle (or at
+// outgoing-body.finish, if its body was not finished at handle), and the
+// response head read where the guest first waits for it (the future's
+// subscribe, or a get that finds the head arriving), on a connection of
+// the run's pool, with no goroutine in between. A body of at most
+// smallBody declared bytes is read there too; a larger or chunked one is
+// spooled by a goroutine, as the transport's exchange does.
+//
+// Where it does not fit, the exchange is handed to a goroutine (async),
+// which runs the same steps: the guest making a second request while this
+// one is outstanding (both must progress), or waiting for the response
+// before it finished the request's body. Only the guest's thread decides
+// (handle, subscribe, finish and drop all run on it); once async the
+// goroutine alone touches the connection.
+type syncEx struct {
+	h        *httpRun
+	ctx      context.Context
+	cancel   context.CancelFunc
+	send     HTTPRequest
+	body     *outBody
+	opts     requestOptions
+	f        *httpFuture
+	deadline time.Time
+
+	hreq      *http.Request
+	c         *hconn
+	stopKill  func() bool
+	written   bool
+	writtenAt time.Time
+	async     bool
+	ended     bool
+}
+
+// syncExchanges enables the synchronous exchange; tests turn it off to
+// hold the transport's exchange to the same checks.
+var syncExchanges = true
+
+// syncEligible reports whether a request can take the synchronous path:
+// a capsule's (spool) run with nothing else in flight.
+func (h *httpRun) syncEligible(send HTTPRequest) bool {
+	if h.live || h.active.Load() != 0 || !syncExchanges {
+		return false
+	}
+	s := send.effectiveScheme()
+	return s == "http" || s == "https"
+}
+
+// startSync begins a synchronous exchange in handle: it takes an in-flight
+// slot and writes the request if its body is finished (or it has none).
+func (h *httpRun) startSync(r *run, send HTTPRequest, body *outBody, opts requestOptions) *httpFuture {
+	ctx, cancel := context.WithCancel(r.ctx())
+	in := &inBody{spooled: make(chan struct{}), cancel: cancel, h: h}
+	f := &httpFuture{done: make(chan struct{}), cancel: cancel, body: in}
+	ex := &syncEx{h: h, ctx: ctx, cancel: cancel, send: send, body: body, opts: opts, f: f, deadline: r.deadline}
+	f.sync = ex
+	if body != nil {
+		body.ex = ex
+	}
+	h.active.Add(1)
+	h.sem <- struct{}{} // free: nothing else is in flight
+	h.pending = ex
+	if body == nil || body.isFinished() {
+		ex.write()
+	}
+	return f
+}
+
+func (b *outBody) isFinished() bool {
+	select {
+	case <-b.finished:
+		return true
+	default:
+		return false
+	}
+}
+
+// toAsync hands the exchange to a goroutine. Called on the guest's thread.
+func (ex *syncEx) toAsync() {
+	if ex.async || ex.ended {
+		return
+	}
+	ex.async = true
+	if ex.h.pending == ex {
+		ex.h.pending = nil
+	}
+	ex.h.wg.Add(1)
+	go func() {
+		defer ex.h.wg.Done()
+		ex.complete()
+	}()
+}
+
+// onGuestThread reports whether the guest's thread still owns ex.
+func (ex *syncEx) onGuestThread() bool { return ex != nil && !ex.async && !ex.ended }
+
+// fail ends the exchange with an error-code before a response.
+func (ex *syncEx) fail(code Value) {
+	in := ex.f.body
+	in.closeFile()
+	in.err = code
+	close(in.spooled)
+	ex.f.err = code
+	close(ex.f.done)
+	ex.end(false)
+}
+
+// end gives the connection back (reuse: the response was read to its end
+// and neither side asked to close) or closes it, and frees the slot.
+func (ex *syncEx) end(reuse bool) {
+	if ex.ended {
+		return
+	}
+	ex.ended = true
+	if !ex.async && ex.h.pending == ex {
+		ex.h.pending = nil // (an async one was taken off by toAsync, on the guest's thread)
+	}
+	if c := ex.c; c != nil {
+		ex.c = nil
+		if ex.stopKill != nil && !ex.stopKill() {
+			reuse = false // cancelled: kill has run or is running
+		}
+		if reuse {
+			c.raw.limit(time.Time{}, 0, nil)
+			ex.h.conns.put(c)
+		} else {
+			c.close()
+		}
+	}
+	ex.cancel()
+	<-ex.h.sem
+	ex.h.active.Add(-1)
+}
+
+// abandon is the guest giving the exchange up (its future dropped, the run
+// closing) while its thread owns it.
+func (ex *syncEx) abandon() {
+	if !ex.onGuestThread() {
+		return
+	}
+	select {
+	case <-ex.f.done:
+		ex.end(false)
+	default:
+		ex.fail(internalError("murmur: the request was cancelled"))
+	}
+}
+
+// conn takes a pooled connection to the request's origin, or dials one.
+func (ex *syncEx) conn(fresh bool) error {
+	key := ex.send.effectiveScheme() + "://" + ex.send.Authority
+	var c *hconn
+	if !fresh {
+		c = ex.h.conns.get(key)
+	}
+	if c == nil {
+		var err error
+		c, err = dialSync(ex.ctx, ex.send.effectiveScheme(), ex.send.Authority, ex.opts.connect, ex.deadline)
+		if err != nil {
+			return err
+		}
+	}
+	c.raw.nread = 0
+	ex.c = c
+	ex.stopKill = context.AfterFunc(ex.ctx, c.kill)
+	return nil
+}
+
+// dropConn closes the exchange's connection (a failed or refused one).
+func (ex *syncEx) dropConn() {
+	if ex.c == nil {
+		return
+	}
+	ex.stopKill()
+	ex.c.close()
+	ex.c = nil
+}
+
+// write sends the request; a failure fails the future.
+func (ex *syncEx) write() {
+	if ex.body != nil && ex.body.aborted {
+		ex.fail(internalError("murmur: the outgoing-body was dropped without finish"))
+		return
+	}
+	hreq, code := buildRequest(ex.ctx, ex.send, ex.body)
+	if code != nil {
+		ex.fail(*code)
+		return
+	}
+	ex.hreq = hreq
+	for attempt := 0; ; attempt++ {
+		if err := ex.conn(attempt > 0); err != nil {
+			ex.fail(ex.code(err))
+			return
+		}
+		err := ex.writeOnce()
+		if err == nil {
+			break
+		}
+		retry := ex.c.reused && attempt == 0 && ex.replayable()
+		ex.dropConn()
+		if !retry {
+			ex.fail(ex.code(err))
+			return
+		}
+	}
+	ex.written, ex.writtenAt = true, time.Now()
+}
+
+func (ex *syncEx) writeOnce() error {
+	ex.c.raw.limit(ex.deadline, 0, nil)
+	if err := ex.hreq.Write(ex.c.bw); err != nil {
+		return err
+	}
+	return ex.c.bw.Flush()
+}
+
+// replayable: the request can be sent again on a new connection after a
+// reused one turned out closed (net/http's rule: an idempotent method, or
+// an idempotency key, and no body of the guest's, which is read once).
+func (ex *syncEx) replayable() bool {
+	if ex.body != nil && ex.body.taken {
+		return false
+	}
+	switch ex.send.Method {
+	case "GET", "HEAD", "OPTIONS", "TRACE":
+		return true
+	}
+	for _, e := range ex.send.Headers {
+		if strings.EqualFold(e[0], "idempotency-key") || strings.EqualFold(e[0], "x-idempotency-key") {
+			return true
+		}
+	}
+	return false
+}
+
+// code maps a connection failure to the error-code a guest expects.
+func (ex *syncEx) code(err error) Value {
+	switch {
+	case errors.Is(err, errKilled):
+		if context.Cause(ex.ctx) == context.DeadlineExceeded {
+			return errCode("HTTP-response-timeout")
+		}
+		return internalError("murmur: the request was cancelled")
+	case errors.Is(err, errCallDeadline):
+		return errCode("HTTP-response-timeout")
+	case errors.Is(err, errFirstByteTimeout), errors.Is(err, errBetweenBytes):
+		return errCode("connection-read-timeout")
+	}
+	return codeOf(ex.ctx, err)
+}
+
+// headReady reports whether the response head has started to arrive (a
+// get can then read it without waiting on the server), or a limit on it
+// has passed.
+func (ex *syncEx) headReady() bool {
+	if !ex.written || ex.c == nil {
+		return false
+	}
+	// A limit that has passed is ready too: readHead then ends at once.
+	now := time.Now()
+	if !ex.deadline.IsZero() && !now.Before(ex.deadline) ||
+		ex.opts.firstByte > 0 && !now.Before(ex.writtenAt.Add(ex.opts.firstByte)) {
+		return true
+	}
+	return ex.c.br.Buffered() > 0 || !ex.c.idleOK()
+}
+
+// complete reads the response (and a small body), waiting for the request
+// to be written first if it is not yet (async only).
+func (ex *syncEx) complete() {
+	if ex.ended {
+		return
+	}
+	if !ex.written {
+		if ex.c == nil && ex.f.err == nil && ex.body != nil {
+			select {
+			case <-ex.body.finished:
+			case <-ex.ctx.Done():
+				ex.fail(ex.code(errKilled))
+				return
+			}
+			ex.write()
+		}
+		if ex.ended || !ex.written {
+			return
+		}
+	}
+	resp, err := ex.readHead()
+	if err != nil && ex.c.reused && ex.c.raw.nread == 0 && ex.replayable() && !errors.Is(err, errKilled) &&
+		!errors.Is(err, errCallDeadline) && !errors.Is(err, errFirstByteTimeout) {
+		// The server closed the idle connection as the request went out.
+		ex.dropConn()
+		ex.written = false
+		ex.write()
+		if ex.ended {
+			return
+		}
+		resp, err = ex.readHead()
+	}
+	if err != nil {
+		if ex.c != nil && ex.c.raw.nread == 0 && (errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF)) {
+			// Closed before a byte of the answer: not an answer cut
+			// short (ReadResponse's unexpected EOF) but a connection
+			// ended under the request.
+			err = syscall.ECONNRESET
+		}
+		ex.fail(ex.code(err))
+		return
+	}
+	h, f, in := ex.h, ex.f, ex.f.body
+	if resp.ContentLength > h.grant.MaxBodyBytes {
+		resp.Body.Close()
+		ex.fail(Variant{Case: "HTTP-response-body-size", Value: Some(uint64(resp.ContentLength))})
+		return
+	}
+	pf, err := in.spoolFile()
+	if err != nil || pf == nil {
+		resp.Body.Close()
+		ex.fail(internalError(fmt.Sprintf("murmur: spooling the response: %v", err)))
+		return
+	}
+	f.resp = &incomingResponse{status: uint16(resp.StatusCode), headers: fieldsOf(resp.Header, true), body: in}
+	small := resp.ContentLength >= 0 && resp.ContentLength <= smallBody
+	if small || ex.async {
+		ex.spool(resp, pf, small)
+		return
+	}
+	// A large or chunked body: the guest reads it from the spool as it
+	// does the transport's, so it is spooled by a goroutine.
+	close(f.done)
+	ex.async = true
+	if h.pending == ex {
+		h.pending = nil
+	}
+	ex.c.handToPoller()
+	h.wg.Add(1)
+	go func() {
+		defer h.wg.Done()
+		ex.spool(resp, pf, false)
+	}()
+}
+
+// headSpin is how long the guest's thread looks for the response head
+// before sleeping in poll(2). A sleeping thread is woken by the server's
+// write through the scheduler, and on a virtual machine (this one is
+// Firecracker) waking an idle vCPU costs tens of microseconds; a server
+// that answers within the spin saves that. A run whose heads keep missing
+// it (spinGiveUp in a row: a distant or slow server) stops spinning, and
+// tries again every spinRetry requests.
+const (
+	headSpin   = 50 * time.Microsecond
+	spinGiveUp = 3
+	spinRetry  = 16
+)
+
+// readHead reads the response head, skipping 1xx interim responses, within
+// the first-byte timeout (from the request's write) and the deadline.
+func (ex *syncEx) readHead() (*http.Response, error) {
+	raw := ex.c.raw
+	raw.limit(ex.deadline, 0, nil)
+	if ex.opts.firstByte > 0 {
+		if t := ex.writtenAt.Add(ex.opts.firstByte); ex.deadline.IsZero() || t.Before(ex.deadline) {
+			raw.until, raw.limitErr = t, errFirstByteTimeout
+		}
+	}
+	spun := false
+	// Only the guest's thread spins (and keeps the run's counts): a
+	// goroutine's wait costs no one's latency.
+	if !ex.async && (ex.h.spinMisses < spinGiveUp || ex.h.spinTries%spinRetry == 0) {
+		raw.spin, raw.spinHit, spun = headSpin, false, true
+		ex.h.spinTries++
+	}
+	defer func() {
+		// A head there before any wait left the spin unused: a hit too.
+		hit := raw.spinHit || raw.spin > 0
+		raw.spin = 0
+		if !spun {
+			return
+		}
+		if hit {
+			ex.h.spinMisses = 0
+		} else {
+			ex.h.spinMisses++
+		}
+	}()
+	for {
+		resp, err := http.ReadResponse(ex.c.br, ex.hreq)
+		if err != nil {
+			return nil, err
+		}
+		if resp.StatusCode >= 100 && resp.StatusCode < 200 && resp.StatusCode != http.StatusSwitchingProtocols {
+			continue
+		}
+		return resp, nil
+	}
+}
+
+// spool reads the body into pf (done closed first unless small), then
+// ends the exchange.
+func (ex *syncEx) spool(resp *http.Response, pf *poolFile, small bool) {
+	in, f := ex.f.body, ex.f
+	if !small {
+		select {
+		case <-f.done:
+		default:
+			close(f.done)
+		}
+	}
+	raw := ex.c.raw
+	raw.between(ex.deadline, ex.opts.betweenBytes, errBetweenBytes)
+	bp := spoolBufs.Get().(*[]byte)
+	eof := false
+	in.err = readBodyTo(ex.ctx, resp, *bp, ex.h.grant.MaxBodyBytes, 0, nil, func(b []byte) Value {
+		if _, err := pf.file.Write(b); err != nil {
+			return internalError("murmur: spooling the response: " + err.Error())
+		}
+		return nil
+	}, ex.code, &eof)
+	spoolBufs.Put(bp)
+	resp.Body.Close()
+	in.closeFile()
+	if in.err == nil {
+		in.trailers = fieldsOf(resp.Trailer, true).entries
+	}
+	close(in.spooled)
+	if small {
+		close(f.done)
+	}
+	ex.end(eof && in.err == nil && !resp.Close && !ex.hreq.Close)
+}
+
+// completeOnThread is the guest's first wait for the response (the
+// future's subscribe): the exchange is done here, on its thread, unless
+// the request's body is still to be finished, which needs the guest: then
+// a goroutine takes it over.
+func (ex *syncEx) completeOnThread() {
+	if !ex.onGuestThread() {
+		return
+	}
+	if !ex.written {
+		if ex.f.err == nil {
+			ex.toAsync()
+		}
+		return
+	}
+	ex.complete()
+}
