@@ -193,13 +193,14 @@ func TestDriverComponentsFail(t *testing.T) {
 		{"cut", fakeprovider.Reply{Text: []string{"Let me ", "echo that."}, CutAfter: 4}, ""},
 	}
 	for _, dc := range driverComponents {
+		fp := fakeprovider.NewAnthropic()
+		defer fp.Close()
+		d := componentDriver(t, dc.path, fp.URL, "sk-real-key", 30)
 		for _, tc := range cases {
 			t.Run(dc.name+"/"+tc.name, func(t *testing.T) {
-				fp := fakeprovider.NewAnthropic()
-				defer fp.Close()
 				fp.Push(tc.reply)
-				d := componentDriver(t, dc.path, fp.URL, "sk-real-key", 30)
 				_, err := d.Call(context.Background(), userRequest("hi"), nil)
+				t.Log(err)
 				var de *driver.Error
 				if !errors.As(err, &de) || de.Kind != driver.KindProvider || !strings.Contains(de.Message, "status failed: ") {
 					t.Fatalf("want the component's status failed, got %v", err)
