@@ -12,8 +12,10 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/murmur-go/murmur/internal/driver"
 	"github.com/murmur-go/murmur/internal/driver/builtin/providers"
@@ -473,4 +475,133 @@ func BenchmarkDriverTurnCGoBuiltin(b *testing.B) {
 		b.ReportMetric(float64(wall[k].Nanoseconds())/n, "ns/turn-"+tr.name)
 		b.ReportMetric(float64(cpu[k].Nanoseconds())/n, "cpu-ns/turn-"+tr.name)
 	}
+}
+
+// TestCDriverLiveBodyDeadline: a provider that holds the stream after the
+// first text delta: the C driver relays that chunk at once, then waits on
+// the body's pollable until the turn's deadline, which names that wait.
+func TestCDriverLiveBodyDeadline(t *testing.T) {
+	fp := fakeprovider.NewAnthropic()
+	defer fp.Close()
+	fp.Push(fakeprovider.Reply{Text: []string{"Let me ", "echo that."}, HangAfter: 4})
+	d := componentDriver(t, cDriverWasm, fp.URL, "sk-real-key", 2)
+	var chunks []string
+	_, err := d.Call(context.Background(), userRequest("hi"), func(text string) { chunks = append(chunks, text) })
+	if len(chunks) != 1 || chunks[0] != "Let me " {
+		t.Fatalf("chunks before the deadline %q (error %v)", chunks, err)
+	}
+	// The driver waits in pollable.block on the stream's pollable; the host
+	// names a live body's waits after its stream's blocking-read whichever
+	// call waits (wasmhost's liveReadCall).
+	var de *wasmhost.DeadlineError
+	if !errors.As(err, &de) || !de.Waiting ||
+		(de.Call != "wasi:io/poll#[method]pollable.block" && de.Call != "wasi:io/streams#[method]input-stream.blocking-read") {
+		t.Fatalf("want a DeadlineError waiting on the body, got %#v (%v)", de, err)
+	}
+}
+
+// TestCDriverNoHostLeak: 1,000 streamed turns of the C driver, each a fresh
+// instance that drops its resources in order, leave no descriptors or
+// goroutines behind.
+func TestCDriverNoHostLeak(t *testing.T) {
+	fp := fakeprovider.NewAnthropic()
+	defer fp.Close()
+	d := componentDriver(t, cDriverWasm, fp.URL, "sk-real-key", 30)
+	fp.Push(toolReply())
+	if _, err := d.Call(context.Background(), toolTurnRequest(), nil); err != nil { // warm
+		t.Fatal(err)
+	}
+	fds0, g0 := hostUse(t)
+	for i := range 1000 {
+		fp.Push(toolReply())
+		if _, err := d.Call(context.Background(), toolTurnRequest(), nil); err != nil {
+			t.Fatalf("turn %d: %v", i, err)
+		}
+	}
+	var fds, g int
+	for range 100 {
+		if fds, g = hostUse(t); fds <= fds0+2 && g <= g0+2 {
+			return
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Fatalf("after 1,000 turns: %d fds (before %d), %d goroutines (before %d)", fds, fds0, g, g0)
+}
+
+// FuzzCDriverRequest: whatever tool-input.data holds, the C driver returns
+// (passed or failed), never traps. The policy denies every request, so a
+// request that parses ends at wasi:http as failed too.
+func FuzzCDriverRequest(f *testing.F) {
+	for _, s := range []string{`{}`, `{"model":"m","max_tokens":5,"messages":[{"role":"user","content":[{"type":"text","text":"hi \u00e9"}]}]}`,
+		`{"messages":[{"role":"tool","tool_call_id":"t","content":[{"type":"text","text":"x"}]}],"tools":[{"name":"a","parameters":{"type":"object"}}]}`,
+		`{"messages":[{"role":"assistant","content":[{"type":"tool_call","id":"i","name":"n","input":{"a":[1,2,{"b":null}]}}]}]}`,
+		`{"system":"\ud83d\ude00\ud800x\\"}`, `[`, `"`, `{"a":`} {
+		f.Add(s)
+	}
+	src, err := os.ReadFile(cDriverWasm)
+	if err != nil {
+		f.Fatal(err)
+	}
+	comp, err := testEngine.Compile(src)
+	if err != nil {
+		f.Fatal(err)
+	}
+	defer comp.Close()
+	lim := sandbox.Limits(manifest.EffLimits{DeadlineSeconds: 10, MemoryBytes: 64 << 20, TableElements: 1000, Instances: 10})
+	f.Fuzz(func(t *testing.T, data string) {
+		if !utf8.ValidString(data) {
+			t.Skip("a WIT string is UTF-8: the host cannot pass this")
+		}
+		h := wasmhost.NewHost()
+		wit.GrantTextChunks(h, func(context.Context, string, bool) error { return nil })
+		wit.GrantHTTP(h, nil, slog.New(slog.DiscardHandler))
+		inst, err := testEngine.Instantiate(context.Background(), comp, wasmhost.RunConfig{Kind: wasmhost.RunDriver, Limits: lim, Host: h,
+			WASI: wasmhost.WASI{Env: map[string]string{"MURMUR_INFERENCE_ENDPOINT": "http://127.0.0.1:9"}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer inst.Close()
+		res, err := wit.CallToolRun(context.Background(), inst, wit.ToolInput{Data: &data})
+		if err != nil {
+			t.Fatalf("the call did not return: %v", err)
+		}
+		if res.Status != wit.StatusFailed || res.Summary == nil || *res.Summary == "" {
+			t.Fatalf("result %+v, want failed with a reason", res)
+		}
+	})
+}
+
+// FuzzCDriverStream: whatever the provider streams, the C driver answers
+// (passed with a response the host accepts, or failed), never traps.
+func FuzzCDriverStream(f *testing.F) {
+	for _, s := range []string{
+		"data: {\"type\":\"message_start\",\"message\":{\"usage\":{\"input_tokens\":3}}}\n\ndata: {\"type\":\"content_block_start\",\"content_block\":{\"type\":\"text\",\"text\":\"\"}}\n\ndata: {\"type\":\"content_block_delta\",\"delta\":{\"type\":\"text_delta\",\"text\":\"h\\u00e9\"}}\n\ndata: {\"type\":\"content_block_stop\"}\n\ndata: {\"type\":\"message_stop\"}\n\n",
+		"data: {\"type\":\"content_block_start\",\"content_block\":{\"type\":\"tool_use\",\"id\":\"a\",\"name\":\"b\"}}\ndata: {\"type\":\"content_block_delta\",\"delta\":{\"type\":\"input_json_delta\",\"partial_json\":\"{}\"}}\ndata: {\"type\":\"content_block_stop\"}\ndata: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"tool_use\"},\"usage\":{\"output_tokens\":2}}\ndata: {\"type\":\"message_stop\"}\n",
+		"data: {\"type\":\"error\",\"error\":{\"message\":\"x\"}}\n", "data: ", "data: {\r\n", "\n\n\n",
+	} {
+		f.Add(s)
+	}
+	var body atomicString
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(200)
+		fmt.Fprint(w, body.load())
+	}))
+	defer srv.Close()
+	d := componentDriver(f, cDriverWasm, srv.URL, "sk-real-key", 10)
+	f.Fuzz(func(t *testing.T, stream string) {
+		body.store(stream)
+		_, err := d.Call(context.Background(), userRequest("hi"), nil)
+		var de *driver.Error
+		if err != nil && (!errors.As(err, &de) || de.Kind != driver.KindProvider || !strings.Contains(de.Message, "status failed: ")) {
+			t.Fatalf("want a response or status failed, got %v", err)
+		}
+	})
+}
+
+type atomicString struct{ v atomic.Value }
+
+func (a *atomicString) store(s string) { a.v.Store(s) }
+func (a *atomicString) load() string {
+	s, _ := a.v.Load().(string)
+	return s
 }

@@ -279,6 +279,40 @@ static void put_utf8(buf *b, u32 r) {
 	}
 }
 
+// utf8_len answers the length of the valid UTF-8 sequence at p (n bytes
+// left), 0 when none starts there.
+static u32 utf8_len(const u8 *p, u32 n) {
+	u8 c = p[0];
+	if (c < 0x80) return 1;
+	u32 k;
+	u8 lo = 0x80, hi = 0xBF;
+	if (c >= 0xC2 && c <= 0xDF) k = 2;
+	else if (c >= 0xE0 && c <= 0xEF) {
+		k = 3;
+		if (c == 0xE0) lo = 0xA0;
+		if (c == 0xED) hi = 0x9F; // no surrogates
+	} else if (c >= 0xF0 && c <= 0xF4) {
+		k = 4;
+		if (c == 0xF0) lo = 0x90;
+		if (c == 0xF4) hi = 0x8F;
+	} else return 0;
+	if (n < k || p[1] < lo || p[1] > hi) return 0;
+	for (u32 i = 2; i < k; i++)
+		if (p[i] < 0x80 || p[i] > 0xBF) return 0;
+	return k;
+}
+
+// put_utf8_valid copies p, each byte that starts no valid UTF-8 sequence
+// replaced by U+FFFD: every string the driver hands the host is UTF-8, as
+// the component model requires.
+static void put_utf8_valid(buf *b, const char *p, u32 n) {
+	for (u32 i = 0; i < n;) {
+		u32 k = utf8_len((const u8 *)p + i, n - i);
+		if (k) put(b, p + i, k), i += k;
+		else put(b, "\xEF\xBF\xBD", 3), i++;
+	}
+}
+
 // string reads a JSON string into out (unescaped, UTF-8; \uXXXX with
 // surrogate pairs; a lone surrogate becomes U+FFFD, as Go's decoder does).
 // out may be 0 to only skip it.
@@ -288,6 +322,13 @@ static int string(jr *j, buf *out) {
 		u8 c = (u8)*j->p++;
 		if (c == '"') return 1;
 		if (c < 0x20) return fail(j, "control character in a string");
+		if (c >= 0x80) {
+			const char *at = j->p - 1;
+			u32 k = utf8_len((const u8 *)at, (u32)(j->e - at));
+			if (out) put_utf8_valid(out, at, k ? k : 1);
+			j->p = at + (k ? k : 1);
+			continue;
+		}
 		if (c != '\\') {
 			if (out) putc_(out, (char)c);
 			continue;
@@ -717,6 +758,7 @@ typedef struct {
 	i64 input_tokens, output_tokens;
 	const char *stop_reason;
 	int open, stopped; // a content block is open; message_stop was seen
+	u32 tool_calls;
 	block cur;
 	buf text, partial;
 } response;
@@ -811,7 +853,9 @@ static int on_event(response *out, str data) {
 		block *b = &out->blocks[out->nblocks - 1];
 		if (str_eq(out->cur.type, "tool_use")) {
 			str in = out->partial.n ? buf_str(&out->partial) : S("{}");
+			if (!out->cur.name.n) return failed("a tool_use block without a name", out->cur.id);
 			if (!whole(in)) return failed("the input of a tool call is not JSON", out->cur.id);
+			out->tool_calls++;
 			*b = (block){S("tool_call"), {0, 0}, out->cur.id, out->cur.name, in};
 			out->partial = (buf){0};
 		} else {
@@ -850,7 +894,7 @@ static void put_response(buf *b, response *r) {
 		if (i) putc_(b, ',');
 		puts_(b, "{\"type\":");
 		put_json(b, c->type);
-		if (c->text.n) puts_(b, ",\"text\":"), put_json(b, c->text);
+		if (c->text.n || str_eq(c->type, "text")) puts_(b, ",\"text\":"), put_json(b, c->text);
 		if (c->id.n) puts_(b, ",\"id\":"), put_json(b, c->id);
 		if (c->name.n) puts_(b, ",\"name\":"), put_json(b, c->name);
 		if (c->input.n) puts_(b, ",\"input\":"), put_str(b, c->input);
@@ -1070,7 +1114,9 @@ static int call(str body, response *out) {
 		const char *st = status_text(status);
 		if (*st) putc_(&msg, ' '), puts_(&msg, st);
 		putc_(&msg, 0);
-		ok = failed(msg.p, buf_str(&line));
+		buf body = {0};
+		put_utf8_valid(&body, line.p, line.n);
+		ok = failed(msg.p, buf_str(&body));
 	} else {
 		while (ok && (r = read_some(s, rbuf, &p, &n)) > 0) {
 			for (u32 i = 0; ok && i < n; i++) {
@@ -1086,6 +1132,8 @@ static int call(str body, response *out) {
 		if (ok && r < 0) ok = failed("reading the provider's stream failed (the connection was cut?)", S(""));
 		if (ok && line.n) ok = on_line(out, line.p, line.n);
 		if (ok && !out->stopped) ok = failed("the provider's stream ended before message_stop", S(""));
+		if (ok && !out->tool_calls && str_eq(S(out->stop_reason), "tool_call"))
+			ok = failed("the provider stopped for tool_use without a tool_use block", S(""));
 	}
 	input_drop(s);
 	inbody_drop(ib);
