@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -443,6 +444,34 @@ func BenchmarkDriverTurnCGoBuiltin(b *testing.B) {
 		}
 	}
 	req := toolTurnRequest()
+	// exchange is the turn's HTTP exchange alone, in Go: the same POST and
+	// the whole SSE body read, on a kept-alive connection (shared, as the
+	// built-in driver's SDK client does) or on a new one (fresh, as the
+	// host's wasi:http has: a transport per run).
+	body, _ := json.Marshal(map[string]any{"model": "test-model", "max_tokens": 1024, "stream": true,
+		"messages": []any{map[string]any{"role": "user", "content": []any{map[string]any{"type": "text", "text": "echo hi"}}}}})
+	shared := &http.Transport{}
+	defer shared.CloseIdleConnections()
+	exchange := func(fresh bool) func() error {
+		return func() error {
+			tr := shared
+			if fresh {
+				tr = &http.Transport{}
+				defer tr.CloseIdleConnections()
+			}
+			hr, _ := http.NewRequest("POST", fp.URL+"/v1/messages", strings.NewReader(string(body)))
+			hr.Header.Set("content-type", "application/json")
+			hr.Header.Set("x-api-key", "sk-real-key")
+			hr.Header.Set("anthropic-version", "2023-06-01")
+			resp, err := tr.RoundTrip(hr)
+			if err != nil {
+				return err
+			}
+			defer resp.Body.Close()
+			_, err = io.Copy(io.Discard, resp.Body)
+			return err
+		}
+	}
 	turns := []struct {
 		name  string
 		reply bool
@@ -453,6 +482,8 @@ func BenchmarkDriverTurnCGoBuiltin(b *testing.B) {
 		{"builtin", true, func() error { _, err := bi.Call(context.Background(), req, nil); return err }},
 		{"instantiate-c", false, instantiate(cDriverWasm, cd)},
 		{"instantiate-gokit", false, instantiate(httpDriverWasm, gd)},
+		{"exchange-shared", true, exchange(false)},
+		{"exchange-fresh", true, exchange(true)},
 	}
 	wall := make([]time.Duration, len(turns))
 	cpu := make([]time.Duration, len(turns))
@@ -604,4 +635,115 @@ func (a *atomicString) store(s string) { a.v.Store(s) }
 func (a *atomicString) load() string {
 	s, _ := a.v.Load().(string)
 	return s
+}
+
+// BenchmarkCDriverTurn is the C driver's turn alone, for a CPU profile of
+// the host's side of it (go test -bench CDriverTurn -cpuprofile).
+func BenchmarkCDriverTurn(b *testing.B) {
+	fp := fakeprovider.NewAnthropic()
+	defer fp.Close()
+	d := componentDriver(b, cDriverWasm, fp.URL, "sk-real-key", 30)
+	req := toolTurnRequest()
+	for b.Loop() {
+		fp.Push(toolReply())
+		if _, err := d.Call(context.Background(), req, nil); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkCDriverTurnProfile times the host calls of a C driver turn from
+// inside the guest: MURMUR_CDRIVER_PROFILE names a profiling build of
+// driver.c (-DMURMUR_PROFILE, world driver-c-profile; docs/benchmarks.md),
+// whose last chunk holds, per kind of host call, the nanoseconds spent in
+// it and the number of calls. Per turn it reports each kind's ns and calls,
+// the guest's whole run ("total"), and the turn's wall time ("turn"):
+// turn - total is the host's work outside the guest's run (instantiation,
+// lifting and lowering the call, closing the instance).
+func BenchmarkCDriverTurnProfile(b *testing.B) {
+	path := os.Getenv("MURMUR_CDRIVER_PROFILE")
+	if path == "" {
+		b.Skip("MURMUR_CDRIVER_PROFILE names no profiling build of the C driver")
+	}
+	fp := fakeprovider.NewAnthropic()
+	defer fp.Close()
+	d := componentDriver(b, path, fp.URL, "sk-real-key", 30)
+	req := toolTurnRequest()
+	ns, calls := map[string]float64{}, map[string]float64{}
+	var kinds []string
+	var wall time.Duration
+	for b.Loop() {
+		fp.Push(toolReply())
+		t0 := time.Now()
+		_, err := d.Call(context.Background(), req, func(text string) {
+			rest, ok := strings.CutPrefix(text, "PROFILE ")
+			if !ok {
+				return
+			}
+			for _, f := range strings.Fields(rest) {
+				var k string
+				var n, c float64
+				name, val, _ := strings.Cut(f, "=")
+				k = name
+				fmt.Sscanf(val, "%g/%g", &n, &c)
+				if _, seen := ns[k]; !seen {
+					kinds = append(kinds, k)
+				}
+				ns[k] += n
+				calls[k] += c
+			}
+		})
+		wall += time.Since(t0)
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+	n := float64(b.N)
+	for _, k := range kinds {
+		b.ReportMetric(ns[k]/n, "ns/"+k)
+		if k != "total" {
+			b.ReportMetric(calls[k]/n, "calls/"+k)
+		}
+	}
+	b.ReportMetric(float64(wall.Nanoseconds())/n, "ns/turn")
+}
+
+// BenchmarkCDriverInstantiate is a bare instance of the C driver as every
+// turn makes one (its host's imports granted, the instance made and closed,
+// nothing called): "host" builds the turn's wasmhost.Host as Driver.Call
+// does, "instance" reuses one Host.
+func BenchmarkCDriverInstantiate(b *testing.B) {
+	src, err := os.ReadFile(cDriverWasm)
+	if err != nil {
+		b.Fatal(err)
+	}
+	comp, err := testEngine.Compile(src)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer comp.Close()
+	lim := sandbox.Limits(manifest.EffLimits{DeadlineSeconds: 30, MemoryBytes: 256 << 20, TableElements: 50000, Instances: 10})
+	newHost := func() *wasmhost.Host {
+		h := wasmhost.NewHost()
+		wit.GrantTextChunks(h, func(context.Context, string, bool) error { return nil })
+		wit.GrantHTTP(h, nil, slog.New(slog.DiscardHandler))
+		return h
+	}
+	env := map[string]string{"MURMUR_INFERENCE_ENDPOINT": "http://127.0.0.1:9", "MURMUR_INFERENCE_API_KEY": "x"}
+	shared := newHost()
+	for _, k := range []struct {
+		name string
+		host func() *wasmhost.Host
+	}{{"host", newHost}, {"instance", func() *wasmhost.Host { return shared }}} {
+		b.Run(k.name, func(b *testing.B) {
+			for b.Loop() {
+				inst, err := testEngine.Instantiate(context.Background(), comp, wasmhost.RunConfig{Kind: wasmhost.RunDriver, Limits: lim,
+					WASI: wasmhost.WASI{Args: []string{"driver"}, Env: env}, Host: k.host()})
+				if err != nil {
+					b.Fatal(err)
+				}
+				inst.Close()
+			}
+		})
+	}
 }

@@ -62,6 +62,29 @@ IMPORT(IO, "[method]output-stream.blocking-flush") void output_flush(u32 s, u8 *
 IMPORT(IO, "[resource-drop]output-stream") void output_drop(u32 s);
 IMPORT("wasi:io/error@0.2.12", "[resource-drop]error") void ioerror_drop(u32 e);
 
+// A profiling build (-DMURMUR_PROFILE, world driver-c-profile) times the
+// host calls by kind with wasi:clocks and emits the totals as a last chunk
+// "PROFILE kind=ns/calls ..." (docs/benchmarks.md); the committed build has
+// none of it.
+enum { P_ENV, P_SETUP, P_WRITE, P_HANDLE, P_WAIT, P_RESP, P_READ, P_BLOCK, P_EMIT, P_DROP, P_TOTAL, P_CLOCK, P_KINDS };
+#ifdef MURMUR_PROFILE
+IMPORT("wasi:clocks/monotonic-clock@0.2.12", "now") u64 clock_now(void);
+static u64 prof_ns[P_KINDS];
+static u32 prof_n[P_KINDS];
+#define PROF(k, stmt)                           \
+	do {                                    \
+		u64 t_ = clock_now();           \
+		stmt;                           \
+		prof_ns[k] += clock_now() - t_; \
+		prof_n[k]++;                    \
+	} while (0)
+#else
+#define PROF(k, stmt) \
+	do {          \
+		stmt; \
+	} while (0)
+#endif
+
 // clang may call these for struct copies and loops; bulk memory (-mbulk-memory)
 // makes the builtins single instructions.
 void *memcpy(void *d, const void *s, size_t n) { return __builtin_memcpy(d, s, n); }
@@ -843,7 +866,7 @@ static int on_event(response *out, str data) {
 		if (!out->open) return 1;
 		if (str_eq(ev.delta_type, "text_delta")) {
 			put_str(&out->text, ev.delta_text);
-			if (ev.delta_text.n) emit_chunk(ev.delta_text.p, ev.delta_text.n);
+			if (ev.delta_text.n) PROF(P_EMIT, emit_chunk(ev.delta_text.p, ev.delta_text.n));
 		} else if (str_eq(ev.delta_type, "input_json_delta")) {
 			put_str(&out->partial, ev.delta_partial);
 		}
@@ -1001,7 +1024,7 @@ static int read_some(u32 s, u8 *rbuf, const char **p, u32 *n) {
 	for (;;) {
 		scratch = rbuf;
 		scratch_cap = READ_CHUNK;
-		input_read(s, READ_CHUNK, RET);
+		PROF(P_READ, input_read(s, READ_CHUNK, RET));
 		scratch = 0;
 		if (RET[0]) {
 			if (RET[4] == 0) {
@@ -1013,9 +1036,7 @@ static int read_some(u32 s, u8 *rbuf, const char **p, u32 *n) {
 		*p = (const char *)RET32(4);
 		*n = RET32(8);
 		if (*n) return 1;
-		u32 poll = input_subscribe(s);
-		pollable_block(poll);
-		pollable_drop(poll);
+		PROF(P_BLOCK, u32 poll = input_subscribe(s); pollable_block(poll); pollable_drop(poll));
 	}
 }
 
@@ -1037,42 +1058,46 @@ static int call(str body, response *out) {
 	buf clen = {0};
 	put_int(&clen, body.n);
 
-	u32 f = fields_new();
-	if (!header(f, "content-type", S("application/json")) || !header(f, "accept", S("text/event-stream")) ||
-	    !header(f, "anthropic-version", S("2023-06-01")) || !header(f, "x-api-key", env_key) ||
-	    !header(f, "content-length", buf_str(&clen)))
-		return 0;
-	u32 req = request_new(f);
-	if (request_set_method(req, 2, "POST", 4) || request_set_scheme(req, 1, scheme, "", 0) ||
-	    request_set_authority(req, 1, authority.p, authority.n) || request_set_path(req, 1, path.p, path.n)) {
+	u32 f, req;
+	int bad;
+	PROF(P_SETUP, f = fields_new();
+	     bad = !header(f, "content-type", S("application/json")) || !header(f, "accept", S("text/event-stream")) ||
+		   !header(f, "anthropic-version", S("2023-06-01")) || !header(f, "x-api-key", env_key) ||
+		   !header(f, "content-length", buf_str(&clen)));
+	if (bad) return 0;
+	PROF(P_SETUP, req = request_new(f);
+	     bad = request_set_method(req, 2, "POST", 4) || request_set_scheme(req, 1, scheme, "", 0) ||
+		   request_set_authority(req, 1, authority.p, authority.n) || request_set_path(req, 1, path.p, path.n));
+	if (bad) {
 		request_drop(req);
 		return failed("wasi:http: invalid request URL", env_endpoint);
 	}
-	request_body(req, RET);
+	PROF(P_SETUP, request_body(req, RET));
 	if (RET[0]) {
 		request_drop(req);
 		return failed("wasi:http: the request has no body", S(""));
 	}
 	u32 ob = RET32(4);
-	if (!write_all(ob, body)) {
+	PROF(P_WRITE, bad = !write_all(ob, body));
+	if (bad) {
 		request_drop(req);
 		return 0;
 	}
-	outbody_finish(ob, 0, 0, RET);
+	PROF(P_WRITE, outbody_finish(ob, 0, 0, RET));
 	if (RET[0]) {
 		request_drop(req);
 		return http_error(RET[8]);
 	}
-	http_handle(req, 0, 0, RET);
+	PROF(P_HANDLE, http_handle(req, 0, 0, RET));
 	if (RET[0]) return http_error(RET[8]);
 	u32 fut = RET32(8);
-	for (;;) {
+	PROF(P_WAIT, for (;;) {
 		future_get(fut, RET);
 		if (RET[0]) break;
 		u32 p = future_subscribe(fut);
 		pollable_block(p);
 		pollable_drop(p);
-	}
+	});
 	if (RET[8]) {
 		future_drop(fut);
 		return failed("wasi:http: the response was already taken", S(""));
@@ -1083,15 +1108,15 @@ static int call(str body, response *out) {
 		return http_error(code);
 	}
 	u32 resp = RET32(24);
-	u32 status = response_status(resp);
-	response_consume(resp, RET);
+	u32 status;
+	PROF(P_RESP, status = response_status(resp); response_consume(resp, RET));
 	if (RET[0]) {
 		response_drop(resp);
 		future_drop(fut);
 		return failed("wasi:http: the response has no body", S(""));
 	}
 	u32 ib = RET32(4);
-	inbody_stream(ib, RET);
+	PROF(P_RESP, inbody_stream(ib, RET));
 	if (RET[0]) {
 		inbody_drop(ib);
 		response_drop(resp);
@@ -1135,10 +1160,7 @@ static int call(str body, response *out) {
 		if (ok && !out->tool_calls && str_eq(S(out->stop_reason), "tool_call"))
 			ok = failed("the provider stopped for tool_use without a tool_use block", S(""));
 	}
-	input_drop(s);
-	inbody_drop(ib);
-	response_drop(resp);
-	future_drop(fut);
+	PROF(P_DROP, input_drop(s); inbody_drop(ib); response_drop(resp); future_drop(fut));
 	return ok;
 }
 
@@ -1169,6 +1191,9 @@ static u32 *answer(int passed, str summary, str data) {
 EXPORT("murmur:tool/run@0.1.0#run")
 u32 *run(u32 data_some, const char *data, u32 data_len, u32 log_some, const char *log, u32 log_len) {
 	(void)log_some, (void)log, (void)log_len;
+#ifdef MURMUR_PROFILE
+	u64 t0 = clock_now();
+#endif
 	if (!data_some) return answer(0, S("no request"), S(""));
 	request req = {0};
 	const char *err = parse_request((str){data, data_len}, &req);
@@ -1176,12 +1201,30 @@ u32 *run(u32 data_some, const char *data, u32 data_len, u32 log_some, const char
 		failed("the request is not JSON", S(err));
 		return answer(0, buf_str(&reason), S(""));
 	}
-	read_env();
+	PROF(P_ENV, read_env());
 	buf body = {0};
 	wire(&body, &req);
 	response out = {0};
 	out.stop_reason = "end_turn";
-	if (!call(buf_str(&body), &out)) return answer(0, buf_str(&reason), S(""));
+	int ok = call(buf_str(&body), &out);
+#ifdef MURMUR_PROFILE
+	PROF(P_CLOCK, (void)0);
+	prof_ns[P_TOTAL] = clock_now() - t0;
+	prof_n[P_TOTAL] = 1;
+	static const char *names[P_KINDS] = {"env", "setup", "write", "handle", "wait", "resp", "read", "block", "emit", "drop", "total", "clock"};
+	buf pr = {0};
+	puts_(&pr, "PROFILE");
+	for (int k = 0; k < P_KINDS; k++) {
+		putc_(&pr, ' ');
+		puts_(&pr, names[k]);
+		putc_(&pr, '=');
+		put_int(&pr, (i64)prof_ns[k]);
+		putc_(&pr, '/');
+		put_int(&pr, prof_n[k]);
+	}
+	emit_chunk(pr.p, pr.n);
+#endif
+	if (!ok) return answer(0, buf_str(&reason), S(""));
 	buf res = {0};
 	put_response(&res, &out);
 	return answer(1, S(""), buf_str(&res));
