@@ -341,6 +341,10 @@ func TestCDriverBadRequest(t *testing.T) {
 		{"truncated", str(`{"model":"m","messages":[{"role":"user","content":[{"type":"text","text":"hi`), "unterminated string"},
 		{"trailing", str(`{"model":"m"} x`), "data after the request"},
 		{"bad max_tokens", str(`{"max_tokens":"many"}`), "bad number"},
+		{"huge max_tokens", str(`{"max_tokens":123456789012345678901234567890}`), "number out of range"},
+		// A huge number where no number is read is skipped: the parse gets
+		// through, to the endpoint this instance lacks.
+		{"huge number skipped", str(`{"x":123456789012345678901234567890,"tools":[{"parameters":{"maximum":1e999,"m":-123456789012345678901234567890}}]}`), "MURMUR_INFERENCE_ENDPOINT is not an http(s) URL"},
 		{"control character", str("{\"system\":\"a\x01b\"}"), "control character in a string"},
 		{"deep parameters", str(`{"tools":[{"parameters":` + strings.Repeat(`{"a":`, 1000) + "1" + strings.Repeat("}", 1000) + "}]}"), "nested too deeply"},
 	}
@@ -612,29 +616,22 @@ func FuzzCDriverStream(f *testing.F) {
 	} {
 		f.Add(s)
 	}
-	var body atomicString
+	var body atomic.Pointer[string]
+	body.Store(new(string))
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(200)
-		fmt.Fprint(w, body.load())
+		fmt.Fprint(w, *body.Load())
 	}))
 	defer srv.Close()
 	d := componentDriver(f, cDriverWasm, srv.URL, "sk-real-key", 10)
 	f.Fuzz(func(t *testing.T, stream string) {
-		body.store(stream)
+		body.Store(&stream)
 		_, err := d.Call(context.Background(), userRequest("hi"), nil)
 		var de *driver.Error
 		if err != nil && (!errors.As(err, &de) || de.Kind != driver.KindProvider || !strings.Contains(de.Message, "status failed: ")) {
 			t.Fatalf("want a response or status failed, got %v", err)
 		}
 	})
-}
-
-type atomicString struct{ v atomic.Value }
-
-func (a *atomicString) store(s string) { a.v.Store(s) }
-func (a *atomicString) load() string {
-	s, _ := a.v.Load().(string)
-	return s
 }
 
 // BenchmarkCDriverTurn is the C driver's turn alone, for a CPU profile of

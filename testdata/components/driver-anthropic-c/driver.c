@@ -401,16 +401,18 @@ static int string(jr *j, buf *out) {
 
 static int number(jr *j, i64 *v, int *integral) {
 	ws(j);
-	const char *s = j->p;
 	int neg = 0, digits = 0;
 	i64 x = 0;
 	*integral = 1;
 	if (j->p < j->e && *j->p == '-') neg = 1, j->p++;
+	int big = 0; // beyond int64: fine to skip, not to read
 	while (j->p < j->e && *j->p >= '0' && *j->p <= '9') {
-		if (x > (i64)0x0CCCCCCCCCCCCCCC) return fail(j, "number out of range");
-		x = x * 10 + (*j->p++ - '0');
+		int d = *j->p++ - '0';
+		if (x > (0x7FFFFFFFFFFFFFFFLL - d) / 10) big = 1;
+		else x = x * 10 + d;
 		digits++;
 	}
+	if (big && v) return fail(j, "number out of range");
 	if (!digits) return fail(j, "bad number");
 	if (j->p < j->e && *j->p == '.') {
 		*integral = 0;
@@ -427,7 +429,6 @@ static int number(jr *j, i64 *v, int *integral) {
 		while (j->p < j->e && *j->p >= '0' && *j->p <= '9') j->p++, d++;
 		if (!d) return fail(j, "bad number");
 	}
-	(void)s;
 	if (v) *v = neg ? -x : x;
 	return 1;
 }
@@ -950,10 +951,12 @@ static int write_all(u32 ob, str body) {
 	u32 s = RET32(4);
 	u32 off = 0;
 	int ok = 1;
+	u32 err_at = 4; // where the stream-error sits in the failed call's result
 	while (ok && off < body.n) {
 		output_check_write(s, RET);
 		if (RET[0]) {
 			ok = 0;
+			err_at = 8; // result<u64, stream-error>: the payload is 8-aligned
 			break;
 		}
 		u64 room = *(u64 *)(RET + 8);
@@ -972,7 +975,7 @@ static int write_all(u32 ob, str body) {
 		output_flush(s, RET);
 		if (RET[0]) ok = 0;
 	}
-	if (!ok && RET[4] == 0) ioerror_drop(RET32(8));
+	if (!ok && RET[err_at] == 0) ioerror_drop(RET32(err_at + 4));
 	output_drop(s);
 	if (!ok) return failed("wasi:http: writing the request body failed", S(""));
 	return 1;
