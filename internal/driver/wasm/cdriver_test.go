@@ -190,7 +190,7 @@ func TestDriverComponentsFail(t *testing.T) {
 		reply fakeprovider.Reply
 		want  string
 	}{
-		{"status", fakeprovider.Reply{Status: 429, Message: "slow down"}, "provider answered 429 Too Many Requests: "},
+		{"status", fakeprovider.Reply{Status: 429, Message: "slow down"}, "provider answered 429"},
 		{"stream-error", fakeprovider.Reply{Text: []string{"a"}, StreamError: "Overloaded"}, "provider stream error: Overloaded"},
 		{"malformed", fakeprovider.Reply{Malformed: true}, "a stream event is not JSON"},
 		{"cut", fakeprovider.Reply{Text: []string{"Let me ", "echo that."}, CutAfter: 4}, ""},

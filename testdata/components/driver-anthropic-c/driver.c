@@ -1001,24 +1001,6 @@ static int http_error(u8 code) {
 	return failed("wasi:http", S(code < sizeof http_errors / sizeof *http_errors ? http_errors[code] : "error-code"));
 }
 
-static const char *status_text(u32 s) {
-	switch (s) {
-	case 400: return "Bad Request";
-	case 401: return "Unauthorized";
-	case 403: return "Forbidden";
-	case 404: return "Not Found";
-	case 408: return "Request Timeout";
-	case 409: return "Conflict";
-	case 413: return "Request Entity Too Large";
-	case 429: return "Too Many Requests";
-	case 500: return "Internal Server Error";
-	case 502: return "Bad Gateway";
-	case 503: return "Service Unavailable";
-	case 504: return "Gateway Timeout";
-	default: return "";
-	}
-}
-
 enum { READ_CHUNK = 16 << 10, ERROR_BODY = 4096 };
 
 // read_some reads what the stream has, waiting for it when nothing has come
@@ -1139,8 +1121,6 @@ static int call(str body, response *out) {
 		buf msg = {0};
 		puts_(&msg, "provider answered ");
 		put_int(&msg, status);
-		const char *st = status_text(status);
-		if (*st) putc_(&msg, ' '), puts_(&msg, st);
 		putc_(&msg, 0);
 		buf body = {0};
 		put_utf8_valid(&body, line.p, line.n);
