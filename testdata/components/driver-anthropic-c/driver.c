@@ -13,8 +13,10 @@
 // that never frees: every turn is a fresh instance. Bad input (request, events, a
 // cut stream) answers status failed with a reason; only running out of memory traps.
 //
-// Build: ../../../scripts/build-c-component.sh (clang --target=wasm32, wasm-ld,
-// then scripts/componentize.mjs against wit/ world driver-c).
+// Files: base.h/base.c (memory, strings, buffers), json.c (the JSON reader and
+// writer), this one (the driver). Build: ../../../scripts/build-c-component.sh
+// (clang --target=wasm32, wasm-ld, then scripts/componentize.mjs against wit/
+// world driver-c).
 
 #include "base.h"
 
