@@ -6,7 +6,7 @@
 #                                           equal both the committed .wasm and its SHA256SUMS line
 #
 # NAME is a directory's last element (capsule-probe, tool-echo, capsule-http,
-# driver-anthropic-http, hello-script, echo-tool, hook-log, fetch);
+# driver-anthropic-http, hello-script, echo-tool, hook-log, fetch, driver-anthropic-c);
 # no NAME means all. Each directory holds the Go sources, the built .wasm and SHA256SUMS.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -25,6 +25,8 @@ components=(
   "examples/delegation/worker capsule delegation-worker.wasm"
   "examples/hook-log hook hook-log.wasm"
   "examples/fetch fetch fetch.wasm"
+  # C, not the Go kit (a fourth field "c": scripts/build-c-component.sh)
+  "testdata/components/driver-anthropic-c driver-c driver-anthropic-c.wasm c"
 )
 
 mode=${1:-}
@@ -35,7 +37,9 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 status=0 count=0
 for c in "${components[@]}"; do
-  read -r dir world file <<<"$c"
+  read -r dir world file lang <<<"$c"
+  build=scripts/build-component.sh
+  [ "${lang:-}" = c ] && build=scripts/build-c-component.sh
   name=$(basename "$dir")
   if [ $# -gt 0 ]; then
     match=0; for want in "$@"; do [ "$want" = "$name" ] && match=1; done
@@ -43,11 +47,11 @@ for c in "${components[@]}"; do
   fi
   count=$((count + 1))
   if [ "$mode" = build ]; then
-    scripts/build-component.sh "$dir" "$world" "$dir/$file"
+    $build "$dir" "$world" "$dir/$file"
     (cd "$dir" && sha256sum "$file" >SHA256SUMS)
     continue
   fi
-  scripts/build-component.sh "$dir" "$world" "$tmp/$file"
+  $build "$dir" "$world" "$tmp/$file"
   got=$(sha256sum "$tmp/$file" | cut -d' ' -f1)
   committed=$(sha256sum "$dir/$file" | cut -d' ' -f1)
   listed=$(awk -v f="$file" '$2 == f || $2 == "*" f {print $1}' "$dir/SHA256SUMS")

@@ -14,8 +14,15 @@ import (
 // mur run: it calls the fake Anthropic provider itself through wasi:http,
 // with streaming and a tool call; the host swaps the placeholder for the
 // real key on the gateway request, so the provider sees the key and the
-// component never held it.
+// component never held it. The same for the freestanding C driver
+// (driver-anthropic-c), which has no Go runtime.
 func TestStoredDriverOverHTTPEndToEnd(t *testing.T) {
+	for _, fixture := range []string{"driver-anthropic-http", "driver-anthropic-c"} {
+		t.Run(fixture, func(t *testing.T) { storedDriverOverHTTP(t, fixture) })
+	}
+}
+
+func storedDriverOverHTTP(t *testing.T, fixture string) {
 	fake := fakeprovider.NewAnthropic()
 	defer fake.Close()
 	fake.Push(
@@ -27,11 +34,11 @@ func TestStoredDriverOverHTTPEndToEnd(t *testing.T) {
 	drv := filepath.Join(base, "driver")
 	os.MkdirAll(drv, 0o755)
 	os.WriteFile(filepath.Join(drv, "murmur.yaml"), []byte("name: acme/claude-http\nversion: 1.0.0\nruntime: driver\ndescription: Anthropic Messages over wasi:http.\n"), 0o644)
-	wasm, err := os.ReadFile(filepath.Join(repoRoot(), "testdata", "components", "driver-anthropic-http", "driver-anthropic-http.wasm"))
+	wasm, err := os.ReadFile(filepath.Join(repoRoot(), "testdata", "components", fixture, fixture+".wasm"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	os.WriteFile(filepath.Join(drv, "driver-anthropic-http.wasm"), wasm, 0o644)
+	os.WriteFile(filepath.Join(drv, fixture+".wasm"), wasm, 0o644)
 	for _, cmd := range []string{"build", "publish"} {
 		if r := runMur(t, homeDir, drv, nil, cmd); r.Code != 0 {
 			t.Fatalf("%s the driver: %+v", cmd, r)
