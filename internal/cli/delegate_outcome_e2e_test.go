@@ -264,7 +264,10 @@ func TestDelegateFourAtOnce(t *testing.T) {
 	if cont := byType(lines, trace.TypeTaskContinued); len(cont) != 1 || string(cont[0].Fields["delegations"]) != `["`+strings.Join(ids, `","`)+`"]` {
 		t.Errorf("task_continued %v, want %v", cont, ids)
 	}
-	if w := byType(lines, trace.TypeTaskWaiting); len(w) != 1 || w[0].Int("outstanding") < 1 {
+	// The task waits once if a child is still running when its turn ends;
+	// on a loaded machine all four may have reported by then, and the task
+	// continues without a task_waiting line.
+	if w := byType(lines, trace.TypeTaskWaiting); len(w) > 1 || len(w) == 1 && w[0].Int("outstanding") < 1 {
 		t.Errorf("task_waiting %v", w)
 	}
 	reqs := fp.Requests()
