@@ -302,64 +302,38 @@ func BenchmarkHTTPGet1KiB(b *testing.B) {
 	const per = 100
 	// ~GET: the guest times each request (ns=N on its result line), for the
 	// p50 the target names; ns/request also counts the run's start.
-	task := strings.Repeat("~GET "+srv.URL+"/bytes/1024\n", per)
-	b.Run("component", func(b *testing.B) {
-		policy := wit.NetworkAllow([]string{u.Host}, "k")
-		gokitComponent(b, httpWasm) // compiled once, outside the measured loop
-		var each []time.Duration
-		for b.Loop() {
-			s := newSession(b, task)
-			h := wasmhost.NewHost()
-			wit.GrantHTTPBounded(h, policy, slog.New(slog.DiscardHandler), wit.HTTPBounds{MaxBodyBytes: 1 << 20, MaxInFlight: 16})
-			if err := runCapsule(b, httpWasm, s, h, wasmhost.Limits{}, nil); err != nil {
-				b.Fatal(err)
-			}
-			out, err := os.ReadFile(filepath.Join(s.work, "out", "result.txt"))
-			if err != nil {
-				b.Fatal(err)
-			}
-			for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
-				_, ns, ok := strings.Cut(line, " ns=")
-				n, err := strconv.ParseInt(ns, 10, 64)
-				if !ok || err != nil || !strings.HasPrefix(line, "status=200 bytes=1024 err=<nil>") {
-					b.Fatalf("result line %q", line)
+	// "component" goes through the kit's net/http Transport, "component-lean"
+	// (^~GET) through guest/httpcore.
+	for _, sub := range []struct{ name, method string }{{"component", "~GET"}, {"component-lean", "^~GET"}} {
+		task := strings.Repeat(sub.method+" "+srv.URL+"/bytes/1024\n", per)
+		b.Run(sub.name, func(b *testing.B) {
+			policy := wit.NetworkAllow([]string{u.Host}, "k")
+			gokitComponent(b, httpWasm) // compiled once, outside the measured loop
+			var each []time.Duration
+			for b.Loop() {
+				s := newSession(b, task)
+				h := wasmhost.NewHost()
+				wit.GrantHTTPBounded(h, policy, slog.New(slog.DiscardHandler), wit.HTTPBounds{MaxBodyBytes: 1 << 20, MaxInFlight: 16})
+				if err := runCapsule(b, httpWasm, s, h, wasmhost.Limits{}, nil); err != nil {
+					b.Fatal(err)
 				}
-				each = append(each, time.Duration(n))
-			}
-		}
-		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*per), "ns/request")
-		b.ReportMetric(float64(p50(each).Nanoseconds()), "p50-ns/request")
-	})
-	// component-lean: the same timed GETs through the kit's net/http-free
-	// client (capsule-http's ^~GET: guest/httpcore.Do).
-	b.Run("component-lean", func(b *testing.B) {
-		lean := strings.Repeat("^~GET "+srv.URL+"/bytes/1024\n", per)
-		policy := wit.NetworkAllow([]string{u.Host}, "k")
-		gokitComponent(b, httpWasm)
-		var each []time.Duration
-		for b.Loop() {
-			s := newSession(b, lean)
-			h := wasmhost.NewHost()
-			wit.GrantHTTPBounded(h, policy, slog.New(slog.DiscardHandler), wit.HTTPBounds{MaxBodyBytes: 1 << 20, MaxInFlight: 16})
-			if err := runCapsule(b, httpWasm, s, h, wasmhost.Limits{}, nil); err != nil {
-				b.Fatal(err)
-			}
-			out, err := os.ReadFile(filepath.Join(s.work, "out", "result.txt"))
-			if err != nil {
-				b.Fatal(err)
-			}
-			for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
-				_, ns, ok := strings.Cut(line, " ns=")
-				n, err := strconv.ParseInt(ns, 10, 64)
-				if !ok || err != nil || !strings.HasPrefix(line, "status=200 bytes=1024 err=<nil>") {
-					b.Fatalf("result line %q", line)
+				out, err := os.ReadFile(filepath.Join(s.work, "out", "result.txt"))
+				if err != nil {
+					b.Fatal(err)
 				}
-				each = append(each, time.Duration(n))
+				for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+					_, ns, ok := strings.Cut(line, " ns=")
+					n, err := strconv.ParseInt(ns, 10, 64)
+					if !ok || err != nil || !strings.HasPrefix(line, "status=200 bytes=1024 err=<nil>") {
+						b.Fatalf("result line %q", line)
+					}
+					each = append(each, time.Duration(n))
+				}
 			}
-		}
-		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*per), "ns/request")
-		b.ReportMetric(float64(p50(each).Nanoseconds()), "p50-ns/request")
-	})
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*per), "ns/request")
+			b.ReportMetric(float64(p50(each).Nanoseconds()), "p50-ns/request")
+		})
+	}
 	b.Run("host", func(b *testing.B) {
 		c := &http.Client{}
 		var each []time.Duration
