@@ -117,7 +117,7 @@ type httpRun struct {
 	// The synchronous exchange (httpsync.go): the run's own connections,
 	// the exchanges in flight (of both kinds), and the one the guest's
 	// thread owns, if any.
-	conns   connPool
+	conns   *connPool // the Engine's
 	active  atomic.Int32
 	pending *syncEx
 	// spinMisses counts heads in a row that missed the spin, spinTries
@@ -125,7 +125,7 @@ type httpRun struct {
 	spinMisses, spinTries int
 }
 
-func newHTTPRun(g *HTTPGrant) (*httpRun, error) {
+func newHTTPRun(g *HTTPGrant, conns *connPool) (*httpRun, error) {
 	sp, err := newSpoolDir()
 	if err != nil {
 		return nil, err
@@ -134,7 +134,7 @@ func newHTTPRun(g *HTTPGrant) (*httpRun, error) {
 	if n <= 0 {
 		n = 1
 	}
-	return &httpRun{grant: g, spool: sp, sem: make(chan struct{}, n), transport: newTransport()}, nil
+	return &httpRun{grant: g, spool: sp, sem: make(chan struct{}, n), transport: newTransport(), conns: conns}, nil
 }
 
 func (h *httpRun) close() {
@@ -142,7 +142,6 @@ func (h *httpRun) close() {
 		h.pending.abandon()
 	}
 	h.wg.Wait()
-	h.conns.closeAll()
 	for _, pf := range h.pooled {
 		pf.file.Close()
 	}

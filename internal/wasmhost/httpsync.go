@@ -37,6 +37,7 @@ type syncEx struct {
 	deadline time.Time
 
 	hreq      *http.Request
+	target    *target
 	c         *hconn
 	stopKill  func() bool
 	written   bool
@@ -159,16 +160,28 @@ func (ex *syncEx) abandon() {
 	}
 }
 
-// conn takes a pooled connection to the request's origin, or dials one.
+// conn takes a pooled connection to the request's origin at an address
+// its name resolved to, or dials one. The name is resolved once per
+// request (a retry on a new connection dials the same addresses).
 func (ex *syncEx) conn(fresh bool) error {
-	key := ex.send.effectiveScheme() + "://" + ex.send.Authority
+	if ex.target == nil {
+		t, err := resolveTarget(ex.ctx, ex.send.effectiveScheme(), ex.send.Authority, ex.opts.connect, ex.deadline)
+		if err != nil {
+			return err
+		}
+		ex.target = t
+	}
 	var c *hconn
 	if !fresh {
-		c = ex.h.conns.get(key)
+		for _, a := range ex.target.addrs {
+			if c = ex.h.conns.get(ex.target.key(a)); c != nil {
+				break
+			}
+		}
 	}
 	if c == nil {
 		var err error
-		c, err = dialSync(ex.ctx, ex.send.effectiveScheme(), ex.send.Authority, ex.opts.connect, ex.deadline)
+		c, err = dialSync(ex.ctx, ex.target, ex.opts.connect, ex.deadline)
 		if err != nil {
 			return err
 		}

@@ -217,7 +217,7 @@ func (e *Engine) Instantiate(ctx context.Context, c *Component, rc RunConfig) (*
 		}
 	}
 	if rc.Host != nil && rc.Host.http != nil && c.importsHTTP {
-		hr, err := newHTTPRun(rc.Host.http)
+		hr, err := newHTTPRun(rc.Host.http, e.conns)
 		if err != nil {
 			i.Close()
 			return nil, err
