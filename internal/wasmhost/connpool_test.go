@@ -54,13 +54,22 @@ func newPoolServer(t *testing.T, hold time.Duration) *poolServer {
 
 func (s *poolServer) host() string { u, _ := url.Parse(s.URL); return u.Host }
 
-// fetchRun is one run that makes one GET of /ok on the guest's thread.
-func fetchRun(t *testing.T, host string) {
+// runKinds are the two ways a run's wasi:http goes: a capsule's (bodies
+// through spool files) and a driver's (Go streams, the body read from the
+// socket by the guest's calls).
+var runKinds = []struct {
+	name string
+	kind RunKind
+}{{"capsule", RunDefault}, {"driver", RunDriver}}
+
+// fetchRun is one run of kind that makes one GET of /ok on the guest's
+// thread.
+func fetchRun(t *testing.T, kind RunKind, host string) {
 	t.Helper()
 	h := NewHost()
 	h.HTTP(HTTPGrant{Decide: allowAll, MaxBodyBytes: 1 << 20, MaxInFlight: 4})
 	i, err := instantiateFull(testEngine, context.Background(), fixture(t, "httpopts.wat"),
-		RunConfig{Host: h, Limits: Limits{Deadline: 20 * time.Second}})
+		RunConfig{Kind: kind, Host: h, Limits: Limits{Deadline: 20 * time.Second}})
 	if err != nil {
 		t.Error(err)
 		return
@@ -75,32 +84,40 @@ func fetchRun(t *testing.T, host string) {
 // TestConnKeptAcrossRuns: the connection a run's request used is taken by
 // the next run's request to the same origin: ten runs, one accept.
 func TestConnKeptAcrossRuns(t *testing.T) {
-	s := newPoolServer(t, 0)
-	for range 10 {
-		fetchRun(t, s.host())
-	}
-	if n := s.accepts.Load(); n != 1 {
-		t.Errorf("the server accepted %d connections for 10 runs, want 1 (kept across runs)", n)
+	for _, k := range runKinds {
+		t.Run(k.name, func(t *testing.T) {
+			s := newPoolServer(t, 0)
+			for range 10 {
+				fetchRun(t, k.kind, s.host())
+			}
+			if n := s.accepts.Load(); n != 1 {
+				t.Errorf("the server accepted %d connections for 10 runs, want 1 (kept across runs)", n)
+			}
+		})
 	}
 }
 
 // TestConnKeptClosedByServer: a server that closed the kept connection
 // between runs: the next run dials again and gets its answer.
 func TestConnKeptClosedByServer(t *testing.T) {
-	s := newPoolServer(t, 0)
-	fetchRun(t, s.host())
-	s.CloseClientConnections()
-	// The close reaches the pooled socket asynchronously; wait for it so
-	// the test checks the case it names.
-	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
-		if !pooledOK(s.host()) {
-			break
-		}
-	}
-	fetchRun(t, s.host())
-	fetchRun(t, s.host())
-	if n := s.accepts.Load(); n != 2 {
-		t.Errorf("the server accepted %d connections, want 2 (one redial after its close)", n)
+	for _, k := range runKinds {
+		t.Run(k.name, func(t *testing.T) {
+			s := newPoolServer(t, 0)
+			fetchRun(t, k.kind, s.host())
+			s.CloseClientConnections()
+			// The close reaches the pooled socket asynchronously; wait for
+			// it so the test checks the case it names.
+			for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+				if !pooledOK(s.host()) {
+					break
+				}
+			}
+			fetchRun(t, k.kind, s.host())
+			fetchRun(t, k.kind, s.host())
+			if n := s.accepts.Load(); n != 2 {
+				t.Errorf("the server accepted %d connections, want 2 (one redial after its close)", n)
+			}
+		})
 	}
 }
 
@@ -128,10 +145,10 @@ func TestConnNeverShared(t *testing.T) {
 	s := newPoolServer(t, 2*time.Millisecond)
 	const workers, each = 4, 25
 	var wg sync.WaitGroup
-	for range workers {
+	for w := range workers {
 		wg.Go(func() {
 			for range each {
-				fetchRun(t, s.host())
+				fetchRun(t, runKinds[w%2].kind, s.host())
 			}
 		})
 	}

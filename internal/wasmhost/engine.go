@@ -216,6 +216,11 @@ func (e *Engine) Close() error {
 	return nil
 }
 
+// CloseIdleConnections closes the wasi:http connections kept idle between
+// runs (as net/http's Transport.CloseIdleConnections does); connections in
+// use are not touched, and later requests dial and keep connections again.
+func (e *Engine) CloseIdleConnections() { e.conns.closeIdle() }
+
 // enter registers an instance or a compilation, so Close cannot free the
 // engine under it; it fails on a closed engine. Close and enter hold e.mu, so
 // an Instantiate or Compile racing with Close either runs on a live engine or

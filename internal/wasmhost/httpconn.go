@@ -418,7 +418,7 @@ func (p *connPool) expire() {
 	for k, l := range p.idle {
 		keep := l[:0]
 		for _, c := range l {
-			if c.idleSince.After(cut) {
+			if c.idleSince.After(cut) && c.idleOK() {
 				keep = append(keep, c)
 			} else {
 				c.close()
@@ -441,6 +441,18 @@ func (p *connPool) size() int {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.n
+}
+
+// closeIdle closes the idle connections; the pool stays open.
+func (p *connPool) closeIdle() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, l := range p.idle {
+		for _, c := range l {
+			c.close()
+		}
+	}
+	p.idle, p.n = nil, 0
 }
 
 func (p *connPool) closeAll() {
