@@ -129,6 +129,13 @@ func TestHTTPTwoOutstanding(t *testing.T) {
 	for _, k := range runKinds {
 		for _, onThread := range []bool{true, false} {
 			for _, a := range []string{"/a/small", "/a/big"} {
+				if k.kind == RunDriver && a == "/a/big" {
+					// A driver's body is live, never more than
+					// liveBodyBuffer ahead of the guest: a's server cannot
+					// finish until the guest reads, by design, on either
+					// path.
+					continue
+				}
 				t.Run(fmt.Sprintf("%s %s thread=%v", k.name, a, onThread), func(t *testing.T) {
 					syncExchanges = onThread
 					defer func() { syncExchanges = true }()
