@@ -463,11 +463,13 @@ func (ex *syncEx) spool(resp *http.Response, pf *poolFile, small bool) {
 	if in.err == nil {
 		in.trailers = fieldsOf(resp.Trailer, true).entries
 	}
+	// The connection goes back (and the slot is freed) before the guest
+	// learns the body is whole: its next request then finds both.
+	ex.end(eof && in.err == nil && !resp.Close && !ex.hreq.Close)
 	close(in.spooled)
 	if small {
 		close(f.done)
 	}
-	ex.end(eof && in.err == nil && !resp.Close && !ex.hreq.Close)
 }
 
 // completeOnThread is the guest's first wait for the response (the

@@ -125,9 +125,11 @@ func (ex *syncEx) endLive(eof bool) {
 	if in.err == nil {
 		in.trailers = fieldsOf(resp.Trailer, true).entries
 	}
+	// The connection goes back (and the slot is freed) before the guest
+	// learns the body ended: its next request then finds both.
+	ex.end(eof && in.err == nil && !resp.Close && !ex.hreq.Close)
 	in.live.finish(in.err)
 	close(in.spooled)
-	ex.end(eof && in.err == nil && !resp.Close && !ex.hreq.Close)
 }
 
 func (b *syncBody) finish(code Value, eof bool) {
