@@ -94,11 +94,14 @@ var errHTTPDenied = errors.New("outbound HTTP is not granted")
 // httpRun is the wasi:http state of one run: its body spool, its transport
 // and its requests.
 type httpRun struct {
-	grant     *HTTPGrant
-	spool     *spoolDir
-	sem       chan struct{}
-	transport *http.Transport
-	wg        sync.WaitGroup
+	grant *HTTPGrant
+	spool *spoolDir
+	sem   chan struct{}
+	// transport is made on the first request the guest's thread does not
+	// take (most runs make none).
+	transport     *http.Transport
+	transportOnce sync.Once
+	wg            sync.WaitGroup
 	// stale are streams the host opened early for bodies the guest gave
 	// up on; they are dropped at the run's next wasi:http call, where the
 	// store is certainly the host's to use (a guest's resource.drop, which
@@ -141,7 +144,7 @@ func newHTTPRun(g *HTTPGrant, conns *connPool, live bool) (*httpRun, error) {
 	if n <= 0 {
 		n = 1
 	}
-	return &httpRun{grant: g, spool: sp, sem: make(chan struct{}, n), transport: newTransport(), conns: conns, live: live}, nil
+	return &httpRun{grant: g, spool: sp, sem: make(chan struct{}, n), conns: conns, live: live}, nil
 }
 
 func (h *httpRun) close() {
@@ -156,7 +159,9 @@ func (h *httpRun) close() {
 	for _, pf := range h.pooled {
 		pf.file.Close()
 	}
-	h.transport.CloseIdleConnections()
+	if h.transport != nil {
+		h.transport.CloseIdleConnections()
+	}
 	if h.spool != nil {
 		os.RemoveAll(h.spool.dir)
 	}
@@ -1301,6 +1306,7 @@ func (h *httpRun) exchange(ctx context.Context, cancel context.CancelFunc, send 
 		firstByte = time.AfterFunc(opts.firstByte, func() { rcancel(errFirstByteTimeout) })
 		hreq = hreq.WithContext(rctx)
 	}
+	h.transportOnce.Do(func() { h.transport = newTransport() })
 	resp, err := h.transport.RoundTrip(hreq)
 	if firstByte != nil {
 		firstByte.Stop()
