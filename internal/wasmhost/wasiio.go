@@ -247,6 +247,11 @@ func (r *run) waitAny(ps []*goPollable) ([]uint32, error) {
 			}
 		}
 		if len(ready) > 0 {
+			// A socket's pollable turns ready when its limit passes, which
+			// may be the deadline itself, passed since the check above.
+			if !r.deadline.IsZero() && !time.Now().Before(r.deadline) {
+				return nil, &DeadlineError{Waiting: true, Call: pendingCall(ps)}
+			}
 			return ready, nil
 		}
 		if ctx.Err() != nil {
