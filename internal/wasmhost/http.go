@@ -1,6 +1,7 @@
 package wasmhost
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -93,11 +94,14 @@ var errHTTPDenied = errors.New("outbound HTTP is not granted")
 // httpRun is the wasi:http state of one run: its body spool, its transport
 // and its requests.
 type httpRun struct {
-	grant     *HTTPGrant
-	spool     *spoolDir
-	sem       chan struct{}
-	transport *http.Transport
-	wg        sync.WaitGroup
+	grant *HTTPGrant
+	spool *spoolDir
+	sem   chan struct{}
+	// transport is made on the first request the guest's thread does not
+	// take (most runs make none).
+	transport     *http.Transport
+	transportOnce sync.Once
+	wg            sync.WaitGroup
 	// stale are streams the host opened early for bodies the guest gave
 	// up on; they are dropped at the run's next wasi:http call, where the
 	// store is certainly the host's to use (a guest's resource.drop, which
@@ -117,7 +121,7 @@ type httpRun struct {
 	// The synchronous exchange (httpsync.go): the run's own connections,
 	// the exchanges in flight (of both kinds), and the one the guest's
 	// thread owns, if any.
-	conns   connPool
+	conns   *connPool // the Engine's
 	active  atomic.Int32
 	pending *syncEx
 	// spinMisses counts heads in a row that missed the spin, spinTries
@@ -125,29 +129,42 @@ type httpRun struct {
 	spinMisses, spinTries int
 }
 
-func newHTTPRun(g *HTTPGrant) (*httpRun, error) {
-	sp, err := newSpoolDir()
-	if err != nil {
-		return nil, err
+// newHTTPRun makes a run's wasi:http state; a live one (a driver run,
+// whose wasi:io is Go's) has no spool directory: its bodies are in memory
+// and on the socket.
+func newHTTPRun(g *HTTPGrant, conns *connPool, live bool) (*httpRun, error) {
+	var sp *spoolDir
+	if !live {
+		var err error
+		if sp, err = newSpoolDir(); err != nil {
+			return nil, err
+		}
 	}
 	n := g.MaxInFlight
 	if n <= 0 {
 		n = 1
 	}
-	return &httpRun{grant: g, spool: sp, sem: make(chan struct{}, n), transport: newTransport()}, nil
+	return &httpRun{grant: g, spool: sp, sem: make(chan struct{}, n), conns: conns, live: live}, nil
 }
 
 func (h *httpRun) close() {
-	if h.pending != nil {
-		h.pending.abandon()
+	if p := h.pending; p != nil {
+		if p.pull != nil {
+			p.pull.abort()
+		} else {
+			p.abandon()
+		}
 	}
 	h.wg.Wait()
-	h.conns.closeAll()
 	for _, pf := range h.pooled {
 		pf.file.Close()
 	}
-	h.transport.CloseIdleConnections()
-	os.RemoveAll(h.spool.dir)
+	if h.transport != nil {
+		h.transport.CloseIdleConnections()
+	}
+	if h.spool != nil {
+		os.RemoveAll(h.spool.dir)
+	}
 }
 
 type connectTimeoutKey struct{}
@@ -220,6 +237,7 @@ type outBody struct {
 	taken    bool // outgoing-body.write was called
 	name     string
 	file     *os.File // the body's spool file (unlinked), read from 0 when sent
+	mem      *[]byte  // or, in a driver run, the body in memory
 	finished chan struct{}
 	trailers [][2]string
 	aborted  bool
@@ -356,6 +374,9 @@ func (b *inBody) closeFile() {
 
 // drop: a body dropped unread ends its exchange and gives up its spool.
 func (b *inBody) drop() {
+	if b.live != nil && b.live.src != nil {
+		b.live.src.abort()
+	}
 	b.cancel()
 	b.release()
 }
@@ -1285,6 +1306,7 @@ func (h *httpRun) exchange(ctx context.Context, cancel context.CancelFunc, send 
 		firstByte = time.AfterFunc(opts.firstByte, func() { rcancel(errFirstByteTimeout) })
 		hreq = hreq.WithContext(rctx)
 	}
+	h.transportOnce.Do(func() { h.transport = newTransport() })
 	resp, err := h.transport.RoundTrip(hreq)
 	if firstByte != nil {
 		firstByte.Stop()
@@ -1461,6 +1483,9 @@ func buildRequest(ctx context.Context, send HTTPRequest, body *outBody) (*http.R
 		}
 		return hreq, nil
 	}
+	if body.mem != nil {
+		return memRequest(hreq, body, declared)
+	}
 	file := body.file
 	if _, err := file.Seek(0, io.SeekStart); err != nil {
 		file.Close()
@@ -1485,6 +1510,28 @@ func buildRequest(ctx context.Context, send HTTPRequest, body *outBody) (*http.R
 		if declared == 0 {
 			hreq.Body = http.NoBody
 			file.Close()
+		}
+	}
+	if len(body.trailers) > 0 {
+		hreq.Trailer = fieldsHeader(body.trailers)
+		hreq.ContentLength = -1
+	}
+	return hreq, nil
+}
+
+// memRequest gives hreq a driver run's in-memory body.
+func memRequest(hreq *http.Request, body *outBody, declared int64) (*http.Request, *Variant) {
+	p := *body.mem
+	if declared >= 0 && declared != int64(len(p)) {
+		v := Variant{Case: "HTTP-request-body-size", Value: Some(uint64(len(p)))}
+		return nil, &v
+	}
+	hreq.Body = io.NopCloser(bytes.NewReader(p))
+	hreq.ContentLength = -1 // chunked unless the guest declared a length
+	if declared >= 0 {
+		hreq.ContentLength = declared
+		if declared == 0 {
+			hreq.Body = http.NoBody
 		}
 	}
 	if len(body.trailers) > 0 {

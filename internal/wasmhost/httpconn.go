@@ -40,6 +40,11 @@ type hconn struct {
 	br     *bufio.Reader
 	bw     *bufio.Writer
 	reused bool // it served a request before this one
+	// poolKey is scheme://authority/ip:port: a pooled connection is
+	// reused only for the same origin at the address this request's name
+	// resolved to.
+	poolKey   string
+	idleSince time.Time
 
 	mu     sync.Mutex // kill against close: never shut down a reused number
 	closed bool
@@ -303,17 +308,36 @@ func (c *hconn) idleOK() bool {
 	return err == nil && n == 0
 }
 
-// connPool is a run's idle connections by scheme://authority. A connection
-// goes back only after a response read to its end that neither side ended
-// with close; all are closed with the run.
+// connPool holds idle connections between exchanges, by origin and the
+// address dialled (scheme://authority/ip:port): the Engine owns one, so a
+// connection outlives the run that dialled it and the next run to the same
+// origin and address takes it (RATIONALE.md, "Connections kept across
+// runs"). A connection goes back only after a response read to its end
+// that neither side ended with close; it is never in the pool while an
+// exchange uses it. The pool is bounded per key and in total, closes a
+// connection idle for longer than idleFor, and closes all at closeAll.
 type connPool struct {
-	mu     sync.Mutex
-	idle   map[string][]*hconn
-	closed bool
+	mu      sync.Mutex
+	idle    map[string][]*hconn
+	n       int // connections in idle
+	closed  bool
+	sweep   *time.Timer
+	perKey  int
+	total   int
+	idleFor time.Duration
 }
 
-// maxIdlePerKey bounds the idle connections kept to one origin.
-const maxIdlePerKey = 16
+// The pool's bounds: idle connections kept to one origin and address, and
+// in all, and how long one is kept unused.
+const (
+	maxIdlePerKey = 16
+	maxIdleTotal  = 64
+	idleTimeout   = 30 * time.Second
+)
+
+func newConnPool() *connPool {
+	return &connPool{perKey: maxIdlePerKey, total: maxIdleTotal, idleFor: idleTimeout}
+}
 
 func (p *connPool) get(key string) *hconn {
 	p.mu.Lock()
@@ -324,8 +348,13 @@ func (p *connPool) get(key string) *hconn {
 			return nil
 		}
 		c := l[len(l)-1]
+		l[len(l)-1] = nil
 		p.idle[key] = l[:len(l)-1]
-		if c.idleOK() {
+		if len(p.idle[key]) == 0 {
+			delete(p.idle, key)
+		}
+		p.n--
+		if c.idleOK() && time.Since(c.idleSince) < p.idleFor {
 			c.reused = true
 			return c
 		}
@@ -336,33 +365,126 @@ func (p *connPool) get(key string) *hconn {
 func (p *connPool) put(c *hconn) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.closed || len(p.idle[c.key]) >= maxIdlePerKey {
+	if p.closed || len(p.idle[c.poolKey]) >= p.perKey {
 		c.close()
 		return
+	}
+	if p.n >= p.total {
+		p.evictOldest()
 	}
 	if p.idle == nil {
 		p.idle = map[string][]*hconn{}
 	}
-	p.idle[c.key] = append(p.idle[c.key], c)
+	c.idleSince = time.Now()
+	p.idle[c.poolKey] = append(p.idle[c.poolKey], c)
+	p.n++
+	if p.sweep == nil {
+		p.sweep = time.AfterFunc(p.idleFor, p.expire)
+	}
+}
+
+// evictOldest closes the connection idle longest, to make room.
+func (p *connPool) evictOldest() {
+	var key string
+	var at time.Time
+	for k, l := range p.idle {
+		if len(l) > 0 && (key == "" || l[0].idleSince.Before(at)) {
+			key, at = k, l[0].idleSince
+		}
+	}
+	if key == "" {
+		return
+	}
+	l := p.idle[key]
+	l[0].close()
+	if len(l) == 1 {
+		delete(p.idle, key)
+	} else {
+		p.idle[key] = append(l[:0:0], l[1:]...)
+	}
+	p.n--
+}
+
+// expire closes the connections idle for idleFor, and runs again while
+// any are left.
+func (p *connPool) expire() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.sweep = nil
+	if p.closed {
+		return
+	}
+	cut := time.Now().Add(-p.idleFor)
+	for k, l := range p.idle {
+		keep := l[:0]
+		for _, c := range l {
+			if c.idleSince.After(cut) && c.idleOK() {
+				keep = append(keep, c)
+			} else {
+				c.close()
+				p.n--
+			}
+		}
+		if len(keep) == 0 {
+			delete(p.idle, k)
+		} else {
+			p.idle[k] = keep
+		}
+	}
+	if p.n > 0 {
+		p.sweep = time.AfterFunc(p.idleFor/2, p.expire)
+	}
+}
+
+// size is the number of idle connections (tests).
+func (p *connPool) size() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.n
+}
+
+// closeIdle closes the idle connections; the pool stays open.
+func (p *connPool) closeIdle() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, l := range p.idle {
+		for _, c := range l {
+			c.close()
+		}
+	}
+	p.idle, p.n = nil, 0
 }
 
 func (p *connPool) closeAll() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.closed = true
+	if p.sweep != nil {
+		p.sweep.Stop()
+		p.sweep = nil
+	}
 	for _, l := range p.idle {
 		for _, c := range l {
 			c.close()
 		}
 	}
-	p.idle = nil
+	p.idle, p.n = nil, 0
 }
 
-// dialSync opens a connection to scheme://authority the way newTransport's
-// dialer does (the name resolved once, the resolved addresses dialled, no
-// proxy), within the connect timeout and the deadline; an https one has
-// its TLS handshake done (HTTP/1.1 offered in ALPN).
-func dialSync(ctx context.Context, scheme, authority string, connect time.Duration, deadline time.Time) (*hconn, error) {
+// target is where a request goes: its origin, and the addresses its name
+// resolved to (once per request: the policy's check and the connection
+// see the same name, and a pooled connection is taken only if it was
+// dialled to one of these addresses).
+type target struct {
+	scheme, authority, host, port string
+	addrs                         []string // ip:port, in the resolver's order
+}
+
+func (t *target) key(addr string) string { return t.scheme + "://" + t.authority + "/" + addr }
+
+// resolveTarget resolves scheme://authority's name, within the connect
+// timeout and the deadline.
+func resolveTarget(ctx context.Context, scheme, authority string, connect time.Duration, deadline time.Time) (*target, error) {
 	host, port, err := net.SplitHostPort(authority)
 	if err != nil {
 		host, port = authority, "80"
@@ -371,33 +493,54 @@ func dialSync(ctx context.Context, scheme, authority string, connect time.Durati
 		}
 	}
 	host = strings.TrimSuffix(strings.TrimPrefix(host, "["), "]")
-	dctx, cancel := context.WithCancel(ctx)
-	if !deadline.IsZero() {
-		dctx, cancel = context.WithDeadline(ctx, deadline)
-	}
+	dctx, cancel := dialContext(ctx, connect, deadline)
 	defer cancel()
-	if connect > 0 {
-		var c2 context.CancelFunc
-		dctx, c2 = context.WithTimeoutCause(dctx, connect, errConnectTimeout)
-		defer c2()
-	}
 	ips, err := net.DefaultResolver.LookupIPAddr(dctx, host)
 	if err != nil {
 		return nil, dialErr(dctx, err)
 	}
+	t := &target{scheme: scheme, authority: authority, host: host, port: port}
+	for _, ip := range ips {
+		t.addrs = append(t.addrs, net.JoinHostPort(ip.IP.String(), port))
+	}
+	return t, nil
+}
+
+func dialContext(ctx context.Context, connect time.Duration, deadline time.Time) (context.Context, context.CancelFunc) {
+	dctx, cancel := context.WithCancel(ctx)
+	if !deadline.IsZero() {
+		dctx, cancel = context.WithDeadline(ctx, deadline)
+	}
+	if connect > 0 {
+		d2, c2 := context.WithTimeoutCause(dctx, connect, errConnectTimeout)
+		return d2, func() { c2(); cancel() }
+	}
+	return dctx, cancel
+}
+
+// dialSync opens a connection to t the way newTransport's dialer does (the
+// resolved addresses dialled in order, no proxy), within the connect
+// timeout and the deadline; an https one has its TLS handshake done
+// (HTTP/1.1 offered in ALPN, the certificate checked against t's host).
+func dialSync(ctx context.Context, t *target, connect time.Duration, deadline time.Time) (*hconn, error) {
+	dctx, cancel := dialContext(ctx, connect, deadline)
+	defer cancel()
 	d := &net.Dialer{KeepAlive: 30 * time.Second}
 	var nc net.Conn
 	var last error
-	for _, ip := range ips {
-		nc, err = d.DialContext(dctx, "tcp", net.JoinHostPort(ip.IP.String(), port))
+	var addr string
+	for _, a := range t.addrs {
+		var err error
+		nc, err = d.DialContext(dctx, "tcp", a)
 		if err == nil {
+			addr = a
 			break
 		}
 		last = err
 	}
 	if nc == nil {
 		if last == nil {
-			last = &net.DNSError{Err: "no addresses", Name: host, IsNotFound: true}
+			last = &net.DNSError{Err: "no addresses", Name: t.host, IsNotFound: true}
 		}
 		return nil, dialErr(dctx, last)
 	}
@@ -407,21 +550,21 @@ func dialSync(ctx context.Context, scheme, authority string, connect time.Durati
 		return nil, err
 	}
 	raw := &rawConn{fd: fd, local: nc.LocalAddr(), remote: nc.RemoteAddr()}
-	c := &hconn{fd: fd, key: scheme + "://" + authority, raw: raw}
-	if scheme == "https" {
+	c := &hconn{fd: fd, key: t.scheme + "://" + t.authority, poolKey: t.key(addr), raw: raw}
+	if t.scheme == "https" {
 		raw.limit(deadline, 0, nil)
 		if connect > 0 {
 			raw.limit(deadline, connect, errConnectTimeout)
 		}
 		stop := context.AfterFunc(ctx, c.kill)
-		t := tls.Client(raw, &tls.Config{ServerName: host, NextProtos: []string{"http/1.1"}})
-		err := t.Handshake()
+		tc := tls.Client(raw, &tls.Config{ServerName: t.host, NextProtos: []string{"http/1.1"}})
+		err := tc.Handshake()
 		stop()
 		if err != nil {
 			c.close()
 			return nil, err
 		}
-		c.tls = t
+		c.tls = tc
 	}
 	c.br = bufio.NewReaderSize(c.conn(), 4096)
 	c.bw = bufio.NewWriterSize(c.conn(), 4096)

@@ -37,12 +37,17 @@ type syncEx struct {
 	deadline time.Time
 
 	hreq      *http.Request
+	target    *target
 	c         *hconn
 	stopKill  func() bool
 	written   bool
 	writtenAt time.Time
 	async     bool
 	ended     bool
+	// A driver run's response (httpsynclive.go): its body, and pull while
+	// the guest's thread reads it from the socket.
+	resp *http.Response
+	pull *syncBody
 }
 
 // syncExchanges enables the synchronous exchange; tests turn it off to
@@ -52,7 +57,7 @@ var syncExchanges = true
 // syncEligible reports whether a request can take the synchronous path:
 // a capsule's (spool) run with nothing else in flight.
 func (h *httpRun) syncEligible(send HTTPRequest) bool {
-	if h.live || h.active.Load() != 0 || !syncExchanges {
+	if h.active.Load() != 0 || !syncExchanges {
 		return false
 	}
 	s := send.effectiveScheme()
@@ -90,6 +95,10 @@ func (b *outBody) isFinished() bool {
 
 // toAsync hands the exchange to a goroutine. Called on the guest's thread.
 func (ex *syncEx) toAsync() {
+	if ex.pull != nil {
+		ex.pull.toAsync()
+		return
+	}
 	if ex.async || ex.ended {
 		return
 	}
@@ -148,8 +157,8 @@ func (ex *syncEx) end(reuse bool) {
 // abandon is the guest giving the exchange up (its future dropped, the run
 // closing) while its thread owns it.
 func (ex *syncEx) abandon() {
-	if !ex.onGuestThread() {
-		return
+	if !ex.onGuestThread() || ex.pull != nil {
+		return // (a body being read belongs to the response now)
 	}
 	select {
 	case <-ex.f.done:
@@ -159,16 +168,28 @@ func (ex *syncEx) abandon() {
 	}
 }
 
-// conn takes a pooled connection to the request's origin, or dials one.
+// conn takes a pooled connection to the request's origin at an address
+// its name resolved to, or dials one. The name is resolved once per
+// request (a retry on a new connection dials the same addresses).
 func (ex *syncEx) conn(fresh bool) error {
-	key := ex.send.effectiveScheme() + "://" + ex.send.Authority
+	if ex.target == nil {
+		t, err := resolveTarget(ex.ctx, ex.send.effectiveScheme(), ex.send.Authority, ex.opts.connect, ex.deadline)
+		if err != nil {
+			return err
+		}
+		ex.target = t
+	}
 	var c *hconn
 	if !fresh {
-		c = ex.h.conns.get(key)
+		for _, a := range ex.target.addrs {
+			if c = ex.h.conns.get(ex.target.key(a)); c != nil {
+				break
+			}
+		}
 	}
 	if c == nil {
 		var err error
-		c, err = dialSync(ex.ctx, ex.send.effectiveScheme(), ex.send.Authority, ex.opts.connect, ex.deadline)
+		c, err = dialSync(ex.ctx, ex.target, ex.opts.connect, ex.deadline)
 		if err != nil {
 			return err
 		}
@@ -195,13 +216,14 @@ func (ex *syncEx) write() {
 		ex.fail(internalError("murmur: the outgoing-body was dropped without finish"))
 		return
 	}
-	hreq, code := buildRequest(ex.ctx, ex.send, ex.body)
-	if code != nil {
-		ex.fail(*code)
-		return
-	}
-	ex.hreq = hreq
 	for attempt := 0; ; attempt++ {
+		// Built for each attempt: a replayed in-memory body is read again.
+		hreq, code := buildRequest(ex.ctx, ex.send, ex.body)
+		if code != nil {
+			ex.fail(*code)
+			return
+		}
+		ex.hreq = hreq
 		if err := ex.conn(attempt > 0); err != nil {
 			ex.fail(ex.code(err))
 			return
@@ -230,9 +252,10 @@ func (ex *syncEx) writeOnce() error {
 
 // replayable: the request can be sent again on a new connection after a
 // reused one turned out closed (net/http's rule: an idempotent method, or
-// an idempotency key, and no body of the guest's, which is read once).
+// an idempotency key, and no body of the guest's from a file, which is
+// read once).
 func (ex *syncEx) replayable() bool {
-	if ex.body != nil && ex.body.taken {
+	if ex.body != nil && ex.body.taken && ex.body.mem == nil {
 		return false
 	}
 	switch ex.send.Method {
@@ -267,7 +290,7 @@ func (ex *syncEx) code(err error) Value {
 // get can then read it without waiting on the server), or a limit on it
 // has passed.
 func (ex *syncEx) headReady() bool {
-	if !ex.written || ex.c == nil {
+	if !ex.written || ex.c == nil || ex.resp != nil {
 		return false
 	}
 	// A limit that has passed is ready too: readHead then ends at once.
@@ -282,8 +305,8 @@ func (ex *syncEx) headReady() bool {
 // complete reads the response (and a small body), waiting for the request
 // to be written first if it is not yet (async only).
 func (ex *syncEx) complete() {
-	if ex.ended {
-		return
+	if ex.ended || ex.resp != nil {
+		return // (a driver run's response is the guest's now)
 	}
 	if !ex.written {
 		if ex.c == nil && ex.f.err == nil && ex.body != nil {
@@ -325,6 +348,10 @@ func (ex *syncEx) complete() {
 	if resp.ContentLength > h.grant.MaxBodyBytes {
 		resp.Body.Close()
 		ex.fail(Variant{Case: "HTTP-response-body-size", Value: Some(uint64(resp.ContentLength))})
+		return
+	}
+	if h.live {
+		ex.startLive(resp)
 		return
 	}
 	pf, err := in.spoolFile()
@@ -436,11 +463,13 @@ func (ex *syncEx) spool(resp *http.Response, pf *poolFile, small bool) {
 	if in.err == nil {
 		in.trailers = fieldsOf(resp.Trailer, true).entries
 	}
+	// The connection goes back (and the slot is freed) before the guest
+	// learns the body is whole: its next request then finds both.
+	ex.end(eof && in.err == nil && !resp.Close && !ex.hreq.Close)
 	close(in.spooled)
 	if small {
 		close(f.done)
 	}
-	ex.end(eof && in.err == nil && !resp.Close && !ex.hreq.Close)
 }
 
 // completeOnThread is the guest's first wait for the response (the

@@ -217,13 +217,12 @@ func (e *Engine) Instantiate(ctx context.Context, c *Component, rc RunConfig) (*
 		}
 	}
 	if rc.Host != nil && rc.Host.http != nil && c.importsHTTP {
-		hr, err := newHTTPRun(rc.Host.http)
+		hr, err := newHTTPRun(rc.Host.http, e.conns, r.io != nil)
 		if err != nil {
 			i.Close()
 			return nil, err
 		}
 		r.http = hr
-		hr.live = r.io != nil
 		if !hr.live {
 			// Last: the stream helper opens through the last preopen.
 			wasi.Preopens = append(append([]Preopen(nil), wasi.Preopens...), Preopen{HostDir: hr.spool.dir, GuestPath: spoolGuestPath, spool: true})

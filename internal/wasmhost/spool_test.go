@@ -11,7 +11,7 @@ import (
 // caller's goroutine and a small one when it is next taken: a reused file
 // starts empty, and nothing stays open after the run.
 func TestSpoolPoolBounds(t *testing.T) {
-	h, err := newHTTPRun(&HTTPGrant{MaxBodyBytes: 1 << 20, MaxInFlight: 1})
+	h, err := newHTTPRun(&HTTPGrant{MaxBodyBytes: 1 << 20, MaxInFlight: 1}, newConnPool(), false)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,6 +6,7 @@ package wasmhost
 import "C"
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -14,6 +15,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/murmur-go/murmur/internal/diag"
 )
@@ -150,6 +153,22 @@ type goPollable struct {
 	call   string  // what a guest still waiting at the deadline waited on
 	parent *family // what it was subscribed from, if anything
 	state  func() (ready bool, wake <-chan struct{}, at time.Time)
+	// fd, when set, is a socket whose readiness may make it ready (-1:
+	// none now); a wait sleeps in ppoll(2) on it.
+	fd func() int
+}
+
+// inputPollable is s's pollable.
+func (s *goInput) pollable(parent *family) *goPollable {
+	return &goPollable{call: s.call, parent: parent, state: s.state, fd: s.pollFD}
+}
+
+// pollFD is the socket the guest's thread reads s's body from, or -1.
+func (s *goInput) pollFD() int {
+	if s.src != nil && s.src.ex.c != nil {
+		return s.src.ex.c.fd
+	}
+	return -1
 }
 
 func (p *goPollable) drop() {
@@ -207,6 +226,7 @@ func (r *run) waitAny(ps []*goPollable) ([]uint32, error) {
 		}
 		var ready []uint32
 		var chans []<-chan struct{}
+		var fds []unix.PollFd
 		var at time.Time
 		for i, p := range ps {
 			ok, ch, t := p.state()
@@ -217,11 +237,21 @@ func (r *run) waitAny(ps []*goPollable) ([]uint32, error) {
 			if ch != nil {
 				chans = append(chans, ch)
 			}
+			if p.fd != nil {
+				if fd := p.fd(); fd >= 0 {
+					fds = append(fds, unix.PollFd{Fd: int32(fd), Events: unix.POLLIN})
+				}
+			}
 			if !t.IsZero() && (at.IsZero() || t.Before(at)) {
 				at = t
 			}
 		}
 		if len(ready) > 0 {
+			// A socket's pollable turns ready when its limit passes, which
+			// may be the deadline itself, passed since the check above.
+			if !r.deadline.IsZero() && !time.Now().Before(r.deadline) {
+				return nil, &DeadlineError{Waiting: true, Call: pendingCall(ps)}
+			}
 			return ready, nil
 		}
 		if ctx.Err() != nil {
@@ -230,6 +260,12 @@ func (r *run) waitAny(ps []*goPollable) ([]uint32, error) {
 		wake := r.deadline
 		if !at.IsZero() && (wake.IsZero() || at.Before(wake)) {
 			wake = at
+		}
+		if len(fds) > 0 {
+			if err := pollSockets(ctx, fds, wake, len(chans) > 0); err != nil {
+				return nil, err
+			}
+			continue
 		}
 		var timer <-chan time.Time
 		if !wake.IsZero() {
@@ -263,6 +299,38 @@ func (r *run) waitAny(ps []*goPollable) ([]uint32, error) {
 	}
 }
 
+// pollSockets sleeps in ppoll(2) until one of fds is readable or wake
+// passes. A cancelled exchange shuts its socket down, which wakes the
+// poll; a wait is still capped (socketWaitCap, or socketWaitMixed when
+// channel pollables wait too, which only a new look sees), so a
+// cancellation nothing shut down is seen soon.
+func pollSockets(ctx context.Context, fds []unix.PollFd, wake time.Time, mixed bool) error {
+	limit := socketWaitCap
+	if mixed {
+		limit = socketWaitMixed
+	}
+	d := limit
+	if !wake.IsZero() {
+		d = min(d, time.Until(wake))
+	}
+	if d < 0 {
+		d = 0
+	}
+	ts := unix.NsecToTimespec(d.Nanoseconds())
+	if _, err := unix.Ppoll(fds, &ts, nil); err != nil && err != unix.EINTR {
+		return os.NewSyscallError("ppoll", err)
+	}
+	if ctx.Err() != nil {
+		return errCallEnded
+	}
+	return nil
+}
+
+const (
+	socketWaitCap   = 100 * time.Millisecond
+	socketWaitMixed = time.Millisecond
+)
+
 // pendingCall names what the first pollable not ready waits on.
 func pendingCall(ps []*goPollable) string {
 	for _, p := range ps {
@@ -289,6 +357,9 @@ type goInput struct {
 	err     Value // with end: nil is closed, else the error-code it failed with
 	dropped bool
 	changed chan struct{} // closed (and replaced) when buf, end or dropped change
+	// src, when set, is a response body the guest's thread reads from the
+	// socket (httpsynclive.go); only that thread touches it.
+	src *syncBody
 }
 
 func newGoInput(max int) *goInput {
@@ -343,6 +414,16 @@ func (s *goInput) finish(err Value) {
 }
 
 func (s *goInput) state() (bool, <-chan struct{}, time.Time) {
+	if src := s.src; src != nil {
+		s.mu.Lock()
+		has := len(s.buf) > 0 || s.end
+		s.mu.Unlock()
+		if has || src.ready() {
+			return true, nil, time.Time{}
+		}
+		at, _ := src.limitAt()
+		return false, nil, at
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if len(s.buf) > 0 || s.end {
@@ -354,6 +435,14 @@ func (s *goInput) state() (bool, <-chan struct{}, time.Time) {
 // take reads up to n bytes without waiting: ok false with the stream's
 // ending once it is drained.
 func (s *goInput) take(n uint64) (b []byte, ending Value, ok bool) {
+	if src := s.src; src != nil {
+		s.mu.Lock()
+		empty := len(s.buf) == 0 && !s.end
+		s.mu.Unlock()
+		if empty {
+			src.fill(n)
+		}
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if len(s.buf) == 0 {
@@ -377,6 +466,9 @@ func (s *goInput) take(n uint64) (b []byte, ending Value, ok bool) {
 }
 
 func (s *goInput) drop() {
+	if src := s.src; src != nil {
+		src.toAsync() // the rest of the body is read (and discarded) for its trailers
+	}
 	s.mu.Lock()
 	s.dropped = true
 	s.buf = nil
@@ -675,8 +767,7 @@ func (r *run) blockingRead(s *goInput, n uint64, skip bool) (Value, error) {
 			}
 			return Ok(Bytes(b)), nil
 		}
-		p := &goPollable{call: s.call, state: s.state}
-		if _, err := r.waitAny([]*goPollable{p}); err != nil {
+		if _, err := r.waitAny([]*goPollable{s.pollable(nil)}); err != nil {
 			return nil, err
 		}
 	}
@@ -804,7 +895,7 @@ var goIOFuncs = map[string]func(*run, []Value) (Value, error){
 			return nil, trapf("wasi:io: not an input-stream of this host")
 		}
 		fam.kids++
-		return r.newObj(&goPollable{call: s.call, parent: fam, state: s.state}), nil
+		return r.newObj(s.pollable(fam)), nil
 	},
 	"wasi:io/streams#[method]output-stream.check-write": func(r *run, a []Value) (Value, error) {
 		o, err := r.outputOf(a[0])

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"os"
 	"time"
 )
 
@@ -36,21 +35,16 @@ func (r *run) liveBodyWrite(a []Value) (Value, error) {
 	if b == nil || b.taken {
 		return Err(nil), nil
 	}
-	f, name, err := r.http.spool.create("req")
-	if err != nil {
-		return nil, fmt.Errorf("wasi:http outgoing-body.write: %w", err)
-	}
-	os.Remove(r.http.spool.path(name)) // f is the body now
-	b.taken, b.name, b.file = true, name, f
+	mem := []byte{}
+	b.taken, b.mem = true, &mem
 	limit := r.http.grant.MaxBodyBytes
-	var n int64
 	return Ok(r.newObj(&goOutput{write: func(p []byte) error {
-		if n+int64(len(p)) > limit {
+		if int64(len(mem))+int64(len(p)) > limit {
 			return fmt.Errorf("the request body is larger than the %d bytes the host allows", limit)
 		}
-		n += int64(len(p))
-		_, err := f.Write(p)
-		return err
+		mem = append(mem, p...)
+		*b.mem = mem
+		return nil
 	}})), nil
 }
 
@@ -67,12 +61,25 @@ func (r *run) liveBodyFinish(b *inBody) error {
 	if b != nil && b.liveKids() > 0 {
 		return errors.New("wasi:http/types#[static]incoming-body.finish: the body's input-stream is still alive (drop it first)")
 	}
+	if b != nil && b.live != nil && b.live.src != nil {
+		b.live.src.toAsync() // the trailers come after the rest of the body
+	}
 	return nil
 }
 
 func (r *run) liveFutureSubscribe(a []Value) (Value, error) {
 	const call = "wasi:http/types#[method]future-incoming-response.subscribe"
 	if f := objAs[*httpFuture](r, a[0]); f != nil {
+		if f.sync.onGuestThread() && f.sync.pull == nil {
+			// The guest is about to wait for the head: read it here.
+			f.sync.completeOnThread()
+			if r.callCancelled() {
+				return nil, errCallEnded
+			}
+			if !r.deadline.IsZero() && !time.Now().Before(r.deadline) {
+				return nil, &DeadlineError{Waiting: true, Call: "wasi:http/types#[method]future-incoming-response.subscribe"}
+			}
+		}
 		return r.newObj(chanPollable(f.done, call)), nil
 	}
 	return r.newObj(readyPollable(call)), nil

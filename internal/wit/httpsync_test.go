@@ -61,8 +61,6 @@ func TestGoKitHTTPKeepAlive(t *testing.T) {
 		w.Header().Set("Connection", "close")
 		w.Write([]byte("bye"))
 	})
-	srv, accepts := countingServer(t, mux)
-	u, _ := url.Parse(srv.URL)
 	b := wit.HTTPBounds{MaxBodyBytes: 64 << 20, MaxInFlight: 16}
 	cases := []struct {
 		name    string
@@ -75,6 +73,9 @@ func TestGoKitHTTPKeepAlive(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
+			// A server of its own: connections are kept across runs too.
+			srv, accepts := countingServer(t, mux)
+			u, _ := url.Parse(srv.URL)
 			before := accepts.Load()
 			task := fmt.Sprintf(strings.Join(c.task, "\n")+"\n", anyN(srv.URL, len(c.task))...)
 			got, _, err := runHTTPCapsule(t, task, wit.NetworkAllow([]string{u.Host}, "k"), b, wasmhost.Limits{})
@@ -133,8 +134,6 @@ func TestGoKitHTTPServerClosesBetween(t *testing.T) {
 		w.Header().Set("Content-Length", "2")
 		w.Write([]byte("ok"))
 	})
-	srv, accepts := countingServer(t, mux)
-	u, _ := url.Parse(srv.URL)
 	b := wit.HTTPBounds{MaxBodyBytes: 1 << 20, MaxInFlight: 16}
 	cases := []struct {
 		name    string
@@ -151,6 +150,8 @@ func TestGoKitHTTPServerClosesBetween(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
+			srv, accepts := countingServer(t, mux) // (connections are kept across runs)
+			u, _ := url.Parse(srv.URL)
 			served.Store(0)
 			before := accepts.Load()
 			task := fmt.Sprintf(strings.Join(c.task, "\n")+"\n", anyN(srv.URL, len(c.task))...)
@@ -287,11 +288,11 @@ func TestGoKitHTTPClosesMidBody(t *testing.T) {
 		buf.Write(pattern(sent))
 		buf.Flush()
 	})
-	srv, accepts := countingServer(t, mux)
-	u, _ := url.Parse(srv.URL)
 	b := wit.HTTPBounds{MaxBodyBytes: 64 << 20, MaxInFlight: 16}
 	for _, c := range []struct{ n, sent int }{{1024, 100}, {1 << 20, 300 << 10}} {
 		t.Run(strconv.Itoa(c.n), func(t *testing.T) {
+			srv, accepts := countingServer(t, mux) // (connections are kept across runs)
+			u, _ := url.Parse(srv.URL)
 			before := accepts.Load()
 			task := fmt.Sprintf("GET %s/cut/%d/%d\n-GET %s/bytes/10\n", srv.URL, c.n, c.sent, srv.URL)
 			got, _, err := runHTTPCapsule(t, task, wit.NetworkAllow([]string{u.Host}, "k"), b, wasmhost.Limits{})
