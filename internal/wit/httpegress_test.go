@@ -263,9 +263,9 @@ func TestGoKitHTTPDeadline(t *testing.T) {
 // (internal/wasmhost/RATIONALE.md, "Live streaming"): a server that sends
 // its first chunk and then holds the rest leaves the capsule waiting for the
 // whole body in incoming-body.stream, not reading the first chunk, until the
-// call's deadline. A driver's bodies stream live: TestGoKitDriverStreamsLive
+// call's deadline. A driver's bodies stream live: TestDriverComponentsStreamLive
 // (internal/driver/wasm) is issue 10's live-streaming test, and
-// TestGoKitDriverLiveBodyDeadline there the same drip read by a driver.
+// TestDriverComponentsLiveBodyDeadline there the same drip read by a driver.
 func TestGoKitHTTPBodyNotLive(t *testing.T) {
 	first := make(chan struct{})
 	mux := http.NewServeMux()

@@ -149,7 +149,7 @@ func TestCDriverWireBodyMatchesGoKit(t *testing.T) {
 }
 
 // TestDriverComponentsStreamLive: issue 10's live-streaming test for both
-// components (TestGoKitDriverStreamsLive): the provider holds the rest of
+// components: the provider holds the rest of
 // the stream until the first chunk has reached the host.
 func TestDriverComponentsStreamLive(t *testing.T) {
 	for _, dc := range driverComponents {
@@ -512,55 +512,67 @@ func BenchmarkDriverTurnCGoBuiltin(b *testing.B) {
 	}
 }
 
-// TestCDriverLiveBodyDeadline: a provider that holds the stream after the
-// first text delta: the C driver relays that chunk at once, then waits on
-// the body's pollable until the turn's deadline, which names that wait.
-func TestCDriverLiveBodyDeadline(t *testing.T) {
-	fp := fakeprovider.NewAnthropic()
-	defer fp.Close()
-	fp.Push(fakeprovider.Reply{Text: []string{"Let me ", "echo that."}, HangAfter: 4})
-	d := componentDriver(t, cDriverWasm, fp.URL, "sk-real-key", 2)
-	var chunks []string
-	_, err := d.Call(context.Background(), userRequest("hi"), func(text string) { chunks = append(chunks, text) })
-	if len(chunks) != 1 || chunks[0] != "Let me " {
-		t.Fatalf("chunks before the deadline %q (error %v)", chunks, err)
-	}
-	// The driver waits in pollable.block on the stream's pollable; the host
-	// names a live body's waits after its stream's blocking-read whichever
-	// call waits (wasmhost's liveReadCall).
-	var de *wasmhost.DeadlineError
-	if !errors.As(err, &de) || !de.Waiting ||
-		(de.Call != "wasi:io/poll#[method]pollable.block" && de.Call != "wasi:io/streams#[method]input-stream.blocking-read") {
-		t.Fatalf("want a DeadlineError waiting on the body, got %#v (%v)", de, err)
+// TestDriverComponentsLiveBodyDeadline: a provider that sends the first
+// text delta and then holds the stream: each driver relays that chunk at
+// once and then waits on the body until the turn's deadline, which names
+// that wait (the Go kit waits in blocking-read; the C driver in
+// pollable.block on the stream's pollable, which the host names after the
+// stream's read). For a capsule the same drip waits in incoming-body.stream
+// and reads nothing: internal/wit's TestGoKitHTTPBodyNotLive.
+func TestDriverComponentsLiveBodyDeadline(t *testing.T) {
+	for _, dc := range driverComponents {
+		t.Run(dc.name, func(t *testing.T) {
+			fp := fakeprovider.NewAnthropic()
+			defer fp.Close()
+			fp.Push(fakeprovider.Reply{Text: []string{"Let me ", "echo that."}, HangAfter: 4})
+			d := componentDriver(t, dc.path, fp.URL, "sk-real-key", 2)
+			var chunks []string
+			_, err := d.Call(context.Background(), userRequest("hi"), func(text string) { chunks = append(chunks, text) })
+			if len(chunks) != 1 || chunks[0] != "Let me " {
+				t.Fatalf("chunks before the deadline %q (error %v)", chunks, err)
+			}
+			var de *wasmhost.DeadlineError
+			if !errors.As(err, &de) || !de.Waiting ||
+				(de.Call != "wasi:io/poll#[method]pollable.block" && de.Call != "wasi:io/streams#[method]input-stream.blocking-read") {
+				t.Fatalf("want a DeadlineError waiting on the body, got %#v (%v)", de, err)
+			}
+		})
 	}
 }
 
-// TestCDriverNoHostLeak: 1,000 streamed turns of the C driver, each a fresh
-// instance that drops its resources in order, leave no descriptors or
-// goroutines behind.
-func TestCDriverNoHostLeak(t *testing.T) {
-	fp := fakeprovider.NewAnthropic()
-	defer fp.Close()
-	d := componentDriver(t, cDriverWasm, fp.URL, "sk-real-key", 30)
-	fp.Push(toolReply())
-	if _, err := d.Call(context.Background(), toolTurnRequest(), nil); err != nil { // warm
-		t.Fatal(err)
+// TestDriverComponentsNoHostLeak: 1,000 streamed turns of each driver, each
+// a fresh instance with its own exchange and body stream, leave no
+// descriptors or goroutines behind (idle kept connections aside: they are
+// the engine's, closed first).
+func TestDriverComponentsNoHostLeak(t *testing.T) {
+	for _, dc := range driverComponents {
+		t.Run(dc.name, func(t *testing.T) {
+			fp := fakeprovider.NewAnthropic()
+			defer fp.Close()
+			d := componentDriver(t, dc.path, fp.URL, "sk-real-key", 30)
+			fp.Push(toolReply())
+			if _, err := d.Call(context.Background(), toolTurnRequest(), nil); err != nil { // warm
+				t.Fatal(err)
+			}
+			testEngine.CloseIdleConnections()
+			fds0, g0 := hostUse(t)
+			for i := range 1000 {
+				fp.Push(toolReply())
+				if _, err := d.Call(context.Background(), toolTurnRequest(), nil); err != nil {
+					t.Fatalf("turn %d: %v", i, err)
+				}
+			}
+			var fds, g int
+			for range 100 { // the server's side of each connection ends after the client's
+				testEngine.CloseIdleConnections()
+				if fds, g = hostUse(t); fds <= fds0+2 && g <= g0+2 {
+					return
+				}
+				time.Sleep(100 * time.Millisecond)
+			}
+			t.Fatalf("after 1,000 turns: %d fds (before %d), %d goroutines (before %d)", fds, fds0, g, g0)
+		})
 	}
-	fds0, g0 := hostUse(t)
-	for i := range 1000 {
-		fp.Push(toolReply())
-		if _, err := d.Call(context.Background(), toolTurnRequest(), nil); err != nil {
-			t.Fatalf("turn %d: %v", i, err)
-		}
-	}
-	var fds, g int
-	for range 100 {
-		if fds, g = hostUse(t); fds <= fds0+2 && g <= g0+2 {
-			return
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	t.Fatalf("after 1,000 turns: %d fds (before %d), %d goroutines (before %d)", fds, fds0, g, g0)
 }
 
 // FuzzCDriverRequest: whatever tool-input.data holds, the C driver returns
