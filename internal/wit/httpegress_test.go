@@ -385,6 +385,10 @@ const httpGetCWasm = "testdata/components/http-get-c/http-get-c.wasm"
 func runGetC(tb testing.TB, h *wasmhost.Host, url string, n int) (wit.ToolResult, error) {
 	tb.Helper()
 	e, c := gokitComponent(tb, httpGetCWasm)
+	return runGetCComponent(e, c, h, url, n)
+}
+
+func runGetCComponent(e *wasmhost.Engine, c *wasmhost.Component, h *wasmhost.Host, url string, n int) (wit.ToolResult, error) {
 	inst, err := instantiate(e, context.Background(), c, wasmhost.RunConfig{Kind: wasmhost.RunDefault, Host: h})
 	if err != nil {
 		return wit.ToolResult{}, err
@@ -416,6 +420,82 @@ func getCDurations(res wit.ToolResult, n, size int) ([]time.Duration, error) {
 		d[i] = time.Duration(ns)
 	}
 	return d, nil
+}
+
+// BenchmarkHTTPGet1KiBCProfile times the host calls of component-c's GETs
+// from inside the guest: MURMUR_HTTPGETC_PROFILE names a profiling build of
+// http-get-c (get.c with -DMURMUR_PROFILE; docs/benchmarks.md), whose
+// summary holds each request's ns per kind of host call. It reports the p50
+// of each kind, of the whole request ("request") and of the rest ("guest":
+// the request less its host calls, which is the guest's own code and the
+// clock reads around each call).
+func BenchmarkHTTPGet1KiBCProfile(b *testing.B) {
+	path := os.Getenv("MURMUR_HTTPGETC_PROFILE")
+	if path == "" {
+		b.Skip("MURMUR_HTTPGETC_PROFILE names no profiling build of http-get-c")
+	}
+	wasm, err := os.ReadFile(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	e, _ := gokitComponent(b, httpGetCWasm) // the shared engine
+	c, err := e.Compile(wasm)
+	if err != nil {
+		b.Fatal(err)
+	}
+	t := &testing.T{}
+	srv, _ := echoServer(t)
+	defer srv.Close()
+	u, _ := url.Parse(srv.URL)
+	policy := wit.NetworkAllow([]string{u.Host}, "k")
+	const per = 100
+	kinds := []string{"setup", "handle", "wait", "resp", "read", "drop"}
+	each := map[string][]time.Duration{}
+	var clock []time.Duration
+	for b.Loop() {
+		h := wasmhost.NewHost()
+		wit.GrantHTTPBounded(h, policy, slog.New(slog.DiscardHandler), wit.HTTPBounds{MaxBodyBytes: 1 << 20, MaxInFlight: 16})
+		res, err := runGetCComponent(e, c, h, srv.URL+"/bytes/1024", per)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if res.Status != wit.StatusPassed || res.Data == nil || res.Summary == nil {
+			b.Fatalf("http-get-c: %s", show(res))
+		}
+		_, prof, ok := strings.Cut(*res.Summary, " PROFILE ")
+		if !ok {
+			b.Fatalf("not a profiling build: summary %q", *res.Summary)
+		}
+		got := map[string][]int64{}
+		for _, f := range strings.Fields(prof) {
+			k, vals, _ := strings.Cut(f, "=")
+			for _, v := range strings.Split(vals, ",") {
+				n, err := strconv.ParseInt(v, 10, 64)
+				if err != nil {
+					b.Fatalf("profile field %q", f)
+				}
+				got[k] = append(got[k], n)
+			}
+		}
+		clock = append(clock, time.Duration(got["clock"][0]))
+		for i, x := range strings.Fields(*res.Data) {
+			total, _ := strconv.ParseInt(x, 10, 64)
+			rest := total
+			for _, k := range kinds {
+				if len(got[k]) != per {
+					b.Fatalf("profile kind %s: %d values, want %d", k, len(got[k]), per)
+				}
+				each[k] = append(each[k], time.Duration(got[k][i]))
+				rest -= got[k][i]
+			}
+			each["request"] = append(each["request"], time.Duration(total))
+			each["guest"] = append(each["guest"], time.Duration(rest))
+		}
+	}
+	for _, k := range append(kinds, "request", "guest") {
+		b.ReportMetric(float64(p50(each[k]).Nanoseconds()), "p50-ns/"+k)
+	}
+	b.ReportMetric(float64(p50(clock).Nanoseconds()), "ns/clock-pair")
 }
 
 // TestCToolHTTPGet: the freestanding C tool's GETs under the grant: each
