@@ -449,7 +449,7 @@ func BenchmarkHTTPGet1KiBCProfile(b *testing.B) {
 	u, _ := url.Parse(srv.URL)
 	policy := wit.NetworkAllow([]string{u.Host}, "k")
 	const per = 100
-	kinds := []string{"setup", "handle", "wait", "resp", "read", "drop"}
+	kinds := []string{"setup", "handle", "wait", "resp", "read", "end", "drop"}
 	each := map[string][]time.Duration{}
 	var clock []time.Duration
 	for b.Loop() {
