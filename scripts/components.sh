@@ -6,7 +6,8 @@
 #                                           equal both the committed .wasm and its SHA256SUMS line
 #
 # NAME is a directory's last element (capsule-probe, tool-echo, capsule-http,
-# driver-anthropic-http, hello-script, echo-tool, hook-log, fetch, driver-anthropic-c);
+# driver-anthropic-http, hello-script, echo-tool, hook-log, fetch, driver-anthropic-c,
+# http-get-c);
 # no NAME means all. Each directory holds the Go sources, the built .wasm and SHA256SUMS.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -27,6 +28,7 @@ components=(
   "examples/fetch fetch fetch.wasm"
   # C, not the Go kit (a fourth field "c": scripts/build-c-component.sh)
   "testdata/components/driver-anthropic-c driver-c driver-anthropic-c.wasm c"
+  "testdata/components/http-get-c http-get-c http-get-c.wasm c"
 )
 
 mode=${1:-}

@@ -2,6 +2,7 @@ package wit_test
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"errors"
 	"fmt"
@@ -334,6 +335,28 @@ func BenchmarkHTTPGet1KiB(b *testing.B) {
 			b.ReportMetric(float64(p50(each).Nanoseconds()), "p50-ns/request")
 		})
 	}
+	// "component-c": the freestanding C tool (no guest runtime), run as a
+	// tool inside mur run is (internal/tools: RunDefault, the grant).
+	b.Run("component-c", func(b *testing.B) {
+		policy := wit.NetworkAllow([]string{u.Host}, "k")
+		gokitComponent(b, httpGetCWasm) // compiled once, outside the measured loop
+		var each []time.Duration
+		for b.Loop() {
+			h := wasmhost.NewHost()
+			wit.GrantHTTPBounded(h, policy, slog.New(slog.DiscardHandler), wit.HTTPBounds{MaxBodyBytes: 1 << 20, MaxInFlight: 16})
+			res, err := runGetC(b, h, srv.URL+"/bytes/1024", per)
+			if err != nil {
+				b.Fatal(err)
+			}
+			ns, err := getCDurations(res, per, 1024)
+			if err != nil {
+				b.Fatal(err)
+			}
+			each = append(each, ns...)
+		}
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*per), "ns/request")
+		b.ReportMetric(float64(p50(each).Nanoseconds()), "p50-ns/request")
+	})
 	b.Run("host", func(b *testing.B) {
 		c := &http.Client{}
 		var each []time.Duration
@@ -352,6 +375,179 @@ func BenchmarkHTTPGet1KiB(b *testing.B) {
 		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*per), "ns/request")
 		b.ReportMetric(float64(p50(each).Nanoseconds()), "p50-ns/request")
 	})
+}
+
+const httpGetCWasm = "testdata/components/http-get-c/http-get-c.wasm"
+
+// runGetC runs the C tool http-get-c once with "<url> <n>", in the run
+// config a tool gets inside mur run (internal/tools: RunDefault, the
+// manifest's default limits, h's grant).
+func runGetC(tb testing.TB, h *wasmhost.Host, url string, n int) (wit.ToolResult, error) {
+	tb.Helper()
+	e, c := gokitComponent(tb, httpGetCWasm)
+	return runGetCComponent(e, c, h, url, n)
+}
+
+func runGetCComponent(e *wasmhost.Engine, c *wasmhost.Component, h *wasmhost.Host, url string, n int) (wit.ToolResult, error) {
+	inst, err := instantiate(e, context.Background(), c, wasmhost.RunConfig{Kind: wasmhost.RunDefault, Host: h})
+	if err != nil {
+		return wit.ToolResult{}, err
+	}
+	defer inst.Close()
+	data := url + " " + strconv.Itoa(n)
+	return wit.CallToolRun(context.Background(), inst, wit.ToolInput{Data: &data})
+}
+
+// getCDurations checks a passed http-get-c result of n GETs of size bytes
+// each and answers the guest-timed durations.
+func getCDurations(res wit.ToolResult, n, size int) ([]time.Duration, error) {
+	if res.Status != wit.StatusPassed || res.Data == nil {
+		return nil, fmt.Errorf("http-get-c: %s", show(res))
+	}
+	if want := "bytes=" + strconv.Itoa(n*size); res.Summary == nil || *res.Summary != want {
+		return nil, fmt.Errorf("http-get-c: summary %s, want %q", show(res), want)
+	}
+	f := strings.Fields(*res.Data)
+	if len(f) != n {
+		return nil, fmt.Errorf("http-get-c: %d durations, want %d: %q", len(f), n, *res.Data)
+	}
+	d := make([]time.Duration, n)
+	for i, x := range f {
+		ns, err := strconv.ParseInt(x, 10, 64)
+		if err != nil || ns <= 0 {
+			return nil, fmt.Errorf("http-get-c: duration %q", x)
+		}
+		d[i] = time.Duration(ns)
+	}
+	return d, nil
+}
+
+// BenchmarkHTTPGet1KiBCProfile times the host calls of component-c's GETs
+// from inside the guest: MURMUR_HTTPGETC_PROFILE names a profiling build of
+// http-get-c (get.c with -DMURMUR_PROFILE; docs/benchmarks.md), whose
+// summary holds each request's ns per kind of host call. It reports the p50
+// of each kind, of the whole request ("request") and of the rest ("guest":
+// the request less its host calls, which is the guest's own code and the
+// clock reads around each call).
+func BenchmarkHTTPGet1KiBCProfile(b *testing.B) {
+	path := os.Getenv("MURMUR_HTTPGETC_PROFILE")
+	if path == "" {
+		b.Skip("MURMUR_HTTPGETC_PROFILE names no profiling build of http-get-c")
+	}
+	wasm, err := os.ReadFile(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	e, _ := gokitComponent(b, httpGetCWasm) // the shared engine
+	c, err := e.Compile(wasm)
+	if err != nil {
+		b.Fatal(err)
+	}
+	t := &testing.T{}
+	srv, _ := echoServer(t)
+	defer srv.Close()
+	u, _ := url.Parse(srv.URL)
+	policy := wit.NetworkAllow([]string{u.Host}, "k")
+	const per = 100
+	kinds := []string{"setup", "handle", "wait", "resp", "read", "end", "drop"}
+	each := map[string][]time.Duration{}
+	var clock []time.Duration
+	for b.Loop() {
+		h := wasmhost.NewHost()
+		wit.GrantHTTPBounded(h, policy, slog.New(slog.DiscardHandler), wit.HTTPBounds{MaxBodyBytes: 1 << 20, MaxInFlight: 16})
+		res, err := runGetCComponent(e, c, h, srv.URL+"/bytes/1024", per)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if res.Status != wit.StatusPassed || res.Data == nil || res.Summary == nil {
+			b.Fatalf("http-get-c: %s", show(res))
+		}
+		_, prof, ok := strings.Cut(*res.Summary, " PROFILE ")
+		if !ok {
+			b.Fatalf("not a profiling build: summary %q", *res.Summary)
+		}
+		got := map[string][]int64{}
+		for _, f := range strings.Fields(prof) {
+			k, vals, _ := strings.Cut(f, "=")
+			for _, v := range strings.Split(vals, ",") {
+				n, err := strconv.ParseInt(v, 10, 64)
+				if err != nil {
+					b.Fatalf("profile field %q", f)
+				}
+				got[k] = append(got[k], n)
+			}
+		}
+		clock = append(clock, time.Duration(got["clock"][0]))
+		for i, x := range strings.Fields(*res.Data) {
+			total, _ := strconv.ParseInt(x, 10, 64)
+			rest := total
+			for _, k := range kinds {
+				if len(got[k]) != per {
+					b.Fatalf("profile kind %s: %d values, want %d", k, len(got[k]), per)
+				}
+				each[k] = append(each[k], time.Duration(got[k][i]))
+				rest -= got[k][i]
+			}
+			each["request"] = append(each["request"], time.Duration(total))
+			each["guest"] = append(each["guest"], time.Duration(rest))
+		}
+	}
+	for _, k := range append(kinds, "request", "guest") {
+		b.ReportMetric(float64(p50(each[k]).Nanoseconds()), "p50-ns/"+k)
+	}
+	b.ReportMetric(float64(p50(clock).Nanoseconds()), "ns/clock-pair")
+}
+
+// TestCToolHTTPGet: the freestanding C tool's GETs under the grant: each
+// answers 200 with the whole body, and a URL the grant does not cover (or
+// a status other than 200) ends the run failed, naming why.
+func TestCToolHTTPGet(t *testing.T) {
+	srv, hits := echoServer(t)
+	u, _ := url.Parse(srv.URL)
+	other := httptest.NewServer(http.NotFoundHandler()) // same host, another port
+	t.Cleanup(other.Close)
+	cases := []struct {
+		name, url string
+		n, size   int
+		allow     []string
+		want      string // the failed run's summary; "" for passed
+		wantHits  int64
+	}{
+		{"1 KiB", srv.URL + "/bytes/1024", 5, 1024, []string{u.Host}, "", 5},
+		{"empty body", srv.URL + "/bytes/0", 2, 0, []string{u.Host}, "", 2},
+		{"200 KiB body", srv.URL + "/bytes/204800", 1, 204800, []string{"http://" + u.Host}, "", 1},
+		{"bare host covers every port", srv.URL + "/bytes/1024", 1, 1024, []string{u.Hostname()}, "", 1},
+		{"port not covered", other.URL + "/bytes/1024", 1, 0, []string{u.Host}, "HTTP-request-denied", 0},
+		{"scheme not covered", srv.URL + "/bytes/1024", 1, 0, []string{"https://" + u.Host}, "HTTP-request-denied", 0},
+		{"host not covered", srv.URL + "/bytes/1024", 1, 0, []string{"example.com"}, "HTTP-request-denied", 0},
+		{"status 404", srv.URL + "/nowhere", 1, 0, []string{u.Host}, "status 404", 0},
+	}
+	for _, tt := range cases {
+		t.Run(tt.name, func(t *testing.T) {
+			before := hits.Load()
+			var log bytes.Buffer
+			h := wasmhost.NewHost()
+			wit.GrantHTTPBounded(h, wit.NetworkAllow(tt.allow, "capabilities.network.allow"), slog.New(slog.NewTextHandler(&log, nil)),
+				wit.HTTPBounds{MaxBodyBytes: 1 << 20, MaxInFlight: 16})
+			res, err := runGetC(t, h, tt.url, tt.n)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tt.want == "" {
+				if _, err := getCDurations(res, tt.n, tt.size); err != nil {
+					t.Fatal(err)
+				}
+			} else if res.Status != wit.StatusFailed || res.Summary == nil || *res.Summary != tt.want {
+				t.Fatalf("got %s, want failed %q", show(res), tt.want)
+			}
+			if got := hits.Load() - before; got != tt.wantHits {
+				t.Errorf("the server saw %d requests, want %d", got, tt.wantHits)
+			}
+			if tt.want == "HTTP-request-denied" && !strings.Contains(log.String(), "capabilities.network.allow") {
+				t.Errorf("the refusal's log line does not name the manifest key: %q", log.String())
+			}
+		})
+	}
 }
 
 // p50 is the median of d (which it sorts).

@@ -1,0 +1,274 @@
+// http-get-c: a freestanding C tool component (no libc, no WASI adapter, no
+// language runtime) that times GETs from inside the guest, so the 1 KiB GET
+// figure of docs/benchmarks.md can be shown without a guest runtime's own
+// code between the wasi:http calls (BenchmarkHTTPGet1KiB/component-c).
+//
+// tool-input.data is "<url> <n>": it makes n GETs of url one after another.
+// Each one is fields, outgoing-request (GET, scheme, authority, path),
+// handle, the future's subscribe + block until get answers, status,
+// consume, stream, blocking-read to the body's end, then every handle
+// dropped in order; each is timed with monotonic-clock.now from before the
+// request is built to the body's end. The result's data is the n durations
+// in ns, space-separated, and its summary "bytes=<the bodies' total>",
+// status passed; a failed request answers status
+// failed with the error-code's case name (summary), a status other than 200
+// "status <code>".
+//
+// Files: base.c/base.h are the C driver's (links to ../driver-anthropic-c:
+// the bump allocator, cabi_realloc, buffers); this one. Build:
+// ../../../scripts/build-c-component.sh with world http-get-c (wit/).
+// Compiled with -DMURMUR_PROFILE the summary also carries, per kind of host
+// call, each request's ns in it (" PROFILE kind=ns,ns,... clock=ns", the
+// last a clock pair's own cost); the committed build has none of it.
+
+#include "base.h"
+
+#define HTTP "wasi:http/types@0.2.12"
+#define IO "wasi:io/streams@0.2.12"
+
+IMPORT("wasi:clocks/monotonic-clock@0.2.12", "now") u64 clock_now(void);
+
+IMPORT(HTTP, "[constructor]fields") u32 fields_new(void);
+IMPORT(HTTP, "[constructor]outgoing-request") u32 request_new(u32 headers);
+IMPORT(HTTP, "[method]outgoing-request.set-method") u32 request_set_method(u32 r, u32 disc, const char *p, u32 n);
+IMPORT(HTTP, "[method]outgoing-request.set-scheme") u32 request_set_scheme(u32 r, u32 some, u32 disc, const char *p, u32 n);
+IMPORT(HTTP, "[method]outgoing-request.set-authority") u32 request_set_authority(u32 r, u32 some, const char *p, u32 n);
+IMPORT(HTTP, "[method]outgoing-request.set-path-with-query") u32 request_set_path(u32 r, u32 some, const char *p, u32 n);
+IMPORT(HTTP, "[resource-drop]outgoing-request") void request_drop(u32 r);
+IMPORT("wasi:http/outgoing-handler@0.2.12", "handle") void http_handle(u32 r, u32 some, u32 opts, u8 *ret);
+IMPORT(HTTP, "[method]future-incoming-response.subscribe") u32 future_subscribe(u32 f);
+IMPORT(HTTP, "[method]future-incoming-response.get") void future_get(u32 f, u8 *ret);
+IMPORT(HTTP, "[resource-drop]future-incoming-response") void future_drop(u32 f);
+IMPORT(HTTP, "[method]incoming-response.status") u32 response_status(u32 r);
+IMPORT(HTTP, "[method]incoming-response.consume") void response_consume(u32 r, u8 *ret);
+IMPORT(HTTP, "[resource-drop]incoming-response") void response_drop(u32 r);
+IMPORT(HTTP, "[method]incoming-body.stream") void inbody_stream(u32 b, u8 *ret);
+IMPORT(HTTP, "[resource-drop]incoming-body") void inbody_drop(u32 b);
+IMPORT("wasi:io/poll@0.2.12", "[method]pollable.block") void pollable_block(u32 p);
+IMPORT("wasi:io/poll@0.2.12", "[resource-drop]pollable") void pollable_drop(u32 p);
+IMPORT(IO, "[method]input-stream.blocking-read") void input_blocking_read(u32 s, u64 n, u8 *ret);
+IMPORT(IO, "[resource-drop]input-stream") void input_drop(u32 s);
+IMPORT("wasi:io/error@0.2.12", "[resource-drop]error") void ioerror_drop(u32 e);
+
+enum { P_SETUP, P_HANDLE, P_WAIT, P_RESP, P_READ, P_END, P_DROP, P_KINDS };
+#ifdef MURMUR_PROFILE
+enum { PROF_MAX = 1000 };
+static u64 prof_cur[P_KINDS];          // this request's ns per kind
+static u64 prof_req[PROF_MAX][P_KINDS]; // each request's
+#define PROF(k, stmt)                            \
+	do {                                     \
+		u64 t_ = clock_now();            \
+		stmt;                            \
+		prof_cur[k] += clock_now() - t_; \
+	} while (0)
+#else
+#define PROF(k, stmt) \
+	do {          \
+		stmt; \
+	} while (0)
+#endif
+
+// An 8-aligned return area for the imports.
+static u64 area_[16];
+#define RET ((u8 *)area_)
+#define RET32(off) (*(u32 *)(RET + (off)))
+
+static const char *http_errors[] = {
+	"DNS-timeout", "DNS-error", "destination-not-found", "destination-unavailable",
+	"destination-IP-prohibited", "destination-IP-unroutable", "connection-refused",
+	"connection-terminated", "connection-timeout", "connection-read-timeout",
+	"connection-write-timeout", "connection-limit-reached", "TLS-protocol-error",
+	"TLS-certificate-error", "TLS-alert-received", "HTTP-request-denied",
+	"HTTP-request-length-required", "HTTP-request-body-size", "HTTP-request-method-invalid",
+	"HTTP-request-URI-invalid", "HTTP-request-URI-too-long", "HTTP-request-header-section-size",
+	"HTTP-request-header-size", "HTTP-request-trailer-section-size", "HTTP-request-trailer-size",
+	"HTTP-response-incomplete", "HTTP-response-header-section-size", "HTTP-response-header-size",
+	"HTTP-response-body-size", "HTTP-response-trailer-section-size", "HTTP-response-trailer-size",
+	"HTTP-response-transfer-coding", "HTTP-response-content-coding", "HTTP-response-timeout",
+	"HTTP-upgrade-failed", "HTTP-protocol-error", "loop-detected", "configuration-error",
+	"internal-error",
+};
+
+// The failure reason, when a request has failed.
+static buf reason;
+
+static int fail(const char *what) {
+	puts_(&reason, what);
+	return 0;
+}
+
+static int http_error(u8 code) {
+	return fail(code < sizeof http_errors / sizeof *http_errors ? http_errors[code] : "error-code");
+}
+
+// The URL's parts, parsed once.
+static u32 scheme;
+static str authority, path;
+
+static int parse_url(str u) {
+	if (has_prefix(u.p, u.n, "http://")) scheme = 0, u.p += 7, u.n -= 7;
+	else if (has_prefix(u.p, u.n, "https://")) scheme = 1, u.p += 8, u.n -= 8;
+	else return fail("the URL is not http(s)");
+	u32 slash = 0;
+	while (slash < u.n && u.p[slash] != '/') slash++;
+	authority = (str){u.p, slash};
+	path = slash < u.n ? (str){u.p + slash, u.n - slash} : S("/");
+	return 1;
+}
+
+enum { READ_CHUNK = 64 << 10 };
+
+// get makes one GET and reads its body to the end: 1 with the body's length
+// in *got, 0 when it failed (reason set).
+static int get(u8 *rbuf, u32 *got) {
+	u32 req;
+	int bad;
+	PROF(P_SETUP, req = request_new(fields_new());
+	     bad = request_set_method(req, 0, "", 0) || request_set_scheme(req, 1, scheme, "", 0) ||
+		   request_set_authority(req, 1, authority.p, authority.n) || request_set_path(req, 1, path.p, path.n));
+	if (bad) {
+		request_drop(req);
+		return fail("HTTP-request-URI-invalid");
+	}
+	PROF(P_HANDLE, http_handle(req, 0, 0, RET));
+	if (RET[0]) return http_error(RET[8]);
+	u32 fut = RET32(8);
+	PROF(P_WAIT, for (;;) {
+		future_get(fut, RET);
+		if (RET[0]) break;
+		u32 p = future_subscribe(fut);
+		pollable_block(p);
+		pollable_drop(p);
+	});
+	if (RET[8]) {
+		future_drop(fut);
+		return fail("the response was already taken");
+	}
+	if (RET[16]) {
+		u8 code = RET[24];
+		future_drop(fut);
+		return http_error(code);
+	}
+	u32 resp = RET32(24);
+	u32 status;
+	PROF(P_RESP, status = response_status(resp); response_consume(resp, RET));
+	if (RET[0]) {
+		response_drop(resp);
+		future_drop(fut);
+		return fail("the response has no body");
+	}
+	u32 ib = RET32(4);
+	PROF(P_RESP, inbody_stream(ib, RET));
+	if (RET[0]) {
+		inbody_drop(ib);
+		response_drop(resp);
+		future_drop(fut);
+		return fail("the response body stream is unavailable");
+	}
+	u32 s = RET32(4);
+	int ok = 1;
+	*got = 0;
+	for (;;) {
+		scratch = rbuf; // every read lands in the one buffer
+		scratch_cap = READ_CHUNK;
+#ifdef MURMUR_PROFILE
+		u64 r0 = clock_now();
+		input_blocking_read(s, READ_CHUNK, RET);
+		prof_cur[RET[0] ? P_END : P_READ] += clock_now() - r0; // the read that meets the end apart
+#else
+		input_blocking_read(s, READ_CHUNK, RET);
+#endif
+		scratch = 0;
+		if (RET[0]) { // stream-error: closed is the end, anything else a failure
+			if (RET[4] == 0) {
+				ioerror_drop(RET32(8));
+				ok = fail("HTTP-response-incomplete");
+			}
+			break;
+		}
+		*got += RET32(8);
+	}
+	PROF(P_DROP, input_drop(s); inbody_drop(ib); response_drop(resp); future_drop(fut));
+	if (ok && status != 200) {
+		puts_(&reason, "status ");
+		put_int(&reason, status);
+		return 0;
+	}
+	return ok;
+}
+
+// tool-result's canonical layout: status u8 @0, summary option<string> @4,
+// data @16, data-path @28, truncated @40, metadata list @44; 52 bytes.
+static u32 result_[13];
+
+static u32 *answer(int passed, str summary, str data) {
+	u8 *r = (u8 *)result_;
+	memset(r, 0, sizeof result_);
+	r[0] = passed ? 0 : 1;
+	if (summary.n) {
+		r[4] = 1;
+		*(u32 *)(r + 8) = (u32)summary.p;
+		*(u32 *)(r + 12) = summary.n;
+	}
+	if (passed) {
+		r[16] = 1;
+		*(u32 *)(r + 20) = (u32)data.p;
+		*(u32 *)(r + 24) = data.n;
+	}
+	*(u32 *)(r + 44) = 8; // an empty list: any aligned pointer
+	return result_;
+}
+
+EXPORT("murmur:tool/run@0.1.0#run")
+u32 *run(u32 data_some, const char *data, u32 data_len, u32 log_some, const char *log, u32 log_len) {
+	(void)log_some, (void)log, (void)log_len;
+	if (!data_some) return answer(0, S("tool-input.data is not \"<url> <n>\""), S(""));
+	u32 sp = data_len;
+	while (sp && data[sp - 1] != ' ') sp--;
+	u32 n = 0;
+	for (u32 i = sp; i < data_len; i++) {
+		if (data[i] < '0' || data[i] > '9') return answer(0, S("tool-input.data is not \"<url> <n>\""), S(""));
+		n = n * 10 + (u32)(data[i] - '0');
+	}
+	if (!sp || sp == data_len || !parse_url((str){data, sp - 1})) {
+		if (!reason.n) fail("tool-input.data is not \"<url> <n>\"");
+		return answer(0, buf_str(&reason), S(""));
+	}
+	u8 *rbuf = alloc(8, READ_CHUNK);
+	buf out = {0};
+	u64 total = 0;
+	for (u32 i = 0; i < n; i++) {
+		u32 got;
+		u64 t0 = clock_now();
+		if (!get(rbuf, &got)) return answer(0, buf_str(&reason), S(""));
+		u64 t1 = clock_now();
+		total += got;
+#ifdef MURMUR_PROFILE
+		if (i < PROF_MAX) memcpy(prof_req[i], prof_cur, sizeof prof_cur);
+		memset(prof_cur, 0, sizeof prof_cur);
+#endif
+		if (i) putc_(&out, ' ');
+		put_int(&out, (i64)(t1 - t0));
+	}
+	buf summary = {0};
+	puts_(&summary, "bytes=");
+	put_int(&summary, (i64)total);
+#ifdef MURMUR_PROFILE
+	static const char *names[P_KINDS] = {"setup", "handle", "wait", "resp", "read", "end", "drop"};
+	puts_(&summary, " PROFILE");
+	for (int k = 0; k < P_KINDS; k++) {
+		putc_(&summary, ' ');
+		puts_(&summary, names[k]);
+		putc_(&summary, '=');
+		for (u32 i = 0; i < n && i < PROF_MAX; i++) {
+			if (i) putc_(&summary, ',');
+			put_int(&summary, (i64)prof_req[i][k]);
+		}
+	}
+	// A clock pair's own cost, for reading the rest.
+	u64 c0 = clock_now(), c1 = clock_now();
+	puts_(&summary, " clock=");
+	put_int(&summary, (i64)(c1 - c0));
+#endif
+	return answer(1, buf_str(&summary), buf_str(&out));
+}
