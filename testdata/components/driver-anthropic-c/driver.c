@@ -19,43 +19,12 @@
 // world driver-c).
 
 #include "base.h"
+#include "wasihttp.h"
 
-#define HTTP "wasi:http/types@0.2.12"
-#define IO "wasi:io/streams@0.2.12"
 
 IMPORT("wasi:cli/environment@0.2.12", "get-environment") void env_get(u8 *ret);
 IMPORT("murmur:text/chunks@0.1.0", "emit-chunk") void emit_chunk(const char *p, u32 n);
 
-IMPORT(HTTP, "[constructor]fields") u32 fields_new(void);
-IMPORT(HTTP, "[method]fields.append") void fields_append(u32 f, const char *k, u32 kn, const char *v, u32 vn, u8 *ret);
-IMPORT(HTTP, "[constructor]outgoing-request") u32 request_new(u32 headers);
-IMPORT(HTTP, "[method]outgoing-request.set-method") u32 request_set_method(u32 r, u32 disc, const char *p, u32 n);
-IMPORT(HTTP, "[method]outgoing-request.set-scheme") u32 request_set_scheme(u32 r, u32 some, u32 disc, const char *p, u32 n);
-IMPORT(HTTP, "[method]outgoing-request.set-authority") u32 request_set_authority(u32 r, u32 some, const char *p, u32 n);
-IMPORT(HTTP, "[method]outgoing-request.set-path-with-query") u32 request_set_path(u32 r, u32 some, const char *p, u32 n);
-IMPORT(HTTP, "[method]outgoing-request.body") void request_body(u32 r, u8 *ret);
-IMPORT(HTTP, "[resource-drop]outgoing-request") void request_drop(u32 r);
-IMPORT(HTTP, "[method]outgoing-body.write") void outbody_write(u32 b, u8 *ret);
-IMPORT(HTTP, "[static]outgoing-body.finish") void outbody_finish(u32 b, u32 some, u32 trailers, u8 *ret);
-IMPORT("wasi:http/outgoing-handler@0.2.12", "handle") void http_handle(u32 r, u32 some, u32 opts, u8 *ret);
-IMPORT(HTTP, "[method]future-incoming-response.subscribe") u32 future_subscribe(u32 f);
-IMPORT(HTTP, "[method]future-incoming-response.get") void future_get(u32 f, u8 *ret);
-IMPORT(HTTP, "[resource-drop]future-incoming-response") void future_drop(u32 f);
-IMPORT(HTTP, "[method]incoming-response.status") u32 response_status(u32 r);
-IMPORT(HTTP, "[method]incoming-response.consume") void response_consume(u32 r, u8 *ret);
-IMPORT(HTTP, "[resource-drop]incoming-response") void response_drop(u32 r);
-IMPORT(HTTP, "[method]incoming-body.stream") void inbody_stream(u32 b, u8 *ret);
-IMPORT(HTTP, "[resource-drop]incoming-body") void inbody_drop(u32 b);
-IMPORT("wasi:io/poll@0.2.12", "[method]pollable.block") void pollable_block(u32 p);
-IMPORT("wasi:io/poll@0.2.12", "[resource-drop]pollable") void pollable_drop(u32 p);
-IMPORT(IO, "[method]input-stream.read") void input_read(u32 s, u64 n, u8 *ret);
-IMPORT(IO, "[method]input-stream.subscribe") u32 input_subscribe(u32 s);
-IMPORT(IO, "[resource-drop]input-stream") void input_drop(u32 s);
-IMPORT(IO, "[method]output-stream.check-write") void output_check_write(u32 s, u8 *ret);
-IMPORT(IO, "[method]output-stream.write") void output_write(u32 s, const char *p, u32 n, u8 *ret);
-IMPORT(IO, "[method]output-stream.blocking-flush") void output_flush(u32 s, u8 *ret);
-IMPORT(IO, "[resource-drop]output-stream") void output_drop(u32 s);
-IMPORT("wasi:io/error@0.2.12", "[resource-drop]error") void ioerror_drop(u32 e);
 
 // A profiling build (-DMURMUR_PROFILE, world driver-c-profile) times the
 // host calls by kind with wasi:clocks and emits the totals as a last chunk
@@ -63,7 +32,6 @@ IMPORT("wasi:io/error@0.2.12", "[resource-drop]error") void ioerror_drop(u32 e);
 // none of it.
 enum { P_ENV, P_SETUP, P_WRITE, P_HANDLE, P_WAIT, P_RESP, P_READ, P_BLOCK, P_EMIT, P_DROP, P_TOTAL, P_CLOCK, P_KINDS };
 #ifdef MURMUR_PROFILE
-IMPORT("wasi:clocks/monotonic-clock@0.2.12", "now") u64 clock_now(void);
 static u64 prof_ns[P_KINDS];
 static u32 prof_n[P_KINDS];
 #define PROF(k, stmt)                           \
@@ -512,24 +480,8 @@ static int write_all(u32 ob, str body) {
 	return 1;
 }
 
-static const char *http_errors[] = {
-	"DNS-timeout", "DNS-error", "destination-not-found", "destination-unavailable",
-	"destination-IP-prohibited", "destination-IP-unroutable", "connection-refused",
-	"connection-terminated", "connection-timeout", "connection-read-timeout",
-	"connection-write-timeout", "connection-limit-reached", "TLS-protocol-error",
-	"TLS-certificate-error", "TLS-alert-received", "HTTP-request-denied",
-	"HTTP-request-length-required", "HTTP-request-body-size", "HTTP-request-method-invalid",
-	"HTTP-request-URI-invalid", "HTTP-request-URI-too-long", "HTTP-request-header-section-size",
-	"HTTP-request-header-size", "HTTP-request-trailer-section-size", "HTTP-request-trailer-size",
-	"HTTP-response-incomplete", "HTTP-response-header-section-size", "HTTP-response-header-size",
-	"HTTP-response-body-size", "HTTP-response-trailer-section-size", "HTTP-response-trailer-size",
-	"HTTP-response-transfer-coding", "HTTP-response-content-coding", "HTTP-response-timeout",
-	"HTTP-upgrade-failed", "HTTP-protocol-error", "loop-detected", "configuration-error",
-	"internal-error",
-};
-
 static int http_error(u8 code) {
-	return failed("wasi:http", S(code < sizeof http_errors / sizeof *http_errors ? http_errors[code] : "error-code"));
+	return failed("wasi:http", S(http_error_name(code)));
 }
 
 enum { READ_CHUNK = 16 << 10, ERROR_BODY = 4096 };

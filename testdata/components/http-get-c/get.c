@@ -22,33 +22,10 @@
 // last a clock pair's own cost); the committed build has none of it.
 
 #include "base.h"
+#include "wasihttp.h"
 
-#define HTTP "wasi:http/types@0.2.12"
-#define IO "wasi:io/streams@0.2.12"
 
-IMPORT("wasi:clocks/monotonic-clock@0.2.12", "now") u64 clock_now(void);
 
-IMPORT(HTTP, "[constructor]fields") u32 fields_new(void);
-IMPORT(HTTP, "[constructor]outgoing-request") u32 request_new(u32 headers);
-IMPORT(HTTP, "[method]outgoing-request.set-method") u32 request_set_method(u32 r, u32 disc, const char *p, u32 n);
-IMPORT(HTTP, "[method]outgoing-request.set-scheme") u32 request_set_scheme(u32 r, u32 some, u32 disc, const char *p, u32 n);
-IMPORT(HTTP, "[method]outgoing-request.set-authority") u32 request_set_authority(u32 r, u32 some, const char *p, u32 n);
-IMPORT(HTTP, "[method]outgoing-request.set-path-with-query") u32 request_set_path(u32 r, u32 some, const char *p, u32 n);
-IMPORT(HTTP, "[resource-drop]outgoing-request") void request_drop(u32 r);
-IMPORT("wasi:http/outgoing-handler@0.2.12", "handle") void http_handle(u32 r, u32 some, u32 opts, u8 *ret);
-IMPORT(HTTP, "[method]future-incoming-response.subscribe") u32 future_subscribe(u32 f);
-IMPORT(HTTP, "[method]future-incoming-response.get") void future_get(u32 f, u8 *ret);
-IMPORT(HTTP, "[resource-drop]future-incoming-response") void future_drop(u32 f);
-IMPORT(HTTP, "[method]incoming-response.status") u32 response_status(u32 r);
-IMPORT(HTTP, "[method]incoming-response.consume") void response_consume(u32 r, u8 *ret);
-IMPORT(HTTP, "[resource-drop]incoming-response") void response_drop(u32 r);
-IMPORT(HTTP, "[method]incoming-body.stream") void inbody_stream(u32 b, u8 *ret);
-IMPORT(HTTP, "[resource-drop]incoming-body") void inbody_drop(u32 b);
-IMPORT("wasi:io/poll@0.2.12", "[method]pollable.block") void pollable_block(u32 p);
-IMPORT("wasi:io/poll@0.2.12", "[resource-drop]pollable") void pollable_drop(u32 p);
-IMPORT(IO, "[method]input-stream.blocking-read") void input_blocking_read(u32 s, u64 n, u8 *ret);
-IMPORT(IO, "[resource-drop]input-stream") void input_drop(u32 s);
-IMPORT("wasi:io/error@0.2.12", "[resource-drop]error") void ioerror_drop(u32 e);
 
 enum { P_SETUP, P_HANDLE, P_WAIT, P_RESP, P_READ, P_END, P_DROP, P_KINDS };
 #ifdef MURMUR_PROFILE
@@ -73,22 +50,6 @@ static u64 area_[16];
 #define RET ((u8 *)area_)
 #define RET32(off) (*(u32 *)(RET + (off)))
 
-static const char *http_errors[] = {
-	"DNS-timeout", "DNS-error", "destination-not-found", "destination-unavailable",
-	"destination-IP-prohibited", "destination-IP-unroutable", "connection-refused",
-	"connection-terminated", "connection-timeout", "connection-read-timeout",
-	"connection-write-timeout", "connection-limit-reached", "TLS-protocol-error",
-	"TLS-certificate-error", "TLS-alert-received", "HTTP-request-denied",
-	"HTTP-request-length-required", "HTTP-request-body-size", "HTTP-request-method-invalid",
-	"HTTP-request-URI-invalid", "HTTP-request-URI-too-long", "HTTP-request-header-section-size",
-	"HTTP-request-header-size", "HTTP-request-trailer-section-size", "HTTP-request-trailer-size",
-	"HTTP-response-incomplete", "HTTP-response-header-section-size", "HTTP-response-header-size",
-	"HTTP-response-body-size", "HTTP-response-trailer-section-size", "HTTP-response-trailer-size",
-	"HTTP-response-transfer-coding", "HTTP-response-content-coding", "HTTP-response-timeout",
-	"HTTP-upgrade-failed", "HTTP-protocol-error", "loop-detected", "configuration-error",
-	"internal-error",
-};
-
 // The failure reason, when a request has failed.
 static buf reason;
 
@@ -98,7 +59,7 @@ static int fail(const char *what) {
 }
 
 static int http_error(u8 code) {
-	return fail(code < sizeof http_errors / sizeof *http_errors ? http_errors[code] : "error-code");
+	return fail(http_error_name(code));
 }
 
 // The URL's parts, parsed once.

@@ -1,0 +1,1 @@
+../driver-anthropic-c/wasihttp.h
