@@ -476,11 +476,7 @@ func BenchmarkDriverTurnCGoBuiltin(b *testing.B) {
 			return err
 		}
 	}
-	turns := []struct {
-		name  string
-		reply bool
-		call  func() error
-	}{
+	alternate(b, func() { fp.Push(toolReply()) }, []altTurn{
 		{"c", true, func() error { _, err := cd.Call(context.Background(), req, nil); return err }},
 		{"gokit", true, func() error { _, err := gd.Call(context.Background(), req, nil); return err }},
 		{"builtin", true, func() error { _, err := bi.Call(context.Background(), req, nil); return err }},
@@ -488,28 +484,7 @@ func BenchmarkDriverTurnCGoBuiltin(b *testing.B) {
 		{"instantiate-gokit", false, instantiate(httpDriverWasm, gd)},
 		{"exchange-shared", true, exchange(false)},
 		{"exchange-fresh", true, exchange(true)},
-	}
-	wall := make([]time.Duration, len(turns))
-	cpu := make([]time.Duration, len(turns))
-	for b.Loop() {
-		for k, tr := range turns {
-			if tr.reply {
-				fp.Push(toolReply())
-			}
-			c0, t0 := processCPU(), time.Now()
-			err := tr.call()
-			wall[k] += time.Since(t0)
-			cpu[k] += processCPU() - c0
-			if err != nil {
-				b.Fatal(tr.name, err)
-			}
-		}
-	}
-	n := float64(b.N)
-	for k, tr := range turns {
-		b.ReportMetric(float64(wall[k].Nanoseconds())/n, "ns/turn-"+tr.name)
-		b.ReportMetric(float64(cpu[k].Nanoseconds())/n, "cpu-ns/turn-"+tr.name)
-	}
+	})
 }
 
 // TestDriverComponentsLiveBodyDeadline: a provider that sends the first

@@ -180,22 +180,19 @@ func BenchmarkDriverTurnAlternating(b *testing.B) {
 	if err != nil || !ok {
 		b.Fatal(ok, err)
 	}
-	turns := []struct {
-		name string
-		call func() error
-	}{
-		{"go", func() error {
+	alternate(b, func() { fp.Push(reply) }, []altTurn{
+		{"go", true, func() error {
 			defer wasm.UseRunKind(wasmhost.RunDriver)()
 			_, err := d.Call(context.Background(), req, nil)
 			return err
 		}},
-		{"spool", func() error {
+		{"spool", true, func() error {
 			defer wasm.UseRunKind(wasmhost.RunDefault)()
 			_, err := d.Call(context.Background(), req, nil)
 			return err
 		}},
-		{"builtin", func() error { _, err := bi.Call(context.Background(), req, nil); return err }},
-		{"instantiate", func() error {
+		{"builtin", true, func() error { _, err := bi.Call(context.Background(), req, nil); return err }},
+		{"instantiate", false, func() error {
 			// What every turn of "go" spends on its fresh instance.
 			inst, err := testEngine.Instantiate(context.Background(), comp, wasmhost.RunConfig{Kind: wasmhost.RunDriver, Limits: lim,
 				WASI: wasmhost.WASI{Args: []string{"driver"}, Env: d.Env()}})
@@ -204,12 +201,27 @@ func BenchmarkDriverTurnAlternating(b *testing.B) {
 			}
 			return err
 		}},
-	}
+	})
+}
+
+// altTurn is one case of an alternating benchmark: reply says whether the
+// fake provider needs a reply pushed before it.
+type altTurn struct {
+	name  string
+	reply bool
+	call  func() error
+}
+
+// alternate runs every turn once per iteration, so all see the same machine
+// load, and reports each one's wall time and process CPU time per turn.
+func alternate(b *testing.B, push func(), turns []altTurn) {
 	wall := make([]time.Duration, len(turns))
 	cpu := make([]time.Duration, len(turns))
 	for b.Loop() {
 		for k, tr := range turns {
-			fp.Push(reply)
+			if tr.reply {
+				push()
+			}
 			c0, t0 := processCPU(), time.Now()
 			err := tr.call()
 			wall[k] += time.Since(t0)
