@@ -54,22 +54,35 @@ func newPoolServer(t *testing.T, hold time.Duration) *poolServer {
 
 func (s *poolServer) host() string { u, _ := url.Parse(s.URL); return u.Host }
 
-// runKinds are the two ways a run's wasi:http goes: a capsule's (bodies
-// through spool files) and a driver's (Go streams, the body read from the
-// socket by the guest's calls).
-var runKinds = []struct {
-	name string
-	kind RunKind
-}{{"capsule", RunDefault}, {"driver", RunDriver}}
+// runKinds are the ways a run's wasi:http goes: a capsule's that imports
+// wasi:filesystem (bodies through spool files: httpopts.wat imports none, so
+// its spool case is a SpoolOnly copy), a capsule's that does not, and a
+// driver's (both Go streams, the body read from the socket by the guest's
+// calls).
+var runKinds = []runKind{{"capsule", RunDefault, true}, {"capsule-nofs", RunDefault, false}, {"driver", RunDriver, false}}
+
+type runKind struct {
+	name  string
+	kind  RunKind
+	spool bool
+}
+
+// fixture is the fixture name compiled for runs of k.
+func (k runKind) fixture(t testing.TB, name string) *Component {
+	if k.spool {
+		return spoolFixture(t, name)
+	}
+	return fixture(t, name)
+}
 
 // fetchRun is one run of kind that makes one GET of /ok on the guest's
 // thread.
-func fetchRun(t *testing.T, kind RunKind, host string) {
+func fetchRun(t *testing.T, k runKind, host string) {
 	t.Helper()
 	h := NewHost()
 	h.HTTP(HTTPGrant{Decide: allowAll, MaxBodyBytes: 1 << 20, MaxInFlight: 4})
-	i, err := instantiateFull(testEngine, context.Background(), fixture(t, "httpopts.wat"),
-		RunConfig{Kind: kind, Host: h, Limits: Limits{Deadline: 20 * time.Second}})
+	i, err := instantiateFull(testEngine, context.Background(), k.fixture(t, "httpopts.wat"),
+		RunConfig{Kind: k.kind, Host: h, Limits: Limits{Deadline: 20 * time.Second}})
 	if err != nil {
 		t.Error(err)
 		return
@@ -88,7 +101,7 @@ func TestConnKeptAcrossRuns(t *testing.T) {
 		t.Run(k.name, func(t *testing.T) {
 			s := newPoolServer(t, 0)
 			for range 10 {
-				fetchRun(t, k.kind, s.host())
+				fetchRun(t, k, s.host())
 			}
 			if n := s.accepts.Load(); n != 1 {
 				t.Errorf("the server accepted %d connections for 10 runs, want 1 (kept across runs)", n)
@@ -103,7 +116,7 @@ func TestConnKeptClosedByServer(t *testing.T) {
 	for _, k := range runKinds {
 		t.Run(k.name, func(t *testing.T) {
 			s := newPoolServer(t, 0)
-			fetchRun(t, k.kind, s.host())
+			fetchRun(t, k, s.host())
 			s.CloseClientConnections()
 			// The close reaches the pooled socket asynchronously; wait for
 			// it so the test checks the case it names.
@@ -112,8 +125,8 @@ func TestConnKeptClosedByServer(t *testing.T) {
 					break
 				}
 			}
-			fetchRun(t, k.kind, s.host())
-			fetchRun(t, k.kind, s.host())
+			fetchRun(t, k, s.host())
+			fetchRun(t, k, s.host())
 			if n := s.accepts.Load(); n != 2 {
 				t.Errorf("the server accepted %d connections, want 2 (one redial after its close)", n)
 			}
@@ -148,7 +161,7 @@ func TestConnNeverShared(t *testing.T) {
 	for w := range workers {
 		wg.Go(func() {
 			for range each {
-				fetchRun(t, runKinds[w%2].kind, s.host())
+				fetchRun(t, runKinds[w%len(runKinds)], s.host())
 			}
 		})
 	}

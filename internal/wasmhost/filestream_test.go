@@ -34,7 +34,7 @@ func TestFileStreamEOFIsFinal(t *testing.T) {
 		}
 		return r.openStream(name, false)
 	})
-	i := instantiate(t, "filestream.wat", RunConfig{Host: h})
+	i := instantiateSpool(t, "filestream.wat", RunConfig{Host: h})
 	t.Cleanup(func() {
 		if body != nil {
 			body.Close()
@@ -87,7 +87,7 @@ func TestFileStreamOverFIFOFails(t *testing.T) {
 		}
 		return r.openStream("fifo", false)
 	})
-	i := instantiate(t, "filestream.wat", RunConfig{Host: h})
+	i := instantiateSpool(t, "filestream.wat", RunConfig{Host: h})
 	t.Cleanup(func() {
 		if writer != nil {
 			writer.Close()
@@ -125,7 +125,7 @@ func TestWasip2HandleOpaque(t *testing.T) {
 		reps = append(reps, ok)
 		return s, nil
 	})
-	i := instantiate(t, "filestream.wat", RunConfig{Host: h})
+	i := instantiateSpool(t, "filestream.wat", RunConfig{Host: h})
 	if _, err := i.Call(bg, "", "open"); err != nil {
 		t.Fatal(err)
 	}
@@ -195,6 +195,7 @@ func BenchmarkFileStreamRead(b *testing.B) {
 				b.Fatal(err)
 			}
 			defer c.Close()
+			SpoolOnly(c)
 			i, err := instantiateFull(e, context.Background(), c, RunConfig{Host: h})
 			if err != nil {
 				b.Fatal(err)
@@ -240,6 +241,7 @@ func BenchmarkOpenStream(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer c.Close()
+	SpoolOnly(c)
 	i, err := instantiateFull(e, context.Background(), c, RunConfig{Host: h})
 	if err != nil {
 		b.Fatal(err)

@@ -36,6 +36,40 @@ func fixture(t testing.TB, name string) *Component {
 	return c
 }
 
+// spoolFixture is fixture name compiled again with its wasi:http bodies
+// kept on the spool (SpoolOnly), for tests of the spool path with a
+// fixture that imports no wasi:filesystem.
+func spoolFixture(t testing.TB, name string) *Component {
+	t.Helper()
+	fixtureMu.Lock()
+	defer fixtureMu.Unlock()
+	if c := fixtureCache["spool:"+name]; c != nil {
+		return c
+	}
+	src, err := os.ReadFile("testdata/" + name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := testEngine.Compile(src)
+	if err != nil {
+		t.Fatalf("compile %s: %v", name, err)
+	}
+	SpoolOnly(c)
+	fixtureCache["spool:"+name] = c
+	return c
+}
+
+// instantiateSpool is instantiate with spoolFixture's component.
+func instantiateSpool(t testing.TB, name string, rc RunConfig) *Instance {
+	t.Helper()
+	i, err := instantiateFull(testEngine, context.Background(), spoolFixture(t, name), rc)
+	if err != nil {
+		t.Fatalf("instantiate %s: %v", name, err)
+	}
+	t.Cleanup(func() { i.Close() })
+	return i
+}
+
 func instantiate(t testing.TB, name string, rc RunConfig) *Instance {
 	t.Helper()
 	i, err := instantiateFull(testEngine, context.Background(), fixture(t, name), rc)

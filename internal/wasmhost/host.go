@@ -122,14 +122,27 @@ type linkerEntry struct {
 	goIO bool
 }
 
+// goIO reports whether Go answers wasi:io in c's runs of kind (wasiio.go):
+// always in a driver's; in a capsule's or tool's when c uses wasi:http but
+// imports no wasi:filesystem. Such a component can reach neither its work
+// folder nor the spool, so nothing needs wasmtime's file streams, and its
+// response bodies stream from the socket as they arrive instead of through
+// the spool's file streams, each read of which that finds no bytes waits
+// for a thread of wasmtime's blocking pool (RATIONALE.md).
+func (c *Component) goIO(kind RunKind) bool {
+	return kind == RunDriver || (c.importsHTTP && !c.importsFS && !c.spoolOnly)
+}
+
 // linkerFor is the shared linker of the component's imports for runs of
-// kind: a driver's differs from a capsule's with the same imports.
+// kind: one where Go answers wasi:io differs from wasip2's with the same
+// imports.
 func (c *Component) linkerFor(kind RunKind) (*C.wasmtime_component_linker_t, error) {
 	key := c.importKey
-	if kind == RunDriver {
-		key = "driver\n" + key
+	goIO := c.goIO(kind)
+	if goIO {
+		key = "goio\n" + key
 	}
-	v, _ := c.eng.linkers.LoadOrStore(key, &linkerEntry{eng: c.eng, goIO: kind == RunDriver})
+	v, _ := c.eng.linkers.LoadOrStore(key, &linkerEntry{eng: c.eng, goIO: goIO})
 	le := v.(*linkerEntry)
 	le.once.Do(func() { le.l, le.err = le.build(c.imports) })
 	return le.l, le.err

@@ -159,6 +159,12 @@ func (b *syncBody) ready() bool {
 	if c.br.Buffered() > 0 {
 		return true
 	}
+	if b.resp.Body == http.NoBody || (b.resp.ContentLength >= 0 && b.n >= b.resp.ContentLength) {
+		// The body's end is known without the socket: an empty body (204,
+		// content-length 0) or all its bytes handed. A read then ends the
+		// stream at once; the socket has nothing more to say.
+		return true
+	}
 	if b.waitFrom.IsZero() {
 		b.waitFrom = time.Now()
 	}

@@ -210,7 +210,11 @@ func (e *Engine) Instantiate(ctx context.Context, c *Component, rc RunConfig) (*
 	r.cctx = i.cctx
 
 	wasi := rc.WASI
-	if rc.Kind == RunDriver {
+	if c.goIO(rc.Kind) {
+		if rc.Kind != RunDriver {
+			// Out of the component's reach: it imports no wasi:filesystem.
+			wasi.Preopens = nil
+		}
 		if wasi, err = r.ownIO(wasi); err != nil {
 			i.Close()
 			return nil, err

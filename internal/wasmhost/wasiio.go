@@ -22,7 +22,8 @@ import (
 )
 
 // Go-owned wasi:io for driver runs (RunDriver; see RATIONALE.md, "wasi:io
-// owned in Go for drivers").
+// owned in Go for drivers"), and for the runs of a capsule or tool that
+// uses wasi:http without wasi:filesystem (Component.goIO).
 //
 // wasmtime 39's C API can mint wasip2 streams only over files, and a file
 // stream reads a growing file as ended, so a wasi:http response body can
@@ -43,7 +44,10 @@ type RunKind uint8
 
 const (
 	// RunDefault is wasmtime's wasip2 with the spool for wasi:http bodies:
-	// capsules and tools, whose work folder is wasip2's filesystem.
+	// capsules and tools, whose work folder is wasip2's filesystem. A
+	// component that uses wasi:http but imports no wasi:filesystem gets
+	// Go's wasi:io instead, as a driver does (Component.goIO), and its
+	// preopens are not opened.
 	RunDefault RunKind = iota
 	// RunDriver is a driver component's run (internal/driver/wasm): Go
 	// owns wasi:io, so response bodies stream live. The run has no
@@ -53,7 +57,8 @@ const (
 	RunDriver
 )
 
-// goIOProvides reports whether a driver run answers the instance in Go.
+// goIOProvides reports whether a run with Go's wasi:io answers the
+// instance in Go.
 func goIOProvides(name string) bool {
 	iface, ver, ok := strings.Cut(name, "@")
 	if !ok || !strings.HasPrefix(ver, "0.2.") {
@@ -92,7 +97,7 @@ func (io *ioRun) close() {
 	}
 }
 
-// ownIO makes r a driver run: its std streams are opened here (the Go
+// ownIO makes Go answer r's wasi:io (Component.goIO): its std streams are opened here (the Go
 // streams write to them), and the WASI context it returns for wasip2 keeps
 // only what wasip2 still answers (arguments, environment).
 func (r *run) ownIO(w WASI) (WASI, error) {

@@ -63,6 +63,13 @@ func sum8(b []byte) string {
 // trailer x-sum of the request body.
 func echoServer(t *testing.T) (*httptest.Server, *atomic.Int64) {
 	hits := new(atomic.Int64) // handlers run concurrently
+	srv := httptest.NewServer(echoMux(hits))
+	t.Cleanup(srv.Close)
+	return srv, hits
+}
+
+// echoMux is echoServer's handler, counting requests in hits.
+func echoMux(hits *atomic.Int64) *http.ServeMux {
 	mux := http.NewServeMux()
 	mux.HandleFunc("/bytes/{n}", func(w http.ResponseWriter, r *http.Request) {
 		hits.Add(1)
@@ -104,14 +111,16 @@ func echoServer(t *testing.T) (*httptest.Server, *atomic.Int64) {
 		hits.Add(1)
 		<-r.Context().Done()
 	})
+	mux.HandleFunc("/nocontent", func(w http.ResponseWriter, r *http.Request) {
+		hits.Add(1)
+		w.WriteHeader(http.StatusNoContent)
+	})
 	mux.HandleFunc("/lying", func(w http.ResponseWriter, r *http.Request) {
 		hits.Add(1)
 		w.Header().Set("Content-Length", "1000")
 		w.Write([]byte("short"))
 	})
-	srv := httptest.NewServer(mux)
-	t.Cleanup(srv.Close)
-	return srv, hits
+	return mux
 }
 
 func runHTTPCapsule(t *testing.T, task string, policy wit.HTTPPolicy, b wit.HTTPBounds, lim wasmhost.Limits) (string, string, error) {
@@ -292,21 +301,32 @@ func TestGoKitHTTPBodyNotLive(t *testing.T) {
 	}
 }
 
-// BenchmarkHTTPGet1KiB: one GET of 1 KiB from a Go-kit component (100 per
-// capsule run, so instantiation is amortised) against the same request from
-// Go net/http in the host. Compare ns/request of the two sub-benchmarks.
+// BenchmarkHTTPGet1KiB: one GET of 1 KiB from a component (100 per capsule
+// run, so instantiation is amortised) against the same request from Go
+// net/http in the host, to a server in the test's own process. Compare
+// p50-ns/request of the sub-benchmarks.
 func BenchmarkHTTPGet1KiB(b *testing.B) {
 	t := &testing.T{}
 	srv, _ := echoServer(t)
-	u, _ := url.Parse(srv.URL)
 	defer srv.Close()
+	benchGet1KiB(b, srv.URL)
+}
+
+// BenchmarkHTTPGet1KiBServerProcess: BenchmarkHTTPGet1KiB with the server in
+// a process of its own (echoServerProcess), as in a real mur run.
+func BenchmarkHTTPGet1KiBServerProcess(b *testing.B) {
+	benchGet1KiB(b, echoServerProcess(b))
+}
+
+func benchGet1KiB(b *testing.B, base string) {
+	u, _ := url.Parse(base)
 	const per = 100
 	// ~GET: the guest times each request (ns=N on its result line), for the
 	// p50 the target names; ns/request also counts the run's start.
 	// "component" goes through the kit's net/http Transport, "component-lean"
 	// (^~GET) through guest/httpcore.
 	for _, sub := range []struct{ name, method string }{{"component", "~GET"}, {"component-lean", "^~GET"}} {
-		task := strings.Repeat(sub.method+" "+srv.URL+"/bytes/1024\n", per)
+		task := strings.Repeat(sub.method+" "+base+"/bytes/1024\n", per)
 		b.Run(sub.name, func(b *testing.B) {
 			policy := wit.NetworkAllow([]string{u.Host}, "k")
 			gokitComponent(b, httpWasm) // compiled once, outside the measured loop
@@ -344,7 +364,7 @@ func BenchmarkHTTPGet1KiB(b *testing.B) {
 		for b.Loop() {
 			h := wasmhost.NewHost()
 			wit.GrantHTTPBounded(h, policy, slog.New(slog.DiscardHandler), wit.HTTPBounds{MaxBodyBytes: 1 << 20, MaxInFlight: 16})
-			res, err := runGetC(b, h, srv.URL+"/bytes/1024", per)
+			res, err := runGetC(b, h, base+"/bytes/1024", per)
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -363,7 +383,7 @@ func BenchmarkHTTPGet1KiB(b *testing.B) {
 		for b.Loop() {
 			for range per {
 				start := time.Now()
-				resp, err := c.Get(srv.URL + "/bytes/1024")
+				resp, err := c.Get(base + "/bytes/1024")
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -515,6 +535,7 @@ func TestCToolHTTPGet(t *testing.T) {
 	}{
 		{"1 KiB", srv.URL + "/bytes/1024", 5, 1024, []string{u.Host}, "", 5},
 		{"empty body", srv.URL + "/bytes/0", 2, 0, []string{u.Host}, "", 2},
+		{"no content", srv.URL + "/nocontent", 1, 0, []string{u.Host}, "status 204", 1},
 		{"200 KiB body", srv.URL + "/bytes/204800", 1, 204800, []string{"http://" + u.Host}, "", 1},
 		{"bare host covers every port", srv.URL + "/bytes/1024", 1, 1024, []string{u.Hostname()}, "", 1},
 		{"port not covered", other.URL + "/bytes/1024", 1, 0, []string{u.Host}, "HTTP-request-denied", 0},
