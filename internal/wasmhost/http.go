@@ -114,7 +114,7 @@ type httpRun struct {
 	pooled  []*poolFile // every pooled file, closed with the run
 	inUse   int
 	closing []uint32 // pooled files' helper descriptors to close
-	// live: the run's wasi:io is Go's (RunDriver), so bodies are Go
+	// live: the run's wasi:io is Go's (Component.goIO), so bodies are Go
 	// streams (wasiio_http.go) instead of spool files.
 	live bool
 
@@ -129,8 +129,9 @@ type httpRun struct {
 	spinMisses, spinTries int
 }
 
-// newHTTPRun makes a run's wasi:http state; a live one (a driver run,
-// whose wasi:io is Go's) has no spool directory: its bodies are in memory
+// newHTTPRun makes a run's wasi:http state; a live one (a run whose
+// wasi:io is Go's: a driver's, or a component's without a filesystem) has
+// no spool directory: its bodies are in memory
 // and on the socket.
 func newHTTPRun(g *HTTPGrant, conns *connPool, live bool) (*httpRun, error) {
 	var sp *spoolDir

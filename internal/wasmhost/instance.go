@@ -100,7 +100,8 @@ type RunConfig struct {
 	Host   *Host
 	// Kind is RunDriver for a driver component's run (wasiio.go), whose
 	// wasi:io Go answers so response bodies stream live; the zero value
-	// is every other run.
+	// is every other run (Go answers its wasi:io too if the component uses
+	// wasi:http without wasi:filesystem: Component.goIO).
 	Kind RunKind
 }
 

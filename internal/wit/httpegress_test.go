@@ -599,6 +599,30 @@ func BenchmarkHTTPBody10MiB(b *testing.B) {
 	}
 }
 
+// BenchmarkHTTPBody10MiBComponentC: the same 10 MiB response read by the
+// C tool http-get-c, which imports no wasi:filesystem and so reads its
+// bodies through Go's wasi:io (one C API value a byte) instead of the spool.
+func BenchmarkHTTPBody10MiBComponentC(b *testing.B) {
+	t := &testing.T{}
+	srv, _ := echoServer(t)
+	u, _ := url.Parse(srv.URL)
+	defer srv.Close()
+	policy := wit.NetworkAllow([]string{u.Host}, "k")
+	b.SetBytes(10 << 20)
+	gokitComponent(b, httpGetCWasm) // compiled once, outside the measured loop
+	for b.Loop() {
+		h := wasmhost.NewHost()
+		wit.GrantHTTPBounded(h, policy, slog.New(slog.DiscardHandler), wit.HTTPBounds{MaxBodyBytes: 64 << 20, MaxInFlight: 16})
+		res, err := runGetC(b, h, srv.URL+"/bytes/"+strconv.Itoa(10<<20), 1)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := getCDurations(res, 1, 10<<20); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
 // BenchmarkHTTPBody10MiBHost: the same 10 MiB response read by Go
 // net/http in the host, the figure BenchmarkHTTPBody10MiB is set against.
 func BenchmarkHTTPBody10MiBHost(b *testing.B) {
