@@ -16,34 +16,23 @@ var (
 	fixtureCache = map[string]*Component{}
 )
 
-// fixture compiles testdata/<name> once per test binary.
-func fixture(t testing.TB, name string) *Component {
-	t.Helper()
-	fixtureMu.Lock()
-	defer fixtureMu.Unlock()
-	if c := fixtureCache[name]; c != nil {
-		return c
-	}
-	src, err := os.ReadFile("testdata/" + name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := testEngine.Compile(src)
-	if err != nil {
-		t.Fatalf("compile %s: %v", name, err)
-	}
-	fixtureCache[name] = c
-	return c
-}
+// fixture compiles one of testdata's fixtures once per test binary.
+func fixture(t testing.TB, name string) *Component { return compiled(t, name, false) }
 
 // spoolFixture is fixture name compiled again with its wasi:http bodies
 // kept on the spool (SpoolOnly), for tests of the spool path with a
 // fixture that imports no wasi:filesystem.
-func spoolFixture(t testing.TB, name string) *Component {
+func spoolFixture(t testing.TB, name string) *Component { return compiled(t, name, true) }
+
+func compiled(t testing.TB, name string, spool bool) *Component {
 	t.Helper()
+	key := name
+	if spool {
+		key = "spool:" + name
+	}
 	fixtureMu.Lock()
 	defer fixtureMu.Unlock()
-	if c := fixtureCache["spool:"+name]; c != nil {
+	if c := fixtureCache[key]; c != nil {
 		return c
 	}
 	src, err := os.ReadFile("testdata/" + name)
@@ -54,25 +43,27 @@ func spoolFixture(t testing.TB, name string) *Component {
 	if err != nil {
 		t.Fatalf("compile %s: %v", name, err)
 	}
-	SpoolOnly(c)
-	fixtureCache["spool:"+name] = c
+	if spool {
+		SpoolOnly(c)
+	}
+	fixtureCache[key] = c
 	return c
 }
 
 // instantiateSpool is instantiate with spoolFixture's component.
 func instantiateSpool(t testing.TB, name string, rc RunConfig) *Instance {
 	t.Helper()
-	i, err := instantiateFull(testEngine, context.Background(), spoolFixture(t, name), rc)
-	if err != nil {
-		t.Fatalf("instantiate %s: %v", name, err)
-	}
-	t.Cleanup(func() { i.Close() })
-	return i
+	return instantiateOf(t, name, spoolFixture(t, name), rc)
 }
 
 func instantiate(t testing.TB, name string, rc RunConfig) *Instance {
 	t.Helper()
-	i, err := instantiateFull(testEngine, context.Background(), fixture(t, name), rc)
+	return instantiateOf(t, name, fixture(t, name), rc)
+}
+
+func instantiateOf(t testing.TB, name string, c *Component, rc RunConfig) *Instance {
+	t.Helper()
+	i, err := instantiateFull(testEngine, context.Background(), c, rc)
 	if err != nil {
 		t.Fatalf("instantiate %s: %v", name, err)
 	}
