@@ -409,13 +409,57 @@ func runGetC(tb testing.TB, h *wasmhost.Host, url string, n int) (wit.ToolResult
 }
 
 func runGetCComponent(e *wasmhost.Engine, c *wasmhost.Component, h *wasmhost.Host, url string, n int) (wit.ToolResult, error) {
+	return runGetCData(e, c, h, url+" "+strconv.Itoa(n))
+}
+
+// runGetCData runs http-get-c with tool-input.data data.
+func runGetCData(e *wasmhost.Engine, c *wasmhost.Component, h *wasmhost.Host, data string) (wit.ToolResult, error) {
 	inst, err := instantiate(e, context.Background(), c, wasmhost.RunConfig{Kind: wasmhost.RunDefault, Host: h})
 	if err != nil {
 		return wit.ToolResult{}, err
 	}
 	defer inst.Close()
-	data := url + " " + strconv.Itoa(n)
 	return wit.CallToolRun(context.Background(), inst, wit.ToolInput{Data: &data})
+}
+
+// TestCToolHTTPGetInput: http-get-c takes "<url> <n>" or the JSON object a
+// model's tool call passes; anything else fails with the usage.
+func TestCToolHTTPGetInput(t *testing.T) {
+	srv, _ := echoServer(t)
+	u, _ := url.Parse(srv.URL)
+	const usage = `tool-input.data is not "<url> <n>" or {"url": "<url>", "n": <n>}`
+	cases := []struct {
+		name, data string
+		n          int // GETs of 1 KiB, when it passes
+		want       string
+	}{
+		{"JSON", `{"url": "` + srv.URL + `/bytes/1024", "n": 3}`, 3, ""},
+		{"JSON without n", `{"n_":7,"url":"` + srv.URL + `/bytes/1024"}`, 1, ""},
+		{"words", srv.URL + "/bytes/1024 2", 2, ""},
+		{"JSON without url", `{"n": 1}`, 0, usage},
+		{"JSON url not a string", `{"url": 5}`, 0, usage},
+		{"JSON url with an escape", `{"url": "http:\/\/x"}`, 0, usage},
+		{"no count", srv.URL, 0, usage},
+		{"not a URL", `{"url": "ftp://x/"}`, 0, "the URL is not http(s)"},
+	}
+	e, c := gokitComponent(t, httpGetCWasm)
+	for _, tt := range cases {
+		t.Run(tt.name, func(t *testing.T) {
+			h := wasmhost.NewHost()
+			wit.GrantHTTPBounded(h, wit.NetworkAllow([]string{u.Host}, "k"), slog.New(slog.DiscardHandler), wit.HTTPBounds{MaxBodyBytes: 1 << 20, MaxInFlight: 16})
+			res, err := runGetCData(e, c, h, tt.data)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tt.want == "" {
+				if _, err := getCDurations(res, tt.n, 1024); err != nil {
+					t.Fatal(err)
+				}
+			} else if res.Status != wit.StatusFailed || res.Summary == nil || *res.Summary != tt.want {
+				t.Fatalf("got %s, want failed %q", show(res), tt.want)
+			}
+		})
+	}
 }
 
 // getCDurations checks a passed http-get-c result of n GETs of size bytes

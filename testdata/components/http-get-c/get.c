@@ -3,7 +3,9 @@
 // figure of docs/benchmarks.md can be shown without a guest runtime's own
 // code between the wasi:http calls (BenchmarkHTTPGet1KiB/component-c).
 //
-// tool-input.data is "<url> <n>": it makes n GETs of url one after another.
+// tool-input.data is "<url> <n>", or the JSON object a model's tool call
+// passes, {"url": "<url>", "n": <n>} ("n" optional, 1; no escapes in the
+// URL): it makes n GETs of url one after another.
 // Each one is fields, outgoing-request (GET, scheme, authority, path),
 // handle, the future's subscribe + block until get answers, status,
 // consume, stream, blocking-read to the body's end, then every handle
@@ -180,21 +182,56 @@ static u32 *answer(int passed, str summary, str data) {
 	return result_;
 }
 
+// json_value finds the value of key in a flat JSON object: its first byte
+// and the bytes up to the object's end, or {0, 0} without it.
+static str json_value(str obj, const char *key) {
+	u32 kn = 0;
+	while (key[kn]) kn++;
+	for (u32 i = 0; i + kn + 2 <= obj.n; i++) {
+		if (obj.p[i] != '"' || !has_prefix(obj.p + i + 1, obj.n - i - 1, key) || obj.p[i + 1 + kn] != '"') continue;
+		u32 j = i + kn + 2;
+		while (j < obj.n && (obj.p[j] == ' ' || obj.p[j] == '\t' || obj.p[j] == '\n' || obj.p[j] == '\r')) j++;
+		if (j >= obj.n || obj.p[j] != ':') continue;
+		j++;
+		while (j < obj.n && (obj.p[j] == ' ' || obj.p[j] == '\t' || obj.p[j] == '\n' || obj.p[j] == '\r')) j++;
+		return (str){obj.p + j, obj.n - j};
+	}
+	return (str){0, 0};
+}
+
+// parse_input reads "<url> <n>" or {"url": ..., "n": ...} into the URL's
+// parts and *n; 0 with reason set when it cannot.
+static int parse_input(str d, u32 *n) {
+	static const char usage[] = "tool-input.data is not \"<url> <n>\" or {\"url\": \"<url>\", \"n\": <n>}";
+	*n = 0;
+	if (d.n && d.p[0] == '{') {
+		str u = json_value(d, "url");
+		if (!u.n || u.p[0] != '"') return fail(usage);
+		u32 e = 1;
+		while (e < u.n && u.p[e] != '"' && u.p[e] != '\\') e++;
+		if (e >= u.n || u.p[e] != '"') return fail(usage);
+		str v = json_value(d, "n");
+		if (!v.n) *n = 1;
+		for (u32 i = 0; i < v.n && v.p[i] >= '0' && v.p[i] <= '9'; i++) *n = *n * 10 + (u32)(v.p[i] - '0');
+		if (v.n && (v.p[0] < '0' || v.p[0] > '9')) return fail(usage);
+		return parse_url((str){u.p + 1, e - 1});
+	}
+	u32 sp = d.n;
+	while (sp && d.p[sp - 1] != ' ') sp--;
+	for (u32 i = sp; i < d.n; i++) {
+		if (d.p[i] < '0' || d.p[i] > '9') return fail(usage);
+		*n = *n * 10 + (u32)(d.p[i] - '0');
+	}
+	if (!sp || sp == d.n) return fail(usage);
+	return parse_url((str){d.p, sp - 1});
+}
+
 EXPORT("murmur:tool/run@0.1.0#run")
 u32 *run(u32 data_some, const char *data, u32 data_len, u32 log_some, const char *log, u32 log_len) {
 	(void)log_some, (void)log, (void)log_len;
-	if (!data_some) return answer(0, S("tool-input.data is not \"<url> <n>\""), S(""));
-	u32 sp = data_len;
-	while (sp && data[sp - 1] != ' ') sp--;
-	u32 n = 0;
-	for (u32 i = sp; i < data_len; i++) {
-		if (data[i] < '0' || data[i] > '9') return answer(0, S("tool-input.data is not \"<url> <n>\""), S(""));
-		n = n * 10 + (u32)(data[i] - '0');
-	}
-	if (!sp || sp == data_len || !parse_url((str){data, sp - 1})) {
-		if (!reason.n) fail("tool-input.data is not \"<url> <n>\"");
-		return answer(0, buf_str(&reason), S(""));
-	}
+	u32 n;
+	if (!data_some) fail("no tool-input.data");
+	if (!data_some || !parse_input((str){data, data_len}, &n)) return answer(0, buf_str(&reason), S(""));
 	u8 *rbuf = alloc(8, READ_CHUNK);
 	buf out = {0};
 	u64 total = 0;
