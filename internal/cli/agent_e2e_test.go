@@ -35,14 +35,22 @@ responses:
 // and publishes it into home's global store with the real binary.
 func publishEchoTool(t testing.TB, homeDir, base string) {
 	t.Helper()
-	tool := filepath.Join(base, "echo")
+	publishTool(t, homeDir, filepath.Join(base, "echo"), "tool-echo",
+		"name: acme/echo\nversion: 1.0.0\nruntime: tool\ndescription: Echoes its input.\n")
+}
+
+// publishTool builds the committed component testdata/components/<fixture>
+// with manifest in dir and publishes it into home's global store with the
+// real binary.
+func publishTool(t testing.TB, homeDir, tool, fixture, manifest string) {
+	t.Helper()
 	os.MkdirAll(tool, 0o755)
-	os.WriteFile(filepath.Join(tool, "murmur.yaml"), []byte("name: acme/echo\nversion: 1.0.0\nruntime: tool\ndescription: Echoes its input.\n"), 0o644)
-	echo, err := os.ReadFile(filepath.Join(repoRoot(), "testdata", "components", "tool-echo", "tool-echo.wasm"))
+	os.WriteFile(filepath.Join(tool, "murmur.yaml"), []byte(manifest), 0o644)
+	wasm, err := os.ReadFile(filepath.Join(repoRoot(), "testdata", "components", fixture, fixture+".wasm"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	os.WriteFile(filepath.Join(tool, "tool-echo.wasm"), echo, 0o644)
+	os.WriteFile(filepath.Join(tool, fixture+".wasm"), wasm, 0o644)
 	for _, cmd := range []string{"build", "publish"} {
 		if r := runMur(t, homeDir, tool, nil, cmd); r.Code != 0 {
 			t.Fatalf("%s the tool: %+v", cmd, r)

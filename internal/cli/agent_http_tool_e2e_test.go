@@ -29,20 +29,8 @@ func TestAgentToolHTTPWithoutFilesystem(t *testing.T) {
 	u, _ := url.Parse(srv.URL)
 	homeDir, base := t.TempDir(), t.TempDir()
 
-	tool := filepath.Join(base, "get")
-	os.MkdirAll(tool, 0o755)
-	os.WriteFile(filepath.Join(tool, "murmur.yaml"), []byte("name: acme/get\nversion: 1.0.0\nruntime: tool\n"+
-		"description: GETs a URL n times.\ncapabilities:\n  network:\n    allow: [\""+u.Host+"\"]\n"), 0o644)
-	wasm, err := os.ReadFile(filepath.Join(repoRoot(), "testdata", "components", "http-get-c", "http-get-c.wasm"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	os.WriteFile(filepath.Join(tool, "http-get-c.wasm"), wasm, 0o644)
-	for _, cmd := range []string{"build", "publish"} {
-		if r := runMur(t, homeDir, tool, nil, cmd); r.Code != 0 {
-			t.Fatalf("%s the tool: %+v", cmd, r)
-		}
-	}
+	publishTool(t, homeDir, filepath.Join(base, "get"), "http-get-c", "name: acme/get\nversion: 1.0.0\nruntime: tool\n"+
+		"description: GETs a URL n times.\ncapabilities:\n  network:\n    allow: [\""+u.Host+"\"]\n")
 
 	// The same port on another loopback name: not covered by host:port.
 	denied := fmt.Sprintf("http://localhost:%s/bytes/1024", u.Port())
