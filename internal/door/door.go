@@ -41,6 +41,15 @@ const (
 // MethodStopSession is murmur's own JSON-RPC method.
 const MethodStopSession = "murmur.StopSession"
 
+// A2A 1.0 methods the door does not serve, answered with their own errors.
+const (
+	methodGetPushConfig    = "GetTaskPushNotificationConfig"
+	methodCreatePushConfig = "CreateTaskPushNotificationConfig"
+	methodListPushConfigs  = "ListTaskPushNotificationConfigs"
+	methodDeletePushConfig = "DeleteTaskPushNotificationConfig"
+	methodGetExtendedCard  = "GetExtendedAgentCard"
+)
+
 // The lifecycle words of the manifest (contracts §11).
 const (
 	AcceptNone   = "none"
@@ -265,9 +274,14 @@ func (s *Server) serveRPC(w http.ResponseWriter, r *http.Request) {
 			writeError(w, env.ID, rpcErr)
 			return
 		}
+		if req.Config != nil && req.Config.HistoryLength != nil && *req.Config.HistoryLength < 0 {
+			writeError(w, env.ID, negativeHistory(*req.Config.HistoryLength))
+			return
+		}
 	case "GetTask", "CancelTask", "SubscribeToTask":
 		var req struct {
-			ID string `json:"id"`
+			ID            string `json:"id"`
+			HistoryLength *int   `json:"historyLength"`
 		}
 		if rpcErr := decodeParams(env.Params, &req); rpcErr != nil {
 			writeError(w, env.ID, rpcErr)
@@ -277,6 +291,34 @@ func (s *Server) serveRPC(w http.ResponseWriter, r *http.Request) {
 			writeError(w, env.ID, &RPCError{Code: CodeInvalidParams, Message: env.Method + " needs params.id, the task id"})
 			return
 		}
+		if req.HistoryLength != nil && *req.HistoryLength < 0 {
+			writeError(w, env.ID, negativeHistory(*req.HistoryLength))
+			return
+		}
+	case "ListTasks":
+		// Every field is optional, so no params is an empty filter.
+		if emptyParams(env.Params) {
+			env.Params = json.RawMessage("{}")
+			b, err := json.Marshal(&env)
+			if err != nil {
+				writeError(w, env.ID, &RPCError{Code: CodeInternal, Message: err.Error()})
+				return
+			}
+			body = b
+		}
+		var req a2a.ListTasksRequest
+		if rpcErr := decodeParams(env.Params, &req); rpcErr != nil {
+			writeError(w, env.ID, rpcErr)
+			return
+		}
+		if err := checkListRequest(&req); err != nil {
+			writeError(w, env.ID, &RPCError{Code: CodeInvalidParams, Message: err.(*a2a.Error).Message})
+			return
+		}
+	case methodGetPushConfig, methodCreatePushConfig, methodListPushConfigs, methodDeletePushConfig,
+		methodGetExtendedCard:
+		// a2a-go answers these: push configs -32003 (the door has no push
+		// store or sender), the extended card -32004 (lifecycle).
 	default:
 		writeError(w, env.ID, &RPCError{Code: CodeMethodNotFound, Message: fmt.Sprintf("method %q is not served here", env.Method)})
 		return
@@ -321,6 +363,10 @@ func notAwaited(dlg string) *RPCError {
 	return &RPCError{Code: CodeCompletionNotAwaited, Reason: "COMPLETION_NOT_AWAITED", Domain: MurmurDomain,
 		Message:  fmt.Sprintf("no task in this session is waiting for delegation %s", dlg),
 		Metadata: map[string]string{"delegation_id": dlg}}
+}
+
+func negativeHistory(n int) *RPCError {
+	return &RPCError{Code: CodeInvalidParams, Message: fmt.Sprintf("historyLength %d is negative", n)}
 }
 
 func parseOrigin(h string) (Origin, bool) {

@@ -216,6 +216,12 @@ func (s *Server) storeCanceled(ctx context.Context, t *task) (*a2a.Task, error) 
 	return nil, fmt.Errorf("door: recording the cancel of %s: the task kept changing", t.pub.ID)
 }
 
+// GetExtendedAgentCard is unsupported: the card declares no extended card.
+// (a2a-go's default, with no card producer, is -32007.)
+func (l *lifecycle) GetExtendedAgentCard(context.Context, *a2a.GetExtendedAgentCardRequest) (*a2a.AgentCard, error) {
+	return nil, a2a.NewError(a2a.ErrUnsupportedOperation, "this door declares no extended agent card (capabilities.extendedAgentCard is false)")
+}
+
 func (l *lifecycle) GetTask(ctx context.Context, req *a2a.GetTaskRequest) (*a2a.Task, error) {
 	if req != nil && l.s.lookup(string(req.ID)) == nil {
 		return nil, a2a.NewError(a2a.ErrTaskNotFound, fmt.Sprintf("task %s is not known here", req.ID))
