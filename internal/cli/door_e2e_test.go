@@ -83,7 +83,7 @@ func TestDoorA2AConformance(t *testing.T) {
 		t.Fatalf("node: %v\n%s", err, stderr.String())
 	}
 	var v struct {
-		Sent []struct{ ID, State string }
+		Sent  []struct{ ID, State string }
 		Pages []struct {
 			IDs, States         []string
 			TotalSize, PageSize int
