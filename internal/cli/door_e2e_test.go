@@ -118,3 +118,41 @@ func TestDoorA2AConformance(t *testing.T) {
 		t.Errorf("ListTasks without params: %v", r)
 	}
 }
+
+// The built mur's door keeps a bounded number of ended tasks: twenty 4 MB
+// messages (80 MB, the whole bound is 64 MiB) leave the newest answerable
+// and the oldest forgotten (-32001), and ListTasks counts only what is kept.
+// (Before the bound, 100 such messages left mur at 1.6 GB; docs/door.md.)
+func TestDoorKeepsBoundedTasks(t *testing.T) {
+	url, _ := sleepingDoor(t, 20)
+	text := strings.Repeat("x", 4_000_000)
+	var ids []string
+	for i := range 20 {
+		body := `{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"messageId":"m` + fmt.Sprint(i) + `","role":"ROLE_USER","parts":[{"text":"` + text + `"}]}}}`
+		r := rpc(t, url, body)
+		res, _ := r["result"].(map[string]any)
+		task, _ := res["task"].(map[string]any)
+		if task == nil {
+			t.Fatalf("message %d: %v", i, r)
+		}
+		ids = append(ids, task["id"].(string))
+	}
+	r := rpc(t, url, `{"jsonrpc":"2.0","id":1,"method":"ListTasks","params":{"pageSize":100}}`)
+	res, _ := r["result"].(map[string]any)
+	if res == nil {
+		t.Fatalf("ListTasks: %v", r)
+	}
+	kept := int(res["totalSize"].(float64))
+	if kept < 1 || kept > 16 {
+		t.Errorf("ListTasks totalSize %d, want at most 16 (64 MiB of 4 MB tasks)", kept)
+	}
+	for i, id := range ids {
+		got := rpc(t, url, `{"jsonrpc":"2.0","id":1,"method":"GetTask","params":{"id":"`+id+`","historyLength":0}}`)
+		if want := i >= len(ids)-kept; (rpcCode(got) == 0) != want {
+			t.Errorf("task %d (%s): GetTask %v, want kept %v", i, id, rpcCode(got), want)
+		}
+		if i < len(ids)-kept && rpcCode(got) != -32001 {
+			t.Errorf("forgotten task %d: code %d, want -32001", i, rpcCode(got))
+		}
+	}
+}

@@ -19,6 +19,7 @@ import (
 	"net/http"
 	"regexp"
 	"sync"
+	"time"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2asrv"
@@ -70,11 +71,27 @@ type Config struct {
 	QueueDepth     int    // for queue; < 1 is 1
 	AfterTask      string // exit | sleep; "" is exit
 
+	// What the door keeps of ended tasks (for GetTask, ListTasks and
+	// SubscribeToTask); zero is the default. Past any bound the oldest ended
+	// tasks are forgotten (-32001 from then on); their trace lines stay.
+	MaxEndedTasks int           // ended tasks kept; DefaultMaxEndedTasks
+	EndedTaskTTL  time.Duration // how long an ended task is kept; DefaultEndedTaskTTL
+	MaxKeptBytes  int64         // message, reply and answer bytes of the kept ended tasks; DefaultMaxKeptBytes
+
 	Runner      Runner            // required
 	Recorder    Recorder          // nil records nothing
 	Completions CompletionHandler // nil answers every completion COMPLETION_NOT_AWAITED
 	Logger      *slog.Logger      // nil is slog.Default()
 }
+
+// The defaults of the door's bounds on ended tasks (Config). A message's
+// bytes are bounded by MaxBodyBytes, live tasks by task_acceptance and
+// lifecycle.queue_depth.
+const (
+	DefaultMaxEndedTasks = 100
+	DefaultEndedTaskTTL  = time.Hour
+	DefaultMaxKeptBytes  = 64 << 20
+)
 
 // EndReason says why the door asked its owner to end the session.
 type EndReason string
@@ -107,8 +124,12 @@ type Server struct {
 
 	runners sync.WaitGroup // runner goroutines: Wait waits for them
 
+	now func() time.Time // the clock of the ended-task bounds
+
 	mu       sync.Mutex
 	tasks    map[string]*task
+	ended    []*task // ended tasks still kept, in the order they ended
+	endBytes int64   // the bytes of the ended tasks kept
 	running  *task   // the task whose runner is live (single/queue/none)
 	queue    []*task // queue: tasks waiting in SUBMITTED, arrival order
 	accepted int     // tasks ever admitted
@@ -139,6 +160,15 @@ func New(cfg Config) (*Server, error) {
 	if cfg.QueueDepth < 1 {
 		cfg.QueueDepth = 1
 	}
+	if cfg.MaxEndedTasks <= 0 {
+		cfg.MaxEndedTasks = DefaultMaxEndedTasks
+	}
+	if cfg.EndedTaskTTL <= 0 {
+		cfg.EndedTaskTTL = DefaultEndedTaskTTL
+	}
+	if cfg.MaxKeptBytes <= 0 {
+		cfg.MaxKeptBytes = DefaultMaxKeptBytes
+	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
@@ -148,6 +178,7 @@ func New(cfg Config) (*Server, error) {
 		store: newMemStore(),
 		tasks: make(map[string]*task),
 		done:  make(chan struct{}),
+		now:   time.Now,
 	}
 	s.baseCtx, s.baseCancel = context.WithCancel(context.Background())
 	card, err := json.Marshal(s.cardJSON())
