@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"strings"
 
 	"github.com/murmur-go/murmur/internal/contain"
 	"github.com/murmur-go/murmur/internal/diag"
@@ -44,14 +45,23 @@ type Containment struct {
 // sandboxDetail is what a script capsule's component reaches.
 const sandboxDetail = "the component reaches only its work folder (read-write, as .), murmur-runtime/ " +
 	"(read-only), the env.allow and identity variables and the murmur:* host interfaces; " +
-	"no sockets; wasi:http requests only to what network.allow covers (no redirects, no proxy); " +
-	"delegate-task is not provided"
+	"no sockets; wasi:http requests only to what network.allow covers (no redirects, no proxy)"
 
 // agentDetail is what an agent capsule's components and commands reach.
 const agentDetail = "the inference loop runs in mur itself; each tool and stored driver component reaches only " +
 	"its own grant (its work folder scope, murmur-runtime/ read-only, its env.allow and identity variables); " +
 	"wasi:http only to what each one's network.allow covers; shell commands run under the achieved tier " +
-	"with a cleared environment; delegate-task is not provided"
+	"with a cleared environment"
+
+// delegateDetail is the detail line's last clause: whether the capsule has
+// delegate-task (only a non-empty spawn.allow gives it), and to what.
+func delegateDetail(spawnAllow []string) string {
+	if len(spawnAllow) == 0 {
+		return "delegate-task is not provided"
+	}
+	return "delegate-task is provided for " + strings.Join(spawnAllow, ", ") +
+		" (spawn.allow), each child approved by mur-roost at MURMUR_ROOST_URL and run as its own mur process under its own grant"
+}
 
 // probe is the host probe and resourcePlane the cgroup probe; tests
 // replace them.
@@ -73,6 +83,7 @@ func decideContainment(p *Plan, requested string) Containment {
 	if m.IsAgent() {
 		c.Detail = agentDetail
 	}
+	c.Detail += "; " + delegateDetail(g.SpawnAllow)
 	if m.RuntimeKind() != manifest.RuntimeCapsule {
 		c.Achieved, c.Mechanism = contain.Advisory, "none of its own: a "+m.RuntimeKind()+" runs inside the capsule that declares it"
 		c.Detail = "under that capsule's mechanism, with its grant narrowed to the capsule's"
