@@ -221,7 +221,7 @@ func (p *Plan) commandWrap(sess *session.Session, px *egress.Proxy) (func(*exec.
 			}
 		}
 	}
-	homeDir := filepath.Join(sess.RecordsDir, "home")
+	homeDir := sessionHome(sess)
 	if err := os.MkdirAll(homeDir, 0o700); err != nil {
 		return nil, diag.Wrap(err, "E-RUN-077", "the session's HOME %s cannot be made", homeDir)
 	}
@@ -249,6 +249,9 @@ func (p *Plan) commandWrap(sess *session.Session, px *egress.Proxy) (func(*exec.
 	}
 	return contain.Wrap(plan), nil
 }
+
+// sessionHome is the HOME a session's commands get: <records dir>/home.
+func sessionHome(sess *session.Session) string { return filepath.Join(sess.RecordsDir, "home") }
 
 func inSystemDir(p string) bool {
 	if r, err := filepath.EvalSymlinks(p); err == nil {
@@ -444,10 +447,11 @@ func runAgent(ctx context.Context, p *Plan, opts Options, r *run) (Result, error
 	out := Result{SessionID: sess.ID, Name: sess.Name, Version: sess.Version, RecordsDir: sess.RecordsDir}
 	dl.watchLifeline(rec, filepath.Join(sess.RecordsDir, "logs", "bootstrap.log"), endRun)
 	// capabilities.resources.workdir_max_bytes, applied while the session
-	// runs: a work folder past it winds the session down, resource_limit.
+	// runs: a work folder past it (with the commands' HOME, which they can
+	// write as freely) winds the session down, resource_limit.
 	overflow := make(chan *sandbox.WorkdirLimitError, 1)
 	wctx, stopWatch := context.WithCancel(ctx)
-	go sandbox.WatchWorkdir(wctx, sess.Workdir, m.Capabilities.EffLimits().WorkdirMaxBytes, func(e *sandbox.WorkdirLimitError) {
+	go sandbox.WatchWorkdirAndHome(wctx, sess.Workdir, sessionHome(sess), m.Capabilities.EffLimits().WorkdirMaxBytes, func(e *sandbox.WorkdirLimitError) {
 		select {
 		case overflow <- e:
 		default:

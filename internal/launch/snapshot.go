@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 
 	"github.com/murmur-go/murmur/internal/contain"
@@ -21,7 +22,14 @@ import (
 // it declares none). The child's manifest is read where the child will
 // read it: the global store, as `mur run --capsule` resolves it. A copy
 // that fails removes the child's directory.
+//
+// The copies of one session together write at most SnapshotBudgetFactor
+// times the session's own workdir_max_bytes of file data (holes and hard
+// links cost nothing): every copy stays in the records dir until the
+// records go, so without a bound a session could fill the disk one
+// delegation at a time.
 func (p *Plan) workdirSnapshot(sess *session.Session) func(ctx context.Context, full, version, childDir string) (*trace.Snapshot, error) {
+	budget := snapshot.NewBudget(SnapshotBudgetFactor * p.Manifest.Capabilities.EffLimits().WorkdirMaxBytes)
 	return func(ctx context.Context, full, version, childDir string) (*trace.Snapshot, error) {
 		max, err := p.childWorkdirMax(full, version)
 		if err != nil {
@@ -29,14 +37,23 @@ func (p *Plan) workdirSnapshot(sess *session.Session) func(ctx context.Context, 
 			return nil, err
 		}
 		sum, err := snapshot.Copy(ctx, sess.Workdir, childDir, snapshot.Options{MaxBytes: max,
-			RuntimeOwned: []string{sess.RuntimeDir, sess.RecordsDir}})
+			RuntimeOwned: []string{sess.RuntimeDir, sess.RecordsDir}, Budget: budget})
 		if err != nil {
 			snapshot.Remove(childDir)
+			var spent *snapshot.BudgetSpent
+			if errors.As(err, &spent) {
+				return nil, fmt.Errorf("%w: %d times this capsule's capabilities.resources.workdir_max_bytes; the copies stay until the session's records are removed (mur trace rm)", err, SnapshotBudgetFactor)
+			}
 			return nil, err
 		}
 		return sum, nil
 	}
 }
+
+// SnapshotBudgetFactor times a session's own
+// capabilities.resources.workdir_max_bytes is the file data its workdir
+// snapshots may write in all (40 GiB under the 10 GiB default).
+const SnapshotBudgetFactor = 4
 
 func (p *Plan) childWorkdirMax(full, version string) (int64, error) {
 	chain, err := store.ChainFor("", p.Home)

@@ -2,59 +2,151 @@ package sandbox
 
 import (
 	"context"
+	"errors"
 	"fmt"
-	"io/fs"
-	"path/filepath"
-	"syscall"
+	"os"
+	"sort"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // WorkdirLimitError is why a run was stopped when its work folder passed
 // capabilities.resources.workdir_max_bytes: EndingOf reads it (as the cause
 // of a cancelled call) as a resource_limit ending.
 type WorkdirLimitError struct {
-	Dir  string
+	Dir string
+	// Home is the session's HOME, measured with the work folder under the
+	// same limit ("" when there is none).
+	Home string
 	Max  int64
 	Used int64
+	// Unreadable is the first entry the measure could not read ("" when
+	// it read everything): what cannot be measured counts as past the limit.
+	Unreadable string
+	Err        error
 }
 
 func (e *WorkdirLimitError) Error() string {
-	return fmt.Sprintf("E-RUN-017: the work folder %s holds %d bytes, past capabilities.resources.workdir_max_bytes (%d)", e.Dir, e.Used, e.Max)
+	what := "the work folder " + e.Dir + " holds"
+	if e.Home != "" {
+		what = "the work folder " + e.Dir + " and the session's HOME " + e.Home + " hold"
+	}
+	if e.Unreadable != "" {
+		return fmt.Sprintf("E-RUN-017: %s %s, which the runtime cannot measure (%v); what it cannot measure counts as past capabilities.resources.workdir_max_bytes (%d)",
+			what, e.Unreadable, e.Err, e.Max)
+	}
+	return fmt.Sprintf("E-RUN-017: %s %d bytes, past capabilities.resources.workdir_max_bytes (%d)", what, e.Used, e.Max)
 }
 
-// WorkdirBytes is the size of a work folder as the limit counts it: the
-// apparent size of every regular file under dir (a hard link once;
-// symbolic links are not followed). Files that vanish during the walk are
-// skipped.
-func WorkdirBytes(dir string) (int64, error) {
-	type key struct{ dev, ino uint64 }
-	seen := map[key]bool{}
-	var total int64
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+// UnreadableError is an entry a measure could not read.
+type UnreadableError struct {
+	Path string
+	Err  error
+}
+
+func (e *UnreadableError) Error() string {
+	return fmt.Sprintf("%s cannot be measured: %v", e.Path, e.Err)
+}
+
+func (e *UnreadableError) Unwrap() error { return e.Err }
+
+// MaxMeasureDepth is the deepest directory a measure descends to; a deeper
+// one is an *UnreadableError (each level holds a descriptor open).
+const MaxMeasureDepth = 1024
+
+// WorkdirBytes is the size of folders as the limit counts them: the
+// apparent size of every regular file under each dir (a hard link once,
+// across all of them; symbolic links are not followed). It walks by
+// descriptor (openat and fstatat from the directory's own descriptor, with
+// O_NOFOLLOW), so a path of any length is measured and a directory swapped
+// for a link is never followed. An entry that vanishes during the walk is
+// skipped, and a dir that does not exist is empty; an entry that exists and
+// cannot be read (a chmod 000 directory, a tree deeper than
+// MaxMeasureDepth) is an *UnreadableError.
+func WorkdirBytes(dirs ...string) (int64, error) {
+	m := measure{seen: map[fileKey]bool{}}
+	for _, dir := range dirs {
+		fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+		if errors.Is(err, unix.ENOENT) {
+			continue
+		}
 		if err != nil {
-			if p == dir {
+			return m.total, &UnreadableError{Path: dir, Err: err}
+		}
+		err = m.dir(fd, dir, 0)
+		unix.Close(fd)
+		if err != nil {
+			return m.total, err
+		}
+	}
+	return m.total, nil
+}
+
+type fileKey struct{ dev, ino uint64 }
+
+type measure struct {
+	seen  map[fileKey]bool
+	total int64
+}
+
+func (m *measure) dir(fd int, path string, depth int) error {
+	if depth > MaxMeasureDepth {
+		return &UnreadableError{Path: path, Err: fmt.Errorf("deeper than %d directories", MaxMeasureDepth)}
+	}
+	names, err := dirNames(fd)
+	if err != nil {
+		return &UnreadableError{Path: path, Err: err}
+	}
+	for _, name := range names {
+		p := path + "/" + name
+		var st unix.Stat_t
+		if err := unix.Fstatat(fd, name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+			if errors.Is(err, unix.ENOENT) {
+				continue
+			}
+			return &UnreadableError{Path: p, Err: err}
+		}
+		switch st.Mode & unix.S_IFMT {
+		case unix.S_IFREG:
+			if st.Nlink > 1 {
+				k := fileKey{uint64(st.Dev), uint64(st.Ino)}
+				if m.seen[k] {
+					continue
+				}
+				m.seen[k] = true
+			}
+			m.total += st.Size
+		case unix.S_IFDIR:
+			sub, err := unix.Openat(fd, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+			switch {
+			case errors.Is(err, unix.ENOENT), errors.Is(err, unix.ELOOP), errors.Is(err, unix.ENOTDIR):
+				continue // gone, or swapped for something else since the stat: the next measure sees it
+			case err != nil:
+				return &UnreadableError{Path: p, Err: err}
+			}
+			err = m.dir(sub, p, depth+1)
+			unix.Close(sub)
+			if err != nil {
 				return err
 			}
-			return nil // unreadable or gone: the guest cannot grow it either
 		}
-		if !d.Type().IsRegular() {
-			return nil
-		}
-		info, err := d.Info()
-		if err != nil {
-			return nil
-		}
-		if st, ok := info.Sys().(*syscall.Stat_t); ok && st.Nlink > 1 {
-			k := key{uint64(st.Dev), st.Ino}
-			if seen[k] {
-				return nil
-			}
-			seen[k] = true
-		}
-		total += info.Size()
-		return nil
-	})
-	return total, err
+	}
+	return nil
+}
+
+// dirNames lists a directory by its descriptor, without closing it.
+func dirNames(fd int) ([]string, error) {
+	dup, err := unix.Dup(fd)
+	if err != nil {
+		return nil, err
+	}
+	unix.CloseOnExec(dup)
+	f := os.NewFile(uintptr(dup), "dir")
+	defer f.Close()
+	names, err := f.Readdirnames(-1)
+	sort.Strings(names)
+	return names, err
 }
 
 // WorkdirPollInterval is the shortest time between two measures of a work
@@ -68,8 +160,20 @@ const WorkdirPollInterval = 20 * time.Millisecond
 // can write more: the overshoot is bounded by what it writes in one
 // interval, not by the limit.
 func WatchWorkdir(ctx context.Context, dir string, max int64, stop func(*WorkdirLimitError)) {
+	WatchWorkdirAndHome(ctx, dir, "", max, stop)
+}
+
+// WatchWorkdirAndHome is WatchWorkdir over the work folder and the
+// session's HOME together (home "" is none): a command's HOME is as
+// writable as its work folder, so the two share the one limit. An entry
+// that exists and cannot be measured stops the run as if past the limit.
+func WatchWorkdirAndHome(ctx context.Context, dir, home string, max int64, stop func(*WorkdirLimitError)) {
 	if max <= 0 {
 		return
+	}
+	dirs := []string{dir}
+	if home != "" {
+		dirs = append(dirs, home)
 	}
 	wait := time.Duration(0)
 	for {
@@ -79,9 +183,14 @@ func WatchWorkdir(ctx context.Context, dir string, max int64, stop func(*Workdir
 		case <-time.After(wait):
 		}
 		start := time.Now()
-		used, err := WorkdirBytes(dir)
-		if err == nil && used > max {
-			stop(&WorkdirLimitError{Dir: dir, Max: max, Used: used})
+		used, err := WorkdirBytes(dirs...)
+		var ue *UnreadableError
+		switch {
+		case errors.As(err, &ue):
+			stop(&WorkdirLimitError{Dir: dir, Home: home, Max: max, Used: used, Unreadable: ue.Path, Err: ue.Err})
+			return
+		case err == nil && used > max:
+			stop(&WorkdirLimitError{Dir: dir, Home: home, Max: max, Used: used})
 			return
 		}
 		wait = WorkdirPollInterval

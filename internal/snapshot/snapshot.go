@@ -23,7 +23,8 @@
 //     skipped as runtime-owned.
 //
 // Hard links among the source's files stay hard links in the copy, and their
-// bytes count once. The copied bytes count against a ceiling (the child's
+// bytes count once. A sparse file stays sparse: only its data extents are
+// read and written (SEEK_DATA/SEEK_HOLE), so a hole costs the copy no disk. The copied bytes count against a ceiling (the child's
 // capabilities.resources.workdir_max_bytes); passing it stops the copy with
 // a *TooLarge.
 package snapshot
@@ -32,7 +33,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"sort"
@@ -65,6 +65,10 @@ type Options struct {
 	// lie inside the source (the parent session's runtime and records
 	// directories). The destination is always one of them.
 	RuntimeOwned []string
+	// Budget, when set, is the file data this copy may write, shared with
+	// the session's other copies; spending it stops the copy with a
+	// *BudgetSpent, and a copy that fails gives back what it took.
+	Budget *Budget
 }
 
 // TooLarge is a source holding more bytes than the ceiling allows.
@@ -93,7 +97,8 @@ func Copy(ctx context.Context, src, dst string, opts Options) (*trace.Snapshot, 
 	c := &copier{
 		ctx: ctx, src: src, dst: filepath.Clean(dst), max: opts.MaxBytes,
 		owned: map[fileID]bool{}, links: map[fileID]string{},
-		sum: &trace.Snapshot{Source: src, Skipped: []trace.SnapshotSkip{}},
+		sum:    &trace.Snapshot{Source: src, Skipped: []trace.SnapshotSkip{}},
+		budget: opts.Budget,
 	}
 	// Link targets are re-pointed whether they name the folder by the path
 	// it was given or by its real one.
@@ -119,6 +124,7 @@ func Copy(ctx context.Context, src, dst string, opts Options) (*trace.Snapshot, 
 	defer unix.Close(dfd)
 	c.rootFD = dfd
 	if err := c.dir(sfd, dfd, ""); err != nil {
+		c.budget.give(c.data) // the caller removes the partial copy
 		return nil, err
 	}
 	return c.sum, nil
@@ -137,6 +143,8 @@ type copier struct {
 	links    map[fileID]string // a multiply linked source file → its path in the copy
 	sum      *trace.Snapshot
 	rootFD   int // the copy's top, for hard links made by path relative to it
+	budget   *Budget
+	data     int64 // file data written (holes and hard links cost none)
 }
 
 func (c *copier) skip(rel, reason string) {
@@ -271,14 +279,19 @@ func (c *copier) file(sfd, dfd int, name, rel string, st *unix.Stat_t) error {
 	}
 	out := os.NewFile(uintptr(ofd), name)
 	defer out.Close()
-	var src io.Reader = in
+	limit := int64(-1)
 	if c.max > 0 {
 		// A file growing under the copy is bounded too: one byte past the
 		// ceiling is enough to know.
-		src = io.LimitReader(in, c.max-c.sum.Bytes+1)
+		limit = c.max - c.sum.Bytes + 1
 	}
-	n, err := io.Copy(out, src)
+	n, data, err := c.copySparse(in, out, fd, ofd, limit)
+	c.data += data
 	if err != nil {
+		var spent *BudgetSpent
+		if errors.As(err, &spent) {
+			return err
+		}
 		if isReadErr(err) {
 			unix.Unlinkat(dfd, name, 0)
 			c.skip(rel, ReasonUnreadable)

@@ -15,6 +15,7 @@ import (
 	"github.com/murmur-go/murmur/internal/command"
 	"github.com/murmur-go/murmur/internal/diag"
 	"github.com/murmur-go/murmur/internal/ids"
+	"github.com/murmur-go/murmur/internal/sandbox"
 	"github.com/murmur-go/murmur/internal/session"
 	"github.com/murmur-go/murmur/internal/trace"
 )
@@ -237,7 +238,11 @@ func (s *Shell) Run(ctx context.Context, c ShellCall) (ShellResult, error) {
 		b.WriteByte('\n')
 	}
 	b.WriteString(err2)
-	fmt.Fprintf(&b, "The whole output is in %s\n", logPath)
+	if d := logFile.Dropped(); d > 0 {
+		fmt.Fprintf(&b, "The output is in %s: its first %d and last %d bytes (%d bytes between were dropped)\n", logPath, sandbox.LogHeadBytes, sandbox.LogTailBytes, d)
+	} else {
+		fmt.Fprintf(&b, "The whole output is in %s\n", logPath)
+	}
 
 	line := trace.Shell{
 		TaskID: c.TaskID, Turn: c.Turn, ToolCallID: c.ToolCallID,
@@ -271,7 +276,7 @@ func endingOf(r command.Result, deadline, grace time.Duration) string {
 
 // openLog creates logs/shell/<tool_call_id>.log in the records dir; an id
 // that cannot name a file gets a minted one.
-func (s *Shell) openLog(callID string) (string, *os.File, error) {
+func (s *Shell) openLog(callID string) (string, *sandbox.CappedLog, error) {
 	name := callID
 	if !fileSafe(name) {
 		name = ids.New(ids.Event)
@@ -281,7 +286,10 @@ func (s *Shell) openLog(callID string) (string, *os.File, error) {
 		return "", nil, err
 	}
 	path := filepath.Join(dir, name+".log")
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o600)
+	// Capped as a script's logs are (head and tail, sandbox.LogHeadBytes
+	// and LogTailBytes): a command printing without end must not fill the
+	// disk through its log.
+	f, err := sandbox.NewCappedLog(path, 0, 0, false)
 	return path, f, err
 }
 
