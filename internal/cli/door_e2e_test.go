@@ -5,9 +5,12 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"os/user"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -154,5 +157,62 @@ func TestDoorKeepsBoundedTasks(t *testing.T) {
 		if i < len(ids)-kept && rpcCode(got) != -32001 {
 			t.Errorf("forgotten task %d: code %d, want -32001", i, rpcCode(got))
 		}
+	}
+}
+
+// The built mur's door answers only its own user: curl run as a throwaway
+// user gets 403 {"error": "not_same_user"} and its murmur.StopSession ends
+// nothing; the same curl as the runtime's user is served.
+func TestDoorRefusesOtherUsersE2E(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to add a throwaway user")
+	}
+	for _, tool := range []string{"curl", "useradd"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skip(tool + " is not installed")
+		}
+	}
+	name := fmt.Sprintf("murdoore%d", os.Getpid()%100000)
+	if out, err := exec.Command("useradd", "--system", "--no-create-home", "--shell", "/usr/sbin/nologin", name).CombinedOutput(); err != nil {
+		t.Fatalf("useradd: %v: %s", err, out)
+	}
+	t.Cleanup(func() { exec.Command("userdel", name).Run() })
+	u, err := user.Lookup(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	uid, _ := strconv.Atoi(u.Uid)
+	gid, _ := strconv.Atoi(u.Gid)
+
+	url, rd := sleepingDoor(t, 1)
+	curl := func(uid, gid int, body string) (string, string) {
+		cmd := exec.Command("curl", "-s", "-o", "-", "-w", "\n%{http_code}", "-H", "A2A-Version: 1.0",
+			"-H", "Content-Type: application/json", "--data-binary", body, url+"/")
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}}
+		cmd.Dir = "/"
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("curl as uid %d: %v (%s)", uid, err, out)
+		}
+		s := strings.TrimRight(string(out), "\n")
+		i := strings.LastIndex(s, "\n")
+		return s[i+1:], s[:max(i, 0)]
+	}
+	code, body := curl(uid, gid, `{"jsonrpc":"2.0","id":1,"method":"murmur.StopSession"}`)
+	var ref struct{ Error, Message string }
+	if code != "403" || json.Unmarshal([]byte(body), &ref) != nil || ref.Error != "not_same_user" {
+		t.Fatalf("as uid %d: %s %s", uid, code, body)
+	}
+	code, body = curl(0, 0, `{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"messageId":"m1","role":"ROLE_USER","parts":[{"text":"hi"}]}}}`)
+	if code != "200" || !strings.Contains(body, "TASK_STATE_COMPLETED") {
+		t.Fatalf("as root: %s %s", code, body)
+	}
+	// The session is still running: the refused StopSession ended nothing.
+	if got := rpc(t, url, `{"jsonrpc":"2.0","id":1,"method":"ListTasks"}`); rpcCode(got) != 0 {
+		t.Fatalf("after the refusal: %v", got)
+	}
+	lines := traceLines(t, rd.RecordsDir)
+	if n := strings.Count(types(lines), "a2a_task_received"); n != 1 {
+		t.Errorf("trace has %d a2a_task_received lines, want 1 (root's): %s", n, types(lines))
 	}
 }

@@ -19,6 +19,7 @@ import (
 	"net/http"
 	"regexp"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
@@ -78,6 +79,12 @@ type Config struct {
 	EndedTaskTTL  time.Duration // how long an ended task is kept; DefaultEndedTaskTTL
 	MaxKeptBytes  int64         // message, reply and answer bytes of the kept ended tasks; DefaultMaxKeptBytes
 
+	// Authenticate is the seam for network.authentication (contracts
+	// §22.8): when set, it is asked about each POST / that is not a
+	// completion, after the same-user rule (Serve) and before the body is
+	// read; a non-nil Refusal is sent as it is. Nil (today) checks no token.
+	Authenticate func(r *http.Request) *Refusal
+
 	Runner      Runner            // required
 	Recorder    Recorder          // nil records nothing
 	Completions CompletionHandler // nil answers every completion COMPLETION_NOT_AWAITED
@@ -125,6 +132,12 @@ type Server struct {
 	runners sync.WaitGroup // runner goroutines: Wait waits for them
 
 	now func() time.Time // the clock of the ended-task bounds
+
+	limits limits       // connection bounds (Serve)
+	uid    uint32       // the only user whose connections are served
+	hs     *http.Server // what Serve serves with
+
+	open, maxOpen atomic.Int64 // connections served now, and at most so far
 
 	mu       sync.Mutex
 	tasks    map[string]*task
@@ -179,7 +192,11 @@ func New(cfg Config) (*Server, error) {
 		tasks: make(map[string]*task),
 		done:  make(chan struct{}),
 		now:   time.Now,
+
+		limits: defaultLimits(),
+		uid:    ownUID(),
 	}
+	s.hs = s.newHTTPServer()
 	s.baseCtx, s.baseCancel = context.WithCancel(context.Background())
 	card, err := json.Marshal(s.cardJSON())
 	if err != nil {
@@ -243,7 +260,20 @@ const (
 )
 
 func (s *Server) serveRPC(w http.ResponseWriter, r *http.Request) {
+	if s.cfg.Authenticate != nil && r.Header.Get(HeaderOrigin) != string(OriginCompletion) {
+		if ref := s.cfg.Authenticate(r); ref != nil {
+			writeRefusal(w, ref)
+			return
+		}
+	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxBodyBytes))
+	if err == nil {
+		// The body is in: lift ReadTimeout's deadline, so a stream or a long
+		// blocking SendMessage is not cut when it passes (net/http's
+		// background read would otherwise end the request's context). A body
+		// that failed keeps it, so the connection is closed.
+		_ = http.NewResponseController(w).SetReadDeadline(time.Time{})
+	}
 	if err != nil {
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {

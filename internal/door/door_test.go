@@ -41,6 +41,13 @@ func (r *recorder) TaskReceived(taskID, contextID, messageID string, origin door
 	r.origins = append(r.origins, origin)
 }
 
+// count is how many door messages were received.
+func (r *recorder) count() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.received)
+}
+
 func (r *recorder) TaskRejected(taskID, reason string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -428,9 +427,8 @@ func runAgent(ctx context.Context, p *Plan, opts Options, r *run) (Result, error
 		r.endAgent(trace.EndFailed, err.Error())
 		return Result{}, err
 	}
-	srv := &http.Server{Handler: dr, ReadHeaderTimeout: 10 * time.Second, ErrorLog: nil}
 	served := make(chan struct{})
-	go func() { defer close(served); _ = srv.Serve(ln) }()
+	go func() { defer close(served); _ = dr.Serve(ln) }()
 	if w := sess.WriteRunningRecord(); w != nil {
 		fmt.Fprintln(opts.Stderr, w.String())
 	}
@@ -511,7 +509,7 @@ func runAgent(ctx context.Context, p *Plan, opts Options, r *run) (Result, error
 	}
 	dl.close(status)
 	sctx, cancel := context.WithTimeout(context.Background(), time.Second)
-	_ = srv.Shutdown(sctx)
+	_ = dr.Shutdown(sctx)
 	cancel()
 	dr.Close()
 	<-served
