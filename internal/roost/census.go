@@ -28,6 +28,10 @@ type startupRecord struct {
 	pidfd int  // -1 when none could be opened: Alive is asked on every read
 	done  bool // found gone: never counted again
 	held  bool // absorbed by a running session with its id, which counts instead
+	// adopted: the record of a registered session, watched from its
+	// registration (adopt), not found at start-up. It is only ever held:
+	// the session's deregistration gives its slot back, as the text says.
+	adopted bool
 }
 
 // startupSet holds the start-up capsules still counted. It has a lock of its
@@ -299,7 +303,7 @@ func (s *startupSet) absorb(sessionID string) bool {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if _, ok := s.byID[sessionID]; !ok {
+	if r, ok := s.byID[sessionID]; !ok || r.adopted {
 		return false
 	}
 	absorbed := 0
@@ -322,7 +326,15 @@ func (s *startupSet) release(sessionID string) bool {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if _, ok := s.byID[sessionID]; !ok {
+	r, ok := s.byID[sessionID]
+	if !ok {
+		return false
+	}
+	if r.adopted {
+		// Counted as the session until now; it is not a start-up capsule
+		// to hand the count back to, and nothing asks for it again.
+		r.held, r.done = false, true
+		delete(s.byID, sessionID)
 		return false
 	}
 	back := 0
@@ -340,6 +352,9 @@ func (s *startupSet) release(sessionID string) bool {
 
 // gone marks r as found gone; it was counted unless a session holds it.
 func (s *startupSet) gone(r *startupRecord) {
+	if r.done {
+		return // an adopted record released by its deregistration
+	}
 	r.done = true
 	if r.held {
 		s.ended = append(s.ended, r.rec.SessionID)
@@ -394,8 +409,9 @@ func (s *startupSet) adopt(rec running.Record) {
 	if _, ok := s.byID[rec.SessionID]; ok {
 		return
 	}
-	r := &startupRecord{rec: rec, pidfd: -1, held: true}
-	s.recs = append(s.recs, r)
+	// Not in recs, which absorb and release walk: only byID and the watch
+	// hold it, and release forgets it.
+	r := &startupRecord{rec: rec, pidfd: -1, held: true, adopted: true}
 	s.byID[rec.SessionID] = r
 	if len(s.fds) < pidfdBudget() {
 		s.watch(r)
