@@ -63,6 +63,9 @@ type startupSet struct {
 	owner []*startupRecord // owner[i] holds fds[i]
 	slow  []*startupRecord // no pidfd
 	live  int
+	// budget is the pidfds the set may hold (pidfdBudget at start-up, which
+	// lists /proc/self/fd: too dear to ask on every registration).
+	budget int
 	// ended holds the sessions whose record was found gone while a running
 	// registration held it: the evidence that the session is gone too,
 	// taken by the referee under its lock (takeEnded).
@@ -96,6 +99,7 @@ func scanStartup(dir string) (*startupSet, StartupCount, error) {
 	}
 	cnt.Took = time.Since(t0)
 	budget := pidfdBudget()
+	set.budget = budget
 	for _, r := range set.recs {
 		if len(set.fds) < budget {
 			set.watch(r)
@@ -413,7 +417,7 @@ func (s *startupSet) adopt(rec running.Record) {
 	// hold it, and release forgets it.
 	r := &startupRecord{rec: rec, pidfd: -1, held: true, adopted: true}
 	s.byID[rec.SessionID] = r
-	if len(s.fds) < pidfdBudget() {
+	if len(s.fds) < s.budget {
 		s.watch(r)
 	} else {
 		s.poll(r)
