@@ -345,6 +345,12 @@ func runAgent(ctx context.Context, p *Plan, opts Options, r *run) (Result, error
 		return Result{}, err
 	}
 	sess, rec := r.sess, r.rec
+	// The record is written once the door is bound (contracts §6) and
+	// before the session registers: it is the evidence mur-roost's census
+	// counts a registration on.
+	if w := sess.WriteRunningRecord(); w != nil {
+		fmt.Fprintln(opts.Stderr, w.String())
+	}
 	if err := dl.register(ctx, sess); err != nil {
 		r.endAgent(trace.EndFailed, err.Error())
 		return Result{}, err
@@ -429,9 +435,6 @@ func runAgent(ctx context.Context, p *Plan, opts Options, r *run) (Result, error
 	}
 	served := make(chan struct{})
 	go func() { defer close(served); _ = dr.Serve(ln) }()
-	if w := sess.WriteRunningRecord(); w != nil {
-		fmt.Fprintln(opts.Stderr, w.String())
-	}
 	if opts.Ready != nil {
 		opts.Ready(Ready{URL: &addr, PID: os.Getpid(), SessionID: sess.ID, Name: sess.Name, Version: sess.Version,
 			Workdir: sess.Workdir, RecordsDir: sess.RecordsDir, FormationID: dl.formationID})
