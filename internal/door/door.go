@@ -398,8 +398,13 @@ func (s *Server) serveCompletion(ctx context.Context, w http.ResponseWriter, r *
 		Params:       env.Params,
 	}
 	if s.cfg.Completions == nil {
-		// Without a delegation runtime no delegation can be outstanding, so
-		// the spec's not-awaited answer is the true one.
+		// A completion for another session is misaddressed whatever the
+		// session here is; for this one, without a delegation runtime no
+		// delegation can be outstanding, so not-awaited is the true answer.
+		if c.Session != s.cfg.SessionID {
+			writeError(w, env.ID, Misaddressed(c.Session, s.cfg.SessionID))
+			return
+		}
 		writeError(w, env.ID, notAwaited(c.DelegationID))
 		return
 	}
@@ -413,6 +418,14 @@ func (s *Server) serveCompletion(ctx context.Context, w http.ResponseWriter, r *
 		return
 	}
 	writeResult(w, env.ID, res)
+}
+
+// Misaddressed is the -31001 answer to a completion addressed to another
+// session than the one running here.
+func Misaddressed(addressed, running string) *RPCError {
+	return &RPCError{Code: CodeCompletionMisaddr, Reason: "COMPLETION_MISADDRESSED", Domain: MurmurDomain,
+		Message:  fmt.Sprintf("completion is addressed to session %s, which is not the session running here", addressed),
+		Metadata: map[string]string{"addressed_session": addressed, "running_session": running}}
 }
 
 func notAwaited(dlg string) *RPCError {

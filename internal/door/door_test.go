@@ -119,18 +119,19 @@ type fixture struct {
 	runner *testRunner
 	rec    *recorder
 	client *a2aclient.Client
+	sid    string // the session running at the door
 }
 
 func startB(b *testing.B) *fixture { return start(b, "single", "sleep", 0) }
 
 func start(t testing.TB, acceptance, after string, depth int) *fixture {
 	t.Helper()
-	f := &fixture{runner: newRunner(), rec: newRecorder()}
+	f := &fixture{runner: newRunner(), rec: newRecorder(), sid: ids.New(ids.Session)}
 	ts := httptest.NewUnstartedServer(nil)
 	t.Cleanup(ts.Close)
 	url := "http://" + ts.Listener.Addr().String()
 	srv, err := door.New(door.Config{
-		Name: "local/hello-agent", Version: "0.1.0", SessionID: ids.New(ids.Session), URL: url,
+		Name: "local/hello-agent", Version: "0.1.0", SessionID: f.sid, URL: url,
 		TaskAcceptance: acceptance, QueueDepth: depth, AfterTask: after,
 		Runner: f.runner, Recorder: f.rec,
 	})
@@ -292,7 +293,8 @@ func TestFrontHandlerErrors(t *testing.T) {
 		{"url file part", v10, sendBody(`{"url":"https://example.com/a.pdf","mediaType":"application/pdf"}`), -32005},
 		{"raw file part", v10, sendBody(`{"text":"see"},{"raw":"aGVsbG8=","filename":"a.txt"}`), -32005},
 		{"bad origin", map[string]string{"A2A-Version": "1.0", "x-murmur-task-origin": "robot"}, sendBody(`{"text":"hi"}`), -32600},
-		{"completion with nothing awaited", map[string]string{"A2A-Version": "1.0", "x-murmur-task-origin": "completion", "x-murmur-delegation-id": "dlg_1"}, sendBody(`{"text":"done"}`), -31002},
+		{"completion with nothing awaited", map[string]string{"A2A-Version": "1.0", "x-murmur-task-origin": "completion", "x-murmur-delegation-id": "dlg_1", "x-murmur-completion-session": f.sid}, sendBody(`{"text":"done"}`), -31002},
+		{"completion for another session", map[string]string{"A2A-Version": "1.0", "x-murmur-task-origin": "completion", "x-murmur-delegation-id": "dlg_1", "x-murmur-completion-session": "ses_other"}, sendBody(`{"text":"done"}`), -31001},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -328,7 +330,7 @@ func TestVersionPatchAccepted(t *testing.T) {
 
 func TestCompletionErrorCarriesErrorInfo(t *testing.T) {
 	f := start(t, "none", "sleep", 0)
-	r := post(t, f.url, map[string]string{"A2A-Version": "1.0", "x-murmur-task-origin": "completion"}, sendBody(`{"text":"done"}`))
+	r := post(t, f.url, map[string]string{"A2A-Version": "1.0", "x-murmur-task-origin": "completion", "x-murmur-completion-session": f.sid}, sendBody(`{"text":"done"}`))
 	if r.Error == nil || r.Error.Code != -31002 {
 		t.Fatalf("answer %+v", r)
 	}
