@@ -98,7 +98,7 @@ func runDoctor(asJSON bool, stdout, stderr io.Writer) error {
 	m, err := manifest.Load(mpath, manifest.Options{SkipSecrets: true})
 	if err != nil {
 		if !asJSON {
-			fmt.Fprintf(stdout, "FAIL  manifest %s\n", mpath)
+			fmt.Fprintf(stdout, "%s  manifest %s\n", paint(stdout, "FAIL"), mpath)
 		}
 		return err
 	}
@@ -181,39 +181,39 @@ func runDoctor(asJSON bool, stdout, stderr io.Writer) error {
 // printDoctor writes the checklist for a person: one line a check on stdout,
 // each failure's diagnostic on stderr right after its FAIL line.
 func printDoctor(stdout, stderr io.Writer, rep doctorReport, failures []error) {
-	fmt.Fprintf(stdout, "ok    manifest %s@%s\n", rep.Name, rep.Version)
+	fmt.Fprintf(stdout, "%s    manifest %s@%s\n", paint(stdout, "ok"), rep.Name, rep.Version)
 	next := func() {
 		diag.Print(stderr, failures[0], "E-REG-018")
 		failures = failures[1:]
 	}
 	switch rep.Lock.State {
 	case "unreadable":
-		fmt.Fprintf(stdout, "FAIL  lock %s\n", rep.Lock.File)
+		fmt.Fprintf(stdout, "%s  lock %s\n", paint(stdout, "FAIL"), rep.Lock.File)
 		next()
 	case "none":
-		fmt.Fprintf(stdout, "ok    lock: none (resolution is presence-only; 'mur install' pins)\n")
+		fmt.Fprintf(stdout, "%s    lock: none (resolution is presence-only; 'mur install' pins)\n", paint(stdout, "ok"))
 	default:
-		fmt.Fprintf(stdout, "ok    lock %s (%d pinned)\n", rep.Lock.File, rep.Lock.Pinned)
+		fmt.Fprintf(stdout, "%s    lock %s (%d pinned)\n", paint(stdout, "ok"), rep.Lock.File, rep.Lock.Pinned)
 		for _, s := range rep.Lock.Stale {
-			fmt.Fprintf(stdout, "warn  %s is pinned but no longer declared ('mur install' rewrites the lock)\n", s)
+			fmt.Fprintf(stdout, "%s  %s is pinned but no longer declared ('mur install' rewrites the lock)\n", paint(stdout, "warn"), s)
 		}
 	}
 	for _, a := range rep.Artifacts {
 		ref := a.Name + "@" + a.Version
 		if !a.OK {
-			fmt.Fprintf(stdout, "FAIL  %s\n", ref)
+			fmt.Fprintf(stdout, "%s  %s\n", paint(stdout, "FAIL"), ref)
 			next()
 			continue
 		}
 		if a.Store == builtInStore {
-			fmt.Fprintf(stdout, "ok    %s (driver) not installed: built into mur, which runs it\n", ref)
+			fmt.Fprintf(stdout, "%s    %s (driver) not installed: built into mur, which runs it\n", paint(stdout, "ok"), ref)
 			continue
 		}
 		pinned := "not locked"
 		if a.Locked {
 			pinned = "matches murmur.lock"
 		}
-		fmt.Fprintf(stdout, "ok    %s (%s) installed in the %s store, sha256 %s matches its sidecars, %s\n",
+		fmt.Fprintf(stdout, "%s    %s (%s) installed in the %s store, sha256 %s matches its sidecars, %s\n", paint(stdout, "ok"),
 			ref, a.Runtime, a.Store, a.SHA256[:12], pinned)
 	}
 	if rep.OK {

@@ -14,3 +14,6 @@ func CobraOutput(args ...string) (string, error) {
 	err := root.Execute()
 	return out.String(), err
 }
+
+// GuestKitGoVersion is the go line mur init writes into a component's go.mod.
+const GuestKitGoVersion = guestKitGoVersion

@@ -154,11 +154,12 @@ func TestTraceShowAndRm(t *testing.T) {
 		code string
 	}{
 		{[]string{"trace", "show", "@3"}, "E-TRC-004"},
-		{[]string{"trace", "show", "@0"}, "E-TRC-005"},
+		{[]string{"trace", "show", "@0"}, "E-RUN-052"},
 		{[]string{"trace", "show", ids.New(ids.Session)}, "E-TRC-004"},
 		{[]string{"trace", "show", "/nonexistent/trace.jsonl"}, "E-TRC-002"},
-		{[]string{"trace", "show", "gibberish"}, "E-TRC-005"},
-		{[]string{"trace", "rm", "ses_nothex"}, "E-TRC-005"},
+		{[]string{"trace", "show", "gibberish"}, "E-RUN-052"},
+		{[]string{"trace", "rm", "ses_nothex"}, "E-RUN-052"},
+		{[]string{"trace", "show", "ffffffffff"}, "E-RUN-053"},
 		{[]string{"trace", "show", "a", "b"}, "E-CFG-001"},
 	} {
 		r := runMur(t, homeDir, proj, nil, tc.args...)

@@ -18,7 +18,7 @@ import (
 func init() { register(newPublishCmd) }
 
 func newPublishCmd(stdout, stderr io.Writer) *cobra.Command {
-	var force bool
+	var force, asJSON bool
 	cmd := &cobra.Command{
 		Use:   "publish [ZIP]",
 		Short: "Publish a .mur.zip into the global store ($HOME/.murmur/artifacts)",
@@ -26,21 +26,41 @@ func newPublishCmd(stdout, stderr io.Writer) *cobra.Command {
 directory) into the global store, as <scope>/<name>/<version>/ with its .sha256
 and .meta.json sidecars; a bare name is published as local/<name>. The same
 version with the same bytes is a no-op; with other bytes it is refused unless
---force.`,
+--force.
+
+With --json it prints one JSON object: name, version, runtime, sha256, store
+("global"), path (the version's directory) and unchanged (true when the same
+bytes were already there).`,
+		Example: `  mur publish                          # the zip 'mur build' wrote here
+  mur publish dist/echo-1.0.0.mur.zip
+  mur publish --force                  # replace 1.0.0 rebuilt with other bytes`,
 		Args: maxArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			zip := ""
 			if len(args) == 1 {
 				zip = args[0]
 			}
-			return runPublish(zip, force, stdout)
+			return runPublish(zip, force, asJSON, stdout)
 		},
 	}
 	cmd.Flags().BoolVar(&force, "force", false, "replace the same version even when its bytes differ")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print what was published as one JSON object")
 	return cmd
 }
 
-func runPublish(zipPath string, force bool, stdout io.Writer) error {
+// storedJSON is what mur publish --json and mur install REF --json print:
+// one artifact put in a store.
+type storedJSON struct {
+	Name      string `json:"name"`
+	Version   string `json:"version"`
+	Runtime   string `json:"runtime"`
+	SHA256    string `json:"sha256"`
+	Store     string `json:"store"`
+	Path      string `json:"path"`
+	Unchanged bool   `json:"unchanged"`
+}
+
+func runPublish(zipPath string, force, asJSON bool, stdout io.Writer) error {
 	homeDir, err := home.Dir()
 	if err != nil {
 		return err
@@ -58,7 +78,11 @@ func runPublish(zipPath string, force bool, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	verb := "published"
+	if asJSON {
+		return printJSON(stdout, storedJSON{Name: r.Name, Version: r.Version, Runtime: r.Runtime, SHA256: r.SHA256,
+			Store: store.KindGlobal, Path: filepath.Dir(r.ZipPath), Unchanged: r.Unchanged})
+	}
+	verb := paint(stdout, "published")
 	if r.Unchanged {
 		verb = "already published (same bytes)"
 	}

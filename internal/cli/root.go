@@ -32,6 +32,7 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stdout, "mur %s\n", version.Version)
 		return 0
 	}
+	stderr = withColour(stderr) // error, warning and hint coloured on a terminal only
 	out := &countingWriter{w: stdout}
 	root := newRoot(out, stderr)
 	root.SetArgs(args)

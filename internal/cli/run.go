@@ -31,7 +31,7 @@ type runFlags struct {
 func newRunCmd(stdout, stderr io.Writer) *cobra.Command {
 	var f runFlags
 	cmd := &cobra.Command{
-		Use:   "run",
+		Use:   "run [DIR | FILE]",
 		Short: "Run a capsule from its manifest (or an installed one with --capsule)",
 		Long: `Run a capsule. A script capsule (no inference: block) runs its root .wasm
 component's murmur:capsule/run once and ends with ok, trapped,
@@ -45,9 +45,16 @@ stay in its records dir under ~/.murmur/records; read them with
 recording its session_end.
 
 --explain-scope prints the capsule's effective grants and the containment this
-build applies, and runs nothing; with --json, as one JSON object.`,
-		Args: exactArgs(0),
-		RunE: func(cmd *cobra.Command, _ []string) error {
+build applies, and runs nothing; with --json, as one JSON object.
+
+The project is DIR (the directory holding murmur.yaml) or FILE (a manifest),
+as --manifest takes it. --capsule without --capsule-version runs the newest
+version the global store holds, and says which on stderr.`,
+		Args: maxArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := runArgs(cmd, args, &f, stderr); err != nil {
+				return err
+			}
 			if (f.capsule == "") != (f.capsuleVersion == "") {
 				return usageError{fmt.Errorf("--capsule and --capsule-version go together")}
 			}
@@ -76,9 +83,10 @@ build applies, and runs nothing; with --json, as one JSON object.`,
 	fl.BoolVar(&f.json, "json", false, "print one JSON line describing the session once it is ready")
 	fl.BoolVar(&f.explainScope, "explain-scope", false, "print what the capsule is granted and how it is contained, then exit without running")
 	fl.StringVar(&f.containment, "containment", "", "the containment `CLASS` to require (advisory|scoped|sealed); a floor this host cannot deliver is refused (E-CAP-003)")
-	fl.StringVar(&f.capsule, "capsule", "", "run the installed capsule `FULLNAME` (scope/name) with no project (needs --capsule-version)")
+	fl.StringVar(&f.capsule, "capsule", "", "run the installed capsule `FULLNAME` (scope/name) with no project (its newest version unless --capsule-version)")
 	fl.StringVar(&f.capsuleVersion, "capsule-version", "", "the `VERSION` of --capsule")
 	fl.BoolVar(&f.spawnApprovalStdin, "spawn-approval-stdin", false, "read a parent runtime's spawn approval from standard input (for a parent capsule's runtime only)")
+	decorateRunCmd(cmd)
 	return cmd
 }
 
@@ -162,7 +170,7 @@ func runCapsule(ctx context.Context, f runFlags, stdout, stderr io.Writer) error
 	if f.json {
 		out = stderr // with --json, stdout holds exactly the ready line
 	}
-	fmt.Fprintf(out, "%s: %s\n", res.SessionID, res.Ending)
+	fmt.Fprintf(out, "%s: %s\n", res.SessionID, paint(out, string(res.Ending)))
 	return res.Err
 }
 

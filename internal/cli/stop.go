@@ -10,7 +10,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"sort"
 	"strings"
 	"syscall"
 	"time"
@@ -29,16 +28,15 @@ func init() { register(newStopCmd) }
 // after SIGKILL before it gives up (contracts §11: "SIGKILL after 5 s more").
 const killGrace = 5 * time.Second
 
-// minSuffix is the shortest session suffix mur stop accepts.
-const minSuffix = 4
-
 func newStopCmd(stdout, stderr io.Writer) *cobra.Command {
 	var timeout time.Duration
+	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "stop SESSION",
 		Short: "Stop a running capsule session",
-		Long: `Stop the running session SESSION: a full session id, or a suffix of at least
-4 characters that names one session in ~/.murmur/running.
+		Long: `Stop the running session SESSION: a full session id, a suffix of at least
+8 characters that ends one running session's id, or @N, the Nth newest session
+of this project as 'mur trace ls' numbers them, while it runs.
 
 An agent capsule (its record has a URL) is asked through its door's
 murmur.StopSession: its live and queued tasks end canceled and it winds down.
@@ -50,7 +48,15 @@ Before any signal, mur checks the pid still belongs to the session's process
 Prints 'stopped: SESSION', then 'canceled:' task ids and 'terminated:'
 delegation ids when there are any, and a 'signalled:' line for each signal it
 had to send; exits 0 once the session's process is gone. A record whose
-process is already gone is pruned ('not running: SESSION').`,
+process is already gone is pruned ('not running: SESSION').
+
+With --json it prints one JSON object instead: {"session_id","state"} where
+state is "stopped" or "not_running", with "canceled", "terminated" and
+"signalled" lists (empty when there were none).`,
+		Example: `  mur stop ses_0194a3c1e2f47b7d9a2c55e013f0b6d2   # a full id, as mur ps prints it
+  mur stop 13f0b6d2                               # the last 8 or more characters of one
+  mur stop @1                                     # this project's newest session
+  mur stop --timeout 30s @1 --json`,
 		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if timeout < 0 {
@@ -60,10 +66,12 @@ process is already gone is pruned ('not running: SESSION').`,
 			if err != nil {
 				return err
 			}
-			return runStop(cmd.Context(), home.Running(homeDir), args[0], timeout, stdout, stderr)
+			return runStop(cmd.Context(), home.Running(homeDir), args[0], timeout, asJSON, stdout, stderr)
 		},
 	}
 	cmd.Flags().DurationVar(&timeout, "timeout", 10*time.Second, "how long an agent session may take to wind down before SIGTERM")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print what happened as one JSON object")
+	cmd.ValidArgsFunction = completeRunningSessions
 	return cmd
 }
 
@@ -75,8 +83,28 @@ type stopReport struct {
 	signalled  []string // one line per signal sent, in order
 }
 
+// stopJSON is mur stop --json's object.
+type stopJSON struct {
+	SessionID  string   `json:"session_id"`
+	State      string   `json:"state"` // stopped | not_running
+	Canceled   []string `json:"canceled"`
+	Terminated []string `json:"terminated"`
+	Signalled  []string `json:"signalled"`
+}
+
+func (r stopReport) json(state string) stopJSON {
+	orEmpty := func(l []string) []string {
+		if l == nil {
+			return []string{}
+		}
+		return l
+	}
+	return stopJSON{SessionID: r.session, State: state, Canceled: orEmpty(r.canceled), Terminated: orEmpty(r.terminated),
+		Signalled: orEmpty(r.signalled)}
+}
+
 func (r stopReport) print(w io.Writer) {
-	fmt.Fprintf(w, "stopped: %s\n", r.session)
+	fmt.Fprintf(w, "%s: %s\n", paint(w, "stopped"), r.session)
 	if len(r.canceled) > 0 {
 		fmt.Fprintf(w, "canceled: %s\n", strings.Join(r.canceled, " "))
 	}
@@ -89,7 +117,7 @@ func (r stopReport) print(w io.Writer) {
 }
 
 // runStop stops the session ref names, by the records in runningDir.
-func runStop(ctx context.Context, runningDir, ref string, timeout time.Duration, stdout, stderr io.Writer) error {
+func runStop(ctx context.Context, runningDir, ref string, timeout time.Duration, asJSON bool, stdout, stderr io.Writer) error {
 	if ctx == nil {
 		ctx = context.Background()
 	}
@@ -103,12 +131,21 @@ func runStop(ctx context.Context, runningDir, ref string, timeout time.Duration,
 		return err
 	}
 	rec := e.Record
+	gone := func() error {
+		if !asJSON {
+			return pruneStopped(runningDir, e, stdout, stderr, true)
+		}
+		if err := pruneStopped(runningDir, e, io.Discard, stderr, true); err != nil {
+			return err
+		}
+		return printJSON(stdout, stopReport{session: rec.SessionID}.json("not_running"))
+	}
 	if e.State == running.Stale {
-		return pruneStopped(runningDir, e, stdout, stderr, true)
+		return gone()
 	}
 	p, err := openProc(rec)
 	if errors.Is(err, errGone) {
-		return pruneStopped(runningDir, e, stdout, stderr, true)
+		return gone()
 	}
 	if err != nil {
 		return err
@@ -129,19 +166,19 @@ func runStop(ctx context.Context, runningDir, ref string, timeout time.Duration,
 			rep.canceled, rep.terminated = res.Canceled, res.Terminated
 		}
 	}
-	gone := false
+	exited := false
 	if asked {
-		gone = p.wait(time.Until(deadline))
+		exited = p.wait(time.Until(deadline))
 		why = fmt.Sprintf(" (the session had not exited %v after murmur.StopSession)", timeout)
 	}
-	if !gone {
+	if !exited {
 		rep.signalled = append(rep.signalled, "SIGTERM"+why)
 		if err := p.signal(syscall.SIGTERM); err != nil {
 			return err
 		}
-		gone = p.wait(killGrace)
+		exited = p.wait(killGrace)
 	}
-	if !gone {
+	if !exited {
 		rep.signalled = append(rep.signalled, fmt.Sprintf("SIGKILL (the session had not exited %v after SIGTERM)", killGrace))
 		if err := p.signal(syscall.SIGKILL); err != nil {
 			return err
@@ -157,6 +194,9 @@ func runStop(ctx context.Context, runningDir, ref string, timeout time.Duration,
 		if err := pruneStopped(runningDir, running.Entry{File: e.File, Record: rec, State: running.Stale}, io.Discard, stderr, false); err != nil {
 			return err
 		}
+	}
+	if asJSON {
+		return printJSON(stdout, rep.json("stopped"))
 	}
 	rep.print(stdout)
 	return nil
@@ -177,39 +217,46 @@ func pruneStopped(runningDir string, e running.Entry, stdout, stderr io.Writer, 
 	return nil
 }
 
-// matchSession finds the one record ref names: its full session id, or a
-// unique suffix of at least minSuffix characters. Unreadable records name
+// matchSession finds the one record ref names (sessionref.go): its full
+// session id, a unique suffix of at least minSuffix characters, or @N of
+// this project's recorded sessions while it runs. Unreadable records name
 // no session and are never matched.
 func matchSession(entries []running.Entry, ref string) (running.Entry, error) {
-	var matches []running.Entry
-	for _, e := range entries {
-		if e.State == running.Unreadable {
-			continue
+	r, err := parseSessionRef(ref)
+	if err != nil {
+		return running.Entry{}, err
+	}
+	const hint = "run 'mur ps' to list the running sessions"
+	id := r.id
+	if r.ordinal > 0 {
+		homeDir, err := home.Dir()
+		if err != nil {
+			return running.Entry{}, err
 		}
-		if e.Record.SessionID == ref {
+		if id, err = ordinalSession(homeDir, r.ordinal); err != nil {
+			return running.Entry{}, err
+		}
+	}
+	var live []string
+	for _, e := range entries {
+		if e.State != running.Unreadable {
+			live = append(live, e.Record.SessionID)
+		}
+	}
+	if r.suffix != "" {
+		if id, err = pickBySuffix(r.suffix, live, "running session", hint); err != nil {
+			return running.Entry{}, err
+		}
+	}
+	for _, e := range entries {
+		if e.State != running.Unreadable && e.Record.SessionID == id {
 			return e, nil
 		}
-		if len(ref) >= minSuffix && strings.HasSuffix(e.Record.SessionID, ref) {
-			matches = append(matches, e)
-		}
 	}
-	switch {
-	case len(ref) < minSuffix:
-		return running.Entry{}, diag.New("E-RUN-052", "%q is too short to name a session: give its id or a suffix of at least %d characters", ref, minSuffix).
-			WithExit(diag.ExitUsage).WithHint("run 'mur ps' to list the running sessions")
-	case len(matches) == 0:
-		return running.Entry{}, diag.New("E-RUN-053", "no running session matches %q", ref).
-			WithHint("run 'mur ps' to list the running sessions")
-	case len(matches) > 1:
-		names := make([]string, len(matches))
-		for i, m := range matches {
-			names[i] = m.Record.SessionID
-		}
-		sort.Strings(names)
-		return running.Entry{}, diag.New("E-RUN-054", "%q matches %d running sessions: %s", ref, len(matches), strings.Join(names, ", ")).
-			WithHint("give more of the session id")
+	if r.ordinal > 0 {
+		return running.Entry{}, diag.New("E-RUN-053", "no running session matches %s: it names %s, which is not running", ref, id).WithHint("%s", hint)
 	}
-	return matches[0], nil
+	return running.Entry{}, diag.New("E-RUN-053", "no running session matches %q", ref).WithHint("%s", hint)
 }
 
 // askStop calls the door's murmur.StopSession at addr (the record's bare

@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
-	"strconv"
 	"strings"
 	"time"
 	"unicode"
@@ -41,17 +40,27 @@ func newTraceCmd(stdout, stderr io.Writer) *cobra.Command {
 		},
 		Long: `Read and remove the records a session leaves in
 ~/.murmur/records/<project dir>/<session id>/ (trace.jsonl, logs/, out/).`,
+		Example: `  mur trace ls                   # this project's sessions, newest first, with their @N
+  mur trace show @1              # the newest one's summary
+  mur trace rm @3                # remove an old one's records`,
 		Args: cobra.ArbitraryArgs,
 	}
 	var showJSON, showTree bool
 	show := &cobra.Command{
-		Use:   "show [SESSION|@N|PATH]",
-		Short: "Summarise one session's trace (default @1, the newest session of this project)",
+		Use: "show [SESSION|@N|PATH]",
+		Example: `  mur trace show                 # this project's newest session (@1)
+  mur trace show @2              # the one before it
+  mur trace show 13f0b6d2        # the session whose id ends so (8 or more characters)
+  mur trace show --tree @1       # with every sub-capsule it delegated to
+  mur trace show --json ~/.murmur/records/p/ses_…/trace.jsonl`,
+		ValidArgsFunction: completeRecordedSessions(true),
+		Short:             "Summarise one session's trace (default @1, the newest session of this project)",
 		Long: `Summarise one session's trace: session, capsule, start, ending, duration,
 each tool call with its status, latency and sizes, deadlines, pulls and sends.
 
 The argument is one of:
-  SESSION  a session id (ses_ and 32 hex digits), looked up in this project's
+  SESSION  a session id (ses_ and 32 hex digits), or a suffix of at least 8
+           characters that ends one id only, looked up in this project's
            records first, then in every project's
   @N       the Nth newest session of this project (@1 is the newest; default)
   PATH     a trace.jsonl, or a session's records dir
@@ -111,10 +120,16 @@ one line per node with its capsule, session, outcome and duration.`,
 	rm := &cobra.Command{
 		Use:   "rm SESSION",
 		Short: "Remove a session's records dir (trace, logs, results, children)",
-		Long: `Remove the records dir of session SESSION (ses_ and 32 hex digits): its
-trace.jsonl, logs/, out/, completion.json and children/. Refused while the
-session is still running. The work folder is not touched.`,
-		Args: exactArgs(1),
+		Long: `Remove the records dir of session SESSION: its trace.jsonl, logs/, out/,
+completion.json and children/. SESSION is a session id, a suffix of at least
+8 characters that ends one id only, or @N as 'mur trace ls' numbers this
+project's sessions. Refused while the session is still running. The work
+folder is not touched.`,
+		Example: `  mur trace rm @3
+  mur trace rm 13f0b6d2
+  mur trace rm ses_0194a3c1e2f47b7d9a2c55e013f0b6d2`,
+		ValidArgsFunction: completeRecordedSessions(false),
+		Args:              exactArgs(1),
 		RunE: func(_ *cobra.Command, args []string) error {
 			return traceRm(args[0], stdout)
 		},
@@ -200,47 +215,42 @@ func findSessionDir(homeDir, id string) (string, error) {
 }
 
 // resolveTrace turns SESSION, @N or PATH into the path of a trace.jsonl.
+// What is a file or a directory, or is written like a path, is a path;
+// anything else names a session (sessionref.go).
 func resolveTrace(ref string) (string, error) {
 	homeDir, err := home.Dir()
 	if err != nil {
 		return "", err
 	}
-	switch {
-	case strings.HasPrefix(ref, "@"):
-		n, err := strconv.Atoi(ref[1:])
-		if err != nil || n < 1 {
-			return "", diag.New("E-TRC-005", "%q is not a session ordinal", ref).
-				WithHint("@1 is the newest session of this project, @2 the one before")
-		}
-		dir, list, err := projectSessions(homeDir)
-		if err != nil {
-			return "", err
-		}
-		if len(list) == 0 {
-			return "", diag.New("E-TRC-004", "no session of this project has been recorded yet (its records would be under %s)", dir).
-				WithHint("run it with 'mur run' first, or give a session id or the path of a trace.jsonl (a --capsule run is recorded under its work folder, not here: give its session id)")
-		}
-		if n > len(list) {
-			return "", diag.New("E-TRC-004", "this project has %d recorded session(s), so there is no %s", len(list), ref).
-				WithHint("sessions of this project are recorded under %s", dir)
-		}
-		return filepath.Join(dir, list[n-1], trace.FileName), nil
-	case ids.Valid(ids.Session, ref):
-		dir, err := findSessionDir(homeDir, ref)
-		if err != nil {
-			return "", err
-		}
-		return filepath.Join(dir, trace.FileName), nil
-	default:
-		if st, err := os.Stat(ref); err == nil && st.IsDir() {
+	if st, err := os.Stat(ref); err == nil {
+		if st.IsDir() {
 			return filepath.Join(ref, trace.FileName), nil
-		}
-		if _, err := os.Stat(ref); err != nil && !strings.ContainsRune(ref, '/') && !strings.HasSuffix(ref, ".jsonl") {
-			return "", diag.New("E-TRC-005", "%q is neither a session id, @N, nor a trace file", ref).
-				WithHint("give ses_ and 32 hex digits, @1 for the newest session, or a path to trace.jsonl")
 		}
 		return ref, nil
 	}
+	if strings.ContainsRune(ref, '/') || strings.HasSuffix(ref, ".jsonl") {
+		return ref, nil // the reader names the missing file
+	}
+	r, err := parseSessionRef(ref)
+	if err != nil {
+		return "", err
+	}
+	id, err := recordedSessionID(homeDir, r)
+	if err != nil {
+		return "", err
+	}
+	if r.ordinal > 0 {
+		dir, _, err := projectSessions(homeDir)
+		if err != nil {
+			return "", err
+		}
+		return filepath.Join(dir, id, trace.FileName), nil
+	}
+	dir, err := findSessionDir(homeDir, id)
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(dir, trace.FileName), nil
 }
 
 // liveSession returns the pid of the session's running process, or 0 when
@@ -482,13 +492,18 @@ func fmtDur(d time.Duration) string {
 	}
 }
 
-// traceRm removes a session's records dir, refusing while it runs.
-func traceRm(id string, stdout io.Writer) error {
-	if !ids.Valid(ids.Session, id) {
-		return diag.New("E-TRC-005", "%q is not a session id", id).
-			WithHint("give ses_ and 32 lowercase hex digits, as 'mur trace show' prints")
-	}
+// traceRm removes a session's records dir, refusing while it runs. ref is
+// a full id, a suffix or @N (sessionref.go).
+func traceRm(ref string, stdout io.Writer) error {
 	homeDir, err := home.Dir()
+	if err != nil {
+		return err
+	}
+	r, err := parseSessionRef(ref)
+	if err != nil {
+		return err
+	}
+	id, err := recordedSessionID(homeDir, r)
 	if err != nil {
 		return err
 	}

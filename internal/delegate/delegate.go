@@ -121,6 +121,9 @@ type Config struct {
 	FormationID string
 	Recorder    *trace.Recorder
 	Log         *slog.Logger
+	// RefusalHint follows a "not in parent's spawn_allow" refusal: set when
+	// the manifest on disk differs from the published copy mur-roost judges.
+	RefusalHint string
 
 	// Snapshot copies the parent's work folder into a child's directory, for
 	// a capsule listed in WorkdirSnapshot, before the child starts; an error

@@ -139,6 +139,9 @@ func (t *Tool) Run(ctx context.Context, c Call) (text string, isError bool) {
 		if errors.As(err, &re) {
 			msg = re.Message
 		}
+		if r.cfg.RefusalHint != "" && strings.Contains(msg, "spawn_allow") {
+			msg += "\n  hint: " + r.cfg.RefusalHint
+		}
 		r.line(d, start, "refused", &msg)
 		return msg, true
 	}

@@ -700,6 +700,9 @@ type spawnWiring struct {
 	// tasks maps a running task to its context and traceparent, for the
 	// delegate-task call made from it.
 	tasks *taskContexts
+	// republishHint is said under a spawn_allow refusal when the published
+	// copy mur-roost judges differs from the manifest on disk.
+	republishHint string
 }
 
 // openDelegation reads what delegation needs before any session exists:
@@ -734,6 +737,7 @@ func openDelegation(p *Plan, opts Options) (*spawnWiring, error) {
 		return nil, diag.New("E-RUN-019", "this capsule declares capabilities.spawn.allow and MURMUR_ROOST_URL is not set; delegation requires mur-roost").
 			WithHint("start mur-roost and set MURMUR_ROOST_URL=http://127.0.0.1:7700")
 	}
+	w.republishHint = republishCheck(p, opts.Stderr)
 	return w, nil
 }
 
@@ -815,7 +819,8 @@ func (w *spawnWiring) runtime(p *Plan, sess *session.Session, rec *trace.Recorde
 		SessionID: sess.ID, Name: sess.Name, Version: sess.Version, RecordsDir: sess.RecordsDir, RuntimeDir: sess.RuntimeDir,
 		DoorURL: doorURL, SpawnAllow: g.SpawnAllow, WorkdirSnapshot: g.WorkdirSnapshot, EnvAllow: g.EnvAllow,
 		Lookup: p.lookup, MurBinary: bin, Deadline: delegate.Deadline(p.Manifest, p.lookup),
-		Snapshot: p.workdirSnapshot(sess), ChildEnvAllow: p.childEnvAllow, Tier: p.Containment.Achieved, FormationID: w.formationID, Recorder: rec, Log: opts.Log})
+		Snapshot: p.workdirSnapshot(sess), ChildEnvAllow: p.childEnvAllow, Tier: p.Containment.Achieved, FormationID: w.formationID, Recorder: rec, Log: opts.Log,
+		RefusalHint: w.republishHint})
 	return w.rt
 }
 

@@ -1,16 +1,18 @@
 package manifest
 
 import (
+	"sort"
 	"strings"
 
 	"github.com/murmur-go/murmur/internal/diag"
 )
 
 // knownKeys lists the keys each mapping of a manifest takes, by the
-// mapping's path with list indices dropped ("artifacts[].gateway"). It
-// serves only the "did you mean" of an unknown key's W-MAN-001 warning, so
-// a key missing here costs a suggestion, never a parse; TestKnownKeysParse
-// checks that every key listed is one the parser takes.
+// mapping's path with list indices dropped ("artifacts[].gateway"). It is
+// the parser's key table: a key not listed here is an unknown key
+// (W-MAN-001) whatever the walkers' switches say, so the table is what the
+// parser takes; TestKnownKeysParse checks that every key listed is one a
+// walker reads, and docs/manifest.md is tested against Keys.
 var knownKeys = map[string][]string{
 	"": {"name", "version", "runtime", "implementation", "execution", "description", "tags",
 		"requires_files", "artifacts", "capabilities", "inference", "lifecycle", "observability", "trace"},
@@ -37,13 +39,49 @@ var knownKeys = map[string][]string{
 	"capabilities.state": {"store"},
 }
 
+// tablePath is the knownKeys entry for the mapping at path: list indices
+// dropped, and an artifact's own capabilities read as the capsule's.
+func tablePath(path string) string {
+	p := dropIndices(path)
+	if rest, ok := strings.CutPrefix(p, "artifacts[]."); ok && strings.HasPrefix(rest, "capabilities") {
+		return rest
+	}
+	return p
+}
+
+// known reports whether the mapping at path takes key.
+func known(path, key string) bool {
+	for _, k := range knownKeys[tablePath(path)] {
+		if k == key {
+			return true
+		}
+	}
+	return false
+}
+
+// Keys lists every key a manifest may hold, as dotted paths from the top
+// ("capabilities.network.allow"; "artifacts[].name" for a list's entries),
+// sorted. An artifact's capabilities block takes the keys of the capsule's
+// (artifacts[].capabilities.* is not listed again).
+func Keys() []string {
+	var out []string
+	for parent, keys := range knownKeys {
+		for _, k := range keys {
+			if parent == "" {
+				out = append(out, k)
+			} else {
+				out = append(out, parent+"."+k)
+			}
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
 // nearKeys returns the keys the mapping at parent takes that are within two
 // edits of key (one for a key of three letters or fewer), closest first.
 func nearKeys(parent, key string) []string {
-	p := dropIndices(parent)
-	if rest, ok := strings.CutPrefix(p, "artifacts[]."); ok && strings.HasPrefix(rest, "capabilities") {
-		p = rest // an artifact's own capabilities have the capsule's shape
-	}
+	p := tablePath(parent)
 	limit := 2
 	if len(key) <= 3 {
 		limit = 1

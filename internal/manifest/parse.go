@@ -307,7 +307,7 @@ func (p *parser) mapping(n *yaml.Node, path string, handle func(key string, v *y
 		p.m.declared[kp] = posOf(kn)
 		// Top-level keys beginning with "x-" are extensions (a place to keep
 		// YAML anchors), as in other YAML formats: ignored without a warning.
-		if !handle(key, v, kp) && !(path == "" && strings.HasPrefix(key, "x-")) {
+		if !(known(path, key) && handle(key, v, kp)) && !(path == "" && strings.HasPrefix(key, "x-")) {
 			if near := nearKeys(path, key); len(near) > 0 {
 				p.warn(kn, "W-MAN-001", "unknown key '%s' is ignored; did you mean '%s'?", kp, strings.Join(near, "' or '"))
 			} else {

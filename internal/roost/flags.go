@@ -47,7 +47,6 @@ Numbers are whole numbers; none means unlimited, and 0 refuses every delegation.
 Any other argument is refused with 'unknown argument: ...' (exit status 2).
 `
 
-
 // usageError is a command line the daemon refuses (exit status 2).
 type usageError struct{ msg string }
 
