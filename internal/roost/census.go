@@ -399,11 +399,11 @@ func (s *startupSet) watching(sessionID string) bool {
 	return ok
 }
 
-// adopt watches the running record a registered session wrote after its
-// registration, held by that session (it counts as the session, once): the
-// daemon then has the evidence `mur ps` prunes on when the session is killed
-// without deregistering (kill -9, the OOM killer). A record already found
-// gone is reported through takeEnded at once.
+// adopt watches the running record that is a counted session's evidence,
+// held by that session (it counts as the session, once): its process's exit
+// is seen when the session is killed without deregistering (kill -9, the OOM
+// killer), whether or not `mur ps` has pruned the record since. A record
+// already found gone is reported through takeEnded at once.
 func (s *startupSet) adopt(rec running.Record) {
 	if s == nil {
 		return

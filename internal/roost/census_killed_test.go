@@ -81,3 +81,40 @@ func waitCensus(t *testing.T, r *Referee, want int) {
 		time.Sleep(5 * time.Millisecond)
 	}
 }
+
+// TestLateRecordIsCounted: a session whose record appears after its
+// registration is counted once a census read finds it, and a record owned
+// by another uid than the registering one is no evidence.
+func TestLateRecordIsCounted(t *testing.T) {
+	homeDir := t.TempDir()
+	dir := home.Running(homeDir)
+	os.MkdirAll(dir, 0o700)
+	fx := newFixture(t)
+	p := newInproc(t, Options{MaxDepth: 3, MaxConcurrent: 8, MaxLiveCapsules: 8,
+		SpawnAllow: []string{"local/orchestrator"}, Registry: StoreRegistry(fx.reg), RunningDir: dir})
+	p.client.running = ""
+	census := func() int { return p.srv.ref.Snapshot().Census }
+
+	p.mustRegister("ses_late", "local/orchestrator", "0.1.0", "")
+	if got := census(); got != 0 {
+		t.Fatalf("census %d before the record, want 0", got)
+	}
+	cmd, start := startSleeper(t)
+	writeRecord(t, dir, record("ses_late", cmd.Process.Pid, start))
+	if got := census(); got != 1 {
+		t.Fatalf("census %d once the record is there, want 1", got)
+	}
+
+	if os.Geteuid() != 0 {
+		return
+	}
+	other, oStart := startSleeper(t)
+	writeRecord(t, dir, record("ses_other_uid", other.Process.Pid, oStart))
+	if err := os.Chown(filepath.Join(dir, "ses_other_uid.json"), 4242, 4242); err != nil {
+		t.Fatal(err)
+	}
+	p.mustRegister("ses_other_uid", "local/orchestrator", "0.1.0", "")
+	if got := census(); got != 1 {
+		t.Fatalf("census %d with a record of another uid's, want 1", got)
+	}
+}

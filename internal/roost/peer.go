@@ -10,6 +10,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -61,25 +62,50 @@ func diagUID(src, dst *net.TCPAddr) (int, error) {
 	if s4 == nil || d4 == nil {
 		return noPeer, errors.New("not an IPv4 connection")
 	}
-	fd, err := unix.Socket(unix.AF_NETLINK, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, unix.NETLINK_INET_DIAG)
-	if err != nil {
-		return noPeer, err
+	// One netlink socket, kept: making and closing one per registration
+	// costs several times the lookup.
+	sockDiag.mu.Lock()
+	defer sockDiag.mu.Unlock()
+	if sockDiag.fd < 0 {
+		fd, err := unix.Socket(unix.AF_NETLINK, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, unix.NETLINK_INET_DIAG)
+		if err != nil {
+			return noPeer, err
+		}
+		tv := unix.Timeval{Sec: 1}
+		_ = unix.SetsockoptTimeval(fd, unix.SOL_SOCKET, unix.SO_RCVTIMEO, &tv)
+		sockDiag.fd = fd
 	}
-	defer unix.Close(fd)
-	tv := unix.Timeval{Sec: 1}
-	_ = unix.SetsockoptTimeval(fd, unix.SOL_SOCKET, unix.SO_RCVTIMEO, &tv)
+	uid, err := sockDiag.lookup(s4, d4, src.Port, dst.Port)
+	if err != nil {
+		unix.Close(sockDiag.fd) // whatever it still holds is not read by the next lookup
+		sockDiag.fd = -1
+	}
+	return uid, err
+}
 
+// sockDiag is the daemon's one sock_diag socket; mu serialises its lookups.
+var sockDiag = &diagSocket{fd: -1}
+
+type diagSocket struct {
+	mu  sync.Mutex
+	fd  int
+	seq uint32
+}
+
+func (d *diagSocket) lookup(s4, d4 net.IP, sport, dport int) (int, error) {
+	fd := d.fd
+	d.seq++
 	msg := make([]byte, unix.NLMSG_HDRLEN+inetDiagReqLen)
 	ne := binary.NativeEndian
 	ne.PutUint32(msg[0:], uint32(len(msg)))
 	ne.PutUint16(msg[4:], sockDiagByFamily)
 	ne.PutUint16(msg[6:], unix.NLM_F_REQUEST)
-	ne.PutUint32(msg[8:], 1)
+	ne.PutUint32(msg[8:], d.seq)
 	req := msg[unix.NLMSG_HDRLEN:]
 	req[0], req[1] = unix.AF_INET, unix.IPPROTO_TCP
 	ne.PutUint32(req[4:], 0xffffffff) // every state
-	binary.BigEndian.PutUint16(req[8:], uint16(src.Port))
-	binary.BigEndian.PutUint16(req[10:], uint16(dst.Port))
+	binary.BigEndian.PutUint16(req[8:], uint16(sport))
+	binary.BigEndian.PutUint16(req[10:], uint16(dport))
 	copy(req[12:16], s4)
 	copy(req[28:32], d4)
 	ne.PutUint32(req[48:], 0xffffffff) // INET_DIAG_NOCOOKIE
@@ -97,6 +123,9 @@ func diagUID(src, dst *net.TCPAddr) (int, error) {
 		return noPeer, err
 	}
 	for _, m := range msgs {
+		if m.Header.Seq != d.seq {
+			return noPeer, errors.New("sock_diag: an answer to another request")
+		}
 		switch m.Header.Type {
 		case unix.NLMSG_ERROR:
 			if len(m.Data) >= 4 {

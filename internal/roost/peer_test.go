@@ -37,3 +37,36 @@ func TestSocketUID(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkSocketUID is what POST /register pays to learn the registering
+// uid, each way.
+func BenchmarkSocketUID(b *testing.B) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer ln.Close()
+	c, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer c.Close()
+	s, err := ln.Accept()
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	src, dst := s.RemoteAddr().(*net.TCPAddr), s.LocalAddr().(*net.TCPAddr)
+	for _, bc := range []struct {
+		name string
+		f    func(src, dst *net.TCPAddr) (int, error)
+	}{{"sock_diag", diagUID}, {"proc_net_tcp", procTCPUID}} {
+		b.Run(bc.name, func(b *testing.B) {
+			for b.Loop() {
+				if _, err := bc.f(src, dst); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
