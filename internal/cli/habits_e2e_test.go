@@ -361,7 +361,8 @@ func TestRunProjectArgAndNewestCapsule(t *testing.T) {
 			t.Errorf("run %s --explain-scope: %+v", arg, r)
 		}
 	}
-	for _, args := range [][]string{{"run", dir, "--manifest", dir}, {"run", dir, "--capsule", "acme/worker"}, {"run", dir, dir}} {
+	for _, args := range [][]string{{"run", dir, "--manifest", dir}, {"run", dir, "--capsule", "acme/worker"}, {"run", dir, dir},
+		{"run", "--capsule-version", "1.9.0"}} {
 		if r := runMur(t, homeDir, elsewhere, nil, args...); r.Code != 2 || !strings.Contains(r.Stderr, "E-CFG-001") {
 			t.Errorf("%v: %+v", args, r)
 		}

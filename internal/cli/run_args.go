@@ -35,6 +35,9 @@ func decorateRunCmd(cmd *cobra.Command) {
 // parent's runtime always passes both, so its child runs exactly what was
 // approved — the version is only ever chosen here, for a person.)
 func runArgs(cmd *cobra.Command, args []string, f *runFlags, stderr io.Writer) error {
+	if f.capsule == "" && f.capsuleVersion != "" {
+		return usageError{fmt.Errorf("--capsule-version needs --capsule: it names the version of an installed capsule")}
+	}
 	if len(args) == 1 {
 		switch {
 		case cmd.Flags().Changed("manifest"):

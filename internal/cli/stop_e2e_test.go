@@ -67,7 +67,7 @@ func TestStopAgentSession(t *testing.T) {
 		t.Errorf("trace show while running:\n%+v", show)
 	}
 
-	r := runMur(t, homeDir, proj, nil, "stop", rd.SessionID[len(rd.SessionID)-6:])
+	r := runMur(t, homeDir, proj, nil, "stop", rd.SessionID[len(rd.SessionID)-8:])
 	if r.Code != 0 || r.Stdout != "stopped: "+rd.SessionID+"\n" {
 		t.Fatalf("mur stop: %+v", r)
 	}
