@@ -248,7 +248,7 @@ func TestSessionNamedAlike(t *testing.T) {
 			ref, code string
 			status    int
 		}{
-			{twinA[len(twinA)-7:], "E-RUN-052", 2},
+			{twinA[len(twinA)-3:], "E-RUN-052", 2},
 			{"@0", "E-RUN-052", 2},
 			{"@x", "E-RUN-052", 2},
 			{"not-a-session", "E-RUN-052", 2},

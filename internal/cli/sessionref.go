@@ -23,9 +23,11 @@ import (
 // status 2), E-RUN-053 for a suffix no session ends with, E-RUN-054 for one
 // several do.
 
-// minSuffix is the shortest session-id suffix a command takes: 8 hex digits
-// are 32 bits, so two live sessions rarely share them.
-const minSuffix = 8
+// minSuffix is the shortest session-id suffix a command takes: contracts §10
+// gives `mur stop` "a unique suffix of ≥ 4 characters", and every command
+// that names a session takes the same. A suffix that several ids end with is
+// E-RUN-054, never a guess.
+const minSuffix = 4
 
 // sessionRef is a SESSION argument, read.
 type sessionRef struct {

@@ -35,7 +35,7 @@ func newStopCmd(stdout, stderr io.Writer) *cobra.Command {
 		Use:   "stop SESSION",
 		Short: "Stop a running capsule session",
 		Long: `Stop the running session SESSION: a full session id, a suffix of at least
-8 characters that ends one running session's id, or @N, the Nth newest session
+4 characters that ends one running session's id, or @N, the Nth newest session
 of this project as 'mur trace ls' numbers them, while it runs.
 
 An agent capsule (its record has a URL) is asked through its door's

@@ -67,7 +67,7 @@ func TestStopAgentSession(t *testing.T) {
 		t.Errorf("trace show while running:\n%+v", show)
 	}
 
-	r := runMur(t, homeDir, proj, nil, "stop", rd.SessionID[len(rd.SessionID)-8:])
+	r := runMur(t, homeDir, proj, nil, "stop", rd.SessionID[len(rd.SessionID)-6:])
 	if r.Code != 0 || r.Stdout != "stopped: "+rd.SessionID+"\n" {
 		t.Fatalf("mur stop: %+v", r)
 	}
@@ -250,11 +250,11 @@ func TestStopStaleRecord(t *testing.T) {
 // coded error, and nothing is stopped or pruned.
 func TestStopRefusals(t *testing.T) {
 	homeDir, dir := t.TempDir(), t.TempDir()
-	// Two stale records whose ids share their last 8 characters.
+	// Two stale records whose ids share their last 6 characters.
 	a := ids.New(ids.Session)
-	b := a[:len(a)-12] + "0123" + a[len(a)-8:]
+	b := a[:len(a)-10] + "0123" + a[len(a)-6:]
 	if b == a {
-		b = a[:len(a)-12] + "4567" + a[len(a)-8:]
+		b = a[:len(a)-10] + "4567" + a[len(a)-6:]
 	}
 	own, _ := running.ProcessStart(os.Getpid())
 	writeRecord(t, homeDir, a, os.Getpid(), own+"1")
@@ -264,11 +264,11 @@ func TestStopRefusals(t *testing.T) {
 		status          int
 		says            string
 	}{
-		{"too short", a[len(a)-7:], "E-RUN-052", 2, "is too short to name a session"},
+		{"too short", a[len(a)-3:], "E-RUN-052", 2, "is too short to name a session"},
 		{"not an id", "not-a-session", "E-RUN-052", 2, "does not name a session"},
 		{"@0", "@0", "E-RUN-052", 2, "is not a session ordinal"},
 		{"unknown", "ffffffffff", "E-RUN-053", 1, `no running session matches "ffffffffff"`},
-		{"ambiguous", a[len(a)-8:], "E-RUN-054", 1, "matches 2 running sessions: "},
+		{"ambiguous", a[len(a)-6:], "E-RUN-054", 1, "matches 2 running sessions: "},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := runMur(t, homeDir, dir, nil, "stop", tc.arg)

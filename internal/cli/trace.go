@@ -59,7 +59,7 @@ func newTraceCmd(stdout, stderr io.Writer) *cobra.Command {
 each tool call with its status, latency and sizes, deadlines, pulls and sends.
 
 The argument is one of:
-  SESSION  a session id (ses_ and 32 hex digits), or a suffix of at least 8
+  SESSION  a session id (ses_ and 32 hex digits), or a suffix of at least 4
            characters that ends one id only, looked up in this project's
            records first, then in every project's
   @N       the Nth newest session of this project (@1 is the newest; default)
@@ -122,7 +122,7 @@ one line per node with its capsule, session, outcome and duration.`,
 		Short: "Remove a session's records dir (trace, logs, results, children)",
 		Long: `Remove the records dir of session SESSION: its trace.jsonl, logs/, out/,
 completion.json and children/. SESSION is a session id, a suffix of at least
-8 characters that ends one id only, or @N as 'mur trace ls' numbers this
+4 characters that ends one id only, or @N as 'mur trace ls' numbers this
 project's sessions. Refused while the session is still running. The work
 folder is not touched.`,
 		Example: `  mur trace rm @3
