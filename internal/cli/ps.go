@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/murmur-go/murmur/internal/contain"
 	"github.com/murmur-go/murmur/internal/diag"
 	"github.com/murmur-go/murmur/internal/home"
 	"github.com/murmur-go/murmur/internal/ids"
@@ -36,13 +37,16 @@ instead (empty when none), an object per session.
 A record whose process is gone (or whose pid now belongs to another process),
 and a record no mur can read, is removed, with a 'pruned:' line on stderr. So
 is the runtime dir (~/.murmur/sessions/<id>) of a session that died without
-removing it: one with no running record whose process no longer holds it.`,
+removing it: one with no running record whose process no longer holds it.
+The cgroups a runtime killed outright left behind (murmur-<pid>-<n>) are
+removed as well.`,
 		Args: exactArgs(0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			homeDir, err := home.Dir()
 			if err != nil {
 				return err
 			}
+			contain.SweepStaleCgroups()
 			return runPs(home.Running(homeDir), time.Now(), asJSON, stdout, stderr)
 		},
 	}

@@ -13,8 +13,9 @@
 //
 // A process that leaves the group (setsid, setpgid) is beyond a process
 // group's reach; what ends those is the wrapper's cleanup (AfterExit):
-// containment kills the command's cgroups whole, and a sealed command's PID
-// namespace ends with its first process.
+// containment kills the command's cgroups whole, and the command's PID
+// namespace ends with its init. A wrapper whose process stays between the
+// runtime and the command reports the command's own end (ExitStatusFrom).
 package command
 
 import (
@@ -80,7 +81,20 @@ func AfterExit(c *exec.Cmd, f func()) {
 	*fs = append(*fs, f)
 }
 
+var statusFrom sync.Map // *exec.Cmd → func() (int, string, bool)
+
+// ExitStatusFrom registers f as where the command's own end comes from when
+// the process c starts is not the command itself but stays between the
+// runtime and it (containment's init): f gives the command's exit code
+// (128+N for signal N) and the signal's name, false to keep the process's
+// own status (an init killed before it could report). A Spec.Wrap calls it
+// with the exec.Cmd it was handed.
+func ExitStatusFrom(c *exec.Cmd, f func() (code int, signal string, ok bool)) {
+	statusFrom.Store(c, f)
+}
+
 func runAfterExit(c *exec.Cmd) {
+	defer statusFrom.Delete(c)
 	v, ok := afterExit.LoadAndDelete(c)
 	if !ok {
 		return
@@ -247,6 +261,11 @@ wait:
 		werr = c.Wait()
 	}
 	res.ExitCode, res.Signal = exitOf(c.ProcessState, werr)
+	if f, ok := statusFrom.Load(c); ok {
+		if code, sig, ok := f.(func() (int, string, bool))(); ok {
+			res.ExitCode, res.Signal = code, sig
+		}
+	}
 	runAfterExit(c)
 
 	// The group is gone, so the pipes close; a process that left the group

@@ -2,6 +2,7 @@ package contain_test
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -101,8 +102,57 @@ func attack(name string, a []string) error {
 	case "kill":
 		pid, _ := strconv.Atoi(a[0])
 		return unix.Kill(pid, 0)
+	case "memfdexec":
+		return memfdExec()
+	case "tiocsti":
+		return tiocsti()
 	}
 	return fmt.Errorf("unknown attack %s %s", name, strings.Join(a, " "))
+}
+
+// memfdExec writes /bin/true into a memfd and runs it: execveat with
+// AT_EMPTY_PATH, then the /proc/self/fd path. A file with no path, which no
+// Landlock rule or noexec mount covers.
+func memfdExec() error {
+	b, err := os.ReadFile("/bin/true")
+	if err != nil {
+		return err
+	}
+	fd, err := unix.MemfdCreate("code", 0)
+	if err != nil {
+		return fmt.Errorf("memfd_create: %w", err)
+	}
+	if _, err := unix.Write(fd, b); err != nil {
+		return err
+	}
+	empty, _ := unix.BytePtrFromString("")
+	arg0, _ := unix.BytePtrFromString("true")
+	argv := []*byte{arg0, nil}
+	envv := []*byte{nil}
+	_, _, e := unix.Syscall6(unix.SYS_EXECVEAT, uintptr(fd), uintptr(unsafe.Pointer(empty)),
+		uintptr(unsafe.Pointer(&argv[0])), uintptr(unsafe.Pointer(&envv[0])), unix.AT_EMPTY_PATH, 0)
+	err2 := unix.Exec(fmt.Sprintf("/proc/self/fd/%d", fd), []string{"true"}, nil)
+	return fmt.Errorf("execveat: %v; exec /proc/self/fd/%d: %v", e, fd, err2)
+}
+
+// tiocsti takes its stdin, a terminal no session holds, as its controlling
+// terminal (it leads a session of its own with none), so that the kernel's
+// own TIOCSTI checks pass and only the seccomp filter is left; then pushes
+// a byte with TIOCSTI, plainly and with the request's upper bits set.
+func tiocsti() error {
+	if err := unix.IoctlSetInt(0, unix.TIOCSCTTY, 0); err != nil {
+		fmt.Fprintf(os.Stderr, "TIOCSCTTY: %v\n", err)
+	}
+	var errs []string
+	for _, req := range []uint64{unix.TIOCSTI, 1<<32 | unix.TIOCSTI} {
+		b := byte('x')
+		if _, _, e := unix.Syscall(unix.SYS_IOCTL, 0, uintptr(req), uintptr(unsafe.Pointer(&b))); e != 0 {
+			errs = append(errs, fmt.Sprintf("TIOCSTI %#x: %v", req, e))
+			continue
+		}
+		return nil
+	}
+	return errors.New(strings.Join(errs, "; "))
 }
 
 func throughProxy(tunnel bool, target string) error {

@@ -37,8 +37,150 @@ var (
 )
 
 func cgroups() *cgroupHost {
-	cgOnce.Do(func() { cgHost = probeCgroups() })
+	cgOnce.Do(func() {
+		cgHost = probeCgroups()
+		// A runtime killed outright (kill -9) never removed its commands'
+		// cgroups: the first runtime after it does.
+		cgHost.sweep()
+	})
 	return cgHost
+}
+
+// SweepStaleCgroups removes the command cgroups (murmur-<pid>-<n>) that
+// runtimes no longer running left under this process's own cgroups —
+// killing anything still in them first — and returns how many it removed.
+// A runtime sweeps once when it first needs cgroups; mur ps sweeps too.
+func SweepStaleCgroups() int {
+	cgOnce.Do(func() { cgHost = probeCgroups() })
+	return cgHost.sweep()
+}
+
+var sweepMu sync.Mutex
+
+func (h *cgroupHost) sweep() int {
+	sweepMu.Lock()
+	defer sweepMu.Unlock()
+	sets := map[string]*cgroupSet{}
+	for _, base := range []string{h.v2, h.memV1, h.pidsV1} {
+		if base == "" {
+			continue
+		}
+		ents, err := os.ReadDir(base)
+		if err != nil {
+			continue
+		}
+		for _, e := range ents {
+			pid, ok := cgroupOwner(e.Name())
+			if !e.IsDir() || !ok {
+				continue
+			}
+			d := filepath.Join(base, e.Name())
+			if runtimeAlive(pid, d) {
+				continue
+			}
+			s := sets[e.Name()]
+			if s == nil {
+				s = &cgroupSet{}
+				sets[e.Name()] = s
+			}
+			s.dirs = append(s.dirs, d)
+			switch base {
+			case h.v2:
+				s.v2, s.pids = d, d
+			case h.pidsV1:
+				if s.pids == "" {
+					s.pids = d
+				}
+			}
+		}
+	}
+	for _, s := range sets {
+		s.release()
+	}
+	return len(sets)
+}
+
+// cgroupOwner is the runtime pid a command cgroup's name carries
+// (murmur-<pid>-<n>).
+func cgroupOwner(name string) (int, bool) {
+	rest, ok := strings.CutPrefix(name, "murmur-")
+	if !ok {
+		return 0, false
+	}
+	p, n, ok := strings.Cut(rest, "-")
+	if !ok {
+		return 0, false
+	}
+	pid, err := strconv.Atoi(p)
+	if _, err2 := strconv.ParseUint(n, 10, 64); err != nil || err2 != nil || pid <= 0 {
+		return 0, false
+	}
+	return pid, true
+}
+
+// runtimeAlive reports whether the process pid that made the cgroup dir is
+// still running: a process of that pid exists and started no later than
+// the cgroup was made (a later one got the dead runtime's pid again).
+func runtimeAlive(pid int, dir string) bool {
+	if pid == os.Getpid() {
+		return true
+	}
+	if errors.Is(unix.Kill(pid, 0), unix.ESRCH) {
+		return false
+	}
+	start, ok := processStart(pid)
+	if !ok {
+		return true // there, but its start unreadable: leave it be
+	}
+	var st unix.Stat_t
+	if unix.Stat(dir, &st) != nil {
+		return true // gone already, or unreadable: not this sweep's to touch
+	}
+	made := time.Unix(st.Ctim.Unix())
+	// btime has a one-second grain.
+	return !start.After(made.Add(2 * time.Second))
+}
+
+// processStart is when pid started, from /proc/<pid>/stat (clock ticks
+// after boot) and /proc/stat's btime.
+func processStart(pid int) (time.Time, bool) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return time.Time{}, false
+	}
+	// The command name (field 2) may hold spaces: count after its ')'.
+	i := strings.LastIndexByte(string(b), ')')
+	if i < 0 {
+		return time.Time{}, false
+	}
+	f := strings.Fields(string(b[i+1:]))
+	if len(f) < 20 {
+		return time.Time{}, false
+	}
+	ticks, err := strconv.ParseUint(f[19], 10, 64) // field 22, starttime
+	if err != nil {
+		return time.Time{}, false
+	}
+	bt, ok := bootTime()
+	if !ok {
+		return time.Time{}, false
+	}
+	const clkTck = 100 // USER_HZ, fixed by the kernel's ABI
+	return bt.Add(time.Duration(ticks) * time.Second / clkTck), true
+}
+
+func bootTime() (time.Time, bool) {
+	b, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return time.Time{}, false
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(l, "btime "); ok {
+			n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+			return time.Unix(n, 0), err == nil
+		}
+	}
+	return time.Time{}, false
 }
 
 // cgroupMounts reads /proc/self/mountinfo: cgroup2's mount point, and each v1

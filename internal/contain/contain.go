@@ -3,7 +3,9 @@
 // code that applies a plan — a re-exec'd init helper of the running binary
 // that sets up namespaces and a composed root (sealed), Landlock (sealed,
 // scoped), rlimits, dropped capabilities, no_new_privs and a seccomp
-// allow-list (every Linux tier), then execs the command.
+// allow-list (every Linux tier), then starts the command in a session of
+// its own and stays as its init (pid 1 of a PID namespace wherever one can
+// be made), forwarding signals and reporting the command's own end.
 //
 // A binary that launches contained commands must call MaybeInit first thing
 // in main (a test binary: in TestMain), because the helper is that binary
@@ -221,8 +223,10 @@ type SeccompPlan struct {
 	UnixSockets bool     `json:"unix_sockets"`
 }
 
-// Devices every tier grants.
-var Devices = []string{"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty"}
+// Devices every tier grants. Never /dev/tty: a command runs in a session
+// of its own with no controlling terminal (the operator's terminal is not
+// its to type into).
+var Devices = []string{"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom"}
 
 // NewPlan builds the plan for in.Class. A workdir_exec grant caps the class
 // at advisory (the caller warns W-SEC-011 and refuses a higher floor).
@@ -236,6 +240,11 @@ func NewPlan(in Input) (*Plan, error) {
 	}
 	p := &Plan{Class: class, Seccomp: SeccompPlan{Allow: allowList(), UnixSockets: in.UnixSockets},
 		NetNS: in.Egress != nil, egress: in.Egress}
+	if class != Advisory {
+		// A tier that withholds exec of files the command wrote also
+		// withholds the file it can write without a path (a memfd).
+		p.Seccomp.Allow = withoutMemfd(p.Seccomp.Allow)
+	}
 	switch class {
 	case Sealed:
 		p.Mechanism, p.Namespaces, p.Landlock = MechSealed, true, true
@@ -329,6 +338,20 @@ func NewPlan(in Input) (*Plan, error) {
 	p.Rlimits = rlimits(res)
 	p.Cgroup = CgroupPlan{MemoryBytes: res.CgroupMemoryBytes, PidsMax: res.CgroupPidsMax}
 	return p, nil
+}
+
+// withoutMemfd is the allow-list of a tier that withholds exec of files the
+// command wrote (sealed, scoped): memfd_create is refused there, since a
+// memfd is such a file that no path rule or noexec mount covers — run by
+// execveat(AT_EMPTY_PATH), /proc/self/fd/N or ld.so.
+func withoutMemfd(list []string) []string {
+	out := make([]string, 0, len(list))
+	for _, n := range list {
+		if n != "memfd_create" {
+			out = append(out, n)
+		}
+	}
+	return out
 }
 
 // under reports whether p is dir or inside it (both clean and resolved).

@@ -17,6 +17,8 @@ func compileSeccomp(SeccompPlan) ([]uint64, error) { return nil, nil }
 
 func isDir(string) bool { return false }
 
+func signalName(n int) string { return "" }
+
 func probe() *Report {
 	const no = "no Linux kernel containment on " + runtime.GOOS
 	return &Report{OS: runtime.GOOS, LandlockBlocker: no, SeccompBlocker: no, NamespacesBlocker: no, NetNSBlocker: no}
@@ -39,3 +41,6 @@ func Command(p *Plan, path string, args, env []string, dir string) (*Cmd, error)
 func ResourcePlane() (plane, blocker string) {
 	return PlaneRlimits, "no cgroups on " + runtime.GOOS
 }
+
+// SweepStaleCgroups has nothing to sweep off Linux.
+func SweepStaleCgroups() int { return 0 }

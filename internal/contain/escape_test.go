@@ -270,6 +270,14 @@ func TestEscapes(t *testing.T) {
 		}),
 		mk("chroot", all, func() (string, []string) { return sh("chroot / /bin/true") }),
 		mk("open /proc/<ppid>/mem (the runtime)", fs, func() (string, []string) { return a("procmem", "ppid") }),
+		mk("exec a memfd it wrote (memfd_create + execveat)", fs, func() (string, []string) { return a("memfdexec") }),
+	}
+	if ldso := dynamicLoader(); ldso != "" {
+		rows = append(rows, mk("ld.so <file in the work folder>", fs, func() (string, []string) {
+			return sh("cp /bin/true " + w.work + "/ldso-true && " + ldso + " " + w.work + "/ldso-true")
+		}))
+	} else {
+		rows = append(rows, row{name: "ld.so <file in the work folder>", holds: fs, skip: "no dynamic loader found"})
 	}
 	// The fork bomb asks for 400 processes and the balloon for 1 GiB;
 	// tight allows 48 and 96 MiB (cgroups) / 384 MiB (rlimits).
@@ -337,6 +345,16 @@ func TestEscapes(t *testing.T) {
 		}
 	}
 	t.Log(b.String())
+}
+
+// dynamicLoader is this machine's ELF interpreter, "" when none is found.
+func dynamicLoader() string {
+	for _, g := range []string{"/lib64/ld-linux-*.so*", "/lib/ld-linux-*.so*", "/lib/*/ld-linux-*.so*"} {
+		if m, _ := filepath.Glob(g); len(m) > 0 {
+			return m[0]
+		}
+	}
+	return ""
 }
 
 func contains(list []string, s string) bool {

@@ -9,3 +9,15 @@ func HelperPath() string { return helper() }
 
 // FindHelper is findHelper.
 var FindHelper = findHelper
+
+// CgroupBases are the directories this process makes command cgroups in.
+func CgroupBases() []string {
+	h := cgroups()
+	var out []string
+	for _, d := range []string{h.v2, h.memV1, h.pidsV1} {
+		if d != "" {
+			out = append(out, d)
+		}
+	}
+	return out
+}

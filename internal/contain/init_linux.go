@@ -1,14 +1,17 @@
 package contain
 
 import (
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"runtime"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"syscall"
@@ -32,6 +35,12 @@ type job struct {
 	Dir  string   `json:"dir"`
 	// Cgroups are the command's own cgroup directories, joined first.
 	Cgroups []string `json:"cgroups,omitempty"`
+	// StatusFD is where the helper, staying as the command's init, writes
+	// the command's wait status (4 bytes) before it exits.
+	StatusFD int `json:"status_fd"`
+	// NoexecWritable: the helper is in a mount namespace of its own and
+	// remounts the plan's writable directories noexec (scoped).
+	NoexecWritable bool `json:"noexec_writable,omitempty"`
 }
 
 func init() {
@@ -40,7 +49,17 @@ func init() {
 	if len(os.Args) > 1 && (os.Args[1] == initArg || os.Args[1] == probeArg) {
 		runtime.LockOSThread()
 	}
+	// From the helper's first Go instruction on, a forwarded signal (the
+	// deadline's SIGTERM) is kept, not lost — the Go runtime would end the
+	// process with status 2 — and reaches the command once it exists.
+	if len(os.Args) > 1 && os.Args[1] == initArg {
+		initSignals = make(chan os.Signal, 16)
+		signal.Notify(initSignals, forwarded...)
+	}
 }
+
+// initSignals receives the forwarded signals in the init helper.
+var initSignals chan os.Signal
 
 // MaybeInit runs the init helper or the probe child when this process is
 // one, and never returns then; otherwise it returns at once. Call it first
@@ -77,10 +96,18 @@ func Command(p *Plan, path string, args, env []string, dir string) (*Cmd, error)
 	if cg != nil {
 		j.Cgroups = cg.dirs
 	}
-	// Without a cgroup to kill whole, a PID namespace is what ends a
-	// descendant that left the command's process group: it dies with the
-	// command, its pid 1.
-	pidns := p.Namespaces || (cg == nil && Probe().Namespaces)
+	// Every command gets a PID namespace wherever one can be made, the
+	// helper its pid 1: when the helper dies — the command ended, or the
+	// runtime died and the helper's parent-death signal killed it — the
+	// kernel kills every process left in the namespace, so nothing the
+	// command started outlives it or its runtime. Root makes one alone;
+	// anyone else in a user namespace of its own.
+	pidns := p.Namespaces || os.Getuid() == 0 || Probe().Namespaces
+	// Landlock withholds execve of what the command may write, not an
+	// executable mapping of it (ld.so <file>, a loader of its own): scoped
+	// also remounts its writable directories noexec, in a mount namespace
+	// of its own, wherever the PID namespace can be made (the same rights).
+	j.NoexecWritable = p.Class == Scoped && pidns
 	cmd, err := newCmd(p, j, pidns)
 	if err != nil {
 		cg.release()
@@ -108,11 +135,11 @@ func newCmd(p *Plan, j job, pidns bool) (*Cmd, error) {
 		w.Close()
 		return nil, fmt.Errorf("containment plan is %d bytes, more than a pipe holds", len(b))
 	}
-	_, err = w.Write(b)
-	w.Close()
+	sr, sw, err := os.Pipe()
 	if err != nil {
 		r.Close()
-		return nil, fmt.Errorf("containment plan pipe: %w", err)
+		w.Close()
+		return nil, fmt.Errorf("containment status pipe: %w", err)
 	}
 	c := exec.Command(helper(), initArg)
 	// The helper reads nothing else from its environment; one P and no GC
@@ -126,6 +153,9 @@ func newCmd(p *Plan, j job, pidns bool) (*Cmd, error) {
 		a.Cloneflags = unix.CLONE_NEWUSER | unix.CLONE_NEWNS | unix.CLONE_NEWPID
 	} else if pidns {
 		a.Cloneflags = unix.CLONE_NEWPID
+		if j.NoexecWritable {
+			a.Cloneflags |= unix.CLONE_NEWNS
+		}
 		if os.Getuid() != 0 {
 			a.Cloneflags |= unix.CLONE_NEWUSER
 			userns = true
@@ -152,16 +182,21 @@ func newCmd(p *Plan, j job, pidns bool) (*Cmd, error) {
 			}
 		}
 	}
-	cmd := &Cmd{Cmd: c, planFile: r}
+	cmd := &Cmd{Cmd: c, planFile: r, statusW: sw, statusR: sr}
+	fail := func(err error) (*Cmd, error) {
+		r.Close()
+		w.Close()
+		sr.Close()
+		sw.Close()
+		return nil, err
+	}
 	if p.NetNS {
 		if p.egress == nil {
-			r.Close()
-			return nil, fmt.Errorf("containment plan: a network namespace with no egress proxy to serve it")
+			return fail(fmt.Errorf("containment plan: a network namespace with no egress proxy to serve it"))
 		}
 		child, parent, err := netSocketpair()
 		if err != nil {
-			r.Close()
-			return nil, err
+			return fail(err)
 		}
 		c.ExtraFiles = append(c.ExtraFiles, child)
 		cmd.netFile = child
@@ -169,6 +204,17 @@ func newCmd(p *Plan, j job, pidns bool) (*Cmd, error) {
 		// when the helper's end closes unused (a failed start).
 		go handOff(parent, p.egress)
 	}
+	// The status pipe goes last, its number in the job.
+	c.ExtraFiles = append(c.ExtraFiles, sw)
+	j.StatusFD = 2 + len(c.ExtraFiles)
+	b, err = json.Marshal(j)
+	if err != nil {
+		return fail(fmt.Errorf("containment plan: %w", err))
+	}
+	if _, err := w.Write(b); err != nil {
+		return fail(fmt.Errorf("containment plan pipe: %w", err))
+	}
+	w.Close()
 	return cmd, nil
 }
 
@@ -200,6 +246,11 @@ func initMain() error {
 			return fmt.Errorf("the network namespace: %w", err)
 		}
 	}
+	if j.NoexecWritable {
+		if err := noexecWritable(p); err != nil {
+			return fmt.Errorf("remounting the writable directories noexec: %w", err)
+		}
+	}
 	if p.Namespaces {
 		if err := composeRoot(p); err != nil {
 			return fmt.Errorf("composing the sealed root: %w", err)
@@ -223,9 +274,15 @@ func initMain() error {
 			return fmt.Errorf("landlock: %w", err)
 		}
 	}
+	var deferred []Rlimit
 	for _, rl := range p.Rlimits {
+		if raceEnabled && rl.Resource == unix.RLIMIT_AS {
+			deferred = append(deferred, rl)
+			continue
+		}
 		lim := &syscall.Rlimit{Cur: rl.Value, Max: rl.Value}
-		// syscall.Setrlimit, so that syscall.Exec keeps RLIMIT_NOFILE.
+		// syscall.Setrlimit, so that the command started by ForkExec
+		// keeps RLIMIT_NOFILE (Go restores its own raised limit otherwise).
 		if err := syscall.Setrlimit(rl.Resource, lim); err != nil {
 			return fmt.Errorf("rlimit %s: %w", rl.Name, err)
 		}
@@ -233,9 +290,100 @@ func initMain() error {
 	if err := loadSeccomp(p); err != nil {
 		return fmt.Errorf("seccomp: %w", err)
 	}
-	err = syscall.Exec(path, j.Args, j.Env)
-	return fmt.Errorf("exec %s: %w", path, err)
+	return runInit(path, j, initSignals, deferred)
 }
+
+// forwarded are the signals the init passes on to the command's process
+// group: what the runtime sends at the deadline or when the task ends
+// (SIGTERM), and what a terminal or a supervisor would.
+var forwarded = []os.Signal{unix.SIGTERM, unix.SIGINT, unix.SIGHUP, unix.SIGQUIT, unix.SIGUSR1, unix.SIGUSR2}
+
+// runInit starts the command as the helper's child and stays as its init:
+// it forwards signals to the command's process group, reaps, and exits with
+// the command's exit code (128+N for signal N), having written the command's
+// own end on the status pipe. The helper is pid 1 of the command's PID
+// namespace wherever one was made, and pid 1 ignores a signal it has no
+// handler for: a command that were pid 1 itself would let the deadline's
+// SIGTERM pass unseen. When the helper exits (or is killed, with the
+// runtime: its parent-death signal), the namespace's other processes die.
+//
+// The command is started on this locked thread, so it inherits the
+// thread's Landlock domain, seccomp filter, capabilities and no_new_privs,
+// in a session of its own: no controlling terminal, so /dev/tty is ENXIO
+// and TIOCSTI has no terminal of its own to reach.
+//
+// The rlimits are the init's own too, inherited by the command at fork —
+// but for a race-detector build (tests), whose shadow memory cannot live
+// under RLIMIT_AS: there the init sets that limit on the command just after
+// it starts (prlimit), and leaves its own alone.
+func runInit(path string, j job, sigs chan os.Signal, deferred []Rlimit) error {
+	status := os.NewFile(uintptr(j.StatusFD), "status")
+	// A command of the same uid cannot read or write the init's memory or
+	// take its descriptors (the status pipe) through /proc.
+	if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
+		return fmt.Errorf("dumpable: %w", err)
+	}
+	// Where the helper is not pid 1 (no PID namespace on this host),
+	// orphans of the command are reparented here and reaped.
+	_ = unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+	pid, err := syscall.ForkExec(path, j.Args, &syscall.ProcAttr{
+		Env: j.Env, Files: []uintptr{0, 1, 2},
+		// The command dies with its init even where no namespace holds.
+		Sys: &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGKILL},
+	})
+	if err != nil {
+		return fmt.Errorf("exec %s: %w", path, err)
+	}
+	for _, rl := range deferred {
+		lim := &unix.Rlimit{Cur: rl.Value, Max: rl.Value}
+		if err := unix.Prlimit(pid, rl.Resource, lim, nil); err != nil {
+			_ = unix.Kill(pid, unix.SIGKILL)
+			return fmt.Errorf("rlimit %s: %w", rl.Name, err)
+		}
+	}
+	// The helper's short-lived setup ran without a collector; the init
+	// lives as long as the command.
+	debug.SetGCPercent(100)
+	exited := make(chan syscall.WaitStatus, 1)
+	go func() {
+		for {
+			var ws syscall.WaitStatus
+			wpid, err := syscall.Wait4(-1, &ws, 0, nil)
+			if errors.Is(err, syscall.EINTR) {
+				continue
+			}
+			if err != nil {
+				return
+			}
+			if wpid == pid {
+				exited <- ws
+				return
+			}
+		}
+	}()
+	for {
+		select {
+		case s := <-sigs:
+			_ = unix.Kill(-pid, s.(syscall.Signal))
+		case ws := <-exited:
+			// What the command left in its group ends with it, as the
+			// runtime ends a group outside containment.
+			_ = unix.Kill(-pid, unix.SIGKILL)
+			code, sig := ws.ExitStatus(), 0
+			if ws.Signaled() {
+				sig = int(ws.Signal())
+				code = 128 + sig
+			}
+			var b [statusBytes]byte
+			binary.LittleEndian.PutUint32(b[:4], uint32(code))
+			binary.LittleEndian.PutUint32(b[4:], uint32(sig))
+			_, _ = status.Write(b[:])
+			os.Exit(code)
+		}
+	}
+}
+
+func signalName(n int) string { return unix.SignalName(syscall.Signal(n)) }
 
 // dropCapabilities empties the bounding, ambient, inheritable, permitted
 // and effective sets: a uid-0 command would regain the bounding set at exec.
@@ -338,6 +486,24 @@ func bind(src, dst string, dir, write, exec bool) error {
 	}
 	if err := unix.Mount("", dst, "", flags, ""); err != nil {
 		return fmt.Errorf("remount %s: %w", src, err)
+	}
+	return nil
+}
+
+// noexecWritable binds each writable directory of the plan onto itself,
+// remounted nosuid, nodev and noexec, in the helper's own mount namespace:
+// the kernel then refuses an executable mapping of a file there (ld.so
+// <file>), which Landlock does not see.
+func noexecWritable(p *Plan) error {
+	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
+		return fmt.Errorf("mount(/, MS_PRIVATE): %w", err)
+	}
+	for _, e := range p.Paths {
+		if e.Write && e.Dir && !e.Exec {
+			if err := bind(e.Path, e.Path, true, true, false); err != nil {
+				return err
+			}
+		}
 	}
 	return nil
 }

@@ -137,11 +137,62 @@ func compileSeccomp(sp SeccompPlan) ([]uint64, error) {
 	if err != nil {
 		return nil, fmt.Errorf("assembling the seccomp allow-list: %w", err)
 	}
+	pre, err := ioctlPrefix()
+	if err != nil {
+		return nil, err
+	}
+	raw = append(pre, raw...)
 	out := make([]uint64, len(raw))
 	for i, r := range raw {
 		out[i] = uint64(r.Op)<<48 | uint64(r.Jt)<<40 | uint64(r.Jf)<<32 | uint64(r.K)
 	}
 	return out, nil
+}
+
+// refusedIoctls are the ioctl requests refused at every tier whatever the
+// descriptor: TIOCSTI pushes bytes into a terminal's input, as if typed,
+// and TIOCLINUX's selection calls paste a console's selection into it.
+var refusedIoctls = []uint32{unix.TIOCSTI, unix.TIOCLINUX}
+
+// ioctlPrefix is a block run before the allow-list: ioctl with a refused
+// request gets EPERM. The kernel reads the request as a 32-bit unsigned int,
+// so only the argument's low word is compared (a 64-bit comparison would let
+// 0x1_00005412 through). Any other architecture falls through to the
+// allow-list, which refuses foreign entries. The relative jumps of the
+// allow-list's program are untouched by a prefix.
+func ioctlPrefix() ([]bpf.RawInstruction, error) {
+	info, err := arch.GetInfo("")
+	if err != nil {
+		return nil, fmt.Errorf("seccomp: %w", err)
+	}
+	nr, ok := info.SyscallNames["ioctl"]
+	if !ok {
+		return nil, fmt.Errorf("seccomp: no ioctl on %s", info.Name)
+	}
+	// struct seccomp_data: nr (0), arch (4), ip (8), args (16); args[1]'s
+	// low word is at 24 on the little-endian machines Go's seccomp tables
+	// cover here (amd64, arm64).
+	const offNr, offArch, offArg1Lo = 0, 4, 24
+	n := len(refusedIoctls)
+	// after the compares: [deny, end]; each compare jumps to deny or on.
+	prog := []bpf.Instruction{
+		bpf.LoadAbsolute{Off: offArch, Size: 4},
+		bpf.JumpIf{Cond: bpf.JumpNotEqual, Val: uint32(info.ID), SkipTrue: uint8(4 + n)},
+		bpf.LoadAbsolute{Off: offNr, Size: 4},
+		bpf.JumpIf{Cond: bpf.JumpNotEqual, Val: uint32(nr), SkipTrue: uint8(2 + n)},
+		bpf.LoadAbsolute{Off: offArg1Lo, Size: 4},
+	}
+	for i, req := range refusedIoctls {
+		// true: to deny, which follows the last compare; false: on
+		// (past deny, for the last one).
+		skipFalse := uint8(0)
+		if i == n-1 {
+			skipFalse = 1
+		}
+		prog = append(prog, bpf.JumpIf{Cond: bpf.JumpEqual, Val: req, SkipTrue: uint8(n - 1 - i), SkipFalse: skipFalse})
+	}
+	prog = append(prog, bpf.RetConstant{Val: uint32(seccomp.ActionErrno) | uint32(unix.EPERM)})
+	return bpf.Assemble(prog)
 }
 
 // loadSeccomp installs the plan's filter on the calling thread only; the

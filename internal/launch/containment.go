@@ -227,8 +227,12 @@ func (c Containment) notProtected() []string {
 		out = append(out, "the filesystem: a command reads and writes whatever this user may (seccomp only)",
 			"other processes of this user: a command may signal them, and read their /proc entries where the kernel lets this user")
 	case contain.Scoped:
-		out = append(out, "other processes of this user: no pid namespace (Landlock's signal scoping where the kernel has it)")
+		out = append(out, "other processes of this user: reachable only where no pid namespace can be made here (Landlock's signal scoping where the kernel has it)",
+			"ld.so <file> of a file in the work folder or HOME: refused only where a mount namespace can be made (root, or user namespaces allowed)")
 	}
+	// workdir_exec withholds running written files as programs, never
+	// interpreting them (docs/containment.md).
+	out = append(out, "code a command writes: an interpreter (sh, python3, …) still runs it, and a program may run what it writes into its own memory")
 	out = append(out, "the host's kernel: a command's allowed system calls reach it, so a kernel flaw in them is not contained (no virtual machine)")
 	return out
 }

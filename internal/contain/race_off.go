@@ -1,0 +1,5 @@
+//go:build !race
+
+package contain
+
+const raceEnabled = false
