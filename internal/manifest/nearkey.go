@@ -13,7 +13,7 @@ import (
 // checks that every key listed is one the parser takes.
 var knownKeys = map[string][]string{
 	"": {"name", "version", "runtime", "implementation", "execution", "description", "tags",
-		"requires_files", "artifacts", "capabilities", "inference", "lifecycle", "observability", "trace"},
+		"input_schema", "requires_files", "artifacts", "capabilities", "inference", "lifecycle", "observability", "trace"},
 	"observability":       {"otel_endpoint"},
 	"trace":               {"retain"},
 	"trace.retain":        {"max_sessions", "max_age"},
