@@ -136,7 +136,7 @@ func (p *Plan) newDriver(eng *wasmhost.Engine, sess *session.Session, rec *trace
 		if err != nil {
 			return nil, err // E-REG-002: the artifact changed since it was resolved
 		}
-		wc := wasmdrv.Config{Engine: eng, Name: r.Name, Version: r.Version, Component: data,
+		wc := wasmdrv.Config{Engine: eng, Name: r.Name, Version: r.Version, Component: data, ArtifactSHA256: r.SHA256,
 			Limits: sandbox.Limits(tools.GrantOf(p.Grants, d.Entry).Grants.Limits), Session: sess,
 			Model: p.Manifest.Inference.Model, Endpoint: cfg.Endpoint, APIKey: cfg.APIKey, Settings: cfg.Settings}
 		if rec != nil {
