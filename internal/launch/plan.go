@@ -19,6 +19,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/murmur-go/murmur/internal/command"
 	"github.com/murmur-go/murmur/internal/diag"
 	"github.com/murmur-go/murmur/internal/manifest"
 	"github.com/murmur-go/murmur/internal/script"
@@ -93,6 +94,7 @@ type Plan struct {
 	capsule   bool                   // a --capsule run
 	installed *store.Resolved        // the installed capsule of a --capsule run
 	prepared  bool
+	murBin    *command.Pinned // MURMUR_MUR_BINARY, pinned at the run's start (nil: this binary)
 }
 
 // containmentJSON is effective_grants.containment.
