@@ -513,5 +513,14 @@ func traceRm(id string, stdout io.Writer) error {
 		return diag.Wrap(err, "E-TRC-008", "cannot remove %s", dir)
 	}
 	fmt.Fprintf(stdout, "removed %s\n", dir)
+	// Its delegated children's records, which lie outside dir (contracts §18).
+	tree := session.ChildRecordsTree(home.Records(homeDir), dir)
+	if _, err := os.Lstat(tree); err != nil {
+		return nil
+	}
+	if err := session.RemoveChildRecords(home.Records(homeDir), dir); err != nil {
+		return diag.Wrap(err, "E-TRC-008", "cannot remove the delegated children's records under %s", tree)
+	}
+	fmt.Fprintf(stdout, "removed %s\n", tree)
 	return nil
 }

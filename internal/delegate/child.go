@@ -37,11 +37,15 @@ type Launched struct {
 	// Task is a script child's task ("" for an agent child, which gets its
 	// task at its door).
 	Task string
+	// ParentTier is the parent's achieved containment class: the child's
+	// floor is at least this (contracts §18 "The parent's tier").
+	ParentTier string
 }
 
 // launchLine is Launched on the wire.
 type launchLine struct {
 	Approval        string          `json:"approval"`
+	ParentTier      string          `json:"parent_tier"`
 	WorkdirSnapshot *trace.Snapshot `json:"workdir_snapshot,omitempty"`
 	Task            string          `json:"task,omitempty"`
 }
@@ -55,14 +59,20 @@ func ReadLaunched(r io.Reader) (*Launched, error) {
 	}
 	var l launchLine
 	if err := json.Unmarshal([]byte(strings.TrimSpace(line)), &l); err != nil {
-		return nil, diag.Wrap(err, "E-RUN-020", "--spawn-approval-stdin: standard input does not hold one line of JSON {\"approval\", \"workdir_snapshot\"?, \"task\"?}").
+		return nil, diag.Wrap(err, "E-RUN-020", "--spawn-approval-stdin: standard input does not hold one line of JSON {\"approval\", \"parent_tier\", \"workdir_snapshot\"?, \"task\"?}").
 			WithHint("--spawn-approval-stdin is for a parent capsule's runtime only")
 	}
 	if l.Approval == "" {
 		return nil, diag.New("E-RUN-020", "--spawn-approval-stdin: the line on standard input holds no approval").
 			WithHint("--spawn-approval-stdin is for a parent capsule's runtime only")
 	}
-	return &Launched{Approval: roostapi.ApprovalOf(l.Approval), Snapshot: l.WorkdirSnapshot, Task: l.Task}, nil
+	switch l.ParentTier {
+	case "advisory", "scoped", "sealed":
+	default:
+		return nil, diag.New("E-RUN-020", "--spawn-approval-stdin: the line's parent_tier %q is not a containment class (advisory, scoped or sealed)", l.ParentTier).
+			WithHint("--spawn-approval-stdin is for a parent capsule's runtime only")
+	}
+	return &Launched{Approval: roostapi.ApprovalOf(l.Approval), Snapshot: l.WorkdirSnapshot, Task: l.Task, ParentTier: l.ParentTier}, nil
 }
 
 // Spawner is the MURMUR_SPAWNER handle: where a child reports its outcome.

@@ -17,7 +17,7 @@ func TestChildEnvFormation(t *testing.T) {
 	for _, formation := range []string{id, ""} {
 		r := &Runtime{cfg: Config{Lookup: lookup, FormationID: formation, RoostURL: "http://127.0.0.1:7700",
 			EnvAllow: []string{"GITHUB_TOKEN", EnvFormationChannel, EnvFormationPeers, EnvFormationLifeline, EnvFormationID}}}
-		env := r.childEnv(&delegation{id: "dlg_1"})
+		env := r.childEnv(&delegation{id: "dlg_1", envAllow: r.cfg.EnvAllow})
 		has := func(kv string) bool { return slices.Contains(env, kv) }
 		if formation != "" && !has(EnvFormationID+"="+id) {
 			t.Errorf("the child lacks the formation id: %v", env)

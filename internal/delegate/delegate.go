@@ -126,6 +126,13 @@ type Config struct {
 	// a capsule listed in WorkdirSnapshot, before the child starts; an error
 	// fails the delegation (the directory already removed).
 	Snapshot func(ctx context.Context, full, version, childDir string) (*trace.Snapshot, error)
+	// ChildEnvAllow reads a child's capabilities.env.allow before it is
+	// launched: only names both its list and EnvAllow hold are handed on.
+	// Nil hands on none of them.
+	ChildEnvAllow func(full, version string) ([]string, error)
+	// Tier is the parent's achieved containment class, handed to each
+	// child as parent_tier (contracts §18): its floor is at least this.
+	Tier string
 }
 
 // Runtime is a parent session's delegations. Safe for concurrent use.
@@ -156,6 +163,9 @@ func New(cfg Config) *Runtime {
 	}
 	if cfg.Deadline <= 0 {
 		cfg.Deadline = manifest.DefaultDelegationDeadline * time.Second
+	}
+	if cfg.Tier == "" {
+		cfg.Tier = "advisory" // a parent that names no tier raises no child's floor
 	}
 	r := &Runtime{cfg: cfg, client: &roostapi.Client{BaseURL: cfg.RoostURL}, bare: map[string]string{}, dels: map[string]*delegation{}}
 	for _, full := range cfg.SpawnAllow {

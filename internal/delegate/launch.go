@@ -45,6 +45,8 @@ type delegation struct {
 	decided    chan struct{}
 	exitStatus string
 	script     bool // no door: its task went on standard input
+	// envAllow is the child's own capabilities.env.allow.
+	envAllow []string
 	// snapshot is the workdir snapshot, nil when none was made.
 	snapshot *trace.Snapshot
 
@@ -59,7 +61,10 @@ type delegation struct {
 	// figure, docs/benchmarks.md): the spawn approved, the process started,
 	// its --json line read, its task delivered.
 	tApproved, tExec, tReady, tDelivered time.Time
-	span                                 spanHandle // nil without telemetry
+	// watchUntil is when the child watch ends the child: tReady plus the
+	// deadline.
+	watchUntil time.Time
+	span       spanHandle // nil without telemetry
 }
 
 func (d *delegation) exited() bool {
@@ -85,6 +90,13 @@ type readyLine struct {
 // accepted at its door within the delivery bound. Anything short of that
 // stops and reaps the child and is returned as the failed call's output.
 func (r *Runtime) launch(ctx context.Context, d *delegation, g roostapi.Grant, task, traceparent string) error {
+	if r.cfg.ChildEnvAllow != nil {
+		allow, err := r.cfg.ChildEnvAllow(d.full, d.version)
+		if err != nil {
+			return err
+		}
+		d.envAllow = allow
+	}
 	hexID := make([]byte, 8)
 	rand.Read(hexID)
 	d.childDir = filepath.Join(r.cfg.RecordsDir, "children", d.bare+"-"+hex.EncodeToString(hexID))
@@ -159,7 +171,7 @@ func (r *Runtime) launch(ctx context.Context, d *delegation, g roostapi.Grant, t
 		<-d.decided
 		r.childExited(d)
 	}()
-	line, _ := json.Marshal(launchLine{Approval: g.Approval.Reveal(), WorkdirSnapshot: d.snapshot, Task: scriptTask(task)})
+	line, _ := json.Marshal(launchLine{Approval: g.Approval.Reveal(), ParentTier: r.cfg.Tier, WorkdirSnapshot: d.snapshot, Task: scriptTask(task)})
 	_, _ = stdin.Write(append(line, '\n'))
 	stdin.Close()
 
@@ -323,9 +335,10 @@ func (r *Runtime) childEnv(d *delegation) []string {
 	runtimeNames := map[string]bool{"PATH": true, "HOME": true, "USER": true, "LOGNAME": true,
 		EnvRoostURL: true, EnvHostWarnings: true, EnvSpawnerLifeline: true, EnvSpawner: true, EnvFormationID: true}
 	for _, name := range r.cfg.EnvAllow {
-		// A child's env.allow the parent does not hold was refused at
-		// POST /spawn; here the parent's list bounds what is copied.
-		if runtimeNames[name] || strings.HasPrefix(name, "MURMUR_FORMATION_") {
+		// A name reaches the child only when both its env.allow and the
+		// parent's list it (and the parent holds it): every other
+		// variable the parent holds is absent from the child.
+		if runtimeNames[name] || strings.HasPrefix(name, "MURMUR_FORMATION_") || !slices.Contains(d.envAllow, name) {
 			continue
 		}
 		if v, ok := look(name); ok {
@@ -348,12 +361,14 @@ func (r *Runtime) childEnv(d *delegation) []string {
 	return env
 }
 
-// endChildren ends children all at once: SIGTERM, one grace, then SIGKILL
-// of each one's process group; it returns once every one has exited.
+// endChildren ends children all at once: SIGTERM to each one's process
+// group, one grace, then SIGKILL to the groups; it returns once every one
+// has exited. The group, not the launched process alone, so whatever the
+// child started in it is ended with it (contracts §18).
 func endChildren(ds []*delegation) {
 	for _, d := range ds {
 		if d.cmd != nil && d.cmd.Process != nil && !d.exited() {
-			_ = d.cmd.Process.Signal(syscall.SIGTERM)
+			_ = syscall.Kill(-d.cmd.Process.Pid, syscall.SIGTERM)
 		}
 	}
 	grace := time.NewTimer(EndGrace)

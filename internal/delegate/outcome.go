@@ -46,9 +46,11 @@ func (r *Runtime) changedLocked() {
 }
 
 // watch is the child watch: past the deadline a child still running is
-// ended and its terminated outcome goes to the task.
+// ended and its terminated outcome goes to the task. The deadline counts
+// from the moment the child reported itself ready (its --json line), not
+// from its task's delivery (roost-and-delegation "Bounds").
 func (r *Runtime) watch(d *delegation) {
-	t := time.NewTimer(r.cfg.Deadline)
+	t := time.NewTimer(time.Until(d.watchUntil))
 	defer t.Stop()
 	select {
 	case <-d.exitedCh:
@@ -83,7 +85,7 @@ func (r *Runtime) endAll(ds []*delegation, reason string) { r.end(ds, reason, tr
 // when the child left none. Whichever is written first is the outcome.
 func (r *Runtime) childExited(d *delegation) {
 	r.mu.Lock()
-	ending, launchFailed := d.ending, d.ending == "launch"
+	ending, launchFailed, abandoned := d.ending, d.ending == "launch", d.abandoned
 	r.mu.Unlock()
 	if launchFailed {
 		return
@@ -106,7 +108,11 @@ func (r *Runtime) childExited(d *delegation) {
 			rec.ResultPath = p
 		}
 	}
-	if !rec.Delivered {
+	switch {
+	case abandoned && rec.ReportedBy == "launcher":
+		// Its task ended it: the record is posted to nobody (contracts §18).
+		rec.Delivered, rec.DeliveryError = false, DeliveryTaskEnded
+	case !rec.Delivered:
 		rec.Delivered, rec.DeliveryError = true, "" // delivered to the waiting task in process
 	}
 	if d.recordsDir != "" {
@@ -129,6 +135,10 @@ func (r *Runtime) childExited(d *delegation) {
 		r.writeOutcome(d)
 	}
 }
+
+// DeliveryTaskEnded is the delivery_error of a launcher record whose
+// delegating task ended the delegation.
+const DeliveryTaskEnded = "the delegating task ended"
 
 func tailDetail(d *delegation) string {
 	if t := d.stderrTail.Last(); t != "" {
@@ -382,9 +392,7 @@ func (r *Runtime) keepWhole(id string, in *os.File, size int64) error {
 // HandleCompletion answers a completion at the door (door.CompletionHandler).
 func (r *Runtime) HandleCompletion(_ context.Context, c *door.Completion) (any, error) {
 	if c.Session != r.cfg.SessionID {
-		return nil, &door.RPCError{Code: door.CodeCompletionMisaddr, Reason: "COMPLETION_MISADDRESSED", Domain: door.MurmurDomain,
-			Message:  fmt.Sprintf("completion is addressed to session %s, which is not the session running here", c.Session),
-			Metadata: map[string]string{"addressed_session": c.Session, "running_session": r.cfg.SessionID}}
+		return nil, door.Misaddressed(c.Session, r.cfg.SessionID)
 	}
 	notAwaited := func(msg string) error {
 		return &door.RPCError{Code: door.CodeCompletionNotAwaited, Reason: "COMPLETION_NOT_AWAITED", Domain: door.MurmurDomain,
@@ -396,11 +404,15 @@ func (r *Runtime) HandleCompletion(_ context.Context, c *door.Completion) (any, 
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	d := r.dels[c.DelegationID]
+	// A delegation this session is ending is answered so even when its
+	// task has ended (which is why it is being ended): its launcher, not
+	// this completion, records the outcome. Once that record exists and
+	// nobody reads it, the delegation is one no task waits for.
 	switch {
+	case d != nil && d.ending != "" && (d.outcome == nil || !(d.abandoned || d.consumed)):
+		return nil, notAwaited(fmt.Sprintf("delegation %s is being ended by this session; its launcher records the outcome", c.DelegationID))
 	case d == nil || d.abandoned || d.consumed:
 		return nil, notAwaited(fmt.Sprintf("no task in this session is waiting for delegation %s", c.DelegationID))
-	case d.ending != "":
-		return nil, notAwaited(fmt.Sprintf("delegation %s is being ended by this session; its launcher records the outcome", c.DelegationID))
 	}
 	d.received = true
 	return map[string]any{"delegation_id": d.id, "received": true}, nil

@@ -160,6 +160,7 @@ func (t *Tool) Run(ctx context.Context, c Call) (text string, isError bool) {
 	r.cfg.Recorder.Emit(trace.DelegationStart{DelegationID: d.id, Capsule: d.bare, Version: d.version,
 		ChildSessionID: d.sessionID, ChildWorkdir: d.childDir, WorkdirSnapshot: d.snapshot})
 	close(d.decided)
+	d.watchUntil = d.tReady.Add(r.cfg.Deadline)
 	go r.watch(d)
 	if r.onStarted != nil {
 		r.onStarted(start, d)

@@ -13,7 +13,7 @@ import (
 )
 
 // TestA2AJSClient drives the door with @a2a-js/sdk 1.3.0 (card, blocking
-// and non-blocking send, get, cancel, stream) and checks the client's view of
+// and non-blocking send, get, cancel, stream, list) and checks the client's view of
 // each task against the door's own.
 func TestA2AJSClient(t *testing.T) {
 	root, err := filepath.Abs("../..")
@@ -56,6 +56,13 @@ func TestA2AJSClient(t *testing.T) {
 		Stream                             struct {
 			Events []string
 			Task   taskView
+		}
+		List struct {
+			Pages []struct {
+				N, TotalSize, PageSize int
+			}
+			IDs                []string
+			CompletedInContext []taskView
 		}
 	}
 	if err := json.Unmarshal(out, &v); err != nil {
@@ -109,6 +116,25 @@ func TestA2AJSClient(t *testing.T) {
 		t.Errorf("second cancel: %q", v.CancelAgain)
 	}
 	check("stream", v.Stream.Task, a2a.TaskStateCompleted)
+
+	// ListTasks as the JS client paged it (two a page) is the door's list.
+	all, err := f.client.ListTasks(context.Background(), &a2a.ListTasksRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want []string
+	for _, task := range all.Tasks {
+		want = append(want, string(task.ID))
+	}
+	if len(want) != 3 || strings.Join(v.List.IDs, " ") != strings.Join(want, " ") {
+		t.Errorf("JS listed %v, the door lists %v", v.List.IDs, want)
+	}
+	if len(v.List.Pages) != 2 || v.List.Pages[0].N != 2 || v.List.Pages[0].TotalSize != 3 || v.List.Pages[0].PageSize != 2 || v.List.Pages[1].N != 1 {
+		t.Errorf("JS pages %+v", v.List.Pages)
+	}
+	if c := v.List.CompletedInContext; len(c) != 1 || c[0].ID != v.Stream.Task.ID || c[0].State != "TASK_STATE_COMPLETED" || len(c[0].Artifacts) == 0 {
+		t.Errorf("JS list of the stream's context, completed, with artifacts: %+v", c)
+	}
 	ev := strings.Join(v.Stream.Events, " ")
 	if !strings.HasPrefix(ev, "task:TASK_STATE_SUBMITTED status:TASK_STATE_WORKING artifact:response:set:") ||
 		!strings.HasSuffix(ev, "artifact:response:set:streamed words status:TASK_STATE_COMPLETED") {

@@ -19,6 +19,8 @@ import (
 	"net/http"
 	"regexp"
 	"sync"
+	"sync/atomic"
+	"time"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2asrv"
@@ -41,6 +43,15 @@ const (
 // MethodStopSession is murmur's own JSON-RPC method.
 const MethodStopSession = "murmur.StopSession"
 
+// A2A 1.0 methods the door does not serve, answered with their own errors.
+const (
+	methodGetPushConfig    = "GetTaskPushNotificationConfig"
+	methodCreatePushConfig = "CreateTaskPushNotificationConfig"
+	methodListPushConfigs  = "ListTaskPushNotificationConfigs"
+	methodDeletePushConfig = "DeleteTaskPushNotificationConfig"
+	methodGetExtendedCard  = "GetExtendedAgentCard"
+)
+
 // The lifecycle words of the manifest (contracts §11).
 const (
 	AcceptNone   = "none"
@@ -61,11 +72,33 @@ type Config struct {
 	QueueDepth     int    // for queue; < 1 is 1
 	AfterTask      string // exit | sleep; "" is exit
 
+	// What the door keeps of ended tasks (for GetTask, ListTasks and
+	// SubscribeToTask); zero is the default. Past any bound the oldest ended
+	// tasks are forgotten (-32001 from then on); their trace lines stay.
+	MaxEndedTasks int           // ended tasks kept; DefaultMaxEndedTasks
+	EndedTaskTTL  time.Duration // how long an ended task is kept; DefaultEndedTaskTTL
+	MaxKeptBytes  int64         // message, reply and answer bytes of the kept ended tasks; DefaultMaxKeptBytes
+
+	// Authenticate is the seam for network.authentication (contracts
+	// §22.8): when set, it is asked about each POST / that is not a
+	// completion, after the same-user rule (Serve) and before the body is
+	// read; a non-nil Refusal is sent as it is. Nil (today) checks no token.
+	Authenticate func(r *http.Request) *Refusal
+
 	Runner      Runner            // required
 	Recorder    Recorder          // nil records nothing
 	Completions CompletionHandler // nil answers every completion COMPLETION_NOT_AWAITED
 	Logger      *slog.Logger      // nil is slog.Default()
 }
+
+// The defaults of the door's bounds on ended tasks (Config). A message's
+// bytes are bounded by MaxBodyBytes, live tasks by task_acceptance and
+// lifecycle.queue_depth.
+const (
+	DefaultMaxEndedTasks = 100
+	DefaultEndedTaskTTL  = time.Hour
+	DefaultMaxKeptBytes  = 64 << 20
+)
 
 // EndReason says why the door asked its owner to end the session.
 type EndReason string
@@ -98,8 +131,18 @@ type Server struct {
 
 	runners sync.WaitGroup // runner goroutines: Wait waits for them
 
+	now func() time.Time // the clock of the ended-task bounds
+
+	limits limits       // connection bounds (Serve)
+	uid    uint32       // the only user whose connections are served
+	hs     *http.Server // what Serve serves with
+
+	open, maxOpen atomic.Int64 // connections served now, and at most so far
+
 	mu       sync.Mutex
 	tasks    map[string]*task
+	ended    []*task // ended tasks still kept, in the order they ended
+	endBytes int64   // the bytes of the ended tasks kept
 	running  *task   // the task whose runner is live (single/queue/none)
 	queue    []*task // queue: tasks waiting in SUBMITTED, arrival order
 	accepted int     // tasks ever admitted
@@ -130,6 +173,15 @@ func New(cfg Config) (*Server, error) {
 	if cfg.QueueDepth < 1 {
 		cfg.QueueDepth = 1
 	}
+	if cfg.MaxEndedTasks <= 0 {
+		cfg.MaxEndedTasks = DefaultMaxEndedTasks
+	}
+	if cfg.EndedTaskTTL <= 0 {
+		cfg.EndedTaskTTL = DefaultEndedTaskTTL
+	}
+	if cfg.MaxKeptBytes <= 0 {
+		cfg.MaxKeptBytes = DefaultMaxKeptBytes
+	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
@@ -139,7 +191,12 @@ func New(cfg Config) (*Server, error) {
 		store: newMemStore(),
 		tasks: make(map[string]*task),
 		done:  make(chan struct{}),
+		now:   time.Now,
+
+		limits: defaultLimits(),
+		uid:    ownUID(),
 	}
+	s.hs = s.newHTTPServer()
 	s.baseCtx, s.baseCancel = context.WithCancel(context.Background())
 	card, err := json.Marshal(s.cardJSON())
 	if err != nil {
@@ -203,7 +260,20 @@ const (
 )
 
 func (s *Server) serveRPC(w http.ResponseWriter, r *http.Request) {
+	if s.cfg.Authenticate != nil && r.Header.Get(HeaderOrigin) != string(OriginCompletion) {
+		if ref := s.cfg.Authenticate(r); ref != nil {
+			writeRefusal(w, ref)
+			return
+		}
+	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxBodyBytes))
+	if err == nil {
+		// The body is in: lift ReadTimeout's deadline, so a stream or a long
+		// blocking SendMessage is not cut when it passes (net/http's
+		// background read would otherwise end the request's context). A body
+		// that failed keeps it, so the connection is closed.
+		_ = http.NewResponseController(w).SetReadDeadline(time.Time{})
+	}
 	if err != nil {
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {
@@ -265,9 +335,14 @@ func (s *Server) serveRPC(w http.ResponseWriter, r *http.Request) {
 			writeError(w, env.ID, rpcErr)
 			return
 		}
+		if req.Config != nil && req.Config.HistoryLength != nil && *req.Config.HistoryLength < 0 {
+			writeError(w, env.ID, negativeHistory(*req.Config.HistoryLength))
+			return
+		}
 	case "GetTask", "CancelTask", "SubscribeToTask":
 		var req struct {
-			ID string `json:"id"`
+			ID            string `json:"id"`
+			HistoryLength *int   `json:"historyLength"`
 		}
 		if rpcErr := decodeParams(env.Params, &req); rpcErr != nil {
 			writeError(w, env.ID, rpcErr)
@@ -277,6 +352,34 @@ func (s *Server) serveRPC(w http.ResponseWriter, r *http.Request) {
 			writeError(w, env.ID, &RPCError{Code: CodeInvalidParams, Message: env.Method + " needs params.id, the task id"})
 			return
 		}
+		if req.HistoryLength != nil && *req.HistoryLength < 0 {
+			writeError(w, env.ID, negativeHistory(*req.HistoryLength))
+			return
+		}
+	case "ListTasks":
+		// Every field is optional, so no params is an empty filter.
+		if emptyParams(env.Params) {
+			env.Params = json.RawMessage("{}")
+			b, err := json.Marshal(&env)
+			if err != nil {
+				writeError(w, env.ID, &RPCError{Code: CodeInternal, Message: err.Error()})
+				return
+			}
+			body = b
+		}
+		var req a2a.ListTasksRequest
+		if rpcErr := decodeParams(env.Params, &req); rpcErr != nil {
+			writeError(w, env.ID, rpcErr)
+			return
+		}
+		if err := checkListRequest(&req); err != nil {
+			writeError(w, env.ID, &RPCError{Code: CodeInvalidParams, Message: err.(*a2a.Error).Message})
+			return
+		}
+	case methodGetPushConfig, methodCreatePushConfig, methodListPushConfigs, methodDeletePushConfig,
+		methodGetExtendedCard:
+		// a2a-go answers these: push configs -32003 (the door has no push
+		// store or sender), the extended card -32004 (lifecycle).
 	default:
 		writeError(w, env.ID, &RPCError{Code: CodeMethodNotFound, Message: fmt.Sprintf("method %q is not served here", env.Method)})
 		return
@@ -295,8 +398,13 @@ func (s *Server) serveCompletion(ctx context.Context, w http.ResponseWriter, r *
 		Params:       env.Params,
 	}
 	if s.cfg.Completions == nil {
-		// Without a delegation runtime no delegation can be outstanding, so
-		// the spec's not-awaited answer is the true one.
+		// A completion for another session is misaddressed whatever the
+		// session here is; for this one, without a delegation runtime no
+		// delegation can be outstanding, so not-awaited is the true answer.
+		if c.Session != s.cfg.SessionID {
+			writeError(w, env.ID, Misaddressed(c.Session, s.cfg.SessionID))
+			return
+		}
 		writeError(w, env.ID, notAwaited(c.DelegationID))
 		return
 	}
@@ -312,6 +420,14 @@ func (s *Server) serveCompletion(ctx context.Context, w http.ResponseWriter, r *
 	writeResult(w, env.ID, res)
 }
 
+// Misaddressed is the -31001 answer to a completion addressed to another
+// session than the one running here.
+func Misaddressed(addressed, running string) *RPCError {
+	return &RPCError{Code: CodeCompletionMisaddr, Reason: "COMPLETION_MISADDRESSED", Domain: MurmurDomain,
+		Message:  fmt.Sprintf("completion is addressed to session %s, which is not the session running here", addressed),
+		Metadata: map[string]string{"addressed_session": addressed, "running_session": running}}
+}
+
 func notAwaited(dlg string) *RPCError {
 	if dlg == "" {
 		return &RPCError{Code: CodeCompletionNotAwaited, Reason: "COMPLETION_NOT_AWAITED", Domain: MurmurDomain,
@@ -321,6 +437,10 @@ func notAwaited(dlg string) *RPCError {
 	return &RPCError{Code: CodeCompletionNotAwaited, Reason: "COMPLETION_NOT_AWAITED", Domain: MurmurDomain,
 		Message:  fmt.Sprintf("no task in this session is waiting for delegation %s", dlg),
 		Metadata: map[string]string{"delegation_id": dlg}}
+}
+
+func negativeHistory(n int) *RPCError {
+	return &RPCError{Code: CodeInvalidParams, Message: fmt.Sprintf("historyLength %d is negative", n)}
 }
 
 func parseOrigin(h string) (Origin, bool) {

@@ -41,6 +41,13 @@ func (r *recorder) TaskReceived(taskID, contextID, messageID string, origin door
 	r.origins = append(r.origins, origin)
 }
 
+// count is how many door messages were received.
+func (r *recorder) count() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.received)
+}
+
 func (r *recorder) TaskRejected(taskID, reason string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -112,18 +119,19 @@ type fixture struct {
 	runner *testRunner
 	rec    *recorder
 	client *a2aclient.Client
+	sid    string // the session running at the door
 }
 
 func startB(b *testing.B) *fixture { return start(b, "single", "sleep", 0) }
 
 func start(t testing.TB, acceptance, after string, depth int) *fixture {
 	t.Helper()
-	f := &fixture{runner: newRunner(), rec: newRecorder()}
+	f := &fixture{runner: newRunner(), rec: newRecorder(), sid: ids.New(ids.Session)}
 	ts := httptest.NewUnstartedServer(nil)
 	t.Cleanup(ts.Close)
 	url := "http://" + ts.Listener.Addr().String()
 	srv, err := door.New(door.Config{
-		Name: "local/hello-agent", Version: "0.1.0", SessionID: ids.New(ids.Session), URL: url,
+		Name: "local/hello-agent", Version: "0.1.0", SessionID: f.sid, URL: url,
 		TaskAcceptance: acceptance, QueueDepth: depth, AfterTask: after,
 		Runner: f.runner, Recorder: f.rec,
 	})
@@ -261,7 +269,19 @@ func TestFrontHandlerErrors(t *testing.T) {
 		{"object id", v10, `{"jsonrpc":"2.0","id":{},"method":"GetTask","params":{"id":"x"}}`, -32600},
 		{"body over 4 MiB", v10, big, -32600},
 		{"unknown method", v10, `{"jsonrpc":"2.0","id":1,"method":"Frobnicate"}`, -32601},
-		{"ListTasks is not served", v10, `{"jsonrpc":"2.0","id":1,"method":"ListTasks","params":{}}`, -32601},
+		{"GetTaskPushNotificationConfig", v10, `{"jsonrpc":"2.0","id":1,"method":"GetTaskPushNotificationConfig","params":{"taskId":"tsk_0000","id":"c1"}}`, -32003},
+		{"CreateTaskPushNotificationConfig", v10, `{"jsonrpc":"2.0","id":1,"method":"CreateTaskPushNotificationConfig","params":{"taskId":"tsk_0000","url":"http://127.0.0.1:9/hook"}}`, -32003},
+		{"ListTaskPushNotificationConfigs", v10, `{"jsonrpc":"2.0","id":1,"method":"ListTaskPushNotificationConfigs","params":{"taskId":"tsk_0000"}}`, -32003},
+		{"DeleteTaskPushNotificationConfig", v10, `{"jsonrpc":"2.0","id":1,"method":"DeleteTaskPushNotificationConfig","params":{"taskId":"tsk_0000","id":"c1"}}`, -32003},
+		{"GetExtendedAgentCard", v10, `{"jsonrpc":"2.0","id":1,"method":"GetExtendedAgentCard","params":{}}`, -32004},
+		{"GetTask negative historyLength", v10, `{"jsonrpc":"2.0","id":1,"method":"GetTask","params":{"id":"tsk_0000","historyLength":-1}}`, -32602},
+		{"SendMessage negative historyLength", v10, `{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"messageId":"m1","role":"ROLE_USER","parts":[{"text":"hi"}]},"configuration":{"historyLength":-2}}}`, -32602},
+		{"ListTasks negative historyLength", v10, `{"jsonrpc":"2.0","id":1,"method":"ListTasks","params":{"historyLength":-1}}`, -32602},
+		{"ListTasks pageSize 0 is default but 101 is not", v10, `{"jsonrpc":"2.0","id":1,"method":"ListTasks","params":{"pageSize":101}}`, -32602},
+		{"ListTasks negative pageSize", v10, `{"jsonrpc":"2.0","id":1,"method":"ListTasks","params":{"pageSize":-1}}`, -32602},
+		{"ListTasks unknown status", v10, `{"jsonrpc":"2.0","id":1,"method":"ListTasks","params":{"status":"TASK_STATE_SLEEPING"}}`, -32602},
+		{"ListTasks bad pageToken", v10, `{"jsonrpc":"2.0","id":1,"method":"ListTasks","params":{"pageToken":"not-a-token"}}`, -32602},
+		{"ListTasks params not an object", v10, `{"jsonrpc":"2.0","id":1,"method":"ListTasks","params":[1]}`, -32602},
 		{"params not an object", v10, `{"jsonrpc":"2.0","id":1,"method":"GetTask","params":"tsk_1"}`, -32602},
 		{"GetTask without id", v10, `{"jsonrpc":"2.0","id":1,"method":"GetTask","params":{}}`, -32602},
 		{"SendMessage without message", v10, `{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{}}`, -32602},
@@ -273,7 +293,8 @@ func TestFrontHandlerErrors(t *testing.T) {
 		{"url file part", v10, sendBody(`{"url":"https://example.com/a.pdf","mediaType":"application/pdf"}`), -32005},
 		{"raw file part", v10, sendBody(`{"text":"see"},{"raw":"aGVsbG8=","filename":"a.txt"}`), -32005},
 		{"bad origin", map[string]string{"A2A-Version": "1.0", "x-murmur-task-origin": "robot"}, sendBody(`{"text":"hi"}`), -32600},
-		{"completion with nothing awaited", map[string]string{"A2A-Version": "1.0", "x-murmur-task-origin": "completion", "x-murmur-delegation-id": "dlg_1"}, sendBody(`{"text":"done"}`), -31002},
+		{"completion with nothing awaited", map[string]string{"A2A-Version": "1.0", "x-murmur-task-origin": "completion", "x-murmur-delegation-id": "dlg_1", "x-murmur-completion-session": f.sid}, sendBody(`{"text":"done"}`), -31002},
+		{"completion for another session", map[string]string{"A2A-Version": "1.0", "x-murmur-task-origin": "completion", "x-murmur-delegation-id": "dlg_1", "x-murmur-completion-session": "ses_other"}, sendBody(`{"text":"done"}`), -31001},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -309,7 +330,7 @@ func TestVersionPatchAccepted(t *testing.T) {
 
 func TestCompletionErrorCarriesErrorInfo(t *testing.T) {
 	f := start(t, "none", "sleep", 0)
-	r := post(t, f.url, map[string]string{"A2A-Version": "1.0", "x-murmur-task-origin": "completion"}, sendBody(`{"text":"done"}`))
+	r := post(t, f.url, map[string]string{"A2A-Version": "1.0", "x-murmur-task-origin": "completion", "x-murmur-completion-session": f.sid}, sendBody(`{"text":"done"}`))
 	if r.Error == nil || r.Error.Code != -31002 {
 		t.Fatalf("answer %+v", r)
 	}

@@ -61,6 +61,9 @@ type task struct {
 	prevPhase Phase
 
 	streamed bool // the response artifact exists (a chunk was sent)
+
+	bytes   int64     // message, reply and answer bytes, for Config.MaxKeptBytes
+	endedAt time.Time // when it became final
 }
 
 func (t *task) appendLocked(ev a2a.Event) {
@@ -216,6 +219,19 @@ func (s *Server) storeCanceled(ctx context.Context, t *task) (*a2a.Task, error) 
 	return nil, fmt.Errorf("door: recording the cancel of %s: the task kept changing", t.pub.ID)
 }
 
+// GetExtendedAgentCard is unsupported: the card declares no extended card.
+// (a2a-go's default, with no card producer, is -32007.)
+func (l *lifecycle) GetExtendedAgentCard(context.Context, *a2a.GetExtendedAgentCardRequest) (*a2a.AgentCard, error) {
+	return nil, a2a.NewError(a2a.ErrUnsupportedOperation, "this door declares no extended agent card (capabilities.extendedAgentCard is false)")
+}
+
+func (l *lifecycle) ListTasks(ctx context.Context, req *a2a.ListTasksRequest) (*a2a.ListTasksResponse, error) {
+	l.s.mu.Lock()
+	l.s.evictLocked()
+	l.s.mu.Unlock()
+	return l.RequestHandler.ListTasks(ctx, req)
+}
+
 func (l *lifecycle) GetTask(ctx context.Context, req *a2a.GetTaskRequest) (*a2a.Task, error) {
 	if req != nil && l.s.lookup(string(req.ID)) == nil {
 		return nil, a2a.NewError(a2a.ErrTaskNotFound, fmt.Sprintf("task %s is not known here", req.ID))
@@ -345,12 +361,15 @@ func (s *Server) admit(ctx context.Context, req *a2a.SendMessageRequest) (*task,
 	default:
 		t.rejected = rejectBusy
 	}
+	t.bytes = int64(nbytes)
+	s.tasks[tid] = t
 	if t.rejected != "" {
 		t.state, t.final = a2a.TaskStateRejected, true
+		s.endedLocked(t)
 	} else {
 		s.accepted++
 	}
-	s.tasks[tid] = t
+	s.evictLocked()
 	if s.running == t {
 		s.startLocked(t)
 	}
@@ -385,6 +404,9 @@ func (s *Server) admitReply(msg *a2a.Message, parts []Part, origin Origin) (*tas
 	}
 	t.answering = true
 	t.reply = Reply{MessageID: msg.ID, Parts: parts}
+	for _, p := range parts {
+		t.bytes += int64(len(p.Text) + len(p.Data))
+	}
 	s.mu.Unlock()
 	if rec := s.cfg.Recorder; rec != nil {
 		rec.TaskReceived(string(msg.TaskID), t.info.ContextID, msg.ID, origin)
@@ -438,6 +460,8 @@ func (s *Server) finish(t *task, out Outcome) {
 	s.mu.Lock()
 	if !t.final {
 		t.final = true
+		t.bytes += int64(len(out.text))
+		s.endedLocked(t)
 		switch out.kind {
 		case outcomeAnswer:
 			t.appendLocked(&a2a.TaskArtifactUpdateEvent{
@@ -465,6 +489,7 @@ func (s *Server) finish(t *task, out Outcome) {
 		}
 	}
 	s.checkEndLocked()
+	s.evictLocked()
 	residue := t.residue
 	s.mu.Unlock()
 	if canceledPhase != "" && s.cfg.Recorder != nil {
@@ -491,6 +516,43 @@ func (s *Server) endLocked(r EndReason) {
 	}
 }
 
+// storeGrace is how long an ended task whose last update a2a-go has not yet
+// stored is spared by eviction (an execution may still be writing it).
+const storeGrace = time.Minute
+
+// endedLocked notes that t has just become final.
+func (s *Server) endedLocked(t *task) {
+	t.endedAt = s.now()
+	s.ended = append(s.ended, t)
+	s.endBytes += t.bytes
+}
+
+// evictLocked forgets the oldest ended tasks while more than MaxEndedTasks
+// are kept, their bytes are over MaxKeptBytes, or they ended EndedTaskTTL
+// ago. It runs when a task is admitted or ends and on ListTasks, so an idle
+// door's last tasks age out when it is next asked. A task is evicted only
+// once a2a-go has stored its terminal state (or storeGrace has passed), so
+// no execution still writing it finds it gone.
+func (s *Server) evictLocked() {
+	now := s.now()
+	for i := 0; i < len(s.ended); {
+		t := s.ended[i]
+		over := len(s.ended) > s.cfg.MaxEndedTasks || s.endBytes > s.cfg.MaxKeptBytes ||
+			now.Sub(t.endedAt) >= s.cfg.EndedTaskTTL
+		if !over {
+			return
+		}
+		if !s.store.terminal(t.info.TaskID) && now.Sub(t.endedAt) < storeGrace {
+			i++
+			continue
+		}
+		s.ended = slices.Delete(s.ended, i, i+1)
+		s.endBytes -= t.bytes
+		delete(s.tasks, t.pub.ID)
+		s.store.Delete(t.info.TaskID)
+	}
+}
+
 // cancelLocked ends t as cancelled, if it has not ended: it takes the phase
 // and the delegations in flight first, then stops the runner.
 func (s *Server) cancelLocked(t *task) (Phase, bool) {
@@ -505,6 +567,7 @@ func (s *Server) cancelLocked(t *task) (Phase, bool) {
 		}
 	}
 	t.final, t.canceled, t.state = true, true, a2a.TaskStateCanceled
+	s.endedLocked(t)
 	t.residue = slices.Clone(t.dels)
 	if t.cancel != nil {
 		t.cancel()
@@ -620,6 +683,7 @@ func (e *events) AppendText(chunk string) {
 	if t.final {
 		return
 	}
+	t.bytes += int64(len(chunk))
 	t.appendLocked(&a2a.TaskArtifactUpdateEvent{
 		TaskID: t.info.TaskID, ContextID: t.info.ContextID, Append: t.streamed,
 		Artifact: &a2a.Artifact{ID: ArtifactResponse, Name: ArtifactResponse,
@@ -642,6 +706,7 @@ func (e *events) ToolResult(toolCallID, tool, text string, data json.RawMessage)
 	if t.final {
 		return
 	}
+	t.bytes += int64(len(text) + len(data))
 	t.appendLocked(&a2a.TaskArtifactUpdateEvent{
 		TaskID: t.info.TaskID, ContextID: t.info.ContextID, LastChunk: true,
 		Artifact: &a2a.Artifact{ID: a2a.ArtifactID("tool-" + toolCallID), Name: tool,

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -298,6 +297,21 @@ func runAgent(ctx context.Context, p *Plan, opts Options, r *run) (Result, error
 	if err != nil {
 		return Result{}, err
 	}
+	// Commands run in a network namespace with only loopback; the egress
+	// proxy, listening inside it, forwards what network.allow covers. A
+	// host that refuses the namespace refuses the launch (E-CAP-005)
+	// before session_start, for spawn.allow as for shell.allow.
+	var px *egress.Proxy
+	var proxyEnv []string
+	if p.Containment.Native {
+		if px, err = egress.Start(p.Grants.Capsule.NetworkAllow); err != nil {
+			return Result{}, err
+		}
+		defer px.Close()
+		proxyEnv = egress.Env()
+	} else if err := p.needNetNS(); err != nil {
+		return Result{}, err
+	}
 	ctx, endRun := context.WithCancelCause(ctx)
 	defer endRun(nil)
 	eng, err := p.newEngine(opts)
@@ -346,6 +360,12 @@ func runAgent(ctx context.Context, p *Plan, opts Options, r *run) (Result, error
 		return Result{}, err
 	}
 	sess, rec := r.sess, r.rec
+	// The record is written once the door is bound (contracts §6) and
+	// before the session registers: it is the evidence mur-roost's census
+	// counts a registration on.
+	if w := sess.WriteRunningRecord(); w != nil {
+		fmt.Fprintln(opts.Stderr, w.String())
+	}
 	if err := dl.register(ctx, sess); err != nil {
 		r.endAgent(trace.EndFailed, err.Error())
 		return Result{}, err
@@ -361,18 +381,6 @@ func runAgent(ctx context.Context, p *Plan, opts Options, r *run) (Result, error
 	}
 	if c, ok := drv.(interface{ Close() }); ok {
 		defer c.Close()
-	}
-	// Commands run in a network namespace with only loopback; the egress
-	// proxy, listening inside it, forwards what network.allow covers.
-	var px *egress.Proxy
-	var proxyEnv []string
-	if p.Containment.Native {
-		if px, err = egress.Start(p.Grants.Capsule.NetworkAllow); err != nil {
-			r.endAgent(trace.EndFailed, err.Error())
-			return Result{}, err
-		}
-		defer px.Close()
-		proxyEnv = egress.Env()
 	}
 	wrap, err := p.commandWrap(sess, px)
 	if err != nil {
@@ -428,12 +436,8 @@ func runAgent(ctx context.Context, p *Plan, opts Options, r *run) (Result, error
 		r.endAgent(trace.EndFailed, err.Error())
 		return Result{}, err
 	}
-	srv := &http.Server{Handler: dr, ReadHeaderTimeout: 10 * time.Second, ErrorLog: nil}
 	served := make(chan struct{})
-	go func() { defer close(served); _ = srv.Serve(ln) }()
-	if w := sess.WriteRunningRecord(); w != nil {
-		fmt.Fprintln(opts.Stderr, w.String())
-	}
+	go func() { defer close(served); _ = dr.Serve(ln) }()
 	if opts.Ready != nil {
 		opts.Ready(Ready{URL: &addr, PID: os.Getpid(), SessionID: sess.ID, Name: sess.Name, Version: sess.Version,
 			Workdir: sess.Workdir, RecordsDir: sess.RecordsDir, FormationID: dl.formationID})
@@ -511,7 +515,7 @@ func runAgent(ctx context.Context, p *Plan, opts Options, r *run) (Result, error
 	}
 	dl.close(status)
 	sctx, cancel := context.WithTimeout(context.Background(), time.Second)
-	_ = srv.Shutdown(sctx)
+	_ = dr.Shutdown(sctx)
 	cancel()
 	dr.Close()
 	<-served
@@ -721,6 +725,9 @@ func openDelegation(p *Plan, opts Options) (*spawnWiring, error) {
 		if w.launched, err = delegate.ReadLaunched(in); err != nil {
 			return nil, err
 		}
+		if err := p.raiseToParent(w.launched.ParentTier); err != nil {
+			return nil, err
+		}
 	}
 	w.roostURL = delegate.RoostURL(p.lookup)
 	if (len(w.spawnAllow) > 0 || w.launched != nil) && w.roostURL == "" {
@@ -761,6 +768,20 @@ func (w *spawnWiring) sessionStart(s trace.SessionStart, p *Plan) trace.SessionS
 	return s
 }
 
+// needNetNS refuses, with E-CAP-005, a capsule that declares spawn.allow
+// or shell.allow on a host that refuses it a network namespace (the spec's
+// "needs a network namespace of its own"). The child mur a delegation
+// starts is outside the namespace (contracts §19: it reaches mur-roost), so
+// the requirement is the refusal: there is no fallback to the host's
+// network for whatever the capsule runs.
+func (p *Plan) needNetNS() error {
+	g := p.Grants.Capsule
+	if len(g.SpawnAllow) == 0 && len(g.ShellAllow) == 0 {
+		return nil
+	}
+	return egress.NeedNetNS()
+}
+
 // register announces the session at mur-roost when it must: before the
 // --json line, so a parent's launcher sees a registered child.
 func (w *spawnWiring) register(ctx context.Context, sess *session.Session) error {
@@ -791,7 +812,7 @@ func (w *spawnWiring) runtime(p *Plan, sess *session.Session, rec *trace.Recorde
 		SessionID: sess.ID, Name: sess.Name, Version: sess.Version, RecordsDir: sess.RecordsDir, RuntimeDir: sess.RuntimeDir,
 		DoorURL: doorURL, SpawnAllow: g.SpawnAllow, WorkdirSnapshot: g.WorkdirSnapshot, EnvAllow: g.EnvAllow,
 		Lookup: p.lookup, MurBinary: bin, Deadline: delegate.Deadline(p.Manifest, p.lookup),
-		Snapshot: p.workdirSnapshot(sess), FormationID: w.formationID, Recorder: rec, Log: opts.Log})
+		Snapshot: p.workdirSnapshot(sess), ChildEnvAllow: p.childEnvAllow, Tier: p.Containment.Achieved, FormationID: w.formationID, Recorder: rec, Log: opts.Log})
 	return w.rt
 }
 

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"strings"
 
 	"github.com/murmur-go/murmur/internal/contain"
 	"github.com/murmur-go/murmur/internal/diag"
@@ -44,14 +45,23 @@ type Containment struct {
 // sandboxDetail is what a script capsule's component reaches.
 const sandboxDetail = "the component reaches only its work folder (read-write, as .), murmur-runtime/ " +
 	"(read-only), the env.allow and identity variables and the murmur:* host interfaces; " +
-	"no sockets; wasi:http requests only to what network.allow covers (no redirects, no proxy); " +
-	"delegate-task is not provided"
+	"no sockets; wasi:http requests only to what network.allow covers (no redirects, no proxy)"
 
 // agentDetail is what an agent capsule's components and commands reach.
 const agentDetail = "the inference loop runs in mur itself; each tool and stored driver component reaches only " +
 	"its own grant (its work folder scope, murmur-runtime/ read-only, its env.allow and identity variables); " +
 	"wasi:http only to what each one's network.allow covers; shell commands run under the achieved tier " +
-	"with a cleared environment; delegate-task is not provided"
+	"with a cleared environment"
+
+// delegateDetail is the detail line's last clause: whether the capsule has
+// delegate-task (only a non-empty spawn.allow gives it), and to what.
+func delegateDetail(spawnAllow []string) string {
+	if len(spawnAllow) == 0 {
+		return "delegate-task is not provided"
+	}
+	return "delegate-task is provided for " + strings.Join(spawnAllow, ", ") +
+		" (spawn.allow), each child approved by mur-roost at MURMUR_ROOST_URL and run as its own mur process under its own grant"
+}
 
 // probe is the host probe and resourcePlane the cgroup probe; tests
 // replace them.
@@ -65,7 +75,12 @@ var (
 // (or that workdir_exec forbids) is refused, naming what is missing and the
 // tier the host could deliver. The host is probed only when it matters: a
 // declared floor, or native commands to hold.
-func decideContainment(p *Plan, requested string) Containment {
+//
+// parentTier is a delegated child's parent's achieved class ("" for a
+// session nobody delegated): a tier above the capsule's own floor becomes
+// its floor, so a child is never less contained than its parent. A child
+// that declares no floor of its own still gets the host's strongest tier.
+func decideContainment(p *Plan, requested, parentTier string) Containment {
 	m := p.Manifest
 	g := p.Grants.Capsule
 	c := Containment{Detail: sandboxDetail, Native: len(g.ShellAllow) > 0,
@@ -73,6 +88,7 @@ func decideContainment(p *Plan, requested string) Containment {
 	if m.IsAgent() {
 		c.Detail = agentDetail
 	}
+	c.Detail += "; " + delegateDetail(g.SpawnAllow)
 	if m.RuntimeKind() != manifest.RuntimeCapsule {
 		c.Achieved, c.Mechanism = contain.Advisory, "none of its own: a "+m.RuntimeKind()+" runs inside the capsule that declares it"
 		c.Detail = "under that capsule's mechanism, with its grant narrowed to the capsule's"
@@ -85,6 +101,11 @@ func decideContainment(p *Plan, requested string) Containment {
 	if contain.Rank(requested) > contain.Rank(c.Declared) {
 		c.Declared = requested
 	}
+	ownFloor := c.Declared != ""
+	raised := contain.Rank(parentTier) > max(contain.Rank(c.Declared), contain.Rank(contain.Advisory))
+	if raised {
+		c.Declared = parentTier
+	}
 	if c.Declared == "" && !c.Native {
 		// Nothing native to hold and no floor asked: no probe.
 		c.Achieved, c.FloorMet = contain.Advisory, true
@@ -96,10 +117,15 @@ func decideContainment(p *Plan, requested string) Containment {
 		c.Plane, c.PlaneBlocker = resourcePlane()
 	}
 	c.Achieved = rep.Best()
-	if c.Declared != "" {
+	if c.Declared != "" && (ownFloor || contain.Rank(c.Achieved) < contain.Rank(c.Declared)) {
 		c.Achieved = c.Declared
 	}
 	if g.WorkdirExec {
+		if raised {
+			c.refusal = diag.New("E-CAP-003", "%s is delegated by a parent whose commands run at %s, so its containment floor is %s, but capabilities.filesystem.workdir_exec: true caps containment at advisory", m.Name, parentTier, c.Declared).
+				WithHint("a child is never less contained than its parent: remove filesystem.workdir_exec from the child, or run the parent at advisory")
+			return c
+		}
 		if contain.Rank(c.Declared) > contain.Rank(contain.Advisory) {
 			c.refusal = diag.New("E-CAP-003", "%s declares the %s containment floor, but capabilities.filesystem.workdir_exec: true caps containment at advisory", m.Name, c.Declared).
 				WithHint("remove filesystem.workdir_exec, or lower the floor to advisory")
@@ -110,7 +136,11 @@ func decideContainment(p *Plan, requested string) Containment {
 		}
 		c.Achieved = contain.Advisory
 	}
-	if lacks := rep.Lacks(c.Achieved); lacks != "" {
+	if lacks := rep.Lacks(c.Achieved); lacks != "" && raised {
+		c.refusal = diag.New("E-CAP-003", "%s is delegated by a parent whose commands run at %s, so its containment floor is %s, which this host cannot deliver: %s; it can deliver %s", m.Name, parentTier, c.Achieved, lacks, rep.Best()).
+			WithHint("a child is never less contained than its parent: run the parent at %s or below, or run both on a host that allows what is missing", rep.Best())
+		return c
+	} else if lacks != "" {
 		what := "declares"
 		if requested == c.Declared && requested != "" {
 			what = "is run with --containment"

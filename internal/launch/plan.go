@@ -20,6 +20,7 @@ import (
 	"sync"
 
 	"github.com/murmur-go/murmur/internal/command"
+	"github.com/murmur-go/murmur/internal/contain"
 	"github.com/murmur-go/murmur/internal/diag"
 	"github.com/murmur-go/murmur/internal/manifest"
 	"github.com/murmur-go/murmur/internal/script"
@@ -67,6 +68,8 @@ type Plan struct {
 	Warnings []manifest.Warning
 	// Containment is what this build applies to the capsule.
 	Containment Containment
+	// requested is --containment ("" when not given).
+	requested string
 
 	// Filled by Prepare:
 
@@ -148,19 +151,41 @@ func Load(req Request) (*Plan, error) {
 	p.Grants, ws = p.Manifest.EffectiveGrants()
 	_ = ws // the same W-SEC-007 warnings Parse already put in Manifest.Warnings
 	p.Warnings = p.Manifest.Warnings
-	p.Containment = decideContainment(p, req.Containment)
-	// session_start.effective_grants carries the containment decision
-	// (contracts §19) beside the grants.
+	p.requested = req.Containment
+	if err := p.decide(""); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// decide makes the containment decision and the effective grants that
+// carry it (session_start.effective_grants, contracts §19).
+func (p *Plan) decide(parentTier string) error {
+	p.Containment = decideContainment(p, p.requested, parentTier)
 	b, err := json.Marshal(struct {
 		manifest.Grants
 		Containment containmentJSON `json:"containment"`
 	}{p.Grants, containmentJSON{Declared: p.Containment.declaredText(), Achieved: p.Containment.Achieved,
 		Mechanism: p.Containment.Mechanism}})
 	if err != nil {
-		return nil, fmt.Errorf("launch: encoding the effective grants: %w", err)
+		return fmt.Errorf("launch: encoding the effective grants: %w", err)
 	}
 	p.GrantsJSON = b
-	return p, nil
+	return nil
+}
+
+// raiseToParent applies a delegated child's parent_tier (contracts §18):
+// its floor becomes the higher of its own and its parent's achieved tier,
+// decided again before its session exists; a floor this host (or the
+// capsule's own workdir_exec) cannot deliver is E-CAP-003.
+func (p *Plan) raiseToParent(parentTier string) error {
+	if contain.Rank(parentTier) <= max(contain.Rank(p.Containment.Declared), contain.Rank(contain.Advisory)) {
+		return nil // nothing to raise
+	}
+	if err := p.decide(parentTier); err != nil {
+		return err
+	}
+	return p.Containment.refusal
 }
 
 func (p *Plan) loadInstalled(req Request) error {

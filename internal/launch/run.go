@@ -193,6 +193,9 @@ func Run(ctx context.Context, p *Plan, opts Options) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
+	if err := p.needNetNS(); err != nil {
+		return Result{}, err
+	}
 	task, fromParent := dl.scriptTask()
 	if !fromParent {
 		if task, err = readTask(opts.Task, os.Stdin, opts.Stderr); err != nil {

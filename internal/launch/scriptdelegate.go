@@ -24,7 +24,7 @@ func (w *spawnWiring) scriptRuntime(p *Plan, sess *session.Session, rec *trace.R
 		SessionID: sess.ID, Name: sess.Name, Version: sess.Version, RecordsDir: sess.RecordsDir, RuntimeDir: sess.RuntimeDir,
 		SpawnAllow: g.SpawnAllow, WorkdirSnapshot: g.WorkdirSnapshot, EnvAllow: g.EnvAllow,
 		Lookup: p.lookup, MurBinary: bin, Deadline: delegate.Deadline(p.Manifest, p.lookup),
-		Snapshot: p.workdirSnapshot(sess), FormationID: w.formationID, Telemetry: tel, Recorder: rec, Log: opts.Log})
+		Snapshot: p.workdirSnapshot(sess), ChildEnvAllow: p.childEnvAllow, Tier: p.Containment.Achieved, FormationID: w.formationID, Telemetry: tel, Recorder: rec, Log: opts.Log})
 	if err != nil {
 		return nil, err
 	}

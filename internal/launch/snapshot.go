@@ -56,15 +56,36 @@ func (p *Plan) workdirSnapshot(sess *session.Session) func(ctx context.Context, 
 const SnapshotBudgetFactor = 4
 
 func (p *Plan) childWorkdirMax(full, version string) (int64, error) {
-	chain, err := store.ChainFor("", p.Home)
+	m, err := p.childManifest(full, version, "capabilities.resources.workdir_max_bytes")
 	if err != nil {
 		return 0, err
 	}
+	return m.Capabilities.Resources.WorkdirMaxBytes.Or(manifest.DefaultWorkdirMaxBytes), nil
+}
+
+// childEnvAllow is a child's capabilities.env.allow, read where the child
+// will read it: the parent hands on only names both lists hold
+// (roost-and-delegation "The child's environment").
+func (p *Plan) childEnvAllow(full, version string) ([]string, error) {
+	m, err := p.childManifest(full, version, "capabilities.env.allow")
+	if err != nil {
+		return nil, err
+	}
+	return m.Capabilities.Env.Allow, nil
+}
+
+// childManifest resolves a child's manifest from the global store, as
+// `mur run --capsule` does; key says what it is read for.
+func (p *Plan) childManifest(full, version, key string) (*manifest.Manifest, error) {
+	chain, err := store.ChainFor("", p.Home)
+	if err != nil {
+		return nil, err
+	}
 	r, err := chain.Resolve(full, version, manifest.Options{SkipSecrets: true})
 	if err != nil {
-		return 0, fmt.Errorf("the child's manifest cannot be read for its capabilities.resources.workdir_max_bytes: %w", err)
+		return nil, fmt.Errorf("the child's manifest cannot be read for its %s: %w", key, err)
 	}
-	return r.Manifest.Capabilities.Resources.WorkdirMaxBytes.Or(manifest.DefaultWorkdirMaxBytes), nil
+	return r.Manifest, nil
 }
 
 // Restriction is parent_workdir.restriction for a child applying the tier

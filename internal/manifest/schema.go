@@ -689,6 +689,10 @@ func (p *parser) crossChecks(top *yaml.Node) {
 }
 
 func (p *parser) snapshotSubset(path string, c Capabilities) {
+	p.spawnBareNames(path, c)
+	if p.err != nil {
+		return
+	}
 	for j, s := range c.Spawn.WorkdirSnapshot {
 		found := false
 		for _, a := range c.Spawn.Allow {
@@ -702,5 +706,29 @@ func (p *parser) snapshotSubset(path string, c Capabilities) {
 				WithHint("a workdir snapshot can only go to a capsule this one may spawn; add it to spawn.allow")
 			return
 		}
+	}
+}
+
+// spawnBareNames refuses two spawn.allow entries with one bare name
+// (contracts §4): delegate-task names its child by the bare name, so one of
+// the two could never be delegated to.
+func (p *parser) spawnBareNames(path string, c Capabilities) {
+	first := map[string]int{}
+	for j, a := range c.Spawn.Allow {
+		b := Bare(a)
+		i, dup := first[b]
+		if !dup {
+			first[b] = j
+			continue
+		}
+		if c.Spawn.Allow[i] == a {
+			continue // the same full name twice names one capsule
+		}
+		ip := fmt.Sprintf("%s.spawn.allow[%d]", path, j)
+		at := p.m.PosOf(fmt.Sprintf("%s.spawn.allow[%d]", path, i))
+		p.failAt(p.m.PosOf(ip), "E-MAN-027", "%s: %s shares the bare name %q with %s (line %d, column %d); delegate-task names a capsule by its bare name, so one of them could never be delegated to",
+			ip, a, b, c.Spawn.Allow[i], at.Line, at.Column).
+			WithHint("keep one capsule per bare name in spawn.allow")
+		return
 	}
 }

@@ -137,7 +137,7 @@ func TestRegistryRewriteInPlace(t *testing.T) {
 				}
 				time.Sleep(time.Millisecond)
 			}
-			_, err := x.r.RegisterApproved(roostapi.RegisterRequest{SessionID: "ses_c", Name: "local/worker-b", Version: "0.1.0"}, g.Approval)
+			_, err := x.r.RegisterApproved(roostapi.RegisterRequest{SessionID: "ses_c", Name: "local/worker-b", Version: "0.1.0"}, g.Approval, noPeer)
 			switch tc.refuse {
 			case "bytes":
 				refusal(t, "redeem", err, 403, msgApprovalBytes("local/worker-b@0.1.0", g.SHA256, sha))

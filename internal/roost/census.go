@@ -28,6 +28,10 @@ type startupRecord struct {
 	pidfd int  // -1 when none could be opened: Alive is asked on every read
 	done  bool // found gone: never counted again
 	held  bool // absorbed by a running session with its id, which counts instead
+	// adopted: the record of a registered session, watched from its
+	// registration (adopt), not found at start-up. It is only ever held:
+	// the session's deregistration gives its slot back, as the text says.
+	adopted bool
 }
 
 // startupSet holds the start-up capsules still counted. It has a lock of its
@@ -59,6 +63,9 @@ type startupSet struct {
 	owner []*startupRecord // owner[i] holds fds[i]
 	slow  []*startupRecord // no pidfd
 	live  int
+	// budget is the pidfds the set may hold (pidfdBudget at start-up, which
+	// lists /proc/self/fd: too dear to ask on every registration).
+	budget int
 	// ended holds the sessions whose record was found gone while a running
 	// registration held it: the evidence that the session is gone too,
 	// taken by the referee under its lock (takeEnded).
@@ -92,6 +99,7 @@ func scanStartup(dir string) (*startupSet, StartupCount, error) {
 	}
 	cnt.Took = time.Since(t0)
 	budget := pidfdBudget()
+	set.budget = budget
 	for _, r := range set.recs {
 		if len(set.fds) < budget {
 			set.watch(r)
@@ -299,7 +307,7 @@ func (s *startupSet) absorb(sessionID string) bool {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if _, ok := s.byID[sessionID]; !ok {
+	if r, ok := s.byID[sessionID]; !ok || r.adopted {
 		return false
 	}
 	absorbed := 0
@@ -322,7 +330,15 @@ func (s *startupSet) release(sessionID string) bool {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if _, ok := s.byID[sessionID]; !ok {
+	r, ok := s.byID[sessionID]
+	if !ok {
+		return false
+	}
+	if r.adopted {
+		// Counted as the session until now; it is not a start-up capsule
+		// to hand the count back to, and nothing asks for it again.
+		r.held, r.done = false, true
+		delete(s.byID, sessionID)
 		return false
 	}
 	back := 0
@@ -340,6 +356,9 @@ func (s *startupSet) release(sessionID string) bool {
 
 // gone marks r as found gone; it was counted unless a session holds it.
 func (s *startupSet) gone(r *startupRecord) {
+	if r.done {
+		return // an adopted record released by its deregistration
+	}
 	r.done = true
 	if r.held {
 		s.ended = append(s.ended, r.rec.SessionID)
@@ -394,10 +413,11 @@ func (s *startupSet) adopt(rec running.Record) {
 	if _, ok := s.byID[rec.SessionID]; ok {
 		return
 	}
-	r := &startupRecord{rec: rec, pidfd: -1, held: true}
-	s.recs = append(s.recs, r)
+	// Not in recs, which absorb and release walk: only byID and the watch
+	// hold it, and release forgets it.
+	r := &startupRecord{rec: rec, pidfd: -1, held: true, adopted: true}
 	s.byID[rec.SessionID] = r
-	if len(s.fds) < pidfdBudget() {
+	if len(s.fds) < s.budget {
 		s.watch(r)
 	} else {
 		s.poll(r)

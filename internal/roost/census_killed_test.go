@@ -2,16 +2,20 @@ package roost
 
 import (
 	"os"
+	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/murmur-go/murmur/internal/home"
 )
 
 // TestKilledSessionStopsCounting: a registered session killed without a
 // deregistration (kill -9) is ended once the census has the evidence `mur ps`
-// prunes on — its running record's process gone — so its slot is not held for
-// the daemon's life. Found by the delegation tests: after three kill -9s
-// under --max-live-capsules 4 every spawn was refused.
+// prunes on — its process gone — so its slot is not held for the daemon's
+// life, even once its record has been pruned; and a registration with no
+// running record behind it is never counted (issue 22 item 4). Found first
+// by the delegation tests: after three kill -9s under --max-live-capsules 4
+// every spawn was refused.
 func TestKilledSessionStopsCounting(t *testing.T) {
 	homeDir := t.TempDir()
 	dir := home.Running(homeDir)
@@ -19,43 +23,61 @@ func TestKilledSessionStopsCounting(t *testing.T) {
 	fx := newFixture(t)
 	p := newInproc(t, Options{MaxDepth: 3, MaxConcurrent: 8, MaxLiveCapsules: 3,
 		SpawnAllow: []string{"local/orchestrator"}, Registry: StoreRegistry(fx.reg), RunningDir: dir})
+	p.client.running = "" // each record is written here, for another process
 	census := func() int { return p.srv.ref.Snapshot().Census }
 
-	// a: alive when the ceiling is first reached, killed afterwards.
-	a, aStart := startSleeper(t)
-	p.mustRegister("ses_kill_a", "local/orchestrator", "0.1.0", "")
-	writeRecord(t, dir, record("ses_kill_a", a.Process.Pid, aStart))
-	// b: already dead (its record stale) when the ceiling is reached.
-	b, bStart := startSleeper(t)
-	p.mustRegister("ses_kill_b", "local/orchestrator", "0.1.0", "")
-	writeRecord(t, dir, record("ses_kill_b", b.Process.Pid, bStart))
-	b.Process.Kill()
-	b.Wait()
-	// c: never writes a record; it keeps counting (the count errs toward refusing).
+	// Each stands for a runtime: its record is written, then it registers.
+	reg := func(sid string) func() {
+		cmd, start := startSleeper(t)
+		writeRecord(t, dir, record(sid, cmd.Process.Pid, start))
+		p.mustRegister(sid, "local/orchestrator", "0.1.0", "")
+		return func() { cmd.Process.Kill(); cmd.Wait() }
+	}
+	killA := reg("ses_kill_a")
+	killB := reg("ses_kill_b")
+	// c never writes a record: no capsule stands behind it.
 	cred := p.mustRegister("ses_kill_c", "local/orchestrator", "0.1.0", "")
-	if got := census(); got != 3 {
-		t.Fatalf("census %d, want 3", got)
+	if got := census(); got != 2 {
+		t.Fatalf("census %d, want 2 (a and b; c has no record)", got)
 	}
 
-	// At the ceiling: b's stale record ends b; a is watched from now on.
-	expect(t, "spawn with b gone", p.spawn(cred, "local/worker-a", "0.1.0"), 200, "")
-	if got := census(); got != 3 {
-		t.Fatalf("census %d after b's end and one reservation, want 3", got)
-	}
+	// b is killed and its record pruned, as `mur ps` does: the watch on its
+	// process is the evidence, read at the next census read.
+	killB()
+	os.Remove(filepath.Join(dir, "ses_kill_b.json"))
+	waitCensus(t, p.srv.ref, 1)
+
+	expect(t, "spawn", p.spawn(cred, "local/worker-a", "0.1.0"), 200, "")
+	expect(t, "spawn", p.spawn(cred, "local/worker-a", "0.1.0"), 200, "")
 	expect(t, "spawn at the ceiling", p.spawn(cred, "local/worker-a", "0.1.0"), 403, msgCeiling(3, 3))
 
-	// a is killed: its exit, seen through the watch, ends it.
-	a.Process.Kill()
-	a.Wait()
+	killA()
+	waitCensus(t, p.srv.ref, 2) // the two reservations
 	expect(t, "spawn with a gone", p.spawn(cred, "local/worker-a", "0.1.0"), 200, "")
-	if got := census(); got != 3 {
-		t.Fatalf("census %d, want 3 (c and two reservations)", got)
-	}
-	// Both ended sessions read as failed.
 	for _, sid := range []string{"ses_kill_a", "ses_kill_b"} {
 		st, err := p.srv.ref.Status(sid)
 		if err != nil || st.Status != statusFailed {
 			t.Errorf("status of %s: %+v %v, want failed", sid, st, err)
 		}
+	}
+	if st, _ := p.srv.ref.Status("ses_kill_c"); st.Status != statusRunning {
+		t.Errorf("ses_kill_c: %+v, want running (uncounted, not ended)", st)
+	}
+}
+
+// waitCensus reads the census, as a request would, until it is want (an
+// exit reaches its pidfd asynchronously to the kill).
+func waitCensus(t *testing.T, r *Referee, want int) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		got := r.Snapshot().Census
+		if got == want {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("census %d, want %d", got, want)
+		}
+		time.Sleep(5 * time.Millisecond)
 	}
 }

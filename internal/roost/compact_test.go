@@ -13,7 +13,7 @@ import (
 func (x *refT) child(parentCred, id string) string {
 	x.t.Helper()
 	g := x.grant(parentCred, "local/worker-b", "0.1.0")
-	resp, err := x.r.RegisterApproved(roostapi.RegisterRequest{SessionID: id, Name: "local/worker-b", Version: "0.1.0"}, g.Approval)
+	resp, err := x.r.RegisterApproved(roostapi.RegisterRequest{SessionID: id, Name: "local/worker-b", Version: "0.1.0"}, g.Approval, noPeer)
 	if err != nil {
 		x.t.Fatalf("register child %s: %v", id, err)
 	}
@@ -67,11 +67,11 @@ func TestRetiredSessionsCompacted(t *testing.T) {
 		if got := x.figures(tc.id); got != tc.want {
 			t.Errorf("%s: %+v, want %+v", tc.id, got, tc.want)
 		}
-		_, err := x.r.RegisterTopLevel(roostapi.RegisterRequest{SessionID: tc.id, Name: "local/orchestrator", Version: "0.1.0"})
+		_, err := x.r.RegisterTopLevel(roostapi.RegisterRequest{SessionID: tc.id, Name: "local/orchestrator", Version: "0.1.0"}, noPeer)
 		refusal(t, tc.id+" registered again", err, 403, msgIdentity)
 		refusal(t, tc.id+" deregistered again", x.r.Deregister(map[string]string{"ses_p": pc, "ses_c": cc}[tc.id], roostapi.DeregisterRequest{Outcome: statusComplete}), 403, msgIdentity)
 	}
-	_, err := x.r.RegisterApproved(roostapi.RegisterRequest{SessionID: "ses_late", Name: "local/worker-b", Version: "0.1.0"}, left.Approval)
+	_, err := x.r.RegisterApproved(roostapi.RegisterRequest{SessionID: "ses_late", Name: "local/worker-b", Version: "0.1.0"}, left.Approval, noPeer)
 	refusal(t, "approval of a retired parent", err, 403, msgIdentity)
 	if _, err := x.r.Status("ses_never"); err == nil {
 		t.Fatal("an id never registered answered")

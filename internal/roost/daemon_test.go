@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
@@ -100,7 +101,8 @@ func startDaemonCmd(t testing.TB, home string, cmdFor func([]string) *exec.Cmd, 
 		t.Fatalf("second line is not the listening line: %q", d.lines[1])
 	}
 	d.addr = m[1]
-	d.client = &client{t: t, base: "http://" + d.addr, hc: &http.Client{Timeout: 10 * time.Second}}
+	d.client = &client{t: t, base: "http://" + d.addr, hc: &http.Client{Timeout: 10 * time.Second},
+		running: filepath.Join(home, ".murmur", "running")}
 	return d
 }
 

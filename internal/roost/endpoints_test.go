@@ -64,6 +64,7 @@ func TestEndpointsWalk(t *testing.T) {
 		}
 	}
 	// Extra keys are ignored, a capabilities block included; keys match exactly.
+	d.runningRecord("ses_top")
 	r := d.do("POST", "/register", nil, `{"session_id": "ses_top", "name": "local/orchestrator", "version": "0.1.0",
 		"capabilities": {"network": {"allow": ["*"]}}, "envelope": {}, "NAME": "local/worker-a", "depth": 99}`)
 	if r.code != 200 || !strings.HasPrefix(r.str("credential"), "msc1.eyJ2IjoxLCJz") || len(r.body) != 1 {

@@ -19,7 +19,34 @@ type Config struct {
 	// MaxLiveCapsules is -1 until derived from the host's cores.
 	MaxLiveCapsules int
 	Version         bool
+	// Help is --help or -h: print Usage and exit 0, binding no port.
+	Help bool
 }
+
+// Usage is what --help prints: the flag table. Every other argument is
+// still refused; --help and -h are the only short-cut a person tries first.
+const Usage = `usage: mur-roost [flags]
+
+The spawn referee daemon: it listens on 127.0.0.1 and decides which capsule
+may register and which child a session may spawn.
+
+flags (each value flag takes --flag VALUE or --flag=VALUE):
+  --port N                 port to bind on 127.0.0.1 (default 7700; 0 picks a free one)
+  --registry-path DIR      the artifact store capsules are resolved from
+                           (default $HOME/.murmur/artifacts)
+  --spawn-allow NAME       a full name <scope>/<name> that may register with no
+                           approval; repeat the flag per name (default: none)
+  --max-depth N            levels of delegation below a top-level capsule (default 3)
+  --max-concurrent N       children one session may hold live at once (default 4)
+  --max-live-capsules N    capsules live on this host at once (default: the CPUs
+                           times 8, clamped to 16..256)
+  --version                print the daemon's version and exit
+  -h, --help               print this and exit
+
+Numbers are whole numbers; none means unlimited, and 0 refuses every delegation.
+Any other argument is refused with 'unknown argument: ...' (exit status 2).
+`
+
 
 // usageError is a command line the daemon refuses (exit status 2).
 type usageError struct{ msg string }
@@ -45,6 +72,12 @@ func ParseArgs(args []string) (Config, error) {
 				return c, &usageError{lineUnknownArgument(arg)}
 			}
 			c.Version = true
+			continue
+		case "--help", "-h":
+			if hasVal {
+				return c, &usageError{lineUnknownArgument(arg)}
+			}
+			c.Help = true
 			continue
 		case "--port", "--registry-path", "--spawn-allow", "--max-depth", "--max-concurrent", "--max-live-capsules":
 		default:

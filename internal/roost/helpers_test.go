@@ -8,9 +8,11 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/murmur-go/murmur/internal/running"
 	"github.com/murmur-go/murmur/internal/store"
 	"github.com/murmur-go/murmur/internal/testbin"
 )
@@ -82,6 +84,11 @@ type client struct {
 	t    testing.TB
 	base string
 	hc   *http.Client
+	// running is the daemon's running directory, "" for none. register
+	// writes this process's running record for the session there first, as
+	// a runtime does before it registers: the evidence the census counts a
+	// registration on.
+	running string
 }
 
 type reply struct {
@@ -138,7 +145,26 @@ func (c *client) register(sid, name, version, approval string) reply {
 	if approval != "" {
 		h[HeaderApproval] = approval
 	}
+	c.runningRecord(sid)
 	return c.do("POST", "/register", h, map[string]string{"session_id": sid, "name": name, "version": version})
+}
+
+// runningRecord writes this process's running record for sid in the
+// daemon's running directory, unless one is there (a start-up capsule's).
+func (c *client) runningRecord(sid string) {
+	c.t.Helper()
+	if c.running == "" || sid == "" || filepath.Base(sid) != sid || sid == "." || sid == ".." || len(sid) > 200 {
+		return
+	}
+	if _, err := os.Lstat(filepath.Join(c.running, sid+".json")); err == nil {
+		return
+	}
+	pid, start, err := running.Self()
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	os.MkdirAll(c.running, 0o700)
+	writeRecord(c.t, c.running, record(sid, pid, start))
 }
 
 func (c *client) spawn(cred, name, version string) reply {

@@ -170,12 +170,13 @@ type fastConn struct {
 
 	readDeadline, writeDeadline time.Time
 
-	req  http.Request
-	url  url.URL
-	body bytes.Reader
-	rw   fastWriter
-	hdr  http.Header
-	vals [8][1]string
+	req    http.Request
+	remote string // c.RemoteAddr(), as req.RemoteAddr
+	url    url.URL
+	body   bytes.Reader
+	rw     fastWriter
+	hdr    http.Header
+	vals   [8][1]string
 }
 
 // deadlineSlack is how stale a deadline may be before it is set again: a
@@ -209,6 +210,10 @@ func (fc *fastConn) serve() {
 		}
 	}()
 	fc.buf = make([]byte, 0, 2048)
+	// What net/http gives a handler of the connection, once per connection:
+	// POST /register learns the registering process from both ends.
+	fc.remote = fc.c.RemoteAddr().String()
+	fc.req = *(&http.Request{}).WithContext(context.WithValue(context.Background(), http.LocalAddrContextKey, fc.c.LocalAddr()))
 	fc.hdr = make(http.Header, 4)
 	fc.rw.h = make(http.Header, 4)
 	for {
@@ -468,7 +473,7 @@ func (fc *fastConn) parseHead(head []byte) (contentLength int, ok bool) {
 	fc.req.Header = fc.hdr
 	fc.req.ContentLength = int64(contentLength)
 	fc.req.Body = fastBody{&fc.body}
-	fc.req.RemoteAddr = ""
+	fc.req.RemoteAddr = fc.remote
 	return contentLength, true
 }
 

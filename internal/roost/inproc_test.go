@@ -48,7 +48,7 @@ func newInproc(t testing.TB, opts Options) *inproc {
 	}
 	hs := httptest.NewServer(srv)
 	t.Cleanup(func() { hs.Close(); srv.Close() })
-	return &inproc{srv: srv, client: &client{t: t, base: hs.URL, hc: hs.Client()}}
+	return &inproc{srv: srv, client: &client{t: t, base: hs.URL, hc: hs.Client(), running: opts.RunningDir}}
 }
 
 func TestApprovalExpiry(t *testing.T) {

@@ -39,7 +39,7 @@ import (
 )
 
 // Main runs mur-roost with the given arguments and returns its exit status:
-// 0 after --version or a clean shutdown (SIGINT, SIGTERM), 1 when it cannot
+// 0 after --help, --version or a clean shutdown (SIGINT, SIGTERM), 1 when it cannot
 // start, 2 for a command line it refuses.
 func Main(args []string, stdout, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -52,6 +52,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		fmt.Fprintln(stderr, err)
 		return 2
+	}
+	if cfg.Help {
+		fmt.Fprint(stdout, Usage)
+		return 0
 	}
 	if cfg.Version {
 		fmt.Fprintln(stdout, "mur-roost "+version.Version)

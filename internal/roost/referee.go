@@ -4,7 +4,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/murmur-go/murmur/internal/envelope"
@@ -264,9 +269,6 @@ func (r *Referee) boundsLocked(parent *session) error {
 		return r.depthSpent
 	}
 	c := r.st.census()
-	if c >= r.maxLive && r.adoptLocked() {
-		c = r.st.census()
-	}
 	if c >= r.maxLive {
 		return forbidden(msgCeiling(r.maxLive, c))
 	}
@@ -278,8 +280,9 @@ func (r *Referee) boundsLocked(parent *session) error {
 	return nil
 }
 
-// sweepLocked applies every expiry due by now, and ends the sessions the
-// census found gone without a deregistration.
+// sweepLocked applies every expiry due by now, ends the sessions the census
+// found gone without a deregistration, and looks again for the evidence of
+// registrations not yet counted.
 func (r *Referee) sweepLocked() {
 	r.st.sweep(r.now())
 	for _, id := range r.st.startup.takeEnded() {
@@ -287,48 +290,113 @@ func (r *Referee) sweepLocked() {
 			r.endLocked(sess, statusFailed)
 		}
 	}
+	r.confirmLocked()
 }
 
 // maxWatchTries bounds how often one session's running record is looked for.
 const maxWatchTries = 8
 
-// adoptLocked looks, on the way to a ceiling refusal, for the running
-// records of registered sessions not yet watched: a session killed without
-// deregistering (kill -9) would otherwise hold its slot for the daemon's
-// life. A record whose process is gone is the evidence `mur ps` prunes on,
-// and ends the session (failed); a live one is watched from then on, so its
-// exit is seen by every later census read. A session with no record yet
-// (still starting, or one that never writes one) keeps counting: the count
-// errs toward refusing. Only the refusal path pays for the reads. It reports
-// whether any session ended.
-func (r *Referee) adoptLocked() bool {
-	if r.runningDir == "" || r.st.startup == nil {
-		return false
+// maxConfirmPerRead bounds the records looked for on one census read, so a
+// burst of registrations that never write one costs each request little.
+const maxConfirmPerRead = 16
+
+// The census counts a registration only on the evidence it counts a capsule
+// found at start-up by (the census's evidence rule, "evaluated when the
+// census is read"): a running record with the session's id in the daemon's
+// own running directory, owned by the uid of the process that registered it,
+// whose process is live and runs as that uid. The runtime writes its record
+// before it registers, so a real session is counted from its registration;
+// a registration from another user, or one no capsule stands behind, is
+// answered as before but never fills the machine ceiling. A counted session's
+// process is watched from then on (startupSet.adopt), so one killed without
+// deregistering (kill -9) is ended, failed, at the next census read — even
+// once `mur ps` has pruned its record.
+//
+// A daemon with no running directory (Options.RunningDir "", in-process
+// tests) has no evidence to read and counts every registration.
+
+// evidence looks for session id's running record on behalf of uid (the
+// registering process's; noPeer finds nothing). It reads files: call it
+// without mu held, or bounded (confirmLocked).
+func (r *Referee) evidence(id string, uid int) (running.Record, bool) {
+	if uid == noPeer || r.runningDir == "" {
+		return running.Record{}, false
 	}
-	ended := false
-	for id, sess := range r.st.sessions {
-		if sess.status != statusRunning || sess.watchTries >= maxWatchTries || r.st.startup.watching(id) {
+	rec, state, err := running.Read(r.runningDir, id)
+	if err != nil || state != running.Live {
+		return running.Record{}, false
+	}
+	fi, err := os.Lstat(filepath.Join(r.runningDir, id+".json"))
+	if err != nil {
+		return running.Record{}, false
+	}
+	if st, ok := fi.Sys().(*syscall.Stat_t); !ok || int(st.Uid) != uid {
+		return running.Record{}, false
+	}
+	if procUID(rec.PID) != uid {
+		return running.Record{}, false
+	}
+	return rec, true
+}
+
+// procUID is the real uid of process pid, or noPeer.
+func procUID(pid int) int {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
+	if err != nil {
+		return noPeer
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if rest, ok := strings.CutPrefix(line, "Uid:"); ok {
+			f := strings.Fields(rest)
+			if len(f) == 0 {
+				return noPeer
+			}
+			uid, err := strconv.Atoi(f[0])
+			if err != nil {
+				return noPeer
+			}
+			return uid
+		}
+	}
+	return noPeer
+}
+
+// confirmLocked looks again, a bounded number of times, for the evidence of
+// running sessions not yet counted (a record written after the registration).
+func (r *Referee) confirmLocked() {
+	q := r.st.unconfirmed
+	if len(q) == 0 {
+		return
+	}
+	n := min(len(q), maxConfirmPerRead)
+	var again []*session
+	for _, sess := range q[:n] {
+		if sess.status != statusRunning || sess.counted {
 			continue
 		}
 		sess.watchTries++
-		rec, state, err := running.Read(r.runningDir, id)
-		switch {
-		case err != nil:
-		case state == running.Live:
-			r.st.startup.adopt(rec)
-		case state == running.Stale:
-			r.endLocked(sess, statusFailed)
-			ended = true
+		if rec, ok := r.evidence(sess.id, sess.uid); ok {
+			r.countLocked(sess, &rec)
+			continue
+		}
+		if sess.watchTries < maxWatchTries {
+			again = append(again, sess)
 		}
 	}
-	r.st.startup.refresh()
-	for _, id := range r.st.startup.takeEnded() {
-		if sess := r.st.sessions[id]; sess != nil && sess.status == statusRunning {
-			r.endLocked(sess, statusFailed)
-			ended = true
-		}
+	rest := append(q[n:len(q):len(q)], again...)
+	clear(q[:n])
+	r.st.unconfirmed = rest
+}
+
+// countLocked makes the census count a running session: it is one capsule
+// with a start-up record of its id, and its record's process is watched.
+func (r *Referee) countLocked(sess *session, rec *running.Record) {
+	sess.counted = true
+	r.st.counted++
+	r.st.startup.absorb(sess.id)
+	if rec != nil {
+		r.st.startup.adopt(*rec)
 	}
-	return ended
 }
 
 // ---- POST /register --------------------------------------------------------
@@ -355,7 +423,10 @@ func checkRegisterFields(req roostapi.RegisterRequest) error {
 // session_id unused (identity 403) → register with depth --max-depth. A
 // top-level registration counts toward the census and is never refused by
 // the ceiling.
-func (r *Referee) RegisterTopLevel(req roostapi.RegisterRequest) (roostapi.RegisterResponse, error) {
+//
+// peer is the uid of the registering process (noPeer when unknown): the
+// census counts the session only on a running record of that uid's.
+func (r *Referee) RegisterTopLevel(req roostapi.RegisterRequest, peer int) (roostapi.RegisterResponse, error) {
 	if err := checkRegisterFields(req); err != nil {
 		return roostapi.RegisterResponse{}, err
 	}
@@ -366,20 +437,28 @@ func (r *Referee) RegisterTopLevel(req roostapi.RegisterRequest) (roostapi.Regis
 	if err != nil {
 		return roostapi.RegisterResponse{}, unresolved(req.Name, req.Version, err)
 	}
-	if err := r.registerTop(req.SessionID, art); err != nil {
+	ev, ok := r.evidence(req.SessionID, peer)
+	if err := r.registerTop(req.SessionID, art, peer, evidenceOf(ev, ok)); err != nil {
 		return roostapi.RegisterResponse{}, err
 	}
 	return r.credentialFor(req.SessionID), nil
 }
 
-func (r *Referee) registerTop(id string, art Artifact) error {
+func evidenceOf(rec running.Record, ok bool) *running.Record {
+	if !ok {
+		return nil
+	}
+	return &rec
+}
+
+func (r *Referee) registerTop(id string, art Artifact, peer int, ev *running.Record) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.sweepLocked()
 	if r.st.registered(id) {
 		return identity()
 	}
-	r.addSessionLocked(id, art, r.maxDepth, nil)
+	r.addSessionLocked(id, art, r.maxDepth, nil, peer, ev)
 	return nil
 }
 
@@ -390,7 +469,7 @@ func (r *Referee) registerTop(id string, art Artifact) error {
 // (403) → marked spent → same name and version (403) → same content hash
 // (403) → session_id unused (identity 403) → register with the depth sealed
 // in the approval; the reservation becomes the running child.
-func (r *Referee) RegisterApproved(req roostapi.RegisterRequest, approvalToken string) (roostapi.RegisterResponse, error) {
+func (r *Referee) RegisterApproved(req roostapi.RegisterRequest, approvalToken string, peer int) (roostapi.RegisterResponse, error) {
 	if err := checkRegisterFields(req); err != nil {
 		return roostapi.RegisterResponse{}, err
 	}
@@ -402,7 +481,8 @@ func (r *Referee) RegisterApproved(req roostapi.RegisterRequest, approvalToken s
 	if r.appr.open(approvalToken, &p) != nil || p.V != 1 {
 		return roostapi.RegisterResponse{}, identity()
 	}
-	if err := r.redeem(p, req, art); err != nil {
+	ev, ok := r.evidence(req.SessionID, peer)
+	if err := r.redeem(p, req, art, peer, evidenceOf(ev, ok)); err != nil {
 		return roostapi.RegisterResponse{}, err
 	}
 	return r.credentialFor(req.SessionID), nil
@@ -410,7 +490,7 @@ func (r *Referee) RegisterApproved(req roostapi.RegisterRequest, approvalToken s
 
 // redeem is RegisterApproved's decision on the state, in one critical
 // section: from finding the granting session to recording the child.
-func (r *Referee) redeem(p approvalPayload, req roostapi.RegisterRequest, art Artifact) error {
+func (r *Referee) redeem(p approvalPayload, req roostapi.RegisterRequest, art Artifact, peer int, ev *running.Record) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	now := r.now()
@@ -451,25 +531,34 @@ func (r *Referee) redeem(p approvalPayload, req roostapi.RegisterRequest, art Ar
 		return identity()
 	}
 	// The reservation becomes a running child: the parent's count and the
-	// census are unchanged (one reservation out, one child and one session in).
+	// census are unchanged (one reservation out, one child and one session
+	// in), unless the child has no evidence to be counted on.
 	a.state = apRedeemed
 	delete(parent.pending, a)
 	r.st.pending--
-	r.addSessionLocked(req.SessionID, art, p.Depth, parent)
+	r.addSessionLocked(req.SessionID, art, p.Depth, parent, peer, ev)
 	parent.children++
 	return nil
 }
 
-// addSessionLocked records a running session.
-func (r *Referee) addSessionLocked(id string, art Artifact, depth int, parent *session) {
+// addSessionLocked records a running session registered by uid peer, and
+// counts it when ev, its running record, is the evidence (or when the
+// daemon reads no running directory). One without is looked for again on
+// the next census reads, unless its registering uid is unknown.
+func (r *Referee) addSessionLocked(id string, art Artifact, depth int, parent *session, peer int, ev *running.Record) {
 	sess := &session{
 		id: id, name: art.Name, version: art.Version, sha256: art.SHA256,
 		manifest: art.Manifest, allow: r.allowOf(art.Manifest),
-		depth: depth, status: statusRunning, parent: parent,
+		depth: depth, status: statusRunning, parent: parent, uid: peer,
 	}
 	r.st.sessions[id] = sess
 	r.st.running++
-	r.st.startup.absorb(id)
+	switch {
+	case r.runningDir == "" || ev != nil:
+		r.countLocked(sess, ev)
+	case peer != noPeer:
+		r.st.unconfirmed = append(r.st.unconfirmed, sess)
+	}
 }
 
 // allowOf is m's capabilities.spawn.allow as a set, one per manifest (the
@@ -546,6 +635,10 @@ func (r *Referee) Deregister(credential string, req roostapi.DeregisterRequest) 
 func (r *Referee) endLocked(sess *session, outcome string) {
 	sess.status = outcome
 	r.st.running--
+	if sess.counted {
+		sess.counted = false
+		r.st.counted--
+	}
 	// Every reservation it holds is released: an approval it earned can no
 	// longer be redeemed by anybody.
 	for a := range sess.pending {
@@ -592,8 +685,10 @@ func (r *Referee) Status(id string) (roostapi.StatusResponse, error) {
 }
 
 // Snapshot is the daemon's state as figures, for tests and benchmarks.
+// Running is every session registered and not ended, Counted those the
+// census counts (see evidence).
 type Snapshot struct {
-	Running, Pending, Startup, Census int
+	Running, Counted, Pending, Startup, Census int
 }
 
 // Snapshot reads the census exactly as a request would.
@@ -602,8 +697,8 @@ func (r *Referee) Snapshot() Snapshot {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.sweepLocked()
-	st := r.st.startup.counted()
-	return Snapshot{Running: r.st.running, Pending: r.st.pending, Startup: st, Census: r.st.running + r.st.pending + st}
+	return Snapshot{Running: r.st.running, Counted: r.st.counted, Pending: r.st.pending,
+		Startup: r.st.startup.counted(), Census: r.st.census()}
 }
 
 // ---- field checks ------------------------------------------------------------

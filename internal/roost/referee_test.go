@@ -46,7 +46,7 @@ func defaultOpts() Options { return Options{MaxDepth: 3, MaxConcurrent: 4, MaxLi
 // top registers a top-level session and returns its credential.
 func (x *refT) top(id, name string) string {
 	x.t.Helper()
-	resp, err := x.r.RegisterTopLevel(roostapi.RegisterRequest{SessionID: id, Name: name, Version: "0.1.0"})
+	resp, err := x.r.RegisterTopLevel(roostapi.RegisterRequest{SessionID: id, Name: name, Version: "0.1.0"}, noPeer)
 	if err != nil {
 		x.t.Fatalf("register %s: %v", id, err)
 	}
@@ -181,7 +181,7 @@ func TestRefereeRegisterTopLevel(t *testing.T) {
 		t.Run(tc.what, func(t *testing.T) {
 			x := newRef(t, defaultOpts())
 			x.top("ses_p", "local/orchestrator")
-			_, err := x.r.RegisterTopLevel(tc.req)
+			_, err := x.r.RegisterTopLevel(tc.req, noPeer)
 			refusal(t, tc.what, err, tc.code, tc.msg)
 			if s := x.r.Snapshot(); s.Running != 1 {
 				t.Fatalf("a refused registration changed the state: %+v", s)
@@ -190,7 +190,7 @@ func TestRefereeRegisterTopLevel(t *testing.T) {
 	}
 
 	x := newRef(t, Options{MaxDepth: 3, MaxConcurrent: 4, MaxLiveCapsules: 0})
-	_, err := x.r.RegisterTopLevel(roostapi.RegisterRequest{SessionID: "ses_m", Name: "local/missing", Version: "0.1.0"})
+	_, err := x.r.RegisterTopLevel(roostapi.RegisterRequest{SessionID: "ses_m", Name: "local/missing", Version: "0.1.0"}, noPeer)
 	var re *roostapi.Error
 	if !errors.As(err, &re) || re.StatusCode != 500 {
 		t.Fatalf("allowed but unpublished: %v", err)
@@ -257,7 +257,7 @@ func TestRefereeRegisterApproved(t *testing.T) {
 			if tc.tok != nil {
 				tok = tc.tok(cred, appr)
 			}
-			resp, err := x.r.RegisterApproved(tc.req, tok)
+			resp, err := x.r.RegisterApproved(tc.req, tok, noPeer)
 			switch {
 			case tc.code == 0:
 				if err != nil || !strings.HasPrefix(resp.Credential, credentialPrefix) {
@@ -280,7 +280,7 @@ func TestRefereeRegisterApproved(t *testing.T) {
 			default:
 				refusal(t, tc.what, err, tc.code, tc.msg)
 			}
-			_, err = x.r.RegisterApproved(child("ses_c2", "local/worker-a", "0.1.0"), appr)
+			_, err = x.r.RegisterApproved(child("ses_c2", "local/worker-a", "0.1.0"), appr, noPeer)
 			if tc.then == "" {
 				if err != nil {
 					t.Fatalf("re-presented: %v, want it redeemable", err)
@@ -300,7 +300,7 @@ func TestRefereeRegisterApprovedOtherBytes(t *testing.T) {
 	cred := x.top("ses_p", "local/orchestrator")
 	g := x.grant(cred, "local/worker-b", "0.1.0")
 	sha := publish(t, x.fx.reg, "local/worker-b", "0.1.0", "", 'x')
-	_, err := x.r.RegisterApproved(roostapi.RegisterRequest{SessionID: "ses_c", Name: "local/worker-b", Version: "0.1.0"}, g.Approval)
+	_, err := x.r.RegisterApproved(roostapi.RegisterRequest{SessionID: "ses_c", Name: "local/worker-b", Version: "0.1.0"}, g.Approval, noPeer)
 	refusal(t, "other bytes", err, 403, msgApprovalBytes("local/worker-b@0.1.0", g.SHA256, sha))
 	// Spent, but its slot is kept until its 60 seconds pass.
 	if st, _ := x.r.Status("ses_p"); st.LiveChildren != 1 || st.LiveCapsules != 2 {

@@ -105,10 +105,14 @@ func (s *Server) register(w http.ResponseWriter, r *http.Request) {
 	// holds; a credential header here is not looked at.
 	var resp roostapi.RegisterResponse
 	var err error
+	peer := noPeer
+	if s.ref.runningDir != "" {
+		peer = requestPeer(r)
+	}
 	if _, withApproval := r.Header[HeaderApproval]; withApproval {
-		resp, err = s.ref.RegisterApproved(req, token(r.Header, HeaderApproval))
+		resp, err = s.ref.RegisterApproved(req, token(r.Header, HeaderApproval), peer)
 	} else {
-		resp, err = s.ref.RegisterTopLevel(req)
+		resp, err = s.ref.RegisterTopLevel(req, peer)
 	}
 	respond(w, resp, err)
 }

@@ -32,9 +32,13 @@ type session struct {
 	status   string
 	parent   *session // nil for a top-level registration
 
-	// watchTries counts the attempts to find this session's running record
-	// (adoptLocked); bounded, so a session that never writes one costs
-	// a refusal nothing after a few.
+	// uid is the registering process's (noPeer when unknown); counted
+	// whether the census counts the session, on its running record of that
+	// uid's. watchTries counts the census reads that looked for the record
+	// (confirmLocked); bounded, so a registration that never writes one
+	// costs a census read nothing after a few.
+	uid        int
+	counted    bool
 	watchTries int
 
 	children int                    // approved children that registered and are running
@@ -112,8 +116,12 @@ type state struct {
 	queue     []*approval          // in grant order, hence in deadline order
 	qhead     int
 	running   int // sessions with status running
-	pending   int // approvals that reserve a slot (apPending or apConsumed)
-	startup   *startupSet
+	counted   int // of those, the ones the census counts (see Referee.evidence)
+	// unconfirmed holds running sessions of a known uid not yet counted,
+	// whose record is looked for again on census reads (a few times each).
+	unconfirmed []*session
+	pending     int // approvals that reserve a slot (apPending or apConsumed)
+	startup     *startupSet
 }
 
 func newState(startup *startupSet) *state {
@@ -175,10 +183,11 @@ func (st *state) release(a *approval) {
 	st.pending--
 }
 
-// census is the machine count: running tracked sessions, unredeemed
+// census is the machine count: running tracked sessions counted on their
+// evidence (Referee.evidence), unredeemed
 // unexpired approvals, and start-up capsules still running as of the
 // request's re-check (startup.refresh, before the state lock). Call sweep
 // first.
 func (st *state) census() int {
-	return st.running + st.pending + st.startup.counted()
+	return st.counted + st.pending + st.startup.counted()
 }

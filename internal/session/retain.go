@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/murmur-go/murmur/internal/diag"
@@ -41,6 +42,7 @@ func ApplyRetain(projectRecordsDir, current string, r Retain, runningDir string,
 		return nil, nil
 	}
 	sessionsDir := filepath.Join(filepath.Dir(runningDir), "sessions")
+	recordsRoot := filepath.Join(filepath.Dir(runningDir), "records")
 	live := map[string]bool{}
 	if recs, err := running.Scan(runningDir); err == nil {
 		for _, e := range recs {
@@ -90,9 +92,67 @@ func ApplyRetain(projectRecordsDir, current string, r Retain, runningDir string,
 			warnings = append(warnings, diag.Warn("W-IO-051", "trace.retain could not remove the records of %s: %v", id, err))
 			continue
 		}
+		// Its delegated children's records go with it (contracts §18); only
+		// the run that renamed the dir gets here, so they are removed once.
+		if err := RemoveChildRecords(recordsRoot, dir); err != nil {
+			warnings = append(warnings, diag.Warn("W-IO-051", "trace.retain could not remove the records of %s's delegated children: %v", id, err))
+		}
 		removed = append(removed, id)
 	}
 	return removed, warnings
+}
+
+// ChildRecordsTree is where the records of a session's delegated children
+// lie: a child's work folder is <records dir>/children/<bare>-<hex>, and its
+// own records dir follows §5 under the records root, so every child of the
+// session whose records dir is dir has its records beneath
+// <records root>/<dir without its leading />/children (contracts §18).
+func ChildRecordsTree(recordsRoot, dir string) string {
+	return filepath.Join(recordsRoot, strings.TrimPrefix(filepath.Clean(dir), "/"), "children")
+}
+
+// RemoveChildRecords removes the records of every delegated child of the
+// session whose records dir is dir (its path when it was written, even if
+// the dir itself is gone or renamed), their own children's first, then the
+// directories left empty between that tree and the records root. The
+// session's own records dir is the caller's to remove. A tree that does not
+// exist is not an error.
+func RemoveChildRecords(recordsRoot, dir string) error {
+	root := filepath.Clean(recordsRoot)
+	tree := ChildRecordsTree(root, dir)
+	if _, err := os.Lstat(tree); err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
+		return err
+	}
+	var errs []error
+	// A grandchild's records are not inside its parent's tree but beneath
+	// the child's own records dir's mirror: follow every child session.
+	_ = filepath.WalkDir(tree, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || !d.IsDir() || p == tree {
+			return nil
+		}
+		if ids.Valid(ids.Session, d.Name()) {
+			if err := RemoveChildRecords(root, p); err != nil {
+				errs = append(errs, err)
+			}
+			return fs.SkipDir
+		}
+		return nil
+	})
+	if err := snapshot.Remove(tree); err != nil {
+		errs = append(errs, err)
+	}
+	// The mirrored path's directories hold nothing else once the tree is
+	// gone, unless another session's children share them: remove the empty
+	// ones, stopping at the first that is not.
+	for p := filepath.Dir(tree); p != root && strings.HasPrefix(p, root+"/"); p = filepath.Dir(p) {
+		if os.Remove(p) != nil {
+			break
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // String renders r for logs.

@@ -122,7 +122,11 @@ func Plain(t testing.TB, pkg, dir string) string {
 }
 
 func goBuild(out, pkg, tags string) error {
-	args := []string{"build", "-o", out}
+	// -buildvcs=false: a test binary is never VCS-stamped (its revision is
+	// "devel"), and helpers such as mur-driver must say the same revision as
+	// the code that checks their stamp, in the test binary or in a mur built
+	// here. Given on the command line, it wins over any GOFLAGS.
+	args := []string{"build", "-buildvcs=false", "-o", out}
 	if tags != "" {
 		args = append(args, "-tags", tags)
 	}

@@ -52,10 +52,20 @@ type Proxy struct {
 // network namespace the proxy is for is E-CAP-005: there is no fallback
 // to the host's network.
 func Start(allow []string) (*Proxy, error) {
-	if r := contain.Probe(); !r.NetNS {
-		return nil, diag.New("E-CAP-005", "the capsule's commands need a network namespace of their own (contracts §19) and this host refuses one: %s", r.NetNSBlocker)
+	if err := NeedNetNS(); err != nil {
+		return nil, err
 	}
 	return newProxy(allow), nil
+}
+
+// NeedNetNS is E-CAP-005 when this host refuses a network namespace, nil
+// when it allows one. A capsule that declares spawn.allow or shell.allow
+// needs one, so its launch is refused before its session exists.
+func NeedNetNS() error {
+	if r := contain.Probe(); !r.NetNS {
+		return diag.New("E-CAP-005", "the capsule's commands need a network namespace of their own (contracts §19) and this host refuses one: %s", r.NetNSBlocker)
+	}
+	return nil
 }
 
 func newProxy(allow []string) *Proxy {

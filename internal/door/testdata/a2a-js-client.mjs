@@ -4,7 +4,7 @@
 // node_modules reach; the Go test TestA2AJSClient runs it).
 import { randomUUID } from 'node:crypto';
 import { ClientFactory } from '@a2a-js/sdk/client';
-import { Role, taskStateToJSON } from '@a2a-js/sdk';
+import { Role, TaskState, taskStateToJSON } from '@a2a-js/sdk';
 
 const url = process.argv[2];
 const factory = new ClientFactory();
@@ -57,5 +57,20 @@ for await (const ev of client.sendMessageStream({ tenant: '', message: msg('echo
   else events.push(kind);
 }
 out.stream = { events, task: view(await client.getTask({ tenant: '', id: streamedId })) };
+
+// ListTasks: every task, two a page, then the completed ones in the stream's
+// context.
+const listReq = (over) => ({ tenant: '', contextId: '', status: TaskState.TASK_STATE_UNSPECIFIED, pageToken: '', statusTimestampAfter: undefined, ...over });
+out.list = { pages: [], ids: [] };
+let token = '';
+for (let i = 0; i < 20; i++) {
+  const page = await client.listTasks(listReq({ pageSize: 2, pageToken: token }));
+  out.list.pages.push({ n: page.tasks.length, totalSize: page.totalSize, pageSize: page.pageSize });
+  out.list.ids.push(...page.tasks.map((t) => t.id));
+  token = page.nextPageToken;
+  if (!token) break;
+}
+const done = await client.listTasks(listReq({ contextId: out.stream.task.contextId, status: TaskState.TASK_STATE_COMPLETED, includeArtifacts: true }));
+out.list.completedInContext = done.tasks.map(view);
 
 process.stdout.write(JSON.stringify(out) + '\n');

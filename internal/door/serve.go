@@ -1,0 +1,179 @@
+package door
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"strconv"
+	"sync"
+	"time"
+)
+
+// The door's connection bounds (Serve). A POST /'s read deadline is lifted
+// once its body is read, so a stream (SendStreamingMessage,
+// SubscribeToTask) lives as long as its task.
+const (
+	ReadHeaderTimeout = 10 * time.Second // request line and headers
+	ReadTimeout       = 30 * time.Second // the whole request, body included
+	IdleTimeout       = 60 * time.Second // a keep-alive connection between requests
+	MaxConns          = 64               // open connections served at once; more wait to be accepted
+)
+
+// RuleSameUser is the error word of the refusal of a connection from
+// another user.
+const RuleSameUser = "not_same_user"
+
+// limits are a door's connection bounds; tests shorten them
+// (export_test.go).
+type limits struct {
+	readHeader, read, idle time.Duration
+	maxConns               int
+	// refuseLinger bounds how long a refused connection is drained after
+	// its 403, so the client reads the answer rather than a reset.
+	refuseLinger time.Duration
+}
+
+func defaultLimits() limits {
+	return limits{ReadHeaderTimeout, ReadTimeout, IdleTimeout, MaxConns, time.Second}
+}
+
+// Refusal is an HTTP refusal sent before a request's body is read, as
+// contracts §22.8 writes them: {"error": word, "message": sentence}.
+type Refusal struct {
+	Status  int
+	Error   string
+	Message string
+	Header  http.Header
+}
+
+type refusalBody struct {
+	Error   string `json:"error"`
+	Message string `json:"message"`
+}
+
+func writeRefusal(w http.ResponseWriter, r *Refusal) {
+	for k, vs := range r.Header {
+		w.Header()[k] = vs
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(r.Status)
+	_ = json.NewEncoder(w).Encode(refusalBody{r.Error, r.Message})
+}
+
+// Serve serves the door on ln until Shutdown or Close of ln. Only
+// connections whose peer socket belongs to the runtime's own user (its
+// effective uid; root's door: uid 0 only) are served: the owner is read from
+// the kernel's socket table as the connection is accepted, before any byte
+// of it is read, and any other is answered 403 {"error": "not_same_user"}
+// and closed. At most MaxConns connections are served at once (Accept waits
+// for one to close); each has the read-header, read and idle timeouts above.
+func (s *Server) Serve(ln net.Listener) error {
+	dl := &doorListener{Listener: ln, s: s, lim: s.limits, uid: s.uid,
+		slots: make(chan struct{}, s.limits.maxConns), refusing: make(chan struct{}, 16), closed: make(chan struct{})}
+	return s.hs.Serve(dl)
+}
+
+// Shutdown stops Serve (before or after it starts): no new connections,
+// idle ones closed, and it waits for active ones until ctx ends.
+func (s *Server) Shutdown(ctx context.Context) error { return s.hs.Shutdown(ctx) }
+
+func (s *Server) newHTTPServer() *http.Server {
+	return &http.Server{
+		Handler:           s,
+		ReadHeaderTimeout: s.limits.readHeader,
+		ReadTimeout:       s.limits.read,
+		IdleTimeout:       s.limits.idle,
+	}
+}
+
+// doorListener applies the same-user rule and the connection cap.
+type doorListener struct {
+	net.Listener
+	s        *Server
+	lim      limits
+	uid      uint32
+	slots    chan struct{} // one per served connection
+	refusing chan struct{} // refusals being written and drained
+	closed   chan struct{}
+	once     sync.Once
+}
+
+func (l *doorListener) Accept() (net.Conn, error) {
+	for {
+		select {
+		case l.slots <- struct{}{}:
+		case <-l.closed:
+			return nil, net.ErrClosed
+		}
+		c, err := l.Listener.Accept()
+		if err != nil {
+			<-l.slots
+			return nil, err
+		}
+		uid, err := peerUID(c)
+		if err == nil && uid == l.uid {
+			n := l.s.open.Add(1)
+			for m := l.s.maxOpen.Load(); n > m && !l.s.maxOpen.CompareAndSwap(m, n); m = l.s.maxOpen.Load() {
+			}
+			return &slotConn{Conn: c, release: func() { l.s.open.Add(-1); <-l.slots }}, nil
+		}
+		<-l.slots
+		l.refuse(c, uid, err)
+	}
+}
+
+func (l *doorListener) Close() error {
+	l.once.Do(func() { close(l.closed) })
+	return l.Listener.Close()
+}
+
+// refuse answers a connection from another user 403 and closes it, in the
+// background; past 16 refusals at once the rest are closed unanswered.
+func (l *doorListener) refuse(c net.Conn, uid uint32, err error) {
+	msg := fmt.Sprintf("this door answers only connections from the user that runs it (uid %d); this connection is from uid %d", l.uid, uid)
+	if err != nil {
+		msg = fmt.Sprintf("this door answers only connections from the user that runs it (uid %d); this connection's user could not be found: %v", l.uid, err)
+	}
+	l.s.log.Warn("door: refused a connection from another user", "remote", c.RemoteAddr().String(), "uid", uid, "error", err)
+	select {
+	case l.refusing <- struct{}{}:
+	default:
+		c.Close()
+		return
+	}
+	go func() {
+		defer func() { <-l.refusing }()
+		defer c.Close()
+		body, _ := json.Marshal(refusalBody{RuleSameUser, msg})
+		_ = c.SetDeadline(time.Now().Add(l.lim.refuseLinger))
+		_, _ = io.WriteString(c, "HTTP/1.1 403 Forbidden\r\nContent-Type: application/json\r\nContent-Length: "+
+			strconv.Itoa(len(body)+1)+"\r\nConnection: close\r\n\r\n"+string(body)+"\n")
+		// Closing with unread bytes would reset the connection and lose the
+		// answer: end our side, then drain (unread, bounded) until the peer
+		// closes or the linger ends.
+		if tc, ok := c.(interface{ CloseWrite() error }); ok {
+			_ = tc.CloseWrite()
+		}
+		_, _ = io.Copy(io.Discard, io.LimitReader(c, 1<<20))
+	}()
+}
+
+// slotConn gives its slot back when closed (once).
+type slotConn struct {
+	net.Conn
+	once    sync.Once
+	release func()
+}
+
+func (c *slotConn) Close() error {
+	err := c.Conn.Close()
+	c.once.Do(c.release)
+	return err
+}
+
+// ownUID is the uid whose connections a door serves.
+func ownUID() uint32 { return uint32(os.Geteuid()) }
