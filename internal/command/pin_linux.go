@@ -24,12 +24,26 @@ type Pinned struct {
 	st   unix.Stat_t
 }
 
-// Pin opens the executable at path for running by descriptor.
+// pinnedMinFD is the lowest descriptor number a Pinned takes.
+const pinnedMinFD = 100
+
+// Pin opens the executable at path for running by descriptor. A script
+// cannot be run so (its interpreter reopens it by the /proc/self/fd path,
+// which the close-on-exec descriptor no longer names): pin binaries.
 func Pin(path string) (*Pinned, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|unix.O_CLOEXEC, 0)
+	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return nil, err
 	}
+	// Above every number a started process is handed (ExtraFiles are
+	// dup2'ed onto 3, 4, …): a pinned descriptor there would be replaced in
+	// the child before the execve that names it.
+	high, err := unix.FcntlInt(uintptr(fd), unix.F_DUPFD_CLOEXEC, pinnedMinFD)
+	unix.Close(fd)
+	if err != nil {
+		return nil, err
+	}
+	f := os.NewFile(uintptr(high), path)
 	p := &Pinned{name: path, f: f}
 	if err := unix.Fstat(int(f.Fd()), &p.st); err != nil {
 		f.Close()

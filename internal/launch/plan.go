@@ -19,7 +19,6 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/murmur-go/murmur/internal/command"
 	"github.com/murmur-go/murmur/internal/contain"
 	"github.com/murmur-go/murmur/internal/diag"
 	"github.com/murmur-go/murmur/internal/manifest"
@@ -97,7 +96,6 @@ type Plan struct {
 	capsule   bool                   // a --capsule run
 	installed *store.Resolved        // the installed capsule of a --capsule run
 	prepared  bool
-	murBin    *command.Pinned // MURMUR_MUR_BINARY, pinned at the run's start (nil: this binary)
 }
 
 // containmentJSON is effective_grants.containment.

@@ -117,9 +117,7 @@ type run struct {
 // through one path: session_end, trace closed, session closed. ctx should
 // come from NotifyContext.
 func Run(ctx context.Context, p *Plan, opts Options) (Result, error) {
-	if err := p.pinRuntime(); err != nil {
-		return Result{}, err
-	}
+	p.pinRuntime()
 	if err := p.Prepare(); err != nil {
 		return Result{}, err
 	}
