@@ -198,7 +198,7 @@ func runAs(t *testing.T, bin string, cred *syscall.Credential, home, dir string,
 	} else if err != nil {
 		t.Fatalf("running mur %v: %v", args, err)
 	}
-	return murResult{so.String(), se.String(), code}
+	return murResult{Stdout: so.String(), Stderr: se.String(), Code: code}
 }
 
 // chownAll gives the tree at dir to cred.
