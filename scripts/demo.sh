@@ -42,7 +42,7 @@ cat <<EOF
 Murmur demo: builds mur and mur-roost, then runs five example capsules offline
 (a script, an agent, an agent delegating to two sub-capsules, an agent's A2A door).
 The first build compiles every package, wasmtime's cgo bindings included: about
-3-6 minutes on 2 idle cores, 8-15 minutes on 2 busy ones; once Go's build cache
+4-7 minutes on 2 idle cores, 8-15 minutes on 2 busy ones; once Go's build cache
 holds it, the whole demo takes seconds. Work files: $work
 EOF
 
