@@ -62,6 +62,7 @@ var levels = map[string]int{
 	"internal/ids":      1,
 	"internal/version":  1,
 	"internal/home":     1,
+	"docs":              1, // embeds diagnostics.md for mur explain
 
 	"guest": 0, // the public guest kit: compiled to wasm, imports nothing of ours
 

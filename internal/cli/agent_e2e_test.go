@@ -246,13 +246,19 @@ func TestDemoScript(t *testing.T) {
 	if err != nil {
 		t.Fatalf("demo.sh: %v\n%s", err, out)
 	}
-	for _, want := range []string{"echo-tool: HELLO, MURMUR", "answer: echo-tool answered; hello from hello-agent!",
-		"TASK_STATE_COMPLETED", "Hello from a sleeping hello-agent.", "stopped: ses_", "ending:    ok (stopped)",
+	for _, want := range []string{"echo-tool: HELLO, MURMUR", "\necho-tool answered; hello from hello-agent!\n",
+		"\n  echo-tool answered; hello from hello-agent!\n", // trace show's answer row
+		"SendMessage \"hello, door\": task tsk_", "TASK_STATE_COMPLETED", "\nanswer: Hello from a sleeping hello-agent.\n",
+		"stopped: ses_", "ending:    ok (stopped)", "\n== summary\n", "\nNext: ",
 		"\nlocal/orchestrator@0.1.0 (agent)  ses_", "\n├─ delegation-worker@0.1.0 (script)  ses_", "\n└─ delegation-reviewer@0.1.0 (agent)  ses_",
 		"task: Count the lines and words of the notes in your work folder.\n", "report: Report: 2 delegations, both ended ok."} {
 		if !strings.Contains(string(out), want) {
 			t.Errorf("demo output lacks %q:\n%s", want, out)
 		}
+	}
+	// The door step prints the state and the answer, not the JSON it got.
+	if strings.Contains(string(out), `"jsonrpc"`) {
+		t.Errorf("demo output holds raw JSON-RPC:\n%s", out)
 	}
 }
 

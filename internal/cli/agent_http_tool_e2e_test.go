@@ -85,9 +85,14 @@ capabilities:
 	if n := hits.Load(); n != 3 {
 		t.Errorf("the server saw %d requests, want 3 (the refused one never sent)", n)
 	}
-	// An agent's tool logs its refusals with mur's own log (stderr).
-	if strings.Count(r.Stderr, "wasi:http request denied") != 1 || !strings.Contains(r.Stderr, "tool=acme/get") ||
-		!strings.Contains(r.Stderr, "url="+denied) || !strings.Contains(r.Stderr, "capabilities.network.allow") {
-		t.Errorf("stderr %q", r.Stderr)
+	// An agent's tool logs its refusals in the session's logs/egress.log,
+	// not on mur's stderr (issue 24 item 8).
+	log, _ := os.ReadFile(filepath.Join(rd.RecordsDir, "logs", "egress.log"))
+	if strings.Count(string(log), "wasi:http request denied") != 1 || !strings.Contains(string(log), "tool=acme/get") ||
+		!strings.Contains(string(log), "url="+denied) || !strings.Contains(string(log), "capabilities.network.allow") {
+		t.Errorf("logs/egress.log %q", log)
+	}
+	if strings.Contains(r.Stderr, "denied") || strings.Contains(r.Stderr, "egress") {
+		t.Errorf("stderr %q: a refusal is logged in the session's records only (a terminal gets one summary line)", r.Stderr)
 	}
 }

@@ -76,7 +76,7 @@ func TestGoGuestOSExitStatus(t *testing.T) {
 	} {
 		t.Run("os.Exit("+tc.status+")", func(t *testing.T) {
 			r := runMur(t, home, proj, nil, "run", "--task", tc.status, "--workdir", filepath.Join(t.TempDir(), "w"))
-			if r.Code != tc.code || !strings.Contains(r.Stdout, tc.ending) {
+			if r.Code != tc.code || !strings.Contains(r.Stderr, tc.ending) {
 				t.Fatalf("want exit %d and %q: %+v", tc.code, tc.ending, r)
 			}
 			if tc.code != 0 && !strings.Contains(r.Stderr, "guest exited with status 1") {

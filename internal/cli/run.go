@@ -3,11 +3,15 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 
@@ -143,8 +147,14 @@ func runCapsule(ctx context.Context, f runFlags, stdout, stderr io.Writer) error
 				fmt.Fprintln(stdout, string(line))
 			}
 			if tty {
+				// An agent's door, as a URL a person can paste (the --json
+				// line keeps contracts §10's bare host:port for a parent).
+				door := ""
+				if r.URL != nil {
+					door = " at http://" + *r.URL
+				}
 				ttyMu.Lock()
-				fmt.Fprintf(stderr, "session %s started (records: %s)\n", r.SessionID, r.RecordsDir)
+				fmt.Fprintf(stderr, "session %s started%s (records: %s)\n", r.SessionID, door, r.RecordsDir)
 				ttyMu.Unlock()
 			}
 		},
@@ -160,18 +170,92 @@ func runCapsule(ctx context.Context, f runFlags, stdout, stderr io.Writer) error
 	if err != nil {
 		return err
 	}
+	if tty && res.Refused > 0 {
+		// Each refusal is a line in the session's log, not on this screen.
+		fmt.Fprintf(stderr, "egress: %d network request(s) refused, not covered by capabilities.network.allow; see %s\n", res.Refused, res.EgressLog)
+	}
 	if res.Signal != nil {
 		if res.SessionID != "" {
 			fmt.Fprintf(stderr, "%s: %s (%s)\n", res.SessionID, res.Ending, res.Reason)
 		}
 		return exitStatus(res.Signal.ExitCode())
 	}
-	out := stdout
 	if f.json {
-		out = stderr // with --json, stdout holds exactly the ready line
+		// With --json, stdout holds exactly the ready line (contracts §10).
+		fmt.Fprintf(stderr, "%s: %s\n", res.SessionID, res.Ending)
+		return res.Err
 	}
-	fmt.Fprintf(out, "%s: %s\n", res.SessionID, paint(out, string(res.Ending)))
+	// Without it, the answer goes to stdout and the status and record
+	// paths to stderr (contracts §10), so `mur run > answer.txt` works.
+	shown, err := printAnswer(stdout, res.Answer)
+	fmt.Fprintf(stderr, "%s: %s\n", res.SessionID, paint(stderr, string(res.Ending)))
+	fmt.Fprintf(stderr, "records: %s\n", res.RecordsDir)
+	switch {
+	case err != nil:
+		fmt.Fprintf(stderr, "answer:  %s could not be read: %v\n", res.Answer, err)
+	case shown:
+		fmt.Fprintf(stderr, "answer:  %s\n", res.Answer)
+	default:
+		fmt.Fprintf(stderr, "answer:  none (%s was not written)\n", res.Answer)
+	}
 	return res.Err
+}
+
+// answerMax bounds the answer mur run prints (contracts §10): past it, the
+// answer is cut and a last line names the file holding all of it.
+const answerMax = 64 << 10
+
+// printAnswer copies the answer file at path to w, cut at answerMax. It
+// reports whether there was an answer to show: a missing or empty file is
+// none. On a terminal, control characters a guest wrote are shown as
+// escapes, line by line; a pipe gets the bytes as they are.
+func printAnswer(w io.Writer, path string) (bool, error) {
+	if path == "" {
+		return false, nil
+	}
+	f, err := os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil || !st.Mode().IsRegular() || st.Size() == 0 {
+		return false, err
+	}
+	b, err := io.ReadAll(io.LimitReader(f, answerMax+1))
+	if err != nil {
+		return false, err
+	}
+	cut := len(b) > answerMax
+	if cut {
+		b = b[:answerMax]
+		// Not in the middle of a character.
+		for i := 0; i < utf8.UTFMax-1 && len(b) > 0; i++ {
+			if r, n := utf8.DecodeLastRune(b); r != utf8.RuneError || n != 1 {
+				break
+			}
+			b = b[:len(b)-1]
+		}
+	}
+	text := string(b)
+	if isTerminal(w) {
+		lines := strings.Split(text, "\n")
+		for i, l := range lines {
+			lines[i] = safe(l)
+		}
+		text = strings.Join(lines, "\n")
+	}
+	if !strings.HasSuffix(text, "\n") {
+		text += "\n"
+	}
+	if cut {
+		text += fmt.Sprintf("[the answer is cut at 64 KiB here: all %d bytes of it are in %s]\n", st.Size(), path)
+	}
+	_, err = io.WriteString(w, text)
+	return true, err
 }
 
 // explainScope prints what the capsule would be granted and how this build

@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"syscall"
@@ -151,9 +152,9 @@ func TestRunOKLeavesTheRecords(t *testing.T) {
 	if left, _ := running.Scan(home.Running(homeDir)); len(left) != 0 {
 		t.Errorf("running records left: %+v", left)
 	}
-	// Human output: the ending on stdout.
+	// Human output: the ending on stderr (the answer, if any, on stdout).
 	r = runMur(t, homeDir, proj, nil, "run")
-	if r.Code != 0 || !strings.HasSuffix(strings.TrimSpace(r.Stdout), ": ok") {
+	if r.Code != 0 || !regexp.MustCompile(`(?m)^ses_[0-9a-z]+: ok$`).MatchString(r.Stderr) {
 		t.Errorf("plain run: %+v", r)
 	}
 	if r := runMur(t, homeDir, proj, nil, "trace", "show"); r.Code != 0 || !strings.Contains(r.Stdout, "ending:    ok") {
@@ -311,7 +312,7 @@ func TestRunWhatTheComponentSees(t *testing.T) {
 		t.Fatalf("env run: %+v", r)
 	}
 	got, _ := os.ReadFile(filepath.Join(wd, "out", "result.txt"))
-	sid := strings.TrimSuffix(strings.TrimSpace(r.Stdout), ": ok")
+	sid := regexp.MustCompile(`(?m)^(ses_[0-9a-z]+): ok$`).FindStringSubmatch(r.Stderr)[1]
 	want := "env ALLOWED_VAR: yes\nenv MURMUR_CAPSULE_NAME: local/probe\nenv MURMUR_CAPSULE_VERSION: 0.3.0\n" +
 		"env MURMUR_RUNTIME_DIR: murmur-runtime\nenv MURMUR_SESSION_ID: " + sid + "\n"
 	if string(got) != want {

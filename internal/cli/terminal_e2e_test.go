@@ -71,8 +71,11 @@ func TestRunOnATerminal(t *testing.T) {
 	if start == nil {
 		t.Fatalf("no session line on the terminal:\n%s", got)
 	}
-	if !strings.HasPrefix(stdout.String(), start[1]+": ok") {
-		t.Errorf("the session line names %s, the run ended %q", start[1], stdout.String())
+	if !strings.Contains(got, "\n"+start[1]+": ok\n") {
+		t.Errorf("the session line names %s, the run ended:\n%s", start[1], got)
+	}
+	if stdout.String() != "task: \"task\"\n" {
+		t.Errorf("stdout holds %q, want the answer alone", stdout.String())
 	}
 	if n := len(regexp.MustCompile(`(?m)^compiling \S*/`+regexp.QuoteMeta(comp)+`…$`).FindAllString(got, -1)); n != 1 {
 		t.Errorf("want one 'compiling %s…' line, got %d:\n%s", comp, n, got)

@@ -387,8 +387,79 @@ func renderSummary(w io.Writer, path string, s trace.Summary, livePID int, each 
 	if s.BadCount > 0 {
 		fmt.Fprintf(w, "note:      %d line(s) are not events and were skipped (line %d first)\n", s.BadCount, s.BadLines[0])
 	}
+	if livePID == 0 && s.SessionID != "" {
+		renderAnswer(w, path, s)
+	}
 	row("trace", path)
 	return nil
+}
+
+// answerShown bounds the answer trace show prints in full; a longer one is
+// named by its path and size.
+const answerShown = 2 << 10
+
+// renderAnswer prints the session's answer (contracts §5's out/result.txt)
+// under the summary: the text when short, else its path.
+func renderAnswer(w io.Writer, tracePath string, s trace.Summary) {
+	p, ok := answerOf(tracePath, s)
+	if !ok {
+		switch {
+		case s.Kind == "agent":
+			fmt.Fprintf(w, "%-10s none (no task ended ok)\n", "answer:")
+		case p == "":
+			fmt.Fprintf(w, "%-10s out/result.txt in its work folder\n", "answer:")
+		default:
+			fmt.Fprintf(w, "%-10s out/result.txt in its work folder (not at %s)\n", "answer:", p)
+		}
+		return
+	}
+	st, err := os.Stat(p)
+	if err != nil {
+		return
+	}
+	fmt.Fprintf(w, "%-10s %s (%d bytes)\n", "answer:", p, st.Size())
+	if st.Size() == 0 || st.Size() > answerShown {
+		return
+	}
+	b, err := os.ReadFile(p)
+	if err != nil {
+		return
+	}
+	for _, l := range strings.Split(strings.TrimRight(string(b), "\n"), "\n") {
+		fmt.Fprintf(w, "  %s\n", safe(l))
+	}
+}
+
+// answerOf is where a session's answer is, and whether it is there: an
+// agent's in its records dir; a script's in its work folder, which the trace
+// does not name, so it is looked for where the runtime puts one by default
+// (<project>/workdir/<session>, or a --capsule run's ./workdir/<session>,
+// which is its own project dir). A --workdir run's is not found.
+func answerOf(tracePath string, s trace.Summary) (string, bool) {
+	records := filepath.Dir(tracePath)
+	if s.Kind == "agent" {
+		p := filepath.Join(records, "out", "result.txt")
+		return p, regularFile(p)
+	}
+	homeDir, err := home.Dir()
+	if err != nil {
+		return "", false
+	}
+	rel, err := filepath.Rel(home.Records(homeDir), filepath.Dir(records))
+	if err != nil || rel == ".." || strings.HasPrefix(rel, "../") {
+		return "", false
+	}
+	project := "/" + rel
+	p := filepath.Join(project, "workdir", s.SessionID, "out", "result.txt")
+	if filepath.Base(project) == s.SessionID {
+		p = filepath.Join(project, "out", "result.txt")
+	}
+	return p, regularFile(p)
+}
+
+func regularFile(p string) bool {
+	st, err := os.Stat(p)
+	return err == nil && st.Mode().IsRegular()
 }
 
 // safe shows a string the guest may have chosen on one terminal line:

@@ -92,7 +92,16 @@ func Print(w io.Writer, err error, fallback string) int {
 	if !errors.As(err, &d) {
 		d = &Diagnostic{Code: fallback, Message: err.Error()}
 	}
-	fmt.Fprintln(w, oneLine(d.Error()))
+	// A message of several lines (a guest's last stderr lines under an
+	// ending) keeps them, each indented under the error line, so that none
+	// can pass for a line of its own.
+	first, rest, more := strings.Cut(d.Error(), "\n")
+	fmt.Fprintln(w, first)
+	if more {
+		for _, l := range strings.Split(strings.TrimRight(rest, "\n"), "\n") {
+			fmt.Fprintln(w, "  "+strings.ReplaceAll(l, "\r", " "))
+		}
+	}
 	if d.Hint != "" {
 		fmt.Fprintln(w, "  hint: "+oneLine(d.Hint))
 	}

@@ -20,6 +20,8 @@ func TestPrint(t *testing.T) {
 			"error[E-MAN-003]: variable X is not set\n  hint: export X\n", 1},
 		{"usage", New("E-CFG-001", "bad flag").WithExit(ExitUsage), "error[E-CFG-001]: bad flag\n", 2},
 		{"uncoded falls back", errors.New("boom"), "error[E-IO-001]: boom\n", 1},
+		{"lines indented under the error", New("E-RUN-013", "x ended failed: exit\nthe guest's stderr ends:\n  panic: a\r\n  b\n").WithHint("look\nhere"),
+			"error[E-RUN-013]: x ended failed: exit\n  the guest's stderr ends:\n    panic: a \n    b\n  hint: look here\n", 1},
 		{"wrapped keeps code", fmt.Errorf("ctx: %w", Wrap(cause, "E-REG-002", "reading store")),
 			"error[E-REG-002]: reading store: file does not exist\n", 1},
 	}

@@ -359,6 +359,10 @@ func runAgent(ctx context.Context, p *Plan, opts Options, r *run) (Result, error
 	if err := r.openAgent(p, task, url, info, eng, infer, dl); err != nil {
 		return Result{}, err
 	}
+	opts.Log = r.opts.Log // now routing network refusals to logs/egress.log
+	if px != nil && r.egress != nil {
+		px.SetLogger(r.egress.logger)
+	}
 	sess, rec := r.sess, r.rec
 	// The record is written once the door is bound (contracts §6) and
 	// before the session registers: it is the evidence mur-roost's census
@@ -448,7 +452,8 @@ func runAgent(ctx context.Context, p *Plan, opts Options, r *run) (Result, error
 		}
 	}
 
-	out := Result{SessionID: sess.ID, Name: sess.Name, Version: sess.Version, RecordsDir: sess.RecordsDir}
+	out := Result{SessionID: sess.ID, Name: sess.Name, Version: sess.Version, RecordsDir: sess.RecordsDir,
+		Answer: filepath.Join(sess.RecordsDir, filepath.FromSlash(AnswerFile))}
 	dl.watchLifeline(rec, filepath.Join(sess.RecordsDir, "logs", "bootstrap.log"), endRun)
 	// capabilities.resources.workdir_max_bytes, applied while the session
 	// runs: a work folder past it (with the commands' HOME, which they can
@@ -501,9 +506,13 @@ func runAgent(ctx context.Context, p *Plan, opts Options, r *run) (Result, error
 		if signalledNow {
 			reason = sig.Reason()
 			out.Signal = sig
-		} else {
-			out.Signal = &Signalled{Signal: syscall.SIGTERM} // murmur.StopSession exits as SIGTERM does
+		} else if status != "" {
+			// mur stop canceled a live or queued task: the session did not
+			// end ok, and exits as SIGTERM does.
+			out.Signal = &Signalled{Signal: syscall.SIGTERM}
 		}
+		// Otherwise mur stop ended an idle session cleanly: it ends ok and
+		// exits 0, not 143 (which scripts read as a kill).
 	} else {
 		_ = dr.Wait(context.Background())
 	}
@@ -521,6 +530,11 @@ func runAgent(ctx context.Context, p *Plan, opts Options, r *run) (Result, error
 	<-served
 	out.Ending, out.Reason = status, reason
 	tot := rec.AgentTotals()
+	if px != nil {
+		out.Refused, out.EgressLog = r.egress.count(px)
+	} else {
+		out.Refused, out.EgressLog = r.egress.count(nil)
+	}
 	r.hooks.OnSessionEnd(context.WithoutCancel(ctx), wit.SessionEndEvent{TotalTurns: uint32(tot.Turns),
 		TotalInputTokens: uint64(tot.InputTokens), TotalOutputTokens: uint64(tot.OutputTokens),
 		TotalToolCalls: uint32(tot.ToolCalls), TotalShellCalls: uint32(tot.ShellCalls),

@@ -88,7 +88,20 @@ type Result struct {
 	// Err is the ending's diagnostic: nil for ok and for a signalled run,
 	// whose exit status is Signal.ExitCode().
 	Err error
+	// Refused counts the session's network requests refused for want of a
+	// capabilities.network.allow entry (egress proxy and wasi:http), each
+	// logged in EgressLog rather than on stderr.
+	Refused   int64
+	EgressLog string
+	// Answer is where the session's answer is (contracts §5): a script's
+	// out/result.txt in its work folder, an agent's in its records dir. The
+	// file may not exist (a capsule that wrote none).
+	Answer string
 }
+
+// AnswerFile is the answer's file under a work folder (script) or a records
+// dir (agent).
+const AnswerFile = "out/result.txt"
 
 // run is one session's state, shared by the ordinary ending and the
 // fallback.
@@ -107,7 +120,10 @@ type run struct {
 	// agent is set for an agent session: its session_end carries the
 	// task totals.
 	agent bool
-	done  bool // the ordinary path has its result; the fallback stands down
+	// egress is the session's logs/egress.log (nil before the session
+	// exists, or when it could not be made: lines then stay on Log).
+	egress *egressLog
+	done   bool // the ordinary path has its result; the fallback stands down
 }
 
 // Run runs a prepared plan to its end. Errors before the session exists
@@ -207,6 +223,7 @@ func Run(ctx context.Context, p *Plan, opts Options) (Result, error) {
 	if err := r.open(p, task, dl); err != nil {
 		return Result{}, err
 	}
+	opts.Log = r.opts.Log // now routing network refusals to logs/egress.log
 	sess := r.sess
 	if err := dl.register(ctx, sess); err != nil {
 		r.end(trace.EndFailed, err.Error(), true)
@@ -252,7 +269,7 @@ func Run(ctx context.Context, p *Plan, opts Options) (Result, error) {
 		Imports:      imports,
 	})
 	out := Result{SessionID: sess.ID, Name: sess.Name, Version: sess.Version, RecordsDir: sess.RecordsDir,
-		Ending: res.Ending, Reason: res.Reason}
+		Ending: res.Ending, Reason: res.Reason, Answer: filepath.Join(sess.Workdir, filepath.FromSlash(AnswerFile))}
 	if s, ok := signalled(ctx); ok {
 		out.Signal, out.Ending, out.Reason = s, trace.EndFailed, s.Reason()
 	}
@@ -260,6 +277,7 @@ func Run(ctx context.Context, p *Plan, opts Options) (Result, error) {
 	if errors.As(context.Cause(ctx), &tf) && out.Signal == nil {
 		out.Ending, out.Reason = trace.EndFailed, tf.Error()
 	}
+	out.Refused, out.EgressLog = r.egress.count(nil)
 	dl.endScript(out.Ending)
 	r.end(out.Ending, out.Reason, out.Signal == nil)
 	dl.reportScript(sess, out.Ending, opts)
@@ -313,9 +331,15 @@ func (r *run) open(p *Plan, task string, dl *spawnWiring) error {
 // recorder, with spans when observability.otel_endpoint is set.
 func (r *run) openTrace(p *Plan, sess *session.Session, kind string) (*trace.Writer, *trace.Recorder, error) {
 	m := p.Manifest
+	if el, lg, err := openEgressLog(sess.RecordsDir, r.opts.Log); err == nil {
+		r.egress, r.opts.Log = el, lg
+	}
 	if ret := retainOf(m); ret.MaxSessions > 0 || ret.MaxAge > 0 {
-		_, ws := session.ApplyRetain(sess.ProjectRecordsDir, sess.ID, ret, sess.RunningDir, time.Now())
+		removed, ws := session.ApplyRetain(sess.ProjectRecordsDir, sess.ID, ret, sess.RunningDir, time.Now())
 		diag.PrintWarnings(r.opts.Stderr, ws)
+		if p.ManifestDir != "" {
+			diag.PrintWarnings(r.opts.Stderr, removeDefaultWorkdirs(sess.ProjectDir, removed))
+		}
 	}
 	var warnMu sync.Mutex
 	tw, err := trace.Create(filepath.Join(sess.RecordsDir, trace.FileName), sess.ID, trace.Options{
@@ -368,6 +392,7 @@ func (r *run) endLocked(status, reason string, flush bool) {
 	}
 	r.tw.Close()
 	r.sess.Close()
+	r.egress.Close()
 }
 
 // hardExit is the fallback once a signal has cancelled the run and the
@@ -421,7 +446,28 @@ func endingError(sess *session.Session, res Result) error {
 		reason = "no reason given"
 	}
 	return diag.New(codes[res.Ending], "%s@%s ended %s: %s", sess.Name, sess.Version, res.Ending, reason).
-		WithHint("its stderr is in %s; run 'mur trace show %s'", filepath.Join(sess.RecordsDir, "logs", script.StderrLog), sess.ID)
+		WithHint("its stderr is in %s; run 'mur trace show %s' (and 'mur explain %s')", filepath.Join(sess.RecordsDir, "logs", script.StderrLog), sess.ID, codes[res.Ending])
+}
+
+// removeDefaultWorkdirs removes the default work folders
+// (<project>/workdir/<session>) of the sessions whose records trace.retain
+// just removed, so that a project does not fill with workdir/ses_* folders:
+// one figure bounds a project's sessions, records and work folders alike. A
+// --workdir elsewhere is the user's and is never touched; a symlink in that
+// place is not followed. W-RUN-050 for one that cannot be removed.
+func removeDefaultWorkdirs(projectDir string, ids []string) []diag.Warning {
+	var ws []diag.Warning
+	for _, id := range ids {
+		wd := filepath.Join(projectDir, "workdir", id)
+		st, err := os.Lstat(wd)
+		if err != nil || !st.IsDir() {
+			continue
+		}
+		if err := os.RemoveAll(wd); err != nil {
+			ws = append(ws, diag.Warn("W-RUN-050", "trace.retain removed the records of %s but not its work folder %s: %v", id, wd, err))
+		}
+	}
+	return ws
 }
 
 func retainOf(m *manifest.Manifest) session.Retain {

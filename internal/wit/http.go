@@ -147,6 +147,10 @@ func DefaultHTTPBounds() HTTPBounds {
 	return HTTPBounds{MaxBodyBytes: HTTPMaxBodyBytes(nil), MaxInFlight: HTTPMaxInFlight}
 }
 
+// HTTPDenied is the message of the log line a refused request writes: a
+// session routes such lines to its own log by it.
+const HTTPDenied = "wasi:http request denied"
+
 // GrantHTTP grants wasi:http on h with the default bounds, deciding each
 // request with policy (nil: DenyAllHTTP). log receives one line per refused
 // request, naming the URL and the key to edit (nil: slog.Default()).
@@ -165,7 +169,7 @@ func GrantHTTPBounded(h *wasmhost.Host, policy HTTPPolicy, log *slog.Logger, b H
 	h.HTTP(wasmhost.HTTPGrant{
 		Decide: func(ctx context.Context, req *wasmhost.HTTPRequest) error {
 			if err := policy(ctx, req); err != nil {
-				log.Info("wasi:http request denied", "method", req.Method, "url", req.URL(), "reason", err.Error())
+				log.Info(HTTPDenied, "method", req.Method, "url", req.URL(), "reason", err.Error())
 				return err
 			}
 			return nil
