@@ -7,7 +7,9 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/murmur-go/murmur/internal/testbin"
 )
@@ -113,5 +115,66 @@ func TestWithRoostRefusals(t *testing.T) {
 				t.Errorf("sessions exist after a refusal: %v", s)
 			}
 		})
+	}
+}
+
+// roostChildOf is the pid of the mur-roost process whose parent is pid.
+func roostChildOf(t *testing.T, pid int) int {
+	t.Helper()
+	stats, _ := filepath.Glob("/proc/[0-9]*/stat")
+	for _, p := range stats {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			continue
+		}
+		s := string(b)
+		open, close := strings.IndexByte(s, '('), strings.LastIndexByte(s, ')')
+		if open < 0 || close < open || s[open+1:close] != "mur-roost" {
+			continue
+		}
+		f := strings.Fields(s[close+1:]) // state, ppid, …
+		if len(f) > 1 && f[1] == strconv.Itoa(pid) {
+			n, _ := strconv.Atoi(filepath.Base(filepath.Dir(p)))
+			return n
+		}
+	}
+	t.Fatalf("no mur-roost child of pid %d", pid)
+	return 0
+}
+
+// TestWithRoostSpawnAllowAndKill: --spawn-allow given to mur run reaches
+// the daemon (another top-level capsule registers there while the run
+// serves), and kill -9 of mur run still ends its daemon (the kernel's
+// parent-death signal), leaving the port free.
+func TestWithRoostSpawnAllowAndKill(t *testing.T) {
+	testbin.Path(t, "./cmd/mur-roost")
+	homeDir, base := t.TempDir(), t.TempDir()
+	spawner := "capabilities:\n  spawn:\n    allow: [local/worker]\n"
+	host := replayCapsule(t, homeDir, filepath.Join(base, "host"), "host", "1.0.0", spawner+"lifecycle:\n  after_task: sleep\n", workerTranscript)
+	other := replayCapsule(t, homeDir, filepath.Join(base, "other"), "other", "1.0.0", spawner, workerTranscript)
+	port := strconv.Itoa(freePort(t))
+
+	cmd, out, _ := startMurEnv(t, homeDir, host, nil, "run", "--json", "--with-roost", "--roost-port", port,
+		"--spawn-allow", "local/other", "--task", "x")
+	// A daemon left running holds mur run's stderr open: Wait must not hang on it.
+	cmd.WaitDelay = 5 * time.Second
+	readReady(t, out)
+	pid := roostChildOf(t, cmd.Process.Pid)
+	if r := runMur(t, homeDir, other, []string{"MURMUR_ROOST_URL=http://127.0.0.1:" + port}, "run", "--task", "x"); r.Code != 0 {
+		t.Errorf("local/other, given with --spawn-allow, did not register: %+v", r)
+	}
+
+	cmd.Process.Signal(syscall.SIGKILL)
+	cmd.Wait()
+	for i := 0; !gone(pid); i++ {
+		if i > 600 {
+			t.Fatalf("mur-roost (pid %d) outlived its killed mur run by 15 s", pid)
+		}
+		time.Sleep(25 * time.Millisecond)
+	}
+	if ln, err := net.Listen("tcp", "127.0.0.1:"+port); err != nil {
+		t.Errorf("port %s still bound: %v", port, err)
+	} else {
+		ln.Close()
 	}
 }
