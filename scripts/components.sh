@@ -5,7 +5,7 @@
 #   scripts/components.sh check [NAME...]   rebuild into a temporary dir and fail unless the bytes
 #                                           equal both the committed .wasm and its SHA256SUMS line
 #
-# NAME is a directory's last element (capsule-probe, tool-echo, capsule-http,
+# NAME is a directory's last element (capsule-probe, tool-echo, tool-flood, capsule-http,
 # driver-anthropic-http, hello-script, echo-tool, hook-log, fetch, driver-anthropic-c,
 # http-get-c);
 # no NAME means all. Each directory holds the Go sources, the built .wasm and SHA256SUMS.
@@ -17,6 +17,8 @@ cd "$root"
 components=(
   "testdata/components/capsule-probe capsule capsule-probe.wasm"
   "testdata/components/tool-echo tool tool-echo.wasm"
+  # bounds on what one tool call hands the host (chunks, metadata)
+  "testdata/components/tool-flood tool tool-flood.wasm"
   "testdata/components/capsule-http capsule-http capsule-http.wasm"
   "testdata/components/driver-anthropic-http driver-http driver-anthropic-http.wasm"
   "examples/hello-script capsule hello-script.wasm"

@@ -296,7 +296,11 @@ func (s *Session) loop(ctx context.Context, t *door.Task, ev door.Events, taskLi
 
 // callDriver makes one driver call bounded by the call deadline.
 func (s *Session) callDriver(ctx context.Context, req *driver.Request, chunk driver.ChunkFunc) (*driver.Response, error) {
-	if s.cfg.CallDeadline <= 0 {
+	// A stored driver's call is bounded by its component's own limits: the
+	// engine stops it at the deadline plus the grace and records the
+	// call_deadline line itself; a context cut at the bare deadline would
+	// read as a cancel and leave neither (capsules.txt, Execution limits).
+	if s.cfg.CallDeadline <= 0 || s.cfg.Driver.Info().Implementation == driver.ImplementationWASM {
 		return s.cfg.Driver.Call(ctx, req, chunk)
 	}
 	cctx, cancel := context.WithTimeout(ctx, s.cfg.CallDeadline)

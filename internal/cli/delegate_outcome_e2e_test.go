@@ -87,6 +87,10 @@ func TestDelegateOutcomeBlocks(t *testing.T) {
 			during: func(t *testing.T, homeDir string, rd ready) {
 				c := childOf(t, homeDir, rd.SessionID)
 				waitLines(t, c.RecordsDir, trace.TypeTaskEnd, 1, "")
+				// Only once the parent has the child's answer to the
+				// delivery: the child can end its task before that answer
+				// is read.
+				waitLines(t, rd.RecordsDir, trace.TypeDelegationStart, 1, "")
 				syscall.Kill(c.PID, syscall.SIGKILL)
 			},
 			detail: "the child exited without recording a completion; killed by SIGKILL", ending: endsWith("result:\n" + ten)},
@@ -94,6 +98,7 @@ func TestDelegateOutcomeBlocks(t *testing.T) {
 			during: func(t *testing.T, homeDir string, rd ready) {
 				c := childOf(t, homeDir, rd.SessionID)
 				waitLines(t, c.RecordsDir, trace.TypeTaskStart, 1, "")
+				waitLines(t, rd.RecordsDir, trace.TypeDelegationStart, 1, "")
 				syscall.Kill(c.PID, syscall.SIGKILL)
 			},
 			detail: "the child exited without recording a completion; killed by SIGKILL", ending: endsWith(none)},

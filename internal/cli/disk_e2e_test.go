@@ -15,6 +15,7 @@ import (
 	"testing"
 
 	"github.com/murmur-go/murmur/internal/sandbox"
+	"github.com/murmur-go/murmur/internal/testbin"
 )
 
 // Issue 22 items 2, 12 and 13 through the built binaries: what a command
@@ -197,7 +198,7 @@ func runAs(t *testing.T, bin string, cred *syscall.Credential, home, dir string,
 	} else if err != nil {
 		t.Fatalf("running mur %v: %v", args, err)
 	}
-	return murResult{so.String(), se.String(), code}
+	return murResult{Stdout: so.String(), Stderr: se.String(), Code: code}
 }
 
 // chownAll gives the tree at dir to cred.
@@ -223,7 +224,6 @@ func TestWorkdirLimitUnreadableDir(t *testing.T) {
 	wantResourceLimit(t, r, "hidden, which the runtime cannot measure")
 	exec.Command("chmod", "-R", "u+rwx", base).Run()
 }
-
 
 // A sparse file in the parent's work folder stays sparse in a delegated
 // child's snapshot (issue 22 item 13): the parent's 3 GiB hole-only file
@@ -280,5 +280,143 @@ func TestSnapshotKeepsHoles(t *testing.T) {
 	b, _ := os.ReadFile(filepath.Join(wd, "two-extents.img"))
 	if !bytes.Equal(a, b) {
 		t.Error("two-extents.img: the copy's contents differ")
+	}
+}
+
+// runtimeBinDir is a directory holding copies of mur, mur-driver and
+// mur-contain (this build's, so its stamp answers), as an installation
+// would.
+func runtimeBinDir(t *testing.T, bin string) string {
+	t.Helper()
+	os.MkdirAll(bin, 0o755)
+	mur := murBin(t)
+	srcs := map[string]string{
+		"mur":         mur,
+		"mur-driver":  filepath.Join(filepath.Dir(mur), "mur-driver"),
+		"mur-contain": testbin.Path(t, "./cmd/mur-contain"),
+	}
+	for name, src := range srcs {
+		if err := copyExecutable(src, filepath.Join(bin, name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return filepath.Join(bin, "mur")
+}
+
+// A work folder that holds the directory of the runtime's own binaries is
+// refused before anything is made (issue 22 item 2: a command replaced
+// mur-contain there, and the next command's helper ran with full
+// capabilities), and so is one that is that directory.
+func TestWorkdirHoldingTheRuntimeIsRefused(t *testing.T) {
+	homeDir, base := t.TempDir(), t.TempDir()
+	repo := filepath.Join(base, "repo")
+	mur := runtimeBinDir(t, filepath.Join(repo, "bin"))
+	proj := shellProject(t, base, "echo hi", "")
+	for _, wd := range []string{repo, filepath.Join(repo, "bin")} {
+		r := runAs(t, mur, nil, homeDir, proj, "run", "--workdir", wd, "--task", "hi")
+		if r.Code == 0 || !strings.Contains(r.Stderr, "E-RUN-056") || !strings.Contains(r.Stderr, "the directory of the runtime's own binary") {
+			t.Errorf("--workdir %s: %+v", wd, r)
+		}
+		if _, err := os.Stat(filepath.Join(wd, "out")); err == nil {
+			t.Errorf("--workdir %s: the refused run made its out/", wd)
+		}
+	}
+}
+
+// A helper replaced on disk after the runtime started is not the one run
+// (issue 22 item 2): mur opens mur-contain once at start and runs that
+// descriptor. The test swaps mur-contain (rename over it, as an installer
+// or an attacker would) while the first command waits, then lets the
+// session's second command run: before, the swapped-in file ran as the
+// second command's helper (it wrote its marker and ran nothing); now the
+// command runs under the helper mur started with.
+func TestSwappedHelperIsNotRun(t *testing.T) {
+	homeDir, base := t.TempDir(), t.TempDir()
+	bin := filepath.Join(base, "bin")
+	mur := runtimeBinDir(t, bin)
+	proj := filepath.Join(base, "proj")
+	os.MkdirAll(proj, 0o755)
+	transcript := `version: 1
+responses:
+  - content: [{type: tool_call, id: call_wait, name: bash, input: {command: "while [ ! -e go ]; do sleep 0.05; done; echo one"}}]
+  - content: [{type: tool_call, id: call_two, name: bash, input: {command: "echo two"}}]
+  - content: [{type: text, text: done}]
+`
+	os.WriteFile(filepath.Join(proj, "transcript.yaml"), []byte(transcript), 0o644)
+	os.WriteFile(filepath.Join(proj, "murmur.yaml"), []byte(`name: swapper
+version: 0.1.0
+artifacts:
+  - name: murmur/driver-replay
+    version: 1.0.0
+    runtime: driver
+    config:
+      transcript: transcript.yaml
+inference:
+  model: replay
+  driver:
+    artifact: murmur/driver-replay
+  system_prompt: Run two commands.
+capabilities:
+  shell:
+    allow: [bash]
+`), 0o644)
+	ctx, cancel := context.WithTimeout(context.Background(), murTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, mur, "run", "--json", "--task", "two commands")
+	cmd.Dir = proj
+	cmd.Env = []string{"HOME=" + homeDir, "PATH=" + os.Getenv("PATH")}
+	var se bytes.Buffer
+	cmd.Stderr = &se
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	line, err := readLine(out)
+	if err != nil {
+		t.Fatalf("ready line: %v (stderr %s)", err, se.String())
+	}
+	rd := parseReady(t, line)
+
+	marker := filepath.Join(base, "swapped-helper-ran")
+	fake := filepath.Join(bin, ".mur-contain.new")
+	os.WriteFile(fake, []byte("#!/bin/sh\necho \"$@\" > "+marker+"\nexit 0\n"), 0o755)
+	if err := os.Rename(fake, filepath.Join(bin, "mur-contain")); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(rd.Workdir, "go"), nil, 0o644)
+	rest, _ := io.ReadAll(out)
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("run: %v; stdout %s; stderr %s", err, rest, se.String())
+	}
+	if b, err := os.ReadFile(marker); err == nil {
+		t.Errorf("the swapped-in mur-contain ran (with %q)", b)
+	}
+	var logs []string
+	for _, l := range traceLines(t, rd.RecordsDir) {
+		if l.EventType == "shell" {
+			b, _ := os.ReadFile(l.Str("log_path"))
+			logs = append(logs, string(b))
+		}
+	}
+	if len(logs) != 2 || !strings.Contains(logs[0], "\none\n") || !strings.Contains(logs[1], "\ntwo\n") {
+		t.Errorf("shell logs %q", logs)
+	}
+}
+
+// readLine reads one line from r, byte by byte (the rest stays in r).
+func readLine(r io.Reader) (string, error) {
+	var b []byte
+	one := make([]byte, 1)
+	for {
+		if _, err := r.Read(one); err != nil {
+			return string(b), err
+		}
+		if one[0] == '\n' {
+			return string(b), nil
+		}
+		b = append(b, one[0])
 	}
 }

@@ -3,6 +3,8 @@ package cli_test
 import (
 	"encoding/json"
 	"fmt"
+	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"os/user"
@@ -214,5 +216,41 @@ func TestDoorRefusesOtherUsersE2E(t *testing.T) {
 	lines := traceLines(t, rd.RecordsDir)
 	if n := strings.Count(types(lines), "a2a_task_received"); n != 1 {
 		t.Errorf("trace has %d a2a_task_received lines, want 1 (root's): %s", n, types(lines))
+	}
+}
+
+// The built mur's door serves at most 64 connections at once: 200 silent
+// connections leave it well under 200 descriptors, and a client behind them
+// is served (the cap closes the connections that only wait).
+func TestDoorConnectionCapE2E(t *testing.T) {
+	url, rd := sleepingDoor(t, 1)
+	fds := func() int {
+		ents, err := os.ReadDir(fmt.Sprintf("/proc/%d/fd", rd.PID))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(ents)
+	}
+	start := fds()
+	var conns []net.Conn
+	for range 200 {
+		c, err := net.Dial("tcp", strings.TrimPrefix(url, "http://"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		conns = append(conns, c)
+	}
+	t.Cleanup(func() {
+		for _, c := range conns {
+			c.Close()
+		}
+	})
+	resp, err := http.Get(url + "/.well-known/agent-card.json")
+	if err != nil || resp.StatusCode != 200 {
+		t.Fatalf("a client behind 200 silent connections: %v %v", resp, err)
+	}
+	resp.Body.Close()
+	if n := fds(); n > start+64+2 {
+		t.Errorf("mur holds %d descriptors (%d at start), cap 64 connections", n, start)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"os"
 	"os/exec"
+	"syscall"
 	"testing"
 	"time"
 
@@ -21,6 +22,8 @@ func shareCompileCache(t testing.TB, home string) { testbin.ShareCompileCache(t,
 type murResult struct {
 	Stdout, Stderr string
 	Code           int
+	// MaxRSS is the process's peak resident set in bytes (its rusage).
+	MaxRSS int64
 }
 
 // murTimeout bounds one mur process in a test: a hung run fails the test
@@ -50,5 +53,9 @@ func runMur(t testing.TB, home, dir string, env []string, args ...string) murRes
 	} else if err != nil {
 		t.Fatalf("running mur %v: %v", args, err)
 	}
-	return murResult{so.String(), se.String(), code}
+	res := murResult{Stdout: so.String(), Stderr: se.String(), Code: code}
+	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
+		res.MaxRSS = ru.Maxrss << 10 // Linux reports KiB
+	}
+	return res
 }

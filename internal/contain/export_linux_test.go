@@ -7,8 +7,13 @@ func UseHelper(path string) { helperPath = path }
 // HelperPath is the binary commands start as.
 func HelperPath() string { return helper() }
 
-// FindHelper is findHelper.
-var FindHelper = findHelper
+// FindHelper is the path findHelper pinned, or "".
+func FindHelper(exe string) string {
+	if p := findHelper(exe); p != nil {
+		return p.Name()
+	}
+	return ""
+}
 
 // CgroupBases are the directories this process makes command cgroups in.
 func CgroupBases() []string {

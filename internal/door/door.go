@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"regexp"
 	"sync"
@@ -138,6 +139,9 @@ type Server struct {
 	hs     *http.Server // what Serve serves with
 
 	open, maxOpen atomic.Int64 // connections served now, and at most so far
+	closedWaiting atomic.Int64 // connections closed at the cap for waiting with no request
+	connMu        sync.Mutex
+	waiting       []net.Conn // served connections with no request under way, oldest first
 
 	mu       sync.Mutex
 	tasks    map[string]*task

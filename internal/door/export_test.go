@@ -32,3 +32,12 @@ func UID(s *Server) uint32 { return s.uid }
 // once so far.
 func OpenConns(s *Server) int64    { return s.open.Load() }
 func MaxOpenConns(s *Server) int64 { return s.maxOpen.Load() }
+
+// ClosedWaiting is how many connections the cap closed for waiting with no
+// request; Waiting how many wait so now.
+func ClosedWaiting(s *Server) int64 { return s.closedWaiting.Load() }
+func Waiting(s *Server) int {
+	s.connMu.Lock()
+	defer s.connMu.Unlock()
+	return len(s.waiting)
+}

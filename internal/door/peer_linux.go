@@ -21,7 +21,7 @@ var errPeerGone = errors.New("the peer's socket is no longer in the kernel's tab
 // peerUID is the uid that owns the other end of c, a TCP connection on this
 // host: the kernel's socket table is asked (NETLINK_SOCK_DIAG, an exact
 // lookup of the peer's socket by its four-tuple), with /proc/net/tcp[6] as a
-// fallback where sock_diag is not available. While c is open the peer's
+// fallback where sock_diag fails or finds nothing. While c is open the peer's
 // socket is in the table (a closed peer's lingers in FIN_WAIT/TIME_WAIT, and
 // a socket in TIME_WAIT has no owner: that is errPeerGone too).
 func peerUID(c net.Conn) (uint32, error) {
@@ -31,11 +31,17 @@ func peerUID(c net.Conn) (uint32, error) {
 		return 0, fmt.Errorf("not a TCP connection (%T)", c.LocalAddr())
 	}
 	uid, err := sockDiagUID(remote, local)
-	if err == nil || errors.Is(err, errPeerGone) {
-		return uid, err
-	}
-	if uid, perr := procNetUID(remote, local); perr == nil {
+	if err == nil {
 		return uid, nil
+	}
+	// sock_diag also answers ENOENT when inet_diag is not loaded, so any
+	// failure is checked against /proc before the connection is refused.
+	uid, perr := procNetUID(remote, local)
+	if perr == nil {
+		return uid, nil
+	}
+	if errors.Is(err, errPeerGone) {
+		return 0, perr
 	}
 	return 0, err
 }

@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -20,7 +21,7 @@ const (
 	ReadHeaderTimeout = 10 * time.Second // request line and headers
 	ReadTimeout       = 30 * time.Second // the whole request, body included
 	IdleTimeout       = 60 * time.Second // a keep-alive connection between requests
-	MaxConns          = 64               // open connections served at once; more wait to be accepted
+	MaxConns          = 64               // open connections served at once (see Serve)
 )
 
 // RuleSameUser is the error word of the refusal of a connection from
@@ -69,8 +70,11 @@ func writeRefusal(w http.ResponseWriter, r *Refusal) {
 // effective uid; root's door: uid 0 only) are served: the owner is read from
 // the kernel's socket table as the connection is accepted, before any byte
 // of it is read, and any other is answered 403 {"error": "not_same_user"}
-// and closed. At most MaxConns connections are served at once (Accept waits
-// for one to close); each has the read-header, read and idle timeouts above.
+// and closed. At most MaxConns connections are served at once: at the cap
+// the connection that has waited longest with no request under way (none
+// sent yet, or idle between requests) is closed to make room, and when every
+// one has a request under way Accept waits for one to end. Each has the
+// read-header, read and idle timeouts above.
 func (s *Server) Serve(ln net.Listener) error {
 	dl := &doorListener{Listener: ln, s: s, lim: s.limits, uid: s.uid,
 		slots: make(chan struct{}, s.limits.maxConns), refusing: make(chan struct{}, 16), closed: make(chan struct{})}
@@ -87,7 +91,37 @@ func (s *Server) newHTTPServer() *http.Server {
 		ReadHeaderTimeout: s.limits.readHeader,
 		ReadTimeout:       s.limits.read,
 		IdleTimeout:       s.limits.idle,
+		ConnState:         s.connState,
 	}
+}
+
+// connState keeps the connections with no request under way, oldest first,
+// for the cap to close.
+func (s *Server) connState(c net.Conn, st http.ConnState) {
+	s.connMu.Lock()
+	defer s.connMu.Unlock()
+	if i := slices.Index(s.waiting, c); i >= 0 {
+		s.waiting = slices.Delete(s.waiting, i, i+1)
+	}
+	if st == http.StateNew || st == http.StateIdle {
+		s.waiting = append(s.waiting, c)
+	}
+}
+
+// closeLongestWaiting closes the connection that has waited longest with
+// no request under way; false when there is none.
+func (s *Server) closeLongestWaiting() bool {
+	s.connMu.Lock()
+	if len(s.waiting) == 0 {
+		s.connMu.Unlock()
+		return false
+	}
+	c := s.waiting[0]
+	s.waiting = s.waiting[1:]
+	s.connMu.Unlock()
+	s.closedWaiting.Add(1)
+	_ = c.Close()
+	return true
 }
 
 // doorListener applies the same-user rule and the connection cap.
@@ -104,25 +138,34 @@ type doorListener struct {
 
 func (l *doorListener) Accept() (net.Conn, error) {
 	for {
-		select {
-		case l.slots <- struct{}{}:
-		case <-l.closed:
-			return nil, net.ErrClosed
-		}
 		c, err := l.Listener.Accept()
 		if err != nil {
-			<-l.slots
 			return nil, err
 		}
 		uid, err := peerUID(c)
-		if err == nil && uid == l.uid {
-			n := l.s.open.Add(1)
-			for m := l.s.maxOpen.Load(); n > m && !l.s.maxOpen.CompareAndSwap(m, n); m = l.s.maxOpen.Load() {
-			}
-			return &slotConn{Conn: c, release: func() { l.s.open.Add(-1); <-l.slots }}, nil
+		if err != nil || uid != l.uid {
+			l.refuse(c, uid, err)
+			continue
 		}
-		<-l.slots
-		l.refuse(c, uid, err)
+		// A slot, only now that someone is there: at the cap, close the
+		// connection waiting longest with no request (its slot comes back),
+		// or wait for a request to end. One accepted connection at most
+		// waits here, so the door holds at most MaxConns+1 of them.
+		select {
+		case l.slots <- struct{}{}:
+		default:
+			l.s.closeLongestWaiting()
+			select {
+			case l.slots <- struct{}{}:
+			case <-l.closed:
+				c.Close()
+				return nil, net.ErrClosed
+			}
+		}
+		n := l.s.open.Add(1)
+		for m := l.s.maxOpen.Load(); n > m && !l.s.maxOpen.CompareAndSwap(m, n); m = l.s.maxOpen.Load() {
+		}
+		return &slotConn{Conn: c, release: func() { l.s.open.Add(-1); <-l.slots }}, nil
 	}
 }
 

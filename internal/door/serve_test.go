@@ -204,7 +204,7 @@ func TestDoorConnectionBounds(t *testing.T) {
 			t.Error("an idle keep-alive connection was not closed")
 		}
 	})
-	t.Run("served once idle ones time out", func(t *testing.T) {
+	t.Run("served behind silent connections", func(t *testing.T) {
 		held := make([]net.Conn, maxConns+2)
 		for i := range held {
 			held[i] = dial()
@@ -226,9 +226,11 @@ func TestDoorConnectionBounds(t *testing.T) {
 	}
 }
 
-// The cap holds while every slot is taken by a connection that stays (long
-// timeouts): one more connection is accepted by the kernel but not served
-// until a slot frees, then it is.
+// The cap holds (long timeouts here, so nothing ends by itself). At the cap
+// a connection that only waits (no request sent) is closed to make room, so
+// a client behind a flood of them is served at once; while every slot has a
+// request under way (a body still coming), one more connection is accepted
+// by the kernel but not served until a slot frees, then it is.
 func TestDoorConnectionCap(t *testing.T) {
 	const maxConns = 4
 	f := serve(t, func(s *door.Server) { door.SetConnLimits(s, time.Minute, time.Minute, time.Minute, maxConns) })
@@ -241,27 +243,56 @@ func TestDoorConnectionCap(t *testing.T) {
 		t.Cleanup(func() { c.Close() })
 		return c
 	}
-	{
-		held := make([]net.Conn, maxConns)
-		for i := range held {
-			held[i] = dial()
-			io.WriteString(held[i], "POST / HTTP/1.1\r\nHost: x\r\n")
-		}
-		waitFor(t, func() bool { return door.OpenConns(f.srv) == maxConns })
-		extra := dial()
-		io.WriteString(extra, "GET /.well-known/agent-card.json HTTP/1.1\r\nHost: x\r\n\r\n")
-		if n := door.OpenConns(f.srv); n > maxConns {
-			t.Fatalf("%d connections served at once, cap %d", n, maxConns)
-		}
-		held[0].Close()
-		extra.SetReadDeadline(time.Now().Add(30 * time.Second))
-		resp, err := http.ReadResponse(bufio.NewReader(extra), nil)
+	card := func(c net.Conn) {
+		t.Helper()
+		io.WriteString(c, "GET /.well-known/agent-card.json HTTP/1.1\r\nHost: x\r\n\r\n")
+		c.SetReadDeadline(time.Now().Add(30 * time.Second))
+		resp, err := http.ReadResponse(bufio.NewReader(c), nil)
 		if err != nil || resp.StatusCode != 200 {
-			t.Fatalf("the waiting client: %v %v", resp, err)
+			t.Fatalf("card: %v %v", resp, err)
 		}
-		if n := door.MaxOpenConns(f.srv); n > maxConns {
-			t.Errorf("at most %d connections were served at once, cap %d", n, maxConns)
-		}
+	}
+
+	// A flood of silent connections: each new one closes the longest
+	// waiting, and the client after them is served.
+	for range 3 * maxConns {
+		dial()
+	}
+	card(dial())
+	if n := door.ClosedWaiting(f.srv); n < 2*maxConns {
+		t.Errorf("%d waiting connections closed at the cap, want at least %d", n, 2*maxConns)
+	}
+	waitFor(t, func() bool { return door.OpenConns(f.srv) <= maxConns })
+
+	// Every slot with a request under way: the next connection waits.
+	// (One at a time: a connection whose request has not been read yet
+	// is still only waiting.)
+	active := func() int { return int(door.OpenConns(f.srv)) - door.Waiting(f.srv) }
+	busy := make([]net.Conn, maxConns)
+	for i := range busy {
+		busy[i] = dial()
+		io.WriteString(busy[i], "POST / HTTP/1.1\r\nHost: x\r\nA2A-Version: 1.0\r\nContent-Length: 100\r\n\r\n{")
+		waitFor(t, func() bool { return active() == i+1 })
+	}
+	waitFor(t, func() bool { return door.OpenConns(f.srv) == maxConns && door.Waiting(f.srv) == 0 })
+	closedBefore := door.ClosedWaiting(f.srv)
+	extra := dial()
+	io.WriteString(extra, "GET /.well-known/agent-card.json HTTP/1.1\r\nHost: x\r\n\r\n")
+	extra.SetReadDeadline(time.Now().Add(200 * time.Millisecond))
+	if n, _ := extra.Read(make([]byte, 1)); n != 0 {
+		t.Fatal("a connection past the cap was served while every slot had a request under way")
+	}
+	busy[0].Close()
+	extra.SetReadDeadline(time.Now().Add(30 * time.Second))
+	resp, err := http.ReadResponse(bufio.NewReader(extra), nil)
+	if err != nil || resp.StatusCode != 200 {
+		t.Fatalf("the waiting client: %v %v", resp, err)
+	}
+	if door.ClosedWaiting(f.srv) != closedBefore {
+		t.Error("a connection with a request under way was closed at the cap")
+	}
+	if n := door.MaxOpenConns(f.srv); n > maxConns {
+		t.Errorf("at most %d connections were served at once, cap %d", n, maxConns)
 	}
 }
 

@@ -281,8 +281,8 @@ type Info struct {
 	Name           string `json:"name"`
 	Version        string `json:"version"`
 	Implementation string `json:"implementation"` // builtin | wasm
-	// SHA256 is the hex digest of what the driver runs: a stored component's
-	// bytes; for the replay driver, the transcript's bytes; empty for the
+	// SHA256 is the hex digest of what the driver runs: a stored driver's
+	// artifact (its .mur.zip); for the replay driver, the transcript's bytes; empty for the
 	// provider built-ins, whose code is mur itself.
 	SHA256 string `json:"sha256"`
 }

@@ -64,7 +64,9 @@ type Call struct {
 	// Error is the hook's err(string), the trap's message or the limit hit;
 	// nil when the call was ok or not made.
 	Error *string `json:"error"`
-	// Output is the hook-output case it returned; nil when it returned none.
+	// Output is the name of the hook-output case an ok call returned
+	// ("none" included: contracts §13 records the variant's name); nil when
+	// the call failed or was not made.
 	Output *string `json:"output"`
 	// InputTokens and OutputTokens are the run-inference calls' totals.
 	InputTokens  int `json:"input_tokens"`
@@ -466,10 +468,8 @@ func (d *Dispatcher) call(ctx context.Context, h *hook, event string, arg wasmho
 		d.logFailure(h, c)
 		return Output{}, false
 	}
-	if out.Case != wit.OutputNone {
-		name := out.Case
-		c.Output = &name
-	}
+	name := out.Case
+	c.Output = &name
 	d.record(c)
 	if out.Case == wit.OutputNone {
 		return Output{}, false

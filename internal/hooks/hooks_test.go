@@ -259,7 +259,7 @@ func TestOutputs(t *testing.T) {
 		{wit.HookOnTaskEnd, "none", false},
 	}
 	wantCase := map[string]string{"reopen": wit.OutputReopenTask, "manifests": wit.OutputWriteManifests,
-		"artifact": wit.OutputArtifact, "replace": wit.OutputReplaceContext, "none": ""}
+		"artifact": wit.OutputArtifact, "replace": wit.OutputReplaceContext, "none": wit.OutputNone}
 	for _, tc := range tests {
 		t.Run(tc.event+"/"+tc.behaviour, func(t *testing.T) {
 			d, r, _ := load(t, nil, spec{name: "acme/h", binding: tc.event, behaviour: map[string]string{tc.event: tc.behaviour}})
@@ -280,7 +280,7 @@ func TestOutputs(t *testing.T) {
 				t.Fatalf("outputs %+v, honoured %v", outs, tc.honoured)
 			}
 			c := r.calls[0]
-			if c.Status != StatusOK || deref(c.Output) != map[bool]string{true: wantCase[tc.behaviour], false: "<nil>"}[wantCase[tc.behaviour] != ""] {
+			if c.Status != StatusOK || deref(c.Output) != wantCase[tc.behaviour] {
 				t.Fatalf("hook_call %+v output %s", c, deref(c.Output))
 			}
 			if !tc.honoured {

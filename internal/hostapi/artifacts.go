@@ -194,8 +194,13 @@ func (s *Session) Describe(ctx context.Context, name string) (wit.ArtifactInfo, 
 	if tags == nil {
 		tags = []string{}
 	}
-	return wit.ArtifactInfo{Name: r.Name, Version: r.Version, Description: r.Manifest.Description,
-		Tags: tags, Runtime: rt}, nil
+	info := wit.ArtifactInfo{Name: r.Name, Version: r.Version, Description: r.Manifest.Description,
+		Tags: tags, Runtime: rt}
+	if len(r.Manifest.InputSchema) > 0 {
+		sch := string(r.Manifest.InputSchema)
+		info.InputSchema = &sch
+	}
+	return info, nil
 }
 
 func notInstalled(full string) error {

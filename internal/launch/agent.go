@@ -136,7 +136,7 @@ func (p *Plan) newDriver(eng *wasmhost.Engine, sess *session.Session, rec *trace
 		if err != nil {
 			return nil, err // E-REG-002: the artifact changed since it was resolved
 		}
-		wc := wasmdrv.Config{Engine: eng, Name: r.Name, Version: r.Version, Component: data,
+		wc := wasmdrv.Config{Engine: eng, Name: r.Name, Version: r.Version, Component: data, ArtifactSHA256: r.SHA256,
 			Limits: sandbox.Limits(tools.GrantOf(p.Grants, d.Entry).Grants.Limits), Session: sess,
 			Model: p.Manifest.Inference.Model, Endpoint: cfg.Endpoint, APIKey: cfg.APIKey, Settings: cfg.Settings}
 		if rec != nil {
@@ -551,7 +551,7 @@ func (r *run) openAgent(p *Plan, task, url string, info driver.Info, eng *wasmho
 		Home: p.Home, ManifestDir: p.ManifestDir, Workdir: r.opts.Workdir,
 		Name: m.Name, Version: m.Version, Task: task, CapsuleURL: url,
 		ManifestYAML: p.ManifestYAML, Grants: p.GrantsJSON, SpawnedBy: dl.spawnedBy(), FormationID: dl.formationID,
-		ParentCopy: dl.parentCopy(),
+		ParentCopy: dl.parentCopy(), RuntimeBinaries: p.runtimeBinaries(),
 	})
 	if err != nil {
 		return err
@@ -810,10 +810,7 @@ func (w *spawnWiring) runtime(p *Plan, sess *session.Session, rec *trace.Recorde
 	if len(w.spawnAllow) == 0 || !w.registered {
 		return nil
 	}
-	bin, _ := p.lookup(delegate.EnvMurBinary)
-	if bin == "" {
-		bin, _ = os.Executable()
-	}
+	bin := p.murBinary()
 	g := p.Grants.Capsule
 	w.rt = delegate.New(delegate.Config{RoostURL: w.roostURL, Credential: w.cred,
 		SessionID: sess.ID, Name: sess.Name, Version: sess.Version, RecordsDir: sess.RecordsDir, RuntimeDir: sess.RuntimeDir,

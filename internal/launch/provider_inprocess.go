@@ -21,6 +21,9 @@ const (
 // mur, or nil. The plain build links them, so it is always nil.
 func ProviderProblem(name string) error { return nil }
 
+// pinProviderHelper has nothing to pin: the providers are in this binary.
+func pinProviderHelper() {}
+
 func startProvider(cfg driver.Config) (driver.Driver, error) {
 	d, _, err := providers.New(cfg)
 	return d, err

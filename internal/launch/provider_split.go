@@ -25,6 +25,9 @@ func ProviderProblem(name string) error {
 	return err
 }
 
+// pinProviderHelper opens mur-driver once, at the run's start (remote.Pin).
+func pinProviderHelper() { remote.Pin() }
+
 func startProvider(cfg driver.Config) (driver.Driver, error) {
 	path, err := remote.Locate(cfg.Name)
 	if err != nil {

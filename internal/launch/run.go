@@ -117,6 +117,7 @@ type run struct {
 // through one path: session_end, trace closed, session closed. ctx should
 // come from NotifyContext.
 func Run(ctx context.Context, p *Plan, opts Options) (Result, error) {
+	p.pinRuntime()
 	if err := p.Prepare(); err != nil {
 		return Result{}, err
 	}
@@ -287,7 +288,7 @@ func (r *run) open(p *Plan, task string, dl *spawnWiring) error {
 		Home: p.Home, ManifestDir: p.ManifestDir, Workdir: r.opts.Workdir,
 		Name: m.Name, Version: m.Version, Task: task,
 		ManifestYAML: p.ManifestYAML, Grants: p.GrantsJSON, SpawnedBy: dl.spawnedBy(), FormationID: dl.formationID,
-		ParentCopy: dl.parentCopy(),
+		ParentCopy: dl.parentCopy(), RuntimeBinaries: p.runtimeBinaries(),
 	})
 	if err != nil {
 		return err

@@ -1,8 +1,6 @@
 package launch
 
 import (
-	"os"
-
 	"github.com/murmur-go/murmur/internal/delegate"
 	"github.com/murmur-go/murmur/internal/session"
 	"github.com/murmur-go/murmur/internal/telemetry"
@@ -20,10 +18,7 @@ func (w *spawnWiring) scriptRuntime(p *Plan, sess *session.Session, rec *trace.R
 	if len(w.spawnAllow) == 0 || !w.registered {
 		return nil, nil
 	}
-	bin, _ := p.lookup(delegate.EnvMurBinary)
-	if bin == "" {
-		bin, _ = os.Executable()
-	}
+	bin := p.murBinary()
 	g := p.Grants.Capsule
 	rt, err := delegate.NewScript(delegate.Config{RoostURL: w.roostURL, Credential: w.cred,
 		SessionID: sess.ID, Name: sess.Name, Version: sess.Version, RecordsDir: sess.RecordsDir, RuntimeDir: sess.RuntimeDir,

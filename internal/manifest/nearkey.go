@@ -15,7 +15,7 @@ import (
 // walker reads, and docs/manifest.md is tested against Keys.
 var knownKeys = map[string][]string{
 	"": {"name", "version", "runtime", "implementation", "execution", "description", "tags",
-		"requires_files", "artifacts", "capabilities", "inference", "lifecycle", "observability", "trace"},
+		"input_schema", "requires_files", "artifacts", "capabilities", "inference", "lifecycle", "observability", "trace"},
 	"observability":       {"otel_endpoint"},
 	"trace":               {"retain"},
 	"trace.retain":        {"max_sessions", "max_age"},

@@ -4,6 +4,7 @@ package manifest
 // recording declared keys and refusing a bad value where it was written.
 
 import (
+	"encoding/json"
 	"fmt"
 	"math"
 	"net/url"
@@ -49,6 +50,8 @@ func (p *parser) top(n *yaml.Node) {
 			m.Description = p.str(v, kp)
 		case "tags":
 			m.Tags = p.strList(v, kp, nil)
+		case "input_schema":
+			m.InputSchema = p.inputSchema(v, kp)
 		case "requires_files":
 			m.RequiresFiles = p.strList(v, kp, p.relFile)
 		case "artifacts":
@@ -342,6 +345,35 @@ func (p *parser) config(v *yaml.Node, kp string) map[string]any {
 	}
 	out, _ := p.configValue(v, kp, 0).(map[string]any)
 	return out
+}
+
+// inputSchema reads a tool's input_schema (contracts §15): the JSON Schema
+// of its input, written as a YAML mapping or as a string holding a JSON
+// object. It is kept as JSON, the form the model is offered.
+func (p *parser) inputSchema(v *yaml.Node, kp string) json.RawMessage {
+	v = deref(v)
+	if isNull(v) {
+		return nil
+	}
+	if v.Kind == yaml.ScalarNode {
+		var obj map[string]any
+		if json.Unmarshal([]byte(v.Value), &obj) != nil || obj == nil {
+			p.fail(v, "E-MAN-004", "%s: expected a JSON Schema object (a mapping, or a string holding a JSON object), found %s", kp, describe(v))
+			return nil
+		}
+		b, _ := json.Marshal(obj)
+		return b
+	}
+	obj := p.config(v, kp)
+	if p.err != nil {
+		return nil
+	}
+	b, err := json.Marshal(obj)
+	if err != nil {
+		p.fail(v, "E-MAN-004", "%s: cannot be written as JSON: %v", kp, err)
+		return nil
+	}
+	return b
 }
 
 func (p *parser) configValue(n *yaml.Node, path string, depth int) any {

@@ -7,6 +7,8 @@
 // through Opt.Or and the accessor methods, never while parsing.
 package manifest
 
+import "encoding/json"
+
 // Opt is a scalar that may or may not have been declared in the manifest.
 type Opt[T any] struct {
 	V   T
@@ -114,6 +116,9 @@ type Manifest struct {
 	Execution      Opt[string]
 	Description    string
 	Tags           []string
+	// InputSchema is a tool's input_schema as JSON (nil: none declared;
+	// the model is then offered {"type":"object"}).
+	InputSchema json.RawMessage
 	// RequiresFiles are extra relative paths packed by mur build.
 	RequiresFiles []string
 

@@ -52,6 +52,10 @@ type Config struct {
 	// ParentCopy is a delegated child's workdir snapshot, nil when its
 	// parent made none: one line of MURMUR.md's ## Work folder.
 	ParentCopy *ParentCopy
+	// RuntimeBinaries are the runtime's own executables (mur, and what
+	// delegated children run): a work folder may not hold their
+	// directories, where mur-contain and mur-driver lie beside mur.
+	RuntimeBinaries []string
 	// ID forces the session id (a parent that minted it); "" makes one.
 	ID  string
 	Now func() time.Time
@@ -145,6 +149,9 @@ func New(cfg Config) (*Session, error) {
 	// child's directory"): inside ~/.murmur on purpose.
 	if !(cfg.SpawnedBy != "" && IsChildDir(s.Workdir, homeDir)) {
 		if err := CheckWorkdir(s.Workdir, homeDir, cfg.ManifestDir != "", s.ProjectDir); err != nil {
+			return nil, err
+		}
+		if err := CheckRuntimeBinaries(s.Workdir, cfg.RuntimeBinaries); err != nil {
 			return nil, err
 		}
 	}

@@ -59,6 +59,28 @@ func CheckWorkdir(workdir, homeDir string, project bool, projectDir string) erro
 	return nil
 }
 
+// CheckRuntimeBinaries refuses a work folder that is or holds the directory
+// of one of the runtime's own executables (bins, symlinks resolved, each
+// as given and as resolved): a command may write anywhere in its work
+// folder (and so in any filesystem.scope inside it), and could replace
+// mur-contain, mur-driver or mur itself there — the next command's helper,
+// the provider key's holder, the delegated child. E-RUN-056.
+func CheckRuntimeBinaries(workdir string, bins []string) error {
+	w := resolve(workdir)
+	for _, b := range bins {
+		if b == "" {
+			continue
+		}
+		for _, dir := range []string{resolve(filepath.Dir(b)), filepath.Dir(resolve(b))} {
+			if dir == w || within(dir, w) {
+				return diag.New("E-RUN-056", "the work folder %s holds %s, the directory of the runtime's own binary %s: a command could replace the runtime's helpers there (mur-contain, mur-driver) or mur itself", workdir, dir, b).
+					WithHint("give --workdir a folder that does not hold mur's installation directory, or install mur outside the folder (scripts/install.sh PREFIX)")
+			}
+		}
+	}
+	return nil
+}
+
 // within reports whether p is strictly inside dir.
 func within(p, dir string) bool {
 	if dir == "/" {

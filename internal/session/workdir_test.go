@@ -41,3 +41,33 @@ func TestCheckWorkdir(t *testing.T) {
 		}
 	}
 }
+
+// A work folder that is or holds the directory of a runtime binary (as
+// given or with links resolved) is refused; one beside it or inside it is
+// not (issue 22 item 2).
+func TestCheckRuntimeBinaries(t *testing.T) {
+	base := t.TempDir()
+	repo := filepath.Join(base, "repo")
+	os.MkdirAll(filepath.Join(repo, "bin"), 0o755)
+	os.WriteFile(filepath.Join(repo, "bin", "mur"), nil, 0o755)
+	os.MkdirAll(filepath.Join(base, "usr-local-bin"), 0o755)
+	link := filepath.Join(base, "usr-local-bin", "mur")
+	os.Symlink(filepath.Join(repo, "bin", "mur"), link)
+	for _, tc := range []struct {
+		workdir string
+		bins    []string
+		refused bool
+	}{
+		{repo, []string{filepath.Join(repo, "bin", "mur")}, true},
+		{filepath.Join(repo, "bin"), []string{filepath.Join(repo, "bin", "mur")}, true},
+		{repo, []string{link}, true}, // mur run through a link into the repository
+		{filepath.Join(repo, "src"), []string{filepath.Join(repo, "bin", "mur")}, false},
+		{filepath.Join(repo, "bin", "work"), []string{filepath.Join(repo, "bin", "mur")}, false},
+		{repo, []string{"", "/usr/local/bin/mur"}, false},
+	} {
+		err := CheckRuntimeBinaries(tc.workdir, tc.bins)
+		if (err != nil) != tc.refused || (err != nil && diag.Code(err) != "E-RUN-056") {
+			t.Errorf("CheckRuntimeBinaries(%s, %v) = %v; refused %v", tc.workdir, tc.bins, err, tc.refused)
+		}
+	}
+}

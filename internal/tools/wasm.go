@@ -134,6 +134,12 @@ type WASM struct {
 	logsOnce       sync.Once
 	stdout, stderr *os.File
 
+	// The log that keeps a call's streamed chunks past MaxStreamedBytes
+	// (logs/tools/<scope>/<name>.chunks.log), opened on the first call
+	// that needs it; nil: such chunks are dropped.
+	spillOnce sync.Once
+	spill     *os.File
+
 	// httpLog is the logger of the tool's wasi:http decisions, made once
 	// (slog's With copies the handler's state on every call).
 	httpLog func() *slog.Logger
@@ -157,7 +163,14 @@ func (t *WASM) Description() string {
 	return "the tool " + ref(t.decl)
 }
 
-func (t *WASM) Schema() json.RawMessage { return DefaultSchema }
+// Schema is the input_schema of the tool's own manifest (contracts §15),
+// else DefaultSchema.
+func (t *WASM) Schema() json.RawMessage {
+	if t.resolved != nil && t.resolved.Manifest != nil && len(t.resolved.Manifest.InputSchema) > 0 {
+		return t.resolved.Manifest.InputSchema
+	}
+	return DefaultSchema
+}
 
 // Close releases the compiled component. Calls after Close fail.
 func (t *WASM) Close() {
@@ -166,7 +179,8 @@ func (t *WASM) Close() {
 		t.comp.Close()
 	}
 	t.logsOnce.Do(func() {}) // no logs opened after Close
-	for _, f := range []*os.File{t.stdout, t.stderr} {
+	t.spillOnce.Do(func() {})
+	for _, f := range []*os.File{t.stdout, t.stderr, t.spill} {
 		if f != nil {
 			f.Close()
 		}
@@ -307,13 +321,10 @@ func (t *WASM) RunConfig(inv Invocation) (wasmhost.RunConfig, error) {
 // dir or they cannot be opened.
 func (t *WASM) logs() (stdout, stderr *os.File) {
 	t.logsOnce.Do(func() {
-		sess := t.env.Session
-		logs := filepath.Join(sess.RecordsDir, "logs")
-		if sess.RecordsDir == "" || !isDir(logs) {
+		dir, bare, ok := t.logDir()
+		if !ok {
 			return
 		}
-		scope, bare, _ := strings.Cut(t.decl.Name, "/")
-		dir := filepath.Join(logs, "tools", scope)
 		var files [2]*os.File
 		err := os.MkdirAll(dir, 0o700)
 		for j, name := range []string{bare + ".stdout.log", bare + ".stderr.log"} {
@@ -336,6 +347,95 @@ func (t *WASM) logs() (stdout, stderr *os.File) {
 	return t.stdout, t.stderr
 }
 
+// logDir is the folder of the tool's logs in the records dir and its bare
+// name; false when the session has no logs folder.
+func (t *WASM) logDir() (dir, bare string, ok bool) {
+	sess := t.env.Session
+	logs := filepath.Join(sess.RecordsDir, "logs")
+	if sess.RecordsDir == "" || !isDir(logs) {
+		return "", "", false
+	}
+	scope, bare, _ := strings.Cut(t.decl.Name, "/")
+	return filepath.Join(logs, "tools", scope), bare, true
+}
+
+// spillLog opens the tool's chunks log once per session; nil when the
+// session has no records dir or it cannot be opened.
+func (t *WASM) spillLog() *os.File {
+	t.spillOnce.Do(func() {
+		dir, bare, ok := t.logDir()
+		if !ok {
+			return
+		}
+		err := os.MkdirAll(dir, 0o700)
+		if err == nil {
+			t.spill, err = os.OpenFile(filepath.Join(dir, bare+".chunks.log"), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+		}
+		if err != nil {
+			t.env.logger().Warn("tool chunks past the bound are dropped", "tool", t.decl.Name, "error", err)
+		}
+	})
+	return t.spill
+}
+
+// Bounds on what one call of a tool streams through murmur:text/chunks.
+// The caller (an agent task's response, a log line) gets the chunks up to
+// MaxStreamedBytes; the chunk that would pass it and every later one go to
+// the tool's chunks log, which keeps at most MaxSpilledBytes of a call
+// (the rest is counted and dropped). A tool streaming without end thus
+// costs the session neither memory nor unbounded disk.
+const (
+	MaxStreamedBytes = 64 << 10
+	MaxSpilledBytes  = 64 << 20
+)
+
+// chunkBound is one call's account of its streamed chunks.
+type chunkBound struct {
+	t                      *WASM
+	next                   func(ctx context.Context, text string, thinking bool) error
+	sent, spilled, dropped int64
+	spilling               bool
+}
+
+func (b *chunkBound) chunk(ctx context.Context, text string, thinking bool) error {
+	n := int64(len(text))
+	if !b.spilling && b.sent+n <= MaxStreamedBytes {
+		b.sent += n
+		return b.next(ctx, text, thinking)
+	}
+	f := b.t.spillLog()
+	first := !b.spilling
+	b.spilling = true
+	if first && f != nil {
+		// The log holds the last call's spill, as the std logs hold its output.
+		if err := f.Truncate(0); err != nil {
+			b.t.env.logger().Warn("tool chunks log not truncated", "tool", b.t.decl.Name, "error", err)
+		}
+	}
+	switch {
+	case f == nil || b.spilled+n > MaxSpilledBytes:
+		b.dropped += n
+	default:
+		if _, err := f.WriteString(text); err != nil {
+			b.dropped += n
+		} else {
+			b.spilled += n
+		}
+	}
+	if first {
+		note := fmt.Sprintf("\n[the tool streamed more than %d bytes; the rest is in %s]\n", MaxStreamedBytes, spillName(f))
+		return b.next(ctx, note, false)
+	}
+	return nil
+}
+
+func spillName(f *os.File) string {
+	if f == nil {
+		return "no log (it could not be kept)"
+	}
+	return f.Name()
+}
+
 // host is what a tool's component may import besides WASI (the tool world):
 // murmur:text/chunks and murmur:task/task, answered by the invocation.
 func (t *WASM) host(inv Invocation) *wasmhost.Host {
@@ -348,7 +448,7 @@ func (t *WASM) host(inv Invocation) *wasmhost.Host {
 			return nil
 		}
 	}
-	wit.GrantTextChunks(h, chunks)
+	wit.GrantTextChunks(h, (&chunkBound{t: t, next: chunks}).chunk)
 	ask := inv.RequestInput
 	if ask == nil {
 		// Its WIT result has no error side: the error stops the tool.

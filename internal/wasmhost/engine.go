@@ -33,7 +33,7 @@ const wasmtimeVersion = "39.0.1"
 // engineSettings names every engine option that changes compiled code. It is
 // part of the compile cache key: a cache written under other settings is
 // never loaded.
-const engineSettings = "cranelift;opt=speed;component-model;epoch-interruption;memory-creator=murmur-v1;cow=off;data=coalesced-v1;image=v1"
+const engineSettings = "cranelift;opt=speed;component-model;epoch-interruption;memory-creator=murmur-v1;cow=off;data=coalesced-v1;image=v1;fields=ptr-len-v1"
 
 // defaultTick is how often the engine's epoch advances: the granularity of
 // deadlines for guests running their own code.

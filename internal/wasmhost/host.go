@@ -307,6 +307,13 @@ func whHostCall(slotH C.uintptr_t, ctx *C.wasmtime_context_t, args *C.wasmtime_c
 		if err == errNotGranted {
 			return r.hostFailed(s, &CapabilityError{Name: s.key})
 		}
+		if err == nil && r.io != nil && !r.deadline.IsZero() && time.Now().After(r.deadline) {
+			// A Go-owned wasi:io run waits up to the grace (waitEnd): a
+			// builtin that returns past the deadline was waited on.
+			r.waitedCall = s.bareKey
+			r.deadlineStop = true
+			return cError("murmur: deadline exceeded while waiting on " + s.bareKey)
+		}
 	} else {
 		if f == nil {
 			return r.hostFailed(s, &CapabilityError{Name: s.key})

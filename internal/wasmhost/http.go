@@ -727,6 +727,9 @@ var httpTypes = map[string]func(*run, []Value) (Value, error){
 		return r.newObj(&httpFields{}), nil
 	},
 	"[static]fields.from-list": func(r *run, a []Value) (Value, error) {
+		if ptr, n, ok := listArg(a, 0); ok {
+			return fieldsFromListPtr(r, ptr, n)
+		}
 		f := &httpFields{}
 		l, _ := a[0].(List)
 		total := 0
@@ -775,6 +778,9 @@ var httpTypes = map[string]func(*run, []Value) (Value, error){
 	},
 	"[method]fields.set": func(r *run, a []Value) (Value, error) {
 		return fieldsChange(r, a, func(f *httpFields, name string) Result {
+			if ptr, n, ok := listArg(a, 2); ok {
+				return fieldsSetPtr(r, f, name, ptr, n)
+			}
 			vals, _ := a[2].(List)
 			var add [][2]string
 			n := f.size()
@@ -799,6 +805,9 @@ var httpTypes = map[string]func(*run, []Value) (Value, error){
 	},
 	"[method]fields.append": func(r *run, a []Value) (Value, error) {
 		return fieldsChange(r, a, func(f *httpFields, name string) Result {
+			if ptr, n, ok := listArg(a, 2); ok {
+				return fieldsAppendPtr(r, f, name, ptr, n)
+			}
 			s := bytesOf(a[2])
 			if !validFieldValue(s) || f.size()+len(name)+len(s) > maxFieldsBytes {
 				return headerErr("invalid-syntax")
@@ -1171,15 +1180,16 @@ func optSetter(field func(*requestOptions) *time.Duration) func(*run, []Value) (
 // closed or its call ends. Blocking here rather than in a pollable keeps the
 // guest's pollable a plain ready wasip2 one (only wasip2 can mint
 // pollables); the guest only subscribes when it is about to wait anyway.
-// Past the call's deadline it gives up with a waiting DeadlineError naming
+// It waits up to the deadline plus the grace (waitEnd); woken past the
+// call's deadline it gives up with a waiting DeadlineError naming
 // fn, even if ch closed meanwhile (a request ends at the same deadline):
 // nothing the guest did after it would run, and the ending should say what
 // the guest was waiting for. A call cancelled before its deadline returns
 // nil; the cancellation ends the call.
 func (r *run) awaitHTTP(ch <-chan struct{}, fn string) error {
 	var deadline <-chan time.Time
-	if !r.deadline.IsZero() {
-		t := time.NewTimer(time.Until(r.deadline))
+	if end := r.waitEnd(); !end.IsZero() {
+		t := time.NewTimer(time.Until(end))
 		defer t.Stop()
 		deadline = t.C
 	}
@@ -1239,7 +1249,7 @@ func httpHandle(r *run, a []Value) (Value, error) {
 	if p := r.http.pending; p != nil {
 		p.toAsync() // a second request outstanding: both must progress
 	}
-	ctx, cancel := context.WithDeadline(r.ctx(), r.deadline)
+	ctx, cancel := context.WithDeadline(r.ctx(), r.waitEnd())
 	in := &inBody{spooled: make(chan struct{}), cancel: cancel, h: r.http}
 	f := &httpFuture{done: make(chan struct{}), cancel: cancel, body: in}
 	r.http.wg.Add(1)

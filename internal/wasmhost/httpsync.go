@@ -34,7 +34,7 @@ type syncEx struct {
 	body     *outBody
 	opts     requestOptions
 	f        *httpFuture
-	deadline time.Time
+	deadline time.Time // the call's deadline plus the grace (run.waitEnd)
 
 	hreq      *http.Request
 	target    *target
@@ -70,7 +70,7 @@ func (h *httpRun) startSync(r *run, send HTTPRequest, body *outBody, opts reques
 	ctx, cancel := context.WithCancel(r.ctx())
 	in := &inBody{spooled: make(chan struct{}), cancel: cancel, h: h}
 	f := &httpFuture{done: make(chan struct{}), cancel: cancel, body: in}
-	ex := &syncEx{h: h, ctx: ctx, cancel: cancel, send: send, body: body, opts: opts, f: f, deadline: r.deadline}
+	ex := &syncEx{h: h, ctx: ctx, cancel: cancel, send: send, body: body, opts: opts, f: f, deadline: r.waitEnd()}
 	f.sync = ex
 	if body != nil {
 		body.ex = ex

@@ -474,6 +474,20 @@ func (r *run) ctx() context.Context {
 	return r.callCtx
 }
 
+// waitEnd is when a guest of a Go-owned wasi:io run (a driver's: "a
+// driver awaiting a provider response", capsules.txt, Execution limits)
+// waiting on the runtime — a wasi:http exchange, a Go pollable — is
+// stopped: the deadline plus the grace; zero when the call has no deadline.
+// A wait that ends inside the grace still ends the call as a waiting
+// DeadlineError. The spool path of capsules and tools keeps stopping such
+// waits at the deadline itself (RATIONALE.md).
+func (r *run) waitEnd() time.Time {
+	if r.deadline.IsZero() || r.io == nil {
+		return r.deadline
+	}
+	return r.deadline.Add(r.limits.Grace)
+}
+
 // lateReturn is the ending of a call that returned normally after its
 // deadline having waited on the runtime past it (a clock wait that ended
 // inside the grace, the guest returning before its next epoch check), or

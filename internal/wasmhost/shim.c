@@ -443,6 +443,7 @@ void wh_resv_drop_all(void) {
 
 static void wh_mem_free(void *env) {
   wh_mem *m = env;
+  if (m->run->mem0 == m) m->run->mem0 = NULL;
   m->run->mem_used -= (int64_t)m->size;
   m->run->memories--;
   wh_resv_put(m);
@@ -562,11 +563,19 @@ static wasmtime_error_t *wh_mem_new(void *env, const wasm_memorytype_t *ty,
   r->mem_used += (int64_t)minimum;
   if (r->mem_used > r->mem_peak) r->mem_peak = r->mem_used;
   r->memories++;
+  if (r->mem0 == NULL) r->mem0 = m;
   ret->env = m;
   ret->get_memory = wh_mem_get;
   ret->grow_memory = wh_mem_grow;
   ret->finalizer = wh_mem_free;
   return NULL;
+}
+
+int wh_run_read(wh_run *r, uint32_t ptr, uint32_t len, uint8_t *dst) {
+  wh_mem *m = r->mem0;
+  if (m == NULL || (uint64_t)ptr + len > m->size) return -1;
+  if (len) memcpy(dst, m->base + ptr, len);
+  return 0;
 }
 
 void wh_config_memory(wasm_config_t *cfg) {

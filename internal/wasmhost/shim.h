@@ -30,6 +30,7 @@ typedef struct wh_run {
   int32_t late;          // the deadline stop came late (the guest was blocked)
   int32_t cancel;        // set (atomically) when the caller's context ends
   int32_t memories;      // live memories bound to this run
+  void *mem0;            // the run's first memory (the component's own), NULL: none
 } wh_run;
 
 int64_t wh_now(void);
@@ -42,6 +43,9 @@ void wh_run_cancel(wh_run *r);
 void wh_run_arm(wh_run *r, int64_t deadline_ns);
 
 void wh_config_memory(wasm_config_t *cfg);
+// wh_run_read copies len bytes at ptr of the run's first memory into dst:
+// 0, or -1 when the range is outside its accessible bytes (or it has none).
+int wh_run_read(wh_run *r, uint32_t ptr, uint32_t len, uint8_t *dst);
 
 // wh_image is the initial content of one core module's linear memory, built
 // at compile time from its (then removed) data segments: a sealed memfd or

@@ -217,8 +217,9 @@ func (r *run) timerPollable(at time.Time, fn string) *goPollable {
 var errCallEnded = errors.New("the call ended while the guest was waiting")
 
 // waitAny blocks until one of ps is ready and returns the indices of those
-// that are. At the call's deadline it gives up with a waiting
-// DeadlineError naming what the first pending pollable waits on; a
+// that are. It waits up to the deadline plus the grace; woken past the
+// call's deadline it gives up with a waiting DeadlineError naming what the
+// first pending pollable waits on; a
 // cancelled call ends it with errCallEnded.
 func (r *run) waitAny(ps []*goPollable) ([]uint32, error) {
 	ctx := r.ctx()
@@ -262,7 +263,7 @@ func (r *run) waitAny(ps []*goPollable) ([]uint32, error) {
 		if ctx.Err() != nil {
 			return nil, errCallEnded
 		}
-		wake := r.deadline
+		wake := r.waitEnd() // a guest waiting on the runtime gets the grace
 		if !at.IsZero() && (wake.IsZero() || at.Before(wake)) {
 			wake = at
 		}

@@ -20,6 +20,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/murmur-go/murmur/internal/contain"
@@ -45,7 +46,20 @@ type Proxy struct {
 	mu     sync.Mutex
 	closed bool
 	conns  map[net.Conn]struct{} // open tunnels' upstream sides
+
+	refused atomic.Int64
 }
+
+// SetLogger sends the proxy's decisions (an allow at debug level, a refusal
+// at info) and its server's errors to l — a session's logs/egress.log, so
+// that they do not land on mur's stderr. Call it before Serve.
+func (p *Proxy) SetLogger(l *slog.Logger) {
+	p.log = l.With("component", "egress")
+	p.srv.ErrorLog = slog.NewLogLogger(p.log.Handler(), slog.LevelDebug)
+}
+
+// Refused is how many requests the proxy has refused so far.
+func (p *Proxy) Refused() int64 { return p.refused.Load() }
 
 // Start makes the session's proxy for the network.allow entries allow
 // (entries that do not parse cover nothing). A host that refuses the
@@ -236,7 +250,8 @@ func (p *Proxy) refuse(w http.ResponseWriter, r *http.Request, host, port string
 			asked = r.URL.Host
 		}
 	}
-	p.log.Info("deny", "method", r.Method, "target", asked)
+	p.refused.Add(1)
+	p.log.Info("deny", "method", r.Method, "target", asked, "key", Key)
 	what := "plain HTTP"
 	if r.Method == http.MethodConnect {
 		what = "CONNECT"

@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"sort"
 	"strings"
+	"sync/atomic"
 
 	sdk "github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
@@ -109,6 +110,16 @@ func (d *Driver) Call(ctx context.Context, req *driver.Request, chunk driver.Chu
 	for k, v := range req.Params {
 		opts = append(opts, option.WithJSONSet(k, v))
 	}
+	// The response's media type, to name a server that answered with one
+	// JSON object (it ignored stream: true) rather than an event stream.
+	var mediaType atomic.Value
+	opts = append(opts, option.WithMiddleware(func(r *http.Request, next option.MiddlewareNext) (*http.Response, error) {
+		res, err := next(r)
+		if res != nil {
+			mediaType.Store(res.Header.Get("Content-Type"))
+		}
+		return res, err
+	}))
 	stream := d.completions.NewStreaming(ctx, params, opts...)
 	defer stream.Close()
 
@@ -156,6 +167,11 @@ func (d *Driver) Call(ctx context.Context, req *driver.Request, chunk driver.Chu
 		return nil, d.classify(ctx, err)
 	}
 	if finish == "" {
+		if ct, _ := mediaType.Load().(string); !strings.HasPrefix(strings.ToLower(strings.TrimSpace(ct)), "text/event-stream") {
+			return nil, &driver.Error{Kind: driver.KindMalformed, Driver: d.info.Name, Message: fmt.Sprintf(
+				"the server answered with %q, not a stream: %s needs an OpenAI-compatible server that streams chat completions (\"stream\": true, answered as text/event-stream); turn streaming on in the server, or use one that supports it",
+				ct, d.info.Name)}
+		}
 		return nil, &driver.Error{Kind: driver.KindIncomplete, Driver: d.info.Name, Message: "the response stream ended without a finish_reason"}
 	}
 	return d.toResponse(text.String(), tools, finish, usage)

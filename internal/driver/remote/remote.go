@@ -31,6 +31,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/murmur-go/murmur/internal/command"
 	"github.com/murmur-go/murmur/internal/diag"
 	"github.com/murmur-go/murmur/internal/driver"
 	"github.com/murmur-go/murmur/internal/version"
@@ -235,13 +236,43 @@ func unmarshalNumbers(line []byte, v any) error {
 	return dec.Decode(v)
 }
 
-// Locate is the helper beside the running executable (Find).
+var (
+	pinOnce sync.Once
+	pinned  *command.Pinned
+)
+
+// Pin opens the helper beside the running executable once, if it is there:
+// Locate then hands out that file by its descriptor, so a mur-driver
+// replaced on disk after the runtime started (it receives the provider's
+// key) is never run. The runtime calls it at start; Locate makes it
+// otherwise.
+func Pin() {
+	pinOnce.Do(func() {
+		if exe, err := os.Executable(); err == nil {
+			if p, err := Find(exe, ""); err == nil {
+				pinned, _ = command.Pin(p)
+			}
+		}
+	})
+}
+
+// Locate is the helper beside the running executable (Find), as the path
+// of its pinned descriptor (Pin).
 func Locate(name string) (string, error) {
+	Pin()
 	exe, err := os.Executable()
 	if err != nil {
 		return "", diag.Wrap(err, CodeHelper, "the built-in driver %s runs in %s, and mur cannot tell where it is installed", name, HelperName)
 	}
-	return Find(exe, name)
+	if pinned == nil {
+		return Find(exe, name)
+	}
+	p, err := pinned.Path()
+	if err != nil {
+		return "", diag.Wrap(err, CodeHelper, "the built-in driver %s runs in %s", name, HelperName).
+			WithHint("start mur again: it runs the %s that is installed when it starts", HelperName)
+	}
+	return p, nil
 }
 
 // Find is the helper beside exe (mur's own path): its path, or a coded

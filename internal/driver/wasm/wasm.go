@@ -76,6 +76,10 @@ type Config struct {
 	// Name, Version and SHA256 identify the artifact; SHA256 is the hex digest
 	// of Component, computed when empty.
 	Name, Version, SHA256 string
+	// ArtifactSHA256 is the digest of the stored artifact's .mur.zip, what
+	// Info reports (contracts §3, §13: an artifact's content hash is its
+	// zip's); empty: SHA256, for a component that comes from no store.
+	ArtifactSHA256 string
 	// Component is the component's bytes (binary, or WAT for tests).
 	Component []byte
 	// Limits bounds every call (sandbox.Limits of the entry's effective
@@ -178,10 +182,14 @@ func New(cfg Config) (*Driver, error) {
 	if log == nil {
 		log = slog.Default()
 	}
+	infoSum := sum
+	if cfg.ArtifactSHA256 != "" {
+		infoSum = cfg.ArtifactSHA256
+	}
 	return &Driver{
 		eng:    cfg.Engine,
 		comp:   comp,
-		info:   driver.Info{Name: cfg.Name, Version: cfg.Version, Implementation: driver.ImplementationWASM, SHA256: sum},
+		info:   driver.Info{Name: cfg.Name, Version: cfg.Version, Implementation: driver.ImplementationWASM, SHA256: infoSum},
 		limits: cfg.Limits,
 		env:    env,
 		args:   []string{manifest.Bare(cfg.Name)},
@@ -191,7 +199,7 @@ func New(cfg Config) (*Driver, error) {
 	}, nil
 }
 
-// Info is {name, version, "wasm", the component's sha256}.
+// Info is {name, version, "wasm", the artifact's sha256}.
 func (d *Driver) Info() driver.Info { return d.info }
 
 // Env returns a copy of the environment every call is given.
