@@ -1,19 +1,21 @@
 #!/usr/bin/env bash
 # The README's example, end to end and offline. The main part is delegation
-# (examples/delegation): start mur-roost in the background allowing the orchestrator to
-# delegate, publish the three capsules, run the orchestrator — an agent that delegates to
-# a Go script-capsule worker and to an agent reviewer in parallel, the worker starting
-# with a copy of the orchestrator's work folder — print the delegation tree and the
-# report, stop the daemon. Before it: publish the echo-tool artifact and run the Go
-# script capsule and the agent capsule on a task each; after it: start the agent again
+# (examples/delegation): publish the three capsules, run the orchestrator with
+# `mur run --with-roost` (mur-roost started for that run, allowing the orchestrator to
+# delegate, and ended with it) — an agent that delegates to a Go script-capsule worker
+# and to an agent reviewer in parallel, the worker starting with a copy of the
+# orchestrator's work folder — print the delegation tree and the report. Before it:
+# publish the echo-tool artifact and run the Go script capsule and the agent capsule on
+# a task each; after it: start the agent again
 # with after_task: sleep, talk to its A2A door from outside with curl (agent card,
 # SendMessage, GetTask) and stop it with `mur stop`. It ends with a summary of what
 # ran and what it left where.
 #
 # Files go under $MURMUR_DEMO_DIR (default: a fresh temporary dir, removed at the end
 # of a run that succeeds), the binaries into $MURMUR_DEMO_BIN (default ./bin); stores
-# and records under $HOME/.murmur as for any run. internal/cli's TestDemoScript runs
-# this script.
+# and records under $HOME/.murmur as for any run. mur-roost listens on
+# 127.0.0.1:$MURMUR_DEMO_ROOST_PORT (default 7700) while the orchestrator runs.
+# internal/cli's TestDemoScript runs this script.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 made_work=
@@ -83,16 +85,6 @@ step "run the agent capsule examples/hello-agent (murmur/driver-replay: no key, 
 (cd examples/hello-agent && "$mur" run --task "hello, murmur" --workdir "$work/hello-agent")
 (cd examples/hello-agent && "$mur" trace show @1)
 
-step "delegation: start mur-roost, allowing the orchestrator to delegate"
-"$bin/mur-roost" --port 0 --spawn-allow local/orchestrator >"$work/roost.out" 2>"$work/roost.err" &
-roost=$!
-pids+=("$roost")
-for _ in $(seq 100); do grep -q '^mur-roost: listening on ' "$work/roost.out" 2>/dev/null && break; sleep 0.1; done
-addr=$(sed -n 's/^mur-roost: listening on //p' "$work/roost.out")
-[ -n "$addr" ] || { cat "$work/roost.out" "$work/roost.err" >&2; echo "mur-roost did not start" >&2; exit 1; }
-export MURMUR_ROOST_URL=http://$addr
-echo "mur-roost: $MURMUR_ROOST_URL"
-
 step "delegation: publish the orchestrator and its two sub-capsules"
 for c in examples/delegation/worker examples/delegation/reviewer examples/delegation; do
   "$mur" build "$c" -o "$work/$(basename "$c").mur.zip"
@@ -102,7 +94,13 @@ done
 step "delegation: run the orchestrator (its work folder holds notes.md)"
 mkdir -p "$work/orchestrator"
 cp examples/delegation/notes.md "$work/orchestrator/"
-ready=$(cd examples/delegation && "$mur" run --json --task "Have the release notes counted and reviewed, then report." --workdir "$work/orchestrator")
+# --with-roost starts mur-roost for this run only (on 127.0.0.1:$roost_port, allowing
+# the orchestrator at the top level), points the run at it and ends it after the
+# session; its start-up lines appear on stderr. A daemon already on that port is
+# E-RUN-080: set MURMUR_DEMO_ROOST_PORT to a free one.
+roost_port=${MURMUR_DEMO_ROOST_PORT:-7700}
+ready=$(cd examples/delegation && "$mur" run --with-roost --roost-port "$roost_port" --json \
+  --task "Have the release notes counted and reviewed, then report." --workdir "$work/orchestrator")
 sid=$(printf '%s' "$ready" | field session_id)
 records=$(printf '%s' "$ready" | field records_dir)
 delegation_sid=$sid
@@ -113,11 +111,6 @@ step "delegation: the tree (mur trace show --tree)"
 step "delegation: the worker's answer and the orchestrator's report"
 for f in "$records"/children/delegation-worker-*/out/result.txt; do cat "$f"; done
 printf 'report: %s\n' "$(cat "$records/out/result.txt")"
-
-step "delegation: stop mur-roost"
-kill "$roost"
-wait "$roost" || true
-unset MURMUR_ROOST_URL
 
 step "serve the agent (after_task: sleep) and talk to its door"
 rm -f "$work/sleep.ready"

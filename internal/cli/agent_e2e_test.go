@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -240,7 +241,9 @@ func TestDemoScript(t *testing.T) {
 	}
 	homeDir, work := t.TempDir(), t.TempDir()
 	cmd := exec.Command("bash", filepath.Join(repoRoot(), "scripts", "demo.sh"))
-	cmd.Env = append(os.Environ(), "HOME="+homeDir, "MURMUR_DEMO_DIR="+work, "MURMUR_DEMO_BIN="+filepath.Join(work, "bin"))
+	port := strconv.Itoa(freePort(t)) // --with-roost's daemon: never a user's 7700
+	cmd.Env = append(os.Environ(), "HOME="+homeDir, "MURMUR_DEMO_DIR="+work, "MURMUR_DEMO_BIN="+filepath.Join(work, "bin"),
+		"MURMUR_DEMO_ROOST_PORT="+port)
 	cmd.Env = append(cmd.Env, goCaches()...)
 	out, err := cmd.CombinedOutput()
 	if err != nil {
@@ -251,7 +254,8 @@ func TestDemoScript(t *testing.T) {
 		"SendMessage \"hello, door\": task tsk_", "TASK_STATE_COMPLETED", "\nanswer: Hello from a sleeping hello-agent.\n",
 		"stopped: ses_", "ending:    ok (stopped)", "\n== summary\n", "\nNext: ",
 		"\nlocal/orchestrator@0.1.0 (agent)  ses_", "\n├─ delegation-worker@0.1.0 (script)  ses_", "\n└─ delegation-reviewer@0.1.0 (agent)  ses_",
-		"task: Count the lines and words of the notes in your work folder.\n", "report: Report: 2 delegations, both ended ok."} {
+		"task: Count the lines and words of the notes in your work folder.\n", "report: Report: 2 delegations, both ended ok.",
+		"mur-roost: listening on 127.0.0.1:" + port + "\n"} {
 		if !strings.Contains(string(out), want) {
 			t.Errorf("demo output lacks %q:\n%s", want, out)
 		}

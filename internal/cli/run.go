@@ -30,6 +30,9 @@ type runFlags struct {
 	containment             string
 	capsule, capsuleVersion string
 	spawnApprovalStdin      bool
+	withRoost               bool
+	roostPort               int
+	spawnAllow              []string
 }
 
 func newRunCmd(stdout, stderr io.Writer) *cobra.Command {
@@ -90,6 +93,9 @@ version the global store holds, and says which on stderr.`,
 	fl.StringVar(&f.capsule, "capsule", "", "run the installed capsule `FULLNAME` (scope/name) with no project (its newest version unless --capsule-version)")
 	fl.StringVar(&f.capsuleVersion, "capsule-version", "", "the `VERSION` of --capsule")
 	fl.BoolVar(&f.spawnApprovalStdin, "spawn-approval-stdin", false, "read a parent runtime's spawn approval from standard input (for a parent capsule's runtime only)")
+	fl.BoolVar(&f.withRoost, "with-roost", false, "start mur-roost for this run (on 127.0.0.1:--roost-port, allowing this capsule at the top level), set MURMUR_ROOST_URL to it, and end it after the session")
+	fl.IntVar(&f.roostPort, "roost-port", launch.DefaultRoostPort, "the loopback `PORT` --with-roost's mur-roost listens on")
+	fl.StringArrayVar(&f.spawnAllow, "spawn-allow", nil, "with --with-roost, one more capsule `FULLNAME` the daemon lets register at the top level (repeatable)")
 	decorateRunCmd(cmd)
 	return cmd
 }
@@ -120,12 +126,27 @@ func runCapsule(ctx context.Context, f runFlags, stdout, stderr io.Writer) error
 	if ctx == nil {
 		ctx = context.Background()
 	}
+	if !f.withRoost && (f.roostPort != launch.DefaultRoostPort || len(f.spawnAllow) > 0) {
+		return usageError{fmt.Errorf("--roost-port and --spawn-allow go with --with-roost")}
+	}
+	if f.withRoost && (f.roostPort < 1 || f.roostPort > 65535) {
+		return usageError{fmt.Errorf("--roost-port must be a port from 1 to 65535, not %d", f.roostPort)}
+	}
+	// --with-roost: MURMUR_ROOST_URL is answered from the daemon this run
+	// starts once it is up; the process environment is left as it is.
+	var roostURL string
+	lookup := launch.WithRoostURL(os.LookupEnv, &roostURL)
+	if f.withRoost {
+		if err := launch.CheckWithRoost(os.LookupEnv); err != nil {
+			return err
+		}
+	}
 	// From here SIGTERM and SIGINT cancel the run, which ends on its one
 	// path (launch.Run); before the session exists nothing is recorded.
 	ctx, stop := launch.NotifyContext(ctx)
 	defer stop()
 	plan, err := launch.Load(launch.Request{ManifestPath: f.manifest, Capsule: f.capsule, CapsuleVersion: f.capsuleVersion,
-		Containment: f.containment, Home: homeDir})
+		Containment: f.containment, Home: homeDir, LookupEnv: lookup})
 	if err != nil {
 		return err
 	}
@@ -133,6 +154,18 @@ func runCapsule(ctx context.Context, f runFlags, stdout, stderr io.Writer) error
 	diag.PrintWarnings(stderr, plan.Containment.Warnings)
 	if f.explainScope {
 		return explainScope(plan, f.json, stdout)
+	}
+	if f.withRoost {
+		// Started once the plan is loaded (a refused manifest starts no
+		// daemon) and ended after session_end, however the run ends.
+		rs, err := launch.StartRoost(ctx, launch.RoostConfig{Port: f.roostPort,
+			SpawnAllow: append([]string{plan.Manifest.Name}, f.spawnAllow...), Output: stderr})
+		if err != nil {
+			return err
+		}
+		defer rs.Stop()
+		roostURL = rs.URL
+		fmt.Fprintf(stderr, "mur-roost (pid %d) at %s for this run; it ends with the session\n", rs.PID, rs.URL)
 	}
 	// On a terminal a person is watching: say which session this is as
 	// soon as it exists, and what is being compiled while they wait (a cold

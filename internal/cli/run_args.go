@@ -17,7 +17,8 @@ const runExamples = `  mur run --task "say hi"                 # the project of 
   mur run ./hello-agent --task task.md     # a project directory (or its murmur.yaml)
   mur run --capsule acme/worker            # the newest installed version, with no project
   mur run --capsule acme/worker --capsule-version 1.0.0 --json
-  mur run --explain-scope --containment sealed`
+  mur run --explain-scope --containment sealed
+  mur run --with-roost --task "delegate"   # a delegating capsule: mur-roost started and ended with the run`
 
 // decorateRunCmd adds to mur run what is not the run itself: its examples
 // and the completion of its flags' values.
@@ -26,6 +27,7 @@ func decorateRunCmd(cmd *cobra.Command) {
 	_ = cmd.RegisterFlagCompletionFunc("containment", completeContainment)
 	_ = cmd.RegisterFlagCompletionFunc("capsule", completeStoreCapsules)
 	_ = cmd.RegisterFlagCompletionFunc("capsule-version", completeCapsuleVersions)
+	_ = cmd.RegisterFlagCompletionFunc("spawn-allow", completeStoreCapsules)
 }
 
 // runArgs reads mur run's positional argument and --capsule: the project
