@@ -297,9 +297,7 @@ func NewPlan(in Input) (*Plan, error) {
 	for _, d := range SystemDirs {
 		p.Paths = append(p.Paths, Path{Path: d, Exec: true, Dir: true})
 	}
-	for _, e := range expandEtc() {
-		p.Paths = append(p.Paths, e)
-	}
+	p.Paths = append(p.Paths, expandEtc()...)
 	for _, t := range in.Tools {
 		r, err := clean("tool", t, true)
 		if err != nil {

@@ -49,8 +49,8 @@ type Record struct {
 
 // message is the completion's fields, the SendMessage text.
 func (r Record) message() []byte {
+	// The delivery fields stay out: they describe the sending, not the completion.
 	m := r
-	m.ReportedBy, m.Delivered, m.DeliveryError = "", false, ""
 	b, _ := json.Marshal(struct {
 		DelegationID   string `json:"delegation_id"`
 		CapsuleName    string `json:"capsule_name"`

@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 )
 
@@ -76,8 +77,7 @@ func (s *fastServer) Serve(ln net.Listener) error {
 			if s.isClosing() {
 				return http.ErrServerClosed
 			}
-			var ne net.Error
-			if errors.As(err, &ne) && ne.Temporary() { //nolint:staticcheck // net/http's own test
+			if transientAccept(err) {
 				delay = min(max(2*delay, 5*time.Millisecond), time.Second)
 				time.Sleep(delay)
 				continue
@@ -681,4 +681,19 @@ func (c *prefixConn) Read(p []byte) (int, error) {
 		return n, nil
 	}
 	return c.Conn.Read(p)
+}
+
+// transientAccept reports whether an accept error is one that passes (the
+// errnos syscall.Errno.Temporary names: out of descriptors, an interrupted
+// call, a timeout), so Serve retries with
+// backoff as net/http's Serve does instead of ending the daemon's server.
+// Spelled out because net.Error.Temporary is deprecated.
+func transientAccept(err error) bool {
+	for _, e := range []syscall.Errno{syscall.EMFILE, syscall.ENFILE, syscall.EINTR, syscall.EAGAIN, syscall.ETIMEDOUT} {
+		if errors.Is(err, e) {
+			return true
+		}
+	}
+	var ne net.Error
+	return errors.As(err, &ne) && ne.Timeout()
 }
