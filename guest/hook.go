@@ -42,11 +42,11 @@ func None() HookOutput { return HookOutput{} }
 // Artifact is an artifact update on the session's stream.
 func Artifact(text string) HookOutput { return HookOutput{Kind: OutputArtifact, Text: text} }
 
-// ReopenTask, answered at on-task-end, runs the task again with reason
+// ReopenTask is the answer at on-task-end that runs the task again with reason
 // appended as a user message (at most lifecycle.max_task_reopens times).
 func ReopenTask(reason string) HookOutput { return HookOutput{Kind: OutputReopenTask, Text: reason} }
 
-// WriteManifests, answered at on-stage, writes tool manifests.
+// WriteManifests is the answer at on-stage that writes tool manifests.
 func WriteManifests(m ...ToolManifest) HookOutput {
 	return HookOutput{Kind: OutputWriteManifests, Manifests: m}
 }

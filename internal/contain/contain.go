@@ -93,7 +93,7 @@ const (
 	PlaneRlimits = "rlimits"
 )
 
-// Defaults of capabilities.resources.* (contracts §19).
+// DefaultResources are the defaults of capabilities.resources.* (contracts §19).
 var DefaultResources = Resources{
 	MaxProcesses:     128,
 	MaxOpenFiles:     1024,
