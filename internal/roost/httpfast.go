@@ -38,6 +38,16 @@ import (
 // cores those hand-offs are where a request waits; the daemon's answers
 // are small and its clients hold keep-alive connections, so the plain case
 // is almost every request.
+//
+// What a handler may assume on the fast path, beyond the http.Handler
+// contract: the Request and ResponseWriter are reused by the connection's
+// next request, so neither may be kept once ServeHTTP returns (nor used
+// from another goroutine after it); the body is read into memory before
+// ServeHTTP runs; r.Context() is never cancelled (not when the client goes
+// away, not at shutdown); no Hijacker, Flusher or Pusher is offered; and the
+// answer may be held until ServeHTTP returns. The
+// daemon's handlers assume nothing more, and run unchanged under net/http
+// when the fast path is off (MURMUR_ROOST_FASTPATH=0, read at start).
 type fastServer struct {
 	hs       *http.Server // the fallback; its timeouts are the fast path's too
 	h        http.Handler
@@ -697,3 +707,7 @@ func transientAccept(err error) bool {
 	var ne net.Error
 	return errors.As(err, &ne) && ne.Timeout()
 }
+
+// envFastPath turns the fast path off when set to 0 at the daemon's start:
+// every connection is then served by net/http alone.
+const envFastPath = "MURMUR_ROOST_FASTPATH"
