@@ -1,5 +1,7 @@
 //go:build !wasip1 || murmur_hook
 
+//lint:file-ignore U1000 used by the wasip1 build's hook exports (hook_wasip1.go), which staticcheck on the host does not see
+
 package guest
 
 // Hooks (contracts §16): a component of the hook world
@@ -40,11 +42,11 @@ func None() HookOutput { return HookOutput{} }
 // Artifact is an artifact update on the session's stream.
 func Artifact(text string) HookOutput { return HookOutput{Kind: OutputArtifact, Text: text} }
 
-// ReopenTask, answered at on-task-end, runs the task again with reason
+// ReopenTask is the answer at on-task-end that runs the task again with reason
 // appended as a user message (at most lifecycle.max_task_reopens times).
 func ReopenTask(reason string) HookOutput { return HookOutput{Kind: OutputReopenTask, Text: reason} }
 
-// WriteManifests, answered at on-stage, writes tool manifests.
+// WriteManifests is the answer at on-stage that writes tool manifests.
 func WriteManifests(m ...ToolManifest) HookOutput {
 	return HookOutput{Kind: OutputWriteManifests, Manifests: m}
 }

@@ -24,6 +24,8 @@
 // wasip1 builds.
 package httpcore
 
+//lint:file-ignore U1000 Body's fields are used by the wasip1 build (httpcore_wasip1.go), which staticcheck on the host does not see
+
 import (
 	"errors"
 	"io"

@@ -25,6 +25,7 @@ import (
 	"github.com/murmur-go/murmur/internal/door"
 	"github.com/murmur-go/murmur/internal/driver"
 	"github.com/murmur-go/murmur/internal/hooks"
+	"github.com/murmur-go/murmur/internal/store"
 	"github.com/murmur-go/murmur/internal/telemetry"
 	"github.com/murmur-go/murmur/internal/trace"
 	"github.com/murmur-go/murmur/internal/wit"
@@ -439,15 +440,7 @@ func (s *Session) writeResult(answer string) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return
 	}
-	f, err := os.CreateTemp(dir, ".result-*.tmp")
-	if err != nil {
-		return
-	}
-	_, werr := f.WriteString(answer)
-	cerr := f.Close()
-	if werr != nil || cerr != nil || os.Rename(f.Name(), s.cfg.ResultPath) != nil {
-		os.Remove(f.Name())
-	}
+	store.WriteFileAtomic(s.cfg.ResultPath, []byte(answer), 0o600)
 }
 
 // failureText is a failed task's status message: the driver's error as a

@@ -394,7 +394,7 @@ func TestAgentHooks(t *testing.T) {
 	}
 	rd := parseReady(t, r.Stdout)
 	lines := traceLines(t, rd.RecordsDir)
-	if hs := fmt.Sprintf("%s", lines[0].Fields["hooks"]); hs != `["local/hook-log"]` {
+	if hs := string(lines[0].Fields["hooks"]); hs != `["local/hook-log"]` {
 		t.Errorf("session_start.hooks %v", hs)
 	}
 	var events []string

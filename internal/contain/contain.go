@@ -93,7 +93,7 @@ const (
 	PlaneRlimits = "rlimits"
 )
 
-// Defaults of capabilities.resources.* (contracts §19).
+// DefaultResources are the defaults of capabilities.resources.* (contracts §19).
 var DefaultResources = Resources{
 	MaxProcesses:     128,
 	MaxOpenFiles:     1024,
@@ -297,9 +297,7 @@ func NewPlan(in Input) (*Plan, error) {
 	for _, d := range SystemDirs {
 		p.Paths = append(p.Paths, Path{Path: d, Exec: true, Dir: true})
 	}
-	for _, e := range expandEtc() {
-		p.Paths = append(p.Paths, e)
-	}
+	p.Paths = append(p.Paths, expandEtc()...)
 	for _, t := range in.Tools {
 		r, err := clean("tool", t, true)
 		if err != nil {

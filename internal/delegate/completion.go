@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/murmur-go/murmur/internal/ids"
+	"github.com/murmur-go/murmur/internal/store"
 )
 
 // Completion statuses (the completion's status, and the delegation line's
@@ -49,8 +50,8 @@ type Record struct {
 
 // message is the completion's fields, the SendMessage text.
 func (r Record) message() []byte {
+	// The delivery fields stay out: they describe the sending, not the completion.
 	m := r
-	m.ReportedBy, m.Delivered, m.DeliveryError = "", false, ""
 	b, _ := json.Marshal(struct {
 		DelegationID   string `json:"delegation_id"`
 		CapsuleName    string `json:"capsule_name"`
@@ -71,21 +72,8 @@ func WriteRecord(recordsDir string, r Record) error {
 	if err != nil {
 		return err
 	}
-	f, err := os.CreateTemp(recordsDir, ".completion-*.tmp")
-	if err != nil {
+	if err := store.WriteFileAtomic(filepath.Join(recordsDir, CompletionFile), append(b, '\n'), 0o600); err != nil {
 		return fmt.Errorf("write %s: %w", CompletionFile, err)
-	}
-	_, werr := f.Write(append(b, '\n'))
-	cerr := f.Close()
-	if werr == nil {
-		werr = cerr
-	}
-	if werr == nil {
-		werr = os.Rename(f.Name(), filepath.Join(recordsDir, CompletionFile))
-	}
-	if werr != nil {
-		os.Remove(f.Name())
-		return fmt.Errorf("write %s: %w", CompletionFile, werr)
 	}
 	return nil
 }

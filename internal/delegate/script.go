@@ -13,6 +13,7 @@ import (
 
 	"github.com/murmur-go/murmur/internal/door"
 	"github.com/murmur-go/murmur/internal/ids"
+	"github.com/murmur-go/murmur/internal/store"
 	"github.com/murmur-go/murmur/internal/wit"
 )
 
@@ -85,20 +86,7 @@ func (r *Runtime) writeOutcome(d *delegation) {
 		r.cfg.Log.Warn("the outcome block could not be written", "delegation_id", d.id, "error", err)
 		return
 	}
-	f, err := os.CreateTemp(dir, ".outcome-*.tmp")
-	if err == nil {
-		_, err = f.WriteString(r.block(d) + "\n")
-		if cerr := f.Close(); err == nil {
-			err = cerr
-		}
-		if err == nil {
-			err = os.Rename(f.Name(), filepath.Join(dir, d.id+OutcomeSuffix))
-		}
-		if err != nil {
-			os.Remove(f.Name())
-		}
-	}
-	if err != nil {
+	if err := store.WriteFileAtomic(filepath.Join(dir, d.id+OutcomeSuffix), []byte(r.block(d)+"\n"), 0o600); err != nil {
 		r.cfg.Log.Warn("the outcome block could not be written", "delegation_id", d.id, "error", err)
 	}
 }

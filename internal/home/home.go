@@ -83,7 +83,10 @@ func Running(home string) string { return filepath.Join(home, ".murmur", "runnin
 // Spend is the spend ledgers' directory.
 func Spend(home string) string { return filepath.Join(home, ".murmur", "spend") }
 
+// Project is a project's own folder: <project>/.murmur.
+func Project(projectDir string) string { return filepath.Join(projectDir, ".murmur") }
+
 // ProjectArtifacts is a project's own store: <project>/.murmur/artifacts.
 func ProjectArtifacts(projectDir string) string {
-	return filepath.Join(projectDir, ".murmur", "artifacts")
+	return filepath.Join(Project(projectDir), "artifacts")
 }

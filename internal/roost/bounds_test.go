@@ -2,7 +2,9 @@ package roost
 
 import (
 	"fmt"
+	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -149,5 +151,31 @@ func TestDefaultRegistryPath(t *testing.T) {
 	d.mustSpawn(cred, "local/worker-a", "0.1.0")
 	if r := d.spawn(cred, "local/worker-a", "0.0.9"); r.code != 500 {
 		t.Fatalf("unpublished version: %d %s", r.code, r.raw)
+	}
+}
+
+// TestDepthBoundFastPathOff is TestDepthBound's scenario with the HTTP fast
+// path switched off (MURMUR_ROOST_FASTPATH=0): net/http alone gives the same
+// answers.
+func TestDepthBoundFastPathOff(t *testing.T) {
+	t.Parallel()
+	fx := newFixture(t)
+	d := startDaemonCmd(t, t.TempDir(), func(args []string) *exec.Cmd {
+		c := exec.Command(roostBin, args...)
+		c.Env = []string{"MURMUR_ROOST_FASTPATH=0"}
+		return c
+	}, "--registry-path", fx.reg, "--spawn-allow", "local/self")
+	cred := d.mustRegister("ses_l0", "local/self", "0.1.0", "")
+	for level := 1; level <= 3; level++ {
+		g := d.mustSpawn(cred, "local/self", "0.1.0")
+		sid := fmt.Sprintf("ses_l%d", level)
+		cred = d.mustRegister(sid, "local/self", "0.1.0", g.str("approval"))
+		expectFigures(t, d.client, sid, "running", 3-level, 0, level+1)
+	}
+	msg := "delegation depth bound reached: this daemon allows 3 levels of delegation below a top-level capsule (--max-depth 3), and this session has none left to spend — a capsule whose capabilities.spawn.allow names itself terminates here rather than recursing"
+	expect(t, "fourth level spawn", d.spawn(cred, "local/self", "0.1.0"), 403, msg)
+	expectFigures(t, d.client, "ses_l3", "running", 0, 0, 4)
+	if !strings.Contains(d.stderr.String(), "HTTP fast path off") {
+		t.Fatalf("the daemon did not switch the fast path off; stderr:\n%s", d.stderr.String())
 	}
 }

@@ -388,17 +388,6 @@ func (s *startupSet) close() {
 	}
 }
 
-// watching reports whether a record with this session id is watched.
-func (s *startupSet) watching(sessionID string) bool {
-	if s == nil {
-		return false
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	_, ok := s.byID[sessionID]
-	return ok
-}
-
 // adopt watches the running record that is a counted session's evidence,
 // held by that session (it counts as the session, once): its process's exit
 // is seen when the session is killed without deregistering (kill -9, the OOM

@@ -65,7 +65,7 @@ func startDaemonCmd(t testing.TB, home string, cmdFor func([]string) *exec.Cmd, 
 		args = append([]string{"--port", "0"}, args...)
 	}
 	cmd := cmdFor(args)
-	cmd.Env = []string{"HOME=" + home, "PATH=" + os.Getenv("PATH")}
+	cmd.Env = append([]string{"HOME=" + home, "PATH=" + os.Getenv("PATH")}, cmd.Env...)
 	d := &daemon{cmd: cmd, stderr: &syncBuffer{}}
 	cmd.Stderr = d.stderr
 	out, err := cmd.StdoutPipe()

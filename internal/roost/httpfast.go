@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 )
 
@@ -37,6 +38,16 @@ import (
 // cores those hand-offs are where a request waits; the daemon's answers
 // are small and its clients hold keep-alive connections, so the plain case
 // is almost every request.
+//
+// What a handler may assume on the fast path, beyond the http.Handler
+// contract: the Request and ResponseWriter are reused by the connection's
+// next request, so neither may be kept once ServeHTTP returns (nor used
+// from another goroutine after it); the body is read into memory before
+// ServeHTTP runs; r.Context() is never cancelled (not when the client goes
+// away, not at shutdown); no Hijacker, Flusher or Pusher is offered; and the
+// answer may be held until ServeHTTP returns. The
+// daemon's handlers assume nothing more, and run unchanged under net/http
+// when the fast path is off (MURMUR_ROOST_FASTPATH=0, read at start).
 type fastServer struct {
 	hs       *http.Server // the fallback; its timeouts are the fast path's too
 	h        http.Handler
@@ -76,8 +87,7 @@ func (s *fastServer) Serve(ln net.Listener) error {
 			if s.isClosing() {
 				return http.ErrServerClosed
 			}
-			var ne net.Error
-			if errors.As(err, &ne) && ne.Temporary() { //nolint:staticcheck // net/http's own test
+			if transientAccept(err) {
 				delay = min(max(2*delay, 5*time.Millisecond), time.Second)
 				time.Sleep(delay)
 				continue
@@ -682,3 +692,22 @@ func (c *prefixConn) Read(p []byte) (int, error) {
 	}
 	return c.Conn.Read(p)
 }
+
+// transientAccept reports whether an accept error is one that passes (the
+// errnos syscall.Errno.Temporary names: out of descriptors, an interrupted
+// call, a timeout), so Serve retries with
+// backoff as net/http's Serve does instead of ending the daemon's server.
+// Spelled out because net.Error.Temporary is deprecated.
+func transientAccept(err error) bool {
+	for _, e := range []syscall.Errno{syscall.EMFILE, syscall.ENFILE, syscall.EINTR, syscall.EAGAIN, syscall.ETIMEDOUT} {
+		if errors.Is(err, e) {
+			return true
+		}
+	}
+	var ne net.Error
+	return errors.As(err, &ne) && ne.Timeout()
+}
+
+// envFastPath turns the fast path off when set to 0 at the daemon's start:
+// every connection is then served by net/http alone.
+const envFastPath = "MURMUR_ROOST_FASTPATH"

@@ -100,7 +100,15 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fmt.Fprintln(stdout, lineListening(ln.Addr().String()))
 	fmt.Fprintln(stdout, lineCeiling(cfg.MaxLiveCapsules))
 
-	hs := newFastServer(newHTTPServer(srv))
+	var hs interface {
+		Serve(net.Listener) error
+		Shutdown(context.Context) error
+	} = newFastServer(newHTTPServer(srv))
+	if os.Getenv(envFastPath) == "0" {
+		// The off switch: every connection is net/http's own (docs/roost.md).
+		fmt.Fprintf(stderr, "mur-roost: HTTP fast path off (%s=0)\n", envFastPath)
+		hs = newHTTPServer(srv)
+	}
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
 	select {

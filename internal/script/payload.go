@@ -2,8 +2,6 @@ package script
 
 import (
 	"bytes"
-	"os"
-	"path/filepath"
 	"sort"
 	"strings"
 	"unicode/utf8"
@@ -44,29 +42,6 @@ func PickComponent(where string, names []string) (string, error) {
 	}
 }
 
-// ComponentInDir finds and reads the component of a capsule directory.
-func ComponentInDir(dir string) (name string, data []byte, err error) {
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		return "", nil, diag.Wrap(err, "E-RUN-003", "cannot list the capsule directory %s", dir)
-	}
-	var names []string
-	for _, e := range entries {
-		if e.Type().IsRegular() {
-			names = append(names, e.Name())
-		}
-	}
-	name, err = PickComponent(dir, names)
-	if err != nil {
-		return "", nil, err
-	}
-	data, err = os.ReadFile(filepath.Join(dir, name))
-	if err != nil {
-		return "", nil, diag.Wrap(err, "E-RUN-003", "cannot read %s", filepath.Join(dir, name))
-	}
-	return name, data, nil
-}
-
 var wasmMagic = []byte("\x00asm")
 
 // CheckComponent refuses bytes that cannot be a component before any engine
@@ -90,24 +65,13 @@ func CheckComponent(what string, data []byte) error {
 	return nil
 }
 
-// Compile checks and compiles a script capsule's component; what names it in
-// messages (its path, or its entry in the .mur.zip). A component that does
-// not export murmur:capsule/run with a run function is refused before any
-// session exists.
-func Compile(eng *wasmhost.Engine, what string, data []byte) (*wasmhost.Component, error) {
-	return CompileWith(eng, what, data, wasmhost.CompileOptions{})
-}
-
-// CompileWith is Compile with what the caller knows about the bytes (a
-// resolve's digest, the name a compile-progress line shows).
-func CompileWith(eng *wasmhost.Engine, what string, data []byte, o wasmhost.CompileOptions) (*wasmhost.Component, error) {
-	return CompileDigest(eng, what, o, func() ([]byte, error) { return data, nil })
-}
-
-// CompileDigest is CompileWith for bytes named by o.Digest and read by load
-// only on a compile-cache miss (wasmhost.Engine.CompileDigest). The bytes,
-// when read, are checked as CompileWith checks them; a cache entry exists
-// only for bytes that passed.
+// CompileDigest checks and compiles a script capsule's component; what names
+// it in messages (its path, or its entry in the .mur.zip). The bytes are
+// named by o.Digest and read by load only on a compile-cache miss
+// (wasmhost.Engine.CompileDigest); when read they are checked (CheckComponent,
+// and an export of murmur:capsule/run), and a cache entry exists only for
+// bytes that passed, so a component without that export is refused before
+// any session exists.
 func CompileDigest(eng *wasmhost.Engine, what string, o wasmhost.CompileOptions, load func() ([]byte, error)) (*wasmhost.Component, error) {
 	var loadErr error // the bytes' own refusal, reported as it is
 	comp, err := eng.CompileDigest(o, func() ([]byte, error) {

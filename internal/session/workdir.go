@@ -51,9 +51,9 @@ func CheckWorkdir(workdir, homeDir string, project bool, projectDir string) erro
 		return refuse("is inside " + home.Murmur(homeDir) + ", the runtime's own state")
 	}
 	if project {
-		pm := resolve(filepath.Join(projectDir, ".murmur"))
+		pm := resolve(home.Project(projectDir))
 		if within(pm, w) {
-			return refuse("holds the project's store " + filepath.Join(projectDir, ".murmur"))
+			return refuse("holds the project's store " + home.Project(projectDir))
 		}
 	}
 	return nil

@@ -299,7 +299,7 @@ func (p *pbuf) anyValue(v attribute.Value) {
 		// An attribute type this encoder does not know is sent as its
 		// string form rather than dropped.
 		p.tag(fAnyString, wireBytes)
-		p.lenBytes([]byte(v.Emit()))
+		p.lenBytes([]byte(v.String()))
 	}
 }
 

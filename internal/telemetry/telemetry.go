@@ -193,6 +193,7 @@ func (s *Session) End(exitStatus, reason string, end time.Time) {
 			d.End(DelegationLine{Outcome: "terminated", Reason: "the session ended first"}, end)
 		}
 		s.ending.Lock() // every Task.End in flight has ended its span
+		//lint:ignore SA2001 a barrier: taking the lock waited out every Task.End in flight
 		s.ending.Unlock()
 		s.root.SetAttributes(attribute.String("exit_status", exitStatus))
 		if reason != "" {

@@ -105,16 +105,6 @@ type ToolCallLine struct {
 // MaxListed bounds each list of lines a Summary holds besides the calls.
 const MaxListed = 100
 
-// Summarize reads the facts a summary shows out of a trace read whole,
-// keeping every tool_call and shell line.
-func Summarize(f *File) Summary {
-	z := NewSummarizer(true)
-	for _, l := range f.Lines {
-		z.Add(l)
-	}
-	return z.Summary(ScanResult{Events: len(f.Lines), Truncated: f.Truncated, BadCount: len(f.Bad), Bad: f.Bad})
-}
-
 // SummarizeFile streams the trace at path into a Summary without keeping its
 // tool_call and shell lines, so memory stays bounded however long the trace.
 // The ScanResult says how many bytes were read: a second pass (EachLine)

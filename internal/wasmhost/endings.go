@@ -12,7 +12,7 @@ import (
 // resource_limit. Any other error (a link failure, a closed instance, an
 // invalid argument) is a host-side failure.
 
-// TrapError: the guest trapped (unreachable, out-of-bounds, a failed host
+// TrapError reports that the guest trapped (unreachable, out-of-bounds, a failed host
 // import, a capability it was not granted, ...). Message is wasmtime's text
 // for the trap or the host import's error; Err is the Go error a host
 // function returned, when that is what stopped the guest.
@@ -24,7 +24,7 @@ type TrapError struct {
 func (e *TrapError) Error() string { return "trapped: " + e.Message }
 func (e *TrapError) Unwrap() error { return e.Err }
 
-// DeadlineError: the call ran past its deadline. Waiting is true when the
+// DeadlineError reports that the call ran past its deadline. Waiting is true when the
 // guest was waiting on the runtime (a WASI clock wait, a Go host function)
 // as the deadline passed; Call then names what it was waiting on, as
 // "<package>:<ns>/<interface>#<function>" without version, e.g.
@@ -45,7 +45,7 @@ func (e *DeadlineError) Error() string {
 	return "deadline exceeded"
 }
 
-// ResourceLimitError: the guest tried to go past a resource limit. Which is
+// ResourceLimitError reports that the guest tried to go past a resource limit. Which is
 // "memory", "table" or "instances".
 type ResourceLimitError struct {
 	Which  string
@@ -60,13 +60,13 @@ func (e *ResourceLimitError) Error() string {
 	return s
 }
 
-// ExitError: the guest called wasi:cli/exit. Code 0 is a normal exit the
+// ExitError reports that the guest called wasi:cli/exit. Code 0 is a normal exit the
 // caller may treat as success.
 type ExitError struct{ Code int }
 
 func (e *ExitError) Error() string { return fmt.Sprintf("guest exited with status %d", e.Code) }
 
-// CancelledError: the caller's context ended during the call.
+// CancelledError reports that the caller's context ended during the call.
 type CancelledError struct{ Err error }
 
 func (e *CancelledError) Error() string { return "call cancelled: " + e.Err.Error() }

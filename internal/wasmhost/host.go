@@ -329,12 +329,12 @@ func whHostCall(slotH C.uintptr_t, ctx *C.wasmtime_context_t, args *C.wasmtime_c
 		}
 	}
 	if err != nil {
-		if de, ok := err.(*DeadlineError); ok {
+		if de := (*DeadlineError)(nil); errors.As(err, &de) {
 			r.waitedCall = de.Call
 			r.deadlineStop = true
 			return cError("murmur: " + de.Error())
 		}
-		if err == errCallEnded && r.parentCtx != nil && r.parentCtx.Err() != nil {
+		if errors.Is(err, errCallEnded) && r.parentCtx != nil && r.parentCtx.Err() != nil {
 			// The caller cancelled while the guest waited in Go: the same
 			// ending as an epoch stop for the cancellation.
 			r.c.stop = C.WH_STOP_CANCEL

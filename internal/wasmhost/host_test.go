@@ -188,3 +188,21 @@ func TestHostFuncIgnoringItsContext(t *testing.T) {
 		t.Fatal("a host function ignoring its context held the caller")
 	}
 }
+
+func TestHostImportWrappedDeadline(t *testing.T) {
+	// A host function that wraps the deadline error it got (as callers
+	// adding context do) still ends the call as a deadline, not a trap.
+	h := NewHost()
+	h.Define(toolRegistry, "invoke", func(ctx context.Context, a []Value) (Value, error) {
+		return nil, fmt.Errorf("invoking %v: %w", a[0], &DeadlineError{Waiting: true, Call: "murmur:probe/wait#wait"})
+	})
+	i := instantiate(t, "capsule.wat", RunConfig{Host: h})
+	err := callCapsuleRun(i)
+	if te := (*TrapError)(nil); errors.As(err, &te) {
+		t.Fatalf("ended as a trap: %v", err)
+	}
+	de := asDeadline(t, err)
+	if !de.Waiting || de.Call != "murmur:probe/wait#wait" {
+		t.Fatalf("deadline %+v", de)
+	}
+}

@@ -329,53 +329,6 @@ func CallHook(ctx context.Context, inst *wasmhost.Instance, iface, event string,
 	return DecodeHookOutput(res.Value)
 }
 
-// Typed callers, one per lifecycle function.
-
-// CallOnStage calls on-stage.
-func CallOnStage(ctx context.Context, i *wasmhost.Instance, iface string, e StageEvent) (HookOutput, error) {
-	return CallHook(ctx, i, iface, HookOnStage, e.Value())
-}
-
-// CallOnSessionStart calls on-session-start.
-func CallOnSessionStart(ctx context.Context, i *wasmhost.Instance, iface string, c SessionContext) (HookOutput, error) {
-	return CallHook(ctx, i, iface, HookOnSessionStart, c.Value())
-}
-
-// CallOnTaskStart calls on-task-start.
-func CallOnTaskStart(ctx context.Context, i *wasmhost.Instance, iface string, e TaskStartEvent) (HookOutput, error) {
-	return CallHook(ctx, i, iface, HookOnTaskStart, e.Value())
-}
-
-// CallOnInference calls on-inference.
-func CallOnInference(ctx context.Context, i *wasmhost.Instance, iface string, e InferenceEvent) (HookOutput, error) {
-	return CallHook(ctx, i, iface, HookOnInference, e.Value())
-}
-
-// CallOnToolCall calls on-tool-call.
-func CallOnToolCall(ctx context.Context, i *wasmhost.Instance, iface string, e ToolEvent) (HookOutput, error) {
-	return CallHook(ctx, i, iface, HookOnToolCall, e.Value())
-}
-
-// CallOnShell calls on-shell.
-func CallOnShell(ctx context.Context, i *wasmhost.Instance, iface string, e ShellEvent) (HookOutput, error) {
-	return CallHook(ctx, i, iface, HookOnShell, e.Value())
-}
-
-// CallOnCompaction calls on-compaction.
-func CallOnCompaction(ctx context.Context, i *wasmhost.Instance, iface string, e CompactionEvent) (HookOutput, error) {
-	return CallHook(ctx, i, iface, HookOnCompaction, e.Value())
-}
-
-// CallOnTaskEnd calls on-task-end.
-func CallOnTaskEnd(ctx context.Context, i *wasmhost.Instance, iface string, e TaskEndEvent) (HookOutput, error) {
-	return CallHook(ctx, i, iface, HookOnTaskEnd, e.Value())
-}
-
-// CallOnSessionEnd calls on-session-end.
-func CallOnSessionEnd(ctx context.Context, i *wasmhost.Instance, iface string, e SessionEndEvent) (HookOutput, error) {
-	return CallHook(ctx, i, iface, HookOnSessionEnd, e.Value())
-}
-
 // GrantInference grants murmur:runtime/inference@0.2.0 (run-inference). A
 // returned error is answered err(message) and the hook goes on (wrap it with
 // fatal to trap).

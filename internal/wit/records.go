@@ -80,12 +80,12 @@ func optS(p *string) wasmhost.Option {
 	return wasmhost.Some(*p)
 }
 
-// wasmhost.Value returns the WIT value of in.
+// Value returns the WIT value of in (a wasmhost.Value).
 func (in ToolInput) Value() wasmhost.Value {
 	return wasmhost.Record{{Name: "data", Value: optS(in.Data)}, {Name: "log-path", Value: optS(in.LogPath)}}
 }
 
-// wasmhost.Value returns the WIT value of r.
+// Value returns the WIT value of r (a wasmhost.Value).
 func (r ToolResult) Value() wasmhost.Value {
 	md := make(wasmhost.List, len(r.Metadata))
 	for i, kv := range r.Metadata {
@@ -97,12 +97,12 @@ func (r ToolResult) Value() wasmhost.Value {
 	}
 }
 
-// wasmhost.Value returns the WIT value of s.
+// Value returns the WIT value of s (a wasmhost.Value).
 func (s ArtifactSummary) Value() wasmhost.Value {
 	return wasmhost.Record{{Name: "name", Value: s.Name}, {Name: "version", Value: s.Version}, {Name: "runtime", Value: wasmhost.Enum(s.Runtime)}}
 }
 
-// wasmhost.Value returns the WIT value of a.
+// Value returns the WIT value of a (a wasmhost.Value).
 func (a ArtifactInfo) Value() wasmhost.Value {
 	tags := make(wasmhost.List, len(a.Tags))
 	for i, t := range a.Tags {
@@ -112,17 +112,17 @@ func (a ArtifactInfo) Value() wasmhost.Value {
 		{Name: "runtime", Value: wasmhost.Enum(a.Runtime)}, {Name: "input-schema", Value: optS(a.InputSchema)}, {Name: "output-schema", Value: optS(a.OutputSchema)}}
 }
 
-// wasmhost.Value returns the WIT value of s.
+// Value returns the WIT value of s (a wasmhost.Value).
 func (s RuntimeState) Value() wasmhost.Value {
 	return wasmhost.Record{{Name: "capsule-id", Value: s.CapsuleID}, {Name: "installed", Value: summaries(s.Installed)}, {Name: "capabilities", Value: s.Capabilities}}
 }
 
-// wasmhost.Value returns the WIT value of t.
+// Value returns the WIT value of t (a wasmhost.Value).
 func (t TaskResult) Value() wasmhost.Value {
 	return wasmhost.Record{{Name: "task-id", Value: t.TaskID}, {Name: "context-id", Value: t.ContextID}, {Name: "state", Value: t.State}}
 }
 
-// wasmhost.Value returns the WIT value of m.
+// Value returns the WIT value of m (a wasmhost.Value).
 func (m Message) Value() wasmhost.Value {
 	return wasmhost.Record{{Name: "message-id", Value: m.MessageID}, {Name: "context-id", Value: optS(m.ContextID)}, {Name: "text", Value: m.Text}}
 }

@@ -21,7 +21,6 @@ var (
 		wasmhost.Field{Name: "input-schema", Type: tOption(tString)}, wasmhost.Field{Name: "output-schema", Type: tOption(tString)})
 	tRuntimeState = tRecord(wasmhost.Field{Name: "capsule-id", Type: tString}, wasmhost.Field{Name: "installed", Type: tList(tArtifactSummary)},
 		wasmhost.Field{Name: "capabilities", Type: tString})
-	tMessage    = tRecord(wasmhost.Field{Name: "message-id", Type: tString}, wasmhost.Field{Name: "context-id", Type: tOption(tString)}, wasmhost.Field{Name: "text", Type: tString})
 	tTaskResult = tRecord(wasmhost.Field{Name: "task-id", Type: tString}, wasmhost.Field{Name: "context-id", Type: tString}, wasmhost.Field{Name: "state", Type: tString})
 )
 
