@@ -3,9 +3,12 @@ package cli_test
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
-	"syscall"
+	"strconv"
+	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -22,7 +25,9 @@ func shareCompileCache(t testing.TB, home string) { testbin.ShareCompileCache(t,
 type murResult struct {
 	Stdout, Stderr string
 	Code           int
-	// MaxRSS is the process's peak resident set in bytes (its rusage).
+	// MaxRSS is the process's peak resident set in bytes: its VmHWM,
+	// sampled while it runs. Not its rusage: a child forked from a large
+	// test process is charged the parent's pages until it execs.
 	MaxRSS int64
 }
 
@@ -43,7 +48,28 @@ func runMur(t testing.TB, home, dir string, env []string, args ...string) murRes
 	cmd.Env = append([]string{"HOME=" + home, "PATH=" + os.Getenv("PATH")}, env...)
 	var so, se bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &so, &se
-	err := cmd.Run()
+	var peak atomic.Int64
+	err := cmd.Start()
+	if err == nil {
+		stop := make(chan struct{})
+		sampled := make(chan struct{})
+		go func() {
+			defer close(sampled)
+			for {
+				if v := vmHWM(cmd.Process.Pid); v > peak.Load() {
+					peak.Store(v)
+				}
+				select {
+				case <-stop:
+					return
+				case <-time.After(10 * time.Millisecond):
+				}
+			}
+		}()
+		err = cmd.Wait()
+		close(stop)
+		<-sampled
+	}
 	code := 0
 	if ctx.Err() != nil {
 		t.Errorf("mur %v did not end within %v; stdout %q stderr %q", args, murTimeout, so.String(), se.String())
@@ -53,9 +79,21 @@ func runMur(t testing.TB, home, dir string, env []string, args ...string) murRes
 	} else if err != nil {
 		t.Fatalf("running mur %v: %v", args, err)
 	}
-	res := murResult{Stdout: so.String(), Stderr: se.String(), Code: code}
-	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
-		res.MaxRSS = ru.Maxrss << 10 // Linux reports KiB
+	return murResult{Stdout: so.String(), Stderr: se.String(), Code: code, MaxRSS: peak.Load()}
+}
+
+// vmHWM is process pid's peak resident set in bytes from /proc (0 once it
+// has exited, or where /proc has no such line).
+func vmHWM(pid int) int64 {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0
 	}
-	return res
+	for _, line := range strings.Split(string(b), "\n") {
+		if rest, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			kib, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")), 10, 64)
+			return kib << 10
+		}
+	}
+	return 0
 }

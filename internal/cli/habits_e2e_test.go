@@ -339,8 +339,8 @@ func TestCompletion(t *testing.T) {
 	}
 }
 
-// mur run takes the project as DIR or FILE; --capsule alone runs the
-// newest installed version and says which.
+// mur run takes the project as DIR or FILE; --capsule alone is a usage
+// error that lists the installed versions and names the newest.
 func TestRunProjectArgAndNewestCapsule(t *testing.T) {
 	homeDir, base := t.TempDir(), t.TempDir()
 	for _, v := range []string{"1.9.0", "1.10.0", "1.10.0-rc1"} {
@@ -368,15 +368,15 @@ func TestRunProjectArgAndNewestCapsule(t *testing.T) {
 		}
 	}
 	r := runMur(t, homeDir, elsewhere, nil, "run", "--capsule", "acme/worker", "--explain-scope")
-	if r.Code != 0 || !strings.HasPrefix(r.Stdout, "acme/worker@1.10.0: ") ||
-		!strings.Contains(r.Stderr, "running acme/worker@1.10.0, the newest installed version (of 3;") {
+	if r.Code != 2 || !strings.Contains(r.Stderr, "error[E-CFG-001]") || !strings.Contains(r.Stderr, "--capsule-version 1.10.0") ||
+		!strings.Contains(r.Stderr, "1.9.0") || !strings.Contains(r.Stderr, "1.10.0-rc1") {
 		t.Fatalf("--capsule alone: %+v", r)
 	}
 	r = runMur(t, homeDir, elsewhere, nil, "run", "--capsule", "acme/worker", "--capsule-version", "1.9.0", "--explain-scope")
 	if r.Code != 0 || !strings.HasPrefix(r.Stdout, "acme/worker@1.9.0: ") || strings.Contains(r.Stderr, "newest") {
 		t.Fatalf("--capsule with --capsule-version: %+v", r)
 	}
-	if r := runMur(t, homeDir, elsewhere, nil, "run", "--capsule", "acme/none"); r.Code != 1 || !strings.Contains(r.Stderr, "error[E-RUN-008]") {
+	if r := runMur(t, homeDir, elsewhere, nil, "run", "--capsule", "acme/none"); r.Code != 2 || !strings.Contains(r.Stderr, "no version of acme/none is installed") {
 		t.Fatalf("--capsule not installed: %+v", r)
 	}
 }

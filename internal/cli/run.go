@@ -55,8 +55,8 @@ recording its session_end.
 build applies, and runs nothing; with --json, as one JSON object.
 
 The project is DIR (the directory holding murmur.yaml) or FILE (a manifest),
-as --manifest takes it. --capsule without --capsule-version runs the newest
-version the global store holds, and says which on stderr.`,
+as --manifest takes it. --capsule and --capsule-version go together; half of
+the pair is a usage error that lists the installed versions.`,
 		Args: maxArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := runArgs(cmd, args, &f, stderr); err != nil {
@@ -90,7 +90,7 @@ version the global store holds, and says which on stderr.`,
 	fl.BoolVar(&f.json, "json", false, "print one JSON line describing the session once it is ready")
 	fl.BoolVar(&f.explainScope, "explain-scope", false, "print what the capsule is granted and how it is contained, then exit without running")
 	fl.StringVar(&f.containment, "containment", "", "the containment `CLASS` to require (advisory|scoped|sealed); a floor this host cannot deliver is refused (E-CAP-003)")
-	fl.StringVar(&f.capsule, "capsule", "", "run the installed capsule `FULLNAME` (scope/name) with no project (its newest version unless --capsule-version)")
+	fl.StringVar(&f.capsule, "capsule", "", "run the installed capsule `FULLNAME` (scope/name) with no project (with --capsule-version)")
 	fl.StringVar(&f.capsuleVersion, "capsule-version", "", "the `VERSION` of --capsule")
 	fl.BoolVar(&f.spawnApprovalStdin, "spawn-approval-stdin", false, "read a parent runtime's spawn approval from standard input (for a parent capsule's runtime only)")
 	fl.BoolVar(&f.withRoost, "with-roost", false, "start mur-roost for this run (on 127.0.0.1:--roost-port, allowing this capsule at the top level), set MURMUR_ROOST_URL to it, and end it after the session")
@@ -221,7 +221,7 @@ func runCapsule(ctx context.Context, f runFlags, stdout, stderr io.Writer) error
 	// Without it, the answer goes to stdout and the status and record
 	// paths to stderr (contracts §10), so `mur run > answer.txt` works.
 	shown, err := printAnswer(stdout, res.Answer)
-	fmt.Fprintf(stderr, "%s: %s\n", res.SessionID, paint(stderr, string(res.Ending)))
+	fmt.Fprintf(stderr, "%s: %s\n", res.SessionID, res.Ending)
 	fmt.Fprintf(stderr, "records: %s\n", res.RecordsDir)
 	switch {
 	case err != nil:

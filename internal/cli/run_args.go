@@ -8,14 +8,12 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/murmur-go/murmur/internal/diag"
 	"github.com/murmur-go/murmur/internal/manifest"
 )
 
 // runExamples is mur run's Examples: section.
 const runExamples = `  mur run --task "say hi"                 # the project of this directory
   mur run ./hello-agent --task task.md     # a project directory (or its murmur.yaml)
-  mur run --capsule acme/worker            # the newest installed version, with no project
   mur run --capsule acme/worker --capsule-version 1.0.0 --json
   mur run --explain-scope --containment sealed
   mur run --with-roost --task "delegate"   # a delegating capsule: mur-roost started and ended with the run`
@@ -31,11 +29,10 @@ func decorateRunCmd(cmd *cobra.Command) {
 }
 
 // runArgs reads mur run's positional argument and --capsule: the project
-// may be given as DIR or FILE instead of --manifest, and --capsule without
-// --capsule-version runs the newest version the global store holds, saying
-// which on stderr. (The spec writes --capsule with --capsule-version; a
-// parent's runtime always passes both, so its child runs exactly what was
-// approved — the version is only ever chosen here, for a person.)
+// may be given as DIR or FILE instead of --manifest. --capsule and
+// --capsule-version go together (contracts §10 writes them as one pair, so
+// a run never picks a version nobody named); half of the pair is a usage
+// error that lists the installed versions and names the newest.
 func runArgs(cmd *cobra.Command, args []string, f *runFlags, stderr io.Writer) error {
 	if f.capsule == "" && f.capsuleVersion != "" {
 		return usageError{fmt.Errorf("--capsule-version needs --capsule: it names the version of an installed capsule")}
@@ -65,13 +62,10 @@ func runArgs(cmd *cobra.Command, args []string, f *runFlags, stderr io.Writer) e
 		}
 	}
 	if len(versions) == 0 {
-		return diag.New("E-RUN-008", "missing artifacts: no version of %s is installed", full).
-			WithHint("publish its .mur.zip into the global store ('mur build' and 'mur publish' in its directory); 'mur list -g' lists what is there")
+		return usageError{fmt.Errorf("--capsule needs --capsule-version; no version of %s is installed ('mur list -g' lists what is)", full)}
 	}
-	f.capsuleVersion = newestVersion(versions)
-	fmt.Fprintf(stderr, "running %s@%s, the newest installed version (of %d; --capsule-version picks another)\n",
-		full, f.capsuleVersion, len(versions))
-	return nil
+	return usageError{fmt.Errorf("--capsule needs --capsule-version; %s has %s installed: give one, e.g. --capsule-version %s",
+		full, strings.Join(versions, ", "), newestVersion(versions))}
 }
 
 // newestVersion is the highest of versions by version order: dotted

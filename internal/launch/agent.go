@@ -522,6 +522,11 @@ func runAgent(ctx context.Context, p *Plan, opts Options, r *run) (Result, error
 	if status == "" {
 		status = trace.EndOK
 	}
+	if stopped && !signalledNow && out.Signal == nil && status != trace.EndOK {
+		// A stop whose task ended canceled on its own path (not in
+		// WindDown's list) is still a stop that canceled work: 143.
+		out.Signal = &Signalled{Signal: syscall.SIGTERM}
+	}
 	dl.close(status)
 	sctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	_ = dr.Shutdown(sctx)
