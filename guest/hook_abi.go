@@ -1,7 +1,5 @@
 //go:build !wasip1 || murmur_hook
 
-//lint:file-ignore U1000 used by the wasip1 build's hook exports (hook_wasip1.go), which staticcheck on the host does not see
-
 package guest
 
 import (
@@ -114,3 +112,7 @@ func readInferenceResult(m mem, p uint32) (InferenceResponse, string, bool) {
 		panic(abiError("result discriminant " + itoa(uint32(d))))
 	}
 }
+
+// (At the end of the file, so that the wasip1 build's line numbers, and so
+// the committed components, do not move.)
+//lint:file-ignore U1000 used by the wasip1 build's hook exports (hook_wasip1.go), which staticcheck on the host does not see

@@ -24,8 +24,6 @@
 // wasip1 builds.
 package httpcore
 
-//lint:file-ignore U1000 Body's fields are used by the wasip1 build (httpcore_wasip1.go), which staticcheck on the host does not see
-
 import (
 	"errors"
 	"io"
@@ -178,3 +176,7 @@ func schemeCase(s string) uint32 {
 	}
 	return 2
 }
+
+// (At the end of the file, so that the wasip1 build's line numbers, and so
+// the committed components, do not move.)
+//lint:file-ignore U1000 Body's fields are used by the wasip1 build (httpcore_wasip1.go), which staticcheck on the host does not see
