@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"net/http"
 	"os"
 	"path/filepath"
 	"time"
@@ -39,7 +38,7 @@ func NewScript(cfg Config) (*Runtime, error) {
 	cfg.DoorURL = "http://" + ln.Addr().String()
 	r := New(cfg)
 	r.scriptContext = ids.New(ids.Context)
-	srv := &http.Server{Handler: door.CompletionsOnly(r), ReadHeaderTimeout: 10 * time.Second}
+	srv := door.NewCompletionServer(r, cfg.Log)
 	served := make(chan struct{})
 	go func() { defer close(served); _ = srv.Serve(ln) }()
 	r.stopListener = func() {

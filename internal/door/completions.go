@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 )
 
@@ -48,4 +49,18 @@ func CompletionsOnly(h CompletionHandler) http.Handler {
 		}
 		writeResult(w, env.ID, res)
 	})
+}
+
+// NewCompletionServer serves the completion path alone (CompletionsOnly(h))
+// under the door's connection rules: the same-user rule, the timeouts and
+// the connection cap of Serve. A script parent, which has no door, answers
+// its children's completions with it, so another local user can post none.
+func NewCompletionServer(h CompletionHandler, log *slog.Logger) *Server {
+	if log == nil {
+		log = slog.Default()
+	}
+	s := &Server{log: log, limits: defaultLimits(), uid: ownUID(), done: make(chan struct{})}
+	s.hs = s.newHTTPServer()
+	s.hs.Handler = CompletionsOnly(h)
+	return s
 }

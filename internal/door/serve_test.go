@@ -14,6 +14,7 @@ import (
 	"os/user"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -305,4 +306,42 @@ func waitFor(t *testing.T, cond func() bool) {
 		time.Sleep(10 * time.Millisecond)
 	}
 	t.Fatal("condition not met in 30 s")
+}
+
+// countingCompletions counts the completions that reach it.
+type countingCompletions struct{ n atomic.Int64 }
+
+func (c *countingCompletions) HandleCompletion(context.Context, *door.Completion) (any, error) {
+	c.n.Add(1)
+	return map[string]any{"ok": true}, nil
+}
+
+// A script parent's completion listener (it has no door) is held to the
+// door's same-user rule: another local user's post is refused before it is
+// read and reaches no handler; the runtime's own user is answered.
+func TestCompletionServerRefusesOtherUsers(t *testing.T) {
+	if _, err := exec.LookPath("curl"); err != nil {
+		t.Skip("curl is not installed")
+	}
+	uid, gid := throwawayUser(t)
+	h := &countingCompletions{}
+	srv := door.NewCompletionServer(h, nil)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go srv.Serve(ln)
+	t.Cleanup(func() { srv.Shutdown(context.Background()) })
+	url := "http://" + ln.Addr().String()
+	body := `{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"messageId":"m1","role":"ROLE_USER","parts":[{"text":"outcome"}]}}}`
+	code, got := curlAs(t, uid, gid, url, body)
+	if code != "403" || !strings.Contains(got, door.RuleSameUser) {
+		t.Errorf("as uid %d: %s %s", uid, code, got)
+	}
+	if n := h.n.Load(); n != 0 {
+		t.Fatalf("another user's post reached the handler %d times", n)
+	}
+	if code, got := curlAs(t, uint32(os.Geteuid()), uint32(os.Getegid()), url, body); code == "403" {
+		t.Errorf("as the runtime's own uid: %s %s", code, got)
+	}
 }
