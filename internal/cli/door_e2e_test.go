@@ -7,13 +7,13 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
-	"os/user"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/murmur-go/murmur/internal/testbin"
 )
 
 // answersTranscript is a replay transcript of n plain answers, one a task.
@@ -174,17 +174,8 @@ func TestDoorRefusesOtherUsersE2E(t *testing.T) {
 			t.Skip(tool + " is not installed")
 		}
 	}
-	name := fmt.Sprintf("murdoore%d", os.Getpid()%100000)
-	if out, err := exec.Command("useradd", "--system", "--no-create-home", "--shell", "/usr/sbin/nologin", name).CombinedOutput(); err != nil {
-		t.Fatalf("useradd: %v: %s", err, out)
-	}
-	t.Cleanup(func() { exec.Command("userdel", name).Run() })
-	u, err := user.Lookup(name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	uid, _ := strconv.Atoi(u.Uid)
-	gid, _ := strconv.Atoi(u.Gid)
+	u32, g32 := testbin.ThrowawayUser(t)
+	uid, gid := int(u32), int(g32)
 
 	url, rd := sleepingDoor(t, 1)
 	curl := func(uid, gid int, body string) (string, string) {

@@ -6,41 +6,16 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"os"
 	"os/exec"
-	"os/user"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/murmur-go/murmur/internal/testbin"
 	"github.com/murmur-go/murmur/internal/trace"
 )
-
-// throwawayUser creates a local user for the test and returns its uid and
-// gid; it is deleted with the test. Skips when that cannot be done.
-func throwawayUser(t *testing.T) (uint32, uint32) {
-	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("needs root to create a throwaway user")
-	}
-	var b [4]byte
-	rand.Read(b[:])
-	name := "murt" + hex.EncodeToString(b[:])
-	if out, err := exec.Command("useradd", "--no-create-home", "--shell", "/usr/sbin/nologin", name).CombinedOutput(); err != nil {
-		t.Skipf("useradd: %v %s", err, out)
-	}
-	t.Cleanup(func() { exec.Command("userdel", name).Run() })
-	u, err := user.Lookup(name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	uid, _ := strconv.Atoi(u.Uid)
-	gid, _ := strconv.Atoi(u.Gid)
-	return uint32(uid), uint32(gid)
-}
 
 func newSessionID() string {
 	var b [16]byte
@@ -73,7 +48,7 @@ func roostStatus(t *testing.T, roost, sid string) (status string, live int) {
 // them filled --max-live-capsules 2 and every delegation was refused until
 // the daemon restarted.
 func TestRoostCeilingNotFilledByOtherUsers(t *testing.T) {
-	uid, gid := throwawayUser(t)
+	uid, gid := testbin.ThrowawayUser(t)
 	homeDir, base := t.TempDir(), t.TempDir()
 	replayCapsule(t, homeDir, filepath.Join(base, "worker"), "worker", "1.0.0", "lifecycle:\n  after_task: exit\n", workerTranscript)
 	orch := replayCapsule(t, homeDir, filepath.Join(base, "orch"), "orch", "0.1.0",

@@ -11,8 +11,6 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
-	"os/user"
-	"strconv"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -24,6 +22,7 @@ import (
 
 	"github.com/murmur-go/murmur/internal/door"
 	"github.com/murmur-go/murmur/internal/ids"
+	"github.com/murmur-go/murmur/internal/testbin"
 )
 
 // serve starts a door with Serve on a loopback listener; tune runs before
@@ -65,29 +64,6 @@ func serve(t *testing.T, tune func(*door.Server)) *fixture {
 	return f
 }
 
-// throwawayUser adds a system user for the test and removes it after.
-func throwawayUser(t *testing.T) (uid, gid uint32) {
-	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("needs root to add a throwaway user")
-	}
-	if _, err := exec.LookPath("useradd"); err != nil {
-		t.Skip("useradd is not installed")
-	}
-	name := fmt.Sprintf("murdoor%d", os.Getpid()%100000)
-	if out, err := exec.Command("useradd", "--system", "--no-create-home", "--shell", "/usr/sbin/nologin", name).CombinedOutput(); err != nil {
-		t.Fatalf("useradd: %v: %s", err, out)
-	}
-	t.Cleanup(func() { exec.Command("userdel", name).Run() })
-	u, err := user.Lookup(name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	a, _ := strconv.Atoi(u.Uid)
-	b, _ := strconv.Atoi(u.Gid)
-	return uint32(a), uint32(b)
-}
-
 // curlAs runs curl as uid:gid against the door and returns the status
 // code and the body.
 func curlAs(t *testing.T, uid, gid uint32, url, body string) (string, string) {
@@ -113,7 +89,7 @@ func TestDoorRefusesOtherUsers(t *testing.T) {
 	if _, err := exec.LookPath("curl"); err != nil {
 		t.Skip("curl is not installed")
 	}
-	uid, gid := throwawayUser(t)
+	uid, gid := testbin.ThrowawayUser(t)
 	f := serve(t, nil)
 	if door.UID(f.srv) != uint32(os.Geteuid()) {
 		t.Fatalf("door serves uid %d, runs as %d", door.UID(f.srv), os.Geteuid())
@@ -323,7 +299,7 @@ func TestCompletionServerRefusesOtherUsers(t *testing.T) {
 	if _, err := exec.LookPath("curl"); err != nil {
 		t.Skip("curl is not installed")
 	}
-	uid, gid := throwawayUser(t)
+	uid, gid := testbin.ThrowawayUser(t)
 	h := &countingCompletions{}
 	srv := door.NewCompletionServer(h, nil)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
