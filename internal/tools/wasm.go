@@ -140,6 +140,11 @@ type WASM struct {
 	spillOnce sync.Once
 	spill     *os.File
 
+	// The log that keeps a call's result metadata past
+	// wasmhost.MaxResultListBytes (logs/tools/<scope>/<name>.metadata.log).
+	metaOnce sync.Once
+	meta     *os.File
+
 	// httpLog is the logger of the tool's wasi:http decisions, made once
 	// (slog's With copies the handler's state on every call).
 	httpLog func() *slog.Logger
@@ -180,7 +185,8 @@ func (t *WASM) Close() {
 	}
 	t.logsOnce.Do(func() {}) // no logs opened after Close
 	t.spillOnce.Do(func() {})
-	for _, f := range []*os.File{t.stdout, t.stderr, t.spill} {
+	t.metaOnce.Do(func() {})
+	for _, f := range []*os.File{t.stdout, t.stderr, t.spill, t.meta} {
 		if f != nil {
 			f.Close()
 		}
@@ -252,6 +258,8 @@ func (t *WASM) Run(ctx context.Context, inv Invocation) (wit.ToolResult, error) 
 	if err != nil {
 		return wit.ToolResult{}, err
 	}
+	spill := &metaSpill{t: t}
+	rc.ResultSpill = spill.add
 	inst, err := t.env.Engine.Instantiate(ctx, t.comp, rc)
 	if err != nil {
 		return wit.ToolResult{}, t.ending(inv, rc.Limits, err)
@@ -261,7 +269,80 @@ func (t *WASM) Run(ctx context.Context, inv Invocation) (wit.ToolResult, error) 
 	if err != nil {
 		return wit.ToolResult{}, t.ending(inv, rc.Limits, err)
 	}
-	return res, nil
+	return spill.note(res), nil
+}
+
+// MetadataSpilledKey is the metadata pair a result gets when its metadata
+// passed wasmhost.MaxResultListBytes: its value says how many pairs were not
+// kept and where they are.
+const MetadataSpilledKey = "murmur:metadata-spilled"
+
+// metaSpill is one call's account of the metadata pairs past the bound:
+// they go to the tool's metadata log (logs/tools/<scope>/<name>.metadata.log,
+// one JSON [key, value] line each, the last call's only), at most
+// MaxSpilledBytes of them; the rest are counted and dropped.
+type metaSpill struct {
+	t                 *WASM
+	f                 *os.File
+	opened            bool
+	n, bytes, dropped int64
+}
+
+func (s *metaSpill) add(v wasmhost.Value) {
+	s.n++
+	if !s.opened {
+		s.opened = true
+		s.f = s.t.metaLog()
+		if s.f != nil {
+			if err := s.f.Truncate(0); err != nil {
+				s.t.env.logger().Warn("tool metadata log not truncated", "tool", s.t.decl.Name, "error", err)
+			}
+		}
+	}
+	line, err := json.Marshal(v)
+	if err != nil || s.f == nil || s.bytes+int64(len(line))+1 > MaxSpilledBytes {
+		s.dropped++
+		return
+	}
+	if _, err := s.f.Write(append(line, '\n')); err != nil {
+		s.dropped++
+		return
+	}
+	s.bytes += int64(len(line)) + 1
+}
+
+// note adds MetadataSpilledKey to res when pairs were spilled.
+func (s *metaSpill) note(res wit.ToolResult) wit.ToolResult {
+	if s.n == 0 {
+		return res
+	}
+	where := spillName(s.f)
+	if s.dropped > 0 {
+		where += fmt.Sprintf(" (%d of them dropped past %d bytes)", s.dropped, MaxSpilledBytes)
+	}
+	s.t.env.logger().Warn("tool metadata past the bound spilled", "tool", s.t.decl.Name, "pairs", s.n, "log", where)
+	res.Metadata = append(res.Metadata, [2]string{MetadataSpilledKey,
+		fmt.Sprintf("%d pairs past %d bytes are in %s", s.n, wasmhost.MaxResultListBytes, where)})
+	return res
+}
+
+// metaLog opens the tool's metadata log once per session; nil when the
+// session has no records dir or it cannot be opened.
+func (t *WASM) metaLog() *os.File {
+	t.metaOnce.Do(func() {
+		dir, bare, ok := t.logDir()
+		if !ok {
+			return
+		}
+		err := os.MkdirAll(dir, 0o700)
+		if err == nil {
+			t.meta, err = os.OpenFile(filepath.Join(dir, bare+".metadata.log"), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+		}
+		if err != nil {
+			t.env.logger().Warn("tool metadata past the bound is dropped", "tool", t.decl.Name, "error", err)
+		}
+	})
+	return t.meta
 }
 
 func (e *Env) lookup() func(string) (string, bool) {

@@ -42,8 +42,8 @@ import (
 // random 96-bit nonce per entry.
 //
 // Entry name: hex(SHA-256(source identity || wasmtime version || engine
-// settings || GOOS/GOARCH)), where the source identity is the caller's
-// digest of the component's bytes (CompileOptions.Digest: the hash its
+// settings || GOOS/GOARCH || the rewrites applied before compiling)), where
+// the source identity is the caller's digest of the component's bytes (CompileOptions.Digest: the hash its
 // resolve already computed) or, without one, the SHA-256 of the bytes.
 // <name>.cwasm is the serialized component as wasmtime wrote it (so wasmtime
 // can map it); <name>.img the bytes of its memory images (image.go), each
@@ -161,6 +161,8 @@ func cacheName(source string) string {
 	h.Write([]byte(engineSettings))
 	h.Write([]byte{0})
 	h.Write([]byte(runtime.GOOS + "/" + runtime.GOARCH))
+	h.Write([]byte{0})
+	h.Write([]byte(rewrites()))
 	return hex.EncodeToString(h.Sum(nil))
 }
 

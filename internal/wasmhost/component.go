@@ -44,6 +44,9 @@ type Component struct {
 	// spoolOnly keeps a capsule's wasi:http bodies on the spool even where
 	// goIO would answer them in Go (tests of the spool path set it).
 	spoolOnly bool
+	// toolRuns are the "iface#fn" keys of the tool runs whose results are
+	// read from the guest's memory (resultabi.go).
+	toolRuns map[string]bool
 
 	// imgFDs are the descriptors its memory images are mapped from (sealed
 	// memfds, or its cache entry's .img file: image.go), bound to c in
@@ -260,10 +263,26 @@ func (e *Engine) compileLookup(wasm []byte, o CompileOptions, notify, lookup boo
 			wasm = bin
 		}
 	}
-	src, imgs := prepareData(boundFieldsABI(wasm))
-	if err := C.wasmtime_component_new(e.e, (*C.uint8_t)(unsafe.Pointer(&src[0])), C.size_t(len(src)), &out); err != nil {
-		return nil, diag.New("E-RUN-100", "cannot compile component: %s", firstLine(errorText(err))).
-			WithHint("check that the file is a WebAssembly component (not a core module) built for WASI 0.2")
+	wasm = boundFieldsABI(wasm)
+	var imgs []memImage
+	if rw := boundResultABI(wasm); rw != nil && !liftToolResults {
+		// A tool run read from memory (resultabi.go); if the rewritten
+		// declarations do not validate, the component is compiled as it is.
+		src, rimgs := prepareData(rw)
+		if err := C.wasmtime_component_new(e.e, (*C.uint8_t)(unsafe.Pointer(&src[0])), C.size_t(len(src)), &out); err != nil {
+			C.wasmtime_error_delete(err)
+			out = nil
+		} else {
+			imgs = rimgs
+		}
+	}
+	if out == nil {
+		var src []byte
+		src, imgs = prepareData(wasm)
+		if err := C.wasmtime_component_new(e.e, (*C.uint8_t)(unsafe.Pointer(&src[0])), C.size_t(len(src)), &out); err != nil {
+			return nil, diag.New("E-RUN-100", "cannot compile component: %s", firstLine(errorText(err))).
+				WithHint("check that the file is a WebAssembly component (not a core module) built for WASI 0.2")
+		}
 	}
 	if name != "" {
 		var ser C.wasm_byte_vec_t
@@ -324,6 +343,7 @@ func (e *Engine) newComponent(cc *C.wasmtime_component_t, cached bool, imgs []me
 		c.exports = append(c.exports, w.item(C.GoStringN(name, C.int(nlen)), &item))
 		C.wasmtime_component_item_delete(&item)
 	}
+	c.toolRuns = declareToolRuns(c.exports)
 	if err := checkFieldsABI(c.imports); err != nil {
 		c.free()
 		return nil, err
@@ -599,6 +619,9 @@ type exportFunc struct {
 	idx  *C.wasmtime_component_export_index_t
 	typ  *FuncType
 	name string
+	// fromMemory: the call returns its result's address, read by the host
+	// (resultabi.go); typ is the declared type.
+	fromMemory bool
 }
 
 // exportFunc resolves "iface#fn" (iface "" for a top-level function).
@@ -645,7 +668,7 @@ func (c *Component) exportFunc(iface, fn string) (*exportFunc, error) {
 	if idx == nil {
 		return nil, diag.New("E-RUN-103", "component does not export %s", key)
 	}
-	f := &exportFunc{idx: idx, typ: typ, name: key}
+	f := &exportFunc{idx: idx, typ: typ, name: key, fromMemory: c.toolRuns[key]}
 	c.funcIdx[key] = f
 	return f, nil
 }

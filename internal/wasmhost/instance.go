@@ -98,6 +98,10 @@ type RunConfig struct {
 	Limits Limits
 	WASI   WASI
 	Host   *Host
+	// ResultSpill receives, in order, the elements of a list in a tool
+	// run's result past MaxResultListBytes (resultabi.go); the result
+	// keeps the elements before them. Nil: they are dropped.
+	ResultSpill func(Value)
 	// Kind is RunDriver for a driver component's run (wasiio.go), whose
 	// wasi:io Go answers so response bodies stream live; the zero value
 	// is every other run (Go answers its wasi:io too if the component uses
@@ -127,6 +131,7 @@ type Instance struct {
 // run is the Go side of a store: what host callbacks need, and what the
 // ending classification reads.
 type run struct {
+	spill  func(Value) // RunConfig.ResultSpill
 	c      *C.wh_run
 	h      cgo.Handle
 	eng    *Engine
@@ -195,7 +200,7 @@ func (e *Engine) Instantiate(ctx context.Context, c *Component, rc RunConfig) (*
 			WithHint("the component imports something this runtime cannot provide; check its imports")
 	}
 	lim := rc.Limits
-	r := &run{eng: e, host: rc.Host, limits: lim}
+	r := &run{eng: e, host: rc.Host, limits: lim, spill: rc.ResultSpill}
 	r.c = C.wh_run_new()
 	r.c.mem_limit = C.int64_t(lim.MemoryBytes)
 	r.c.late_ns = C.int64_t(lateStop)
@@ -644,10 +649,23 @@ func (i *Instance) Call(ctx context.Context, iface, fn string, args ...Value) (V
 			out = lift(&res[0], r)
 			deleteVals(res[:])
 		}
+		var readErr error
+		if f.fromMemory {
+			// Read before post-return frees the return area.
+			if p, ok := out.(uint32); ok {
+				out, readErr = r.readResult(f.typ.Result, p, r.spill)
+			} else {
+				readErr = &TrapError{Message: "tool result: no return area"}
+			}
+		}
 		cerr = C.wasmtime_component_func_post_return(&cf, i.cctx)
 		done()
 		if cerr != nil {
 			return callOut{err: r.ending(ctx, cerr, false)}
+		}
+		if readErr != nil {
+			// As wasmtime's own lift failing: the call trapped.
+			return callOut{err: readErr}
 		}
 		if late := r.lateReturn(); late != nil {
 			// The guest got back from a wait after the deadline and returned
