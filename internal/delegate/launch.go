@@ -2,7 +2,6 @@ package delegate
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -10,7 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -20,8 +18,10 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/a2aproject/a2a-go/v2/a2a"
 	"golang.org/x/sys/unix"
 
+	"github.com/murmur-go/murmur/internal/door/doorapi"
 	"github.com/murmur-go/murmur/internal/ids"
 	"github.com/murmur-go/murmur/internal/roost/roostapi"
 	"github.com/murmur-go/murmur/internal/trace"
@@ -251,17 +251,16 @@ func readReady(stdout io.Reader, exited <-chan struct{}) (readyLine, error) {
 // delivery bound. The child is started once it answers with a task that is
 // not rejected.
 func deliver(ctx context.Context, doorURL string, d *delegation, task, traceparent string) error {
-	body, _ := json.Marshal(map[string]any{
-		"jsonrpc": "2.0", "id": 1, "method": "SendMessage",
-		"params": map[string]any{
-			"message":       map[string]any{"messageId": ids.New(ids.Event), "role": "ROLE_USER", "parts": []map[string]any{{"text": task}}},
-			"configuration": map[string]any{"returnImmediately": true},
-		},
-	})
+	door := doorapi.NewClient(doorapi.Endpoint(doorURL), nil)
+	t := doorapi.Task{
+		Message:     &a2a.Message{ID: ids.New(ids.Event), Role: a2a.MessageRoleUser, Parts: a2a.ContentParts{a2a.NewTextPart(task)}},
+		Origin:      doorapi.OriginDelegation,
+		TraceParent: traceparent, ReturnImmediately: true,
+	}
 	deadline := time.Now().Add(DeliveryBound)
 	var last error
 	for {
-		last = sendTask(ctx, doorURL, body, traceparent)
+		last = sendTask(ctx, door, t)
 		if last == nil {
 			return nil
 		}
@@ -280,50 +279,26 @@ func deliver(ctx context.Context, doorURL string, d *delegation, task, tracepare
 
 type permanent struct{ error }
 
-func sendTask(ctx context.Context, doorURL string, body []byte, traceparent string) error {
+// sendTask makes one attempt. An answer settles the call (a refusal is
+// permanent); a request that got no answer is worth another try.
+func sendTask(ctx context.Context, door *doorapi.Client, t doorapi.Task) error {
 	cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	req, err := http.NewRequestWithContext(cctx, http.MethodPost, doorURL+"/", bytes.NewReader(body))
-	if err != nil {
-		return permanent{err}
+	res, err := door.SendTask(cctx, t)
+	if code, answered := doorapi.CodeOf(err); answered {
+		return permanent{fmt.Errorf("its door refused the task (%d): %s (lifecycle.task_acceptance)", code, err.Error())}
 	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("A2A-Version", "1.0")
-	req.Header.Set("x-murmur-task-origin", "delegation")
-	if traceparent != "" {
-		req.Header.Set("traceparent", traceparent)
-	}
-	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		return err
 	}
-	defer resp.Body.Close()
-	raw, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-	var out struct {
-		Result *struct {
-			Task *struct {
-				Status struct {
-					State string `json:"state"`
-				} `json:"status"`
-			} `json:"task"`
-		} `json:"result"`
-		Error *struct {
-			Code    int    `json:"code"`
-			Message string `json:"message"`
-		} `json:"error"`
+	switch r := res.(type) {
+	case *a2a.Task:
+		if r.Status.State == a2a.TaskStateRejected {
+			return permanent{fmt.Errorf("its door rejected the task (lifecycle.task_acceptance)")}
+		}
+		return nil
 	}
-	if err := json.Unmarshal(raw, &out); err != nil {
-		return fmt.Errorf("its door answered HTTP %d with no JSON-RPC body", resp.StatusCode)
-	}
-	switch {
-	case out.Error != nil:
-		return permanent{fmt.Errorf("its door refused the task (%d): %s (lifecycle.task_acceptance)", out.Error.Code, out.Error.Message)}
-	case out.Result == nil || out.Result.Task == nil:
-		return permanent{fmt.Errorf("its door answered no task")}
-	case out.Result.Task.Status.State == "TASK_STATE_REJECTED":
-		return permanent{fmt.Errorf("its door rejected the task (lifecycle.task_acceptance)")}
-	}
-	return nil
+	return permanent{fmt.Errorf("its door answered no task")}
 }
 
 // childEnv is the child's whole environment, built from nothing

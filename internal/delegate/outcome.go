@@ -13,6 +13,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/murmur-go/murmur/internal/door"
+	"github.com/murmur-go/murmur/internal/door/doorapi"
 	"github.com/murmur-go/murmur/internal/trace"
 )
 
@@ -91,8 +92,8 @@ func (r *Runtime) childExited(d *delegation) {
 		return
 	}
 	dur := time.Since(d.started).Milliseconds()
-	rec := Record{DelegationID: d.id, CapsuleName: d.full, CapsuleVersion: d.version, SessionID: d.sessionID,
-		Workdir: d.childDir, DurationMS: dur, ReportedBy: "launcher"}
+	rec := Record{Completion: Completion{DelegationID: d.id, CapsuleName: d.full, CapsuleVersion: d.version, SessionID: d.sessionID,
+		Workdir: d.childDir, DurationMS: dur}, ReportedBy: "launcher"}
 	switch own, err := ReadRecord(d.recordsDir); {
 	case ending != "":
 		rec.Status = StatusTerminated
@@ -395,7 +396,7 @@ func (r *Runtime) HandleCompletion(_ context.Context, c *door.Completion) (any, 
 		return nil, door.Misaddressed(c.Session, r.cfg.SessionID)
 	}
 	notAwaited := func(msg string) error {
-		return &door.RPCError{Code: door.CodeCompletionNotAwaited, Reason: "COMPLETION_NOT_AWAITED", Domain: door.MurmurDomain,
+		return &door.RPCError{Code: doorapi.CodeCompletionNotAwaited, Reason: doorapi.ReasonCompletionNotAwaited, Domain: doorapi.MurmurDomain,
 			Message: msg, Metadata: map[string]string{"delegation_id": c.DelegationID}}
 	}
 	if c.DelegationID == "" {
@@ -415,5 +416,5 @@ func (r *Runtime) HandleCompletion(_ context.Context, c *door.Completion) (any, 
 		return nil, notAwaited(fmt.Sprintf("no task in this session is waiting for delegation %s", c.DelegationID))
 	}
 	d.received = true
-	return map[string]any{"delegation_id": d.id, "received": true}, nil
+	return doorapi.CompletionReceipt{DelegationID: d.id, Received: true}, nil
 }

@@ -19,7 +19,7 @@ func outcomeFixture(t *testing.T, status string) (*Runtime, *delegation, string)
 	d := &delegation{id: "dlg_0000000000000000000000000000000a", bare: "worker", version: "1.0.0",
 		sessionID: "ses_0000000000000000000000000000000b", childDir: filepath.Join(base, "children", "worker-0123456789abcdef"),
 		recordsDir: filepath.Join(base, "childrecords")}
-	d.outcome = &Record{Status: status, DurationMS: 4210}
+	d.outcome = &Record{Completion: Completion{Status: status, DurationMS: 4210}}
 	if err := os.MkdirAll(filepath.Join(d.recordsDir, "out"), 0o700); err != nil {
 		t.Fatal(err)
 	}

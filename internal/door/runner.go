@@ -4,18 +4,20 @@ import (
 	"context"
 	"encoding/json"
 	"strings"
+
+	"github.com/murmur-go/murmur/internal/door/doorapi"
 )
 
 // Origin says who sent a task, from the request header x-murmur-task-origin
-// (contracts §12). It is passed to the task unchanged.
-type Origin string
+// (doorapi.HeaderOrigin). It is passed to the task unchanged.
+type Origin = doorapi.Origin
 
 // The origins a request may carry; a request without the header is OriginUser.
 const (
-	OriginUser       Origin = "user"
-	OriginDelegation Origin = "delegation"
-	OriginCompletion Origin = "completion"
-	OriginPeer       Origin = "peer"
+	OriginUser       = doorapi.OriginUser
+	OriginDelegation = doorapi.OriginDelegation
+	OriginCompletion = doorapi.OriginCompletion
+	OriginPeer       = doorapi.OriginPeer
 )
 
 // Source says how a task reached the session: the --task file or a door message.

@@ -13,9 +13,9 @@ import (
 	"time"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
-	"github.com/a2aproject/a2a-go/v2/a2aclient"
 
 	"github.com/murmur-go/murmur/internal/diag"
+	"github.com/murmur-go/murmur/internal/door/doorapi"
 	"github.com/murmur-go/murmur/internal/manifest"
 	"github.com/murmur-go/murmur/internal/trace"
 	"github.com/murmur-go/murmur/internal/wit"
@@ -105,17 +105,7 @@ func (s *Session) Send(ctx context.Context, peerURL string, m wit.Message) (wit.
 		msg.ContextID = *m.ContextID
 	}
 	hc, over := capResponses(s.http, MaxResponseBytes)
-	client, err := a2aclient.NewFromEndpoints(ctx,
-		[]*a2a.AgentInterface{a2a.NewAgentInterface(endpoint, a2a.TransportProtocolJSONRPC)},
-		a2aclient.WithJSONRPCTransport(hc))
-	if err != nil {
-		return wit.TaskResult{}, diag.Wrap(err, "E-RUN-071", "message/send to %s failed", endpoint)
-	}
-	defer client.Destroy()
-	res, err := client.SendMessage(ctx, &a2a.SendMessageRequest{
-		Message: msg,
-		Config:  &a2a.SendMessageConfig{ReturnImmediately: true},
-	})
+	res, err := doorapi.NewClient(endpoint, hc).SendTask(ctx, doorapi.Task{Message: msg, ReturnImmediately: true})
 	if over.Load() {
 		// Whatever error the decoder made of the cut body, the cause is the cap.
 		return wit.TaskResult{}, diag.New("E-RUN-072", "message/send to %s stopped: the peer's answer is larger than %d MiB, message/send's cap on a response body", endpoint, MaxResponseBytes>>20).

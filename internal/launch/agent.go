@@ -911,7 +911,7 @@ func (w *spawnWiring) reportFrom(sess *session.Session, resultDir, status string
 	if status != trace.EndOK {
 		st = delegate.StatusError
 	}
-	rec := delegate.Record{CapsuleName: sess.Name, CapsuleVersion: sess.Version, SessionID: sess.ID, Status: st,
+	rec := delegate.Completion{CapsuleName: sess.Name, CapsuleVersion: sess.Version, SessionID: sess.ID, Status: st,
 		Workdir: sess.Workdir, DurationMS: time.Since(sess.Started).Milliseconds()}
 	if p := filepath.Join(resultDir, "out", "result.txt"); isRegular(p) {
 		rec.ResultPath = p
