@@ -45,16 +45,17 @@ var levels = map[string]int{
 	"internal/wit":     3,
 	"internal/sandbox": 3,
 
-	"internal/contain":      2,
-	"internal/door/doorapi": 2, // wire types and the one client: hostapi reaches peers with it
-	"internal/command":      2,
-	"internal/roost":        2,
-	"internal/session":      2,
-	"internal/snapshot":     2,
-	"internal/trace":        2,
-	"internal/store":        2,
-	"internal/envelope":     2,
-	"internal/telemetry":    2,
+	"internal/contain":          2,
+	"internal/door/doorapi":     2, // wire types and the one client: hostapi reaches peers with it
+	"internal/launch/launchapi": 2, // the child-launch protocol: mur run writes it, delegate reads it
+	"internal/command":          2,
+	"internal/roost":            2,
+	"internal/session":          2,
+	"internal/snapshot":         2,
+	"internal/trace":            2,
+	"internal/store":            2,
+	"internal/envelope":         2,
+	"internal/telemetry":        2,
 
 	"internal/wasmhost": 1,
 	"internal/manifest": 1,

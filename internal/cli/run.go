@@ -18,6 +18,7 @@ import (
 	"github.com/murmur-go/murmur/internal/diag"
 	"github.com/murmur-go/murmur/internal/home"
 	"github.com/murmur-go/murmur/internal/launch"
+	"github.com/murmur-go/murmur/internal/launch/launchapi"
 	"github.com/murmur-go/murmur/internal/manifest"
 	"github.com/murmur-go/murmur/internal/store"
 )
@@ -92,25 +93,12 @@ the pair is a usage error that lists the installed versions.`,
 	fl.StringVar(&f.containment, "containment", "", "the containment `CLASS` to require (advisory|scoped|sealed); a floor this host cannot deliver is refused (E-CAP-003)")
 	fl.StringVar(&f.capsule, "capsule", "", "run the installed capsule `FULLNAME` (scope/name) with no project (with --capsule-version)")
 	fl.StringVar(&f.capsuleVersion, "capsule-version", "", "the `VERSION` of --capsule")
-	fl.BoolVar(&f.spawnApprovalStdin, "spawn-approval-stdin", false, "read a parent runtime's spawn approval from standard input (for a parent capsule's runtime only)")
+	fl.BoolVar(&f.spawnApprovalStdin, launchapi.FlagSpawnApprovalStdin, false, "read a parent runtime's spawn approval from standard input (for a parent capsule's runtime only)")
 	fl.BoolVar(&f.withRoost, "with-roost", false, "start mur-roost for this run (on 127.0.0.1:--roost-port, allowing this capsule at the top level), set MURMUR_ROOST_URL to it, and end it after the session")
 	fl.IntVar(&f.roostPort, "roost-port", launch.DefaultRoostPort, "the loopback `PORT` --with-roost's mur-roost listens on")
 	fl.StringArrayVar(&f.spawnAllow, "spawn-allow", nil, "with --with-roost, one more capsule `FULLNAME` the daemon lets register at the top level (repeatable)")
 	decorateRunCmd(cmd)
 	return cmd
-}
-
-// readyLine is the --json line (contracts §10).
-type readyLine struct {
-	URL        *string `json:"url"`
-	PID        int     `json:"pid"`
-	SessionID  string  `json:"session_id"`
-	Name       string  `json:"name"`
-	Version    string  `json:"version"`
-	Workdir    string  `json:"workdir"`
-	RecordsDir string  `json:"records_dir"`
-	// FormationID is set for a formation member only.
-	FormationID string `json:"formation_id,omitempty"`
 }
 
 func runCapsule(ctx context.Context, f runFlags, stdout, stderr io.Writer) error {
@@ -176,7 +164,7 @@ func runCapsule(ctx context.Context, f runFlags, stdout, stderr io.Writer) error
 		Task: f.task, Workdir: f.workdir, Stderr: stderr, SpawnApprovalStdin: f.spawnApprovalStdin, Stdin: os.Stdin,
 		Ready: func(r launch.Ready) {
 			if f.json {
-				line, _ := json.Marshal(readyLine(r))
+				line, _ := json.Marshal(r) // launchapi.Ready
 				fmt.Fprintln(stdout, string(line))
 			}
 			if tty {

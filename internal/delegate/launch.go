@@ -5,7 +5,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -13,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -23,6 +23,7 @@ import (
 
 	"github.com/murmur-go/murmur/internal/door/doorapi"
 	"github.com/murmur-go/murmur/internal/ids"
+	"github.com/murmur-go/murmur/internal/launch/launchapi"
 	"github.com/murmur-go/murmur/internal/roost/roostapi"
 	"github.com/murmur-go/murmur/internal/trace"
 )
@@ -76,15 +77,6 @@ func (d *delegation) exited() bool {
 	}
 }
 
-// readyLine is the child's --json line (contracts §10).
-type readyLine struct {
-	URL        *string `json:"url"`
-	PID        int     `json:"pid"`
-	SessionID  string  `json:"session_id"`
-	Workdir    string  `json:"workdir"`
-	RecordsDir string  `json:"records_dir"`
-}
-
 // launch starts the child of an approved spawn and brings it to started:
 // its --json line within the launch bound, then (an agent child) its task
 // accepted at its door within the delivery bound. Anything short of that
@@ -129,10 +121,10 @@ func (r *Runtime) launch(ctx context.Context, d *delegation, g roostapi.Grant, t
 	}
 	bin := r.cfg.MurBinary
 	cmd := exec.Command(bin, "run", "--capsule", d.full, "--capsule-version", d.version,
-		"--workdir", d.childDir, "--json", "--spawn-approval-stdin")
+		"--workdir", d.childDir, "--json", "--"+launchapi.FlagSpawnApprovalStdin)
 	cmd.Dir = d.childDir
 	cmd.Env = r.childEnv(d)
-	cmd.ExtraFiles = []*os.File{lr} // fd 3
+	cmd.ExtraFiles = []*os.File{lr} // launchapi.LifelineFD
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	d.stderrTail = &tail{w: logFile}
 	cmd.Stderr = d.stderrTail
@@ -171,8 +163,7 @@ func (r *Runtime) launch(ctx context.Context, d *delegation, g roostapi.Grant, t
 		<-d.decided
 		r.childExited(d)
 	}()
-	line, _ := json.Marshal(launchLine{Approval: g.Approval.Reveal(), ParentTier: r.cfg.Tier, WorkdirSnapshot: d.snapshot, Task: scriptTask(task)})
-	_, _ = stdin.Write(append(line, '\n'))
+	_, _ = stdin.Write(launchapi.Launched{Approval: g.Approval, ParentTier: r.cfg.Tier, Snapshot: d.snapshot, Task: scriptTask(task)}.Line())
 	stdin.Close()
 
 	rd, err := readReady(stdout, d.exitedCh)
@@ -209,7 +200,7 @@ func (r *Runtime) abort(d *delegation, why error) error {
 }
 
 // readReady reads the child's first stdout line within the launch bound.
-func readReady(stdout io.Reader, exited <-chan struct{}) (readyLine, error) {
+func readReady(stdout io.Reader, exited <-chan struct{}) (launchapi.Ready, error) {
 	type got struct {
 		line string
 		err  error
@@ -225,25 +216,13 @@ func readReady(stdout io.Reader, exited <-chan struct{}) (readyLine, error) {
 	select {
 	case g = <-ch:
 	case <-t.C:
-		return readyLine{}, fmt.Errorf("the child printed no --json line within the launch bound of %s", LaunchBound)
+		return launchapi.Ready{}, fmt.Errorf("the child printed no --json line within the launch bound of %s", LaunchBound)
 	}
 	if g.err != nil && strings.TrimSpace(g.line) == "" {
 		<-exited
-		return readyLine{}, fmt.Errorf("the child exited before it was ready")
+		return launchapi.Ready{}, fmt.Errorf("the child exited before it was ready")
 	}
-	var rd readyLine
-	// A child refused before its session exists prints its diagnostic as
-	// JSON in place of the ready line (docs/cli.md): say what it said.
-	var refused struct {
-		Error *struct{ Code, Message string } `json:"error"`
-	}
-	if json.Unmarshal([]byte(g.line), &refused) == nil && refused.Error != nil && refused.Error.Code != "" {
-		return readyLine{}, fmt.Errorf("the child refused to start: %s: %s", refused.Error.Code, refused.Error.Message)
-	}
-	if err := json.Unmarshal([]byte(g.line), &rd); err != nil || !strings.HasPrefix(rd.SessionID, "ses_") {
-		return readyLine{}, fmt.Errorf("the child's first line is not a --json ready line: %q", strings.TrimSpace(g.line))
-	}
-	return rd, nil
+	return launchapi.ParseReady(g.line)
 }
 
 // deliver sends an agent child its task (x-murmur-task-origin: delegation,
@@ -331,8 +310,8 @@ func (r *Runtime) childEnv(d *delegation) []string {
 	if r.cfg.FormationID != "" {
 		env = append(env, EnvFormationID+"="+r.cfg.FormationID)
 	}
-	sp, _ := json.Marshal(Spawner{URL: r.cfg.DoorURL, SessionID: r.cfg.SessionID, ContextID: d.contextID, DelegationID: d.id})
-	env = append(env, EnvHostWarnings+"=1", EnvSpawnerLifeline+"=3", EnvRoostURL+"="+r.cfg.RoostURL, EnvSpawner+"="+string(sp))
+	sp := Spawner{URL: r.cfg.DoorURL, SessionID: r.cfg.SessionID, ContextID: d.contextID, DelegationID: d.id}
+	env = append(env, EnvHostWarnings+"=1", EnvSpawnerLifeline+"="+strconv.Itoa(launchapi.LifelineFD), EnvRoostURL+"="+r.cfg.RoostURL, EnvSpawner+"="+sp.EnvValue())
 	return env
 }
 

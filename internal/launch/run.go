@@ -18,6 +18,7 @@ import (
 	"github.com/murmur-go/murmur/internal/home"
 	"github.com/murmur-go/murmur/internal/hooks"
 	"github.com/murmur-go/murmur/internal/hostapi"
+	"github.com/murmur-go/murmur/internal/launch/launchapi"
 	"github.com/murmur-go/murmur/internal/manifest"
 	"github.com/murmur-go/murmur/internal/sandbox"
 	"github.com/murmur-go/murmur/internal/script"
@@ -65,18 +66,8 @@ type Options struct {
 	OnCompile func(name string)
 }
 
-// Ready describes a session once it is ready (contracts §10's --json line).
-type Ready struct {
-	URL        *string
-	PID        int
-	SessionID  string
-	Name       string
-	Version    string
-	Workdir    string
-	RecordsDir string
-	// FormationID is the formation the session belongs to ("" for none).
-	FormationID string
-}
+// Ready describes a session once it is ready: the --json ready line.
+type Ready = launchapi.Ready
 
 // Result is how a run ended.
 type Result struct {
