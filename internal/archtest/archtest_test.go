@@ -101,6 +101,7 @@ var roostForbidden = []string{
 type pkg struct {
 	ImportPath   string
 	Dir          string
+	GoFiles      []string
 	Imports      []string
 	TestImports  []string
 	XTestImports []string
