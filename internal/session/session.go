@@ -19,6 +19,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/murmur-go/murmur/internal/atomicfile"
 	"github.com/murmur-go/murmur/internal/diag"
 	"github.com/murmur-go/murmur/internal/home"
 	"github.com/murmur-go/murmur/internal/ids"
@@ -302,11 +303,7 @@ type ToolLine struct{ Name, Kind, Description string }
 // file is replaced atomically: a reader sees the old inventory or the new.
 func (s *Session) SetTools(tools []ToolLine, grants json.RawMessage) error {
 	s.tools = append([]ToolLine{}, tools...)
-	tmp := filepath.Join(s.RuntimeDir, ".MURMUR.md.tmp")
-	if err := os.WriteFile(tmp, []byte(IdentityDoc(s, grants)), 0o600); err != nil {
-		return err
-	}
-	return os.Rename(tmp, filepath.Join(s.RuntimeDir, "MURMUR.md"))
+	return atomicfile.Write(filepath.Join(s.RuntimeDir, "MURMUR.md"), []byte(IdentityDoc(s, grants)), 0o600)
 }
 
 // effectiveGrants reads grants as manifest.Grants when it has that shape (a

@@ -27,6 +27,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/murmur-go/murmur/internal/atomicfile"
 	"github.com/murmur-go/murmur/internal/diag"
 	"github.com/murmur-go/murmur/internal/home"
 	"github.com/murmur-go/murmur/internal/manifest"
@@ -494,12 +495,12 @@ func (s *Store) write(full, version string, zipBytes []byte, meta Meta, force bo
 			return false, ioErr(err, "writing "+f.name)
 		}
 	}
-	if err := syncDir(stage); err != nil {
+	if err := atomicfile.SyncDir(stage); err != nil {
 		return false, ioErr(err, "syncing")
 	}
 	if err := os.Rename(stage, final); err == nil {
 		done = true
-		if err := syncDir(parent); err != nil {
+		if err := atomicfile.SyncDir(parent); err != nil {
 			return false, ioErr(err, "syncing")
 		}
 		return false, nil
@@ -524,7 +525,7 @@ func (s *Store) write(full, version string, zipBytes []byte, meta Meta, force bo
 	if err := exchange(stage, final); err != nil {
 		return false, ioErr(err, "replacing the old version")
 	}
-	if err := syncDir(parent); err != nil {
+	if err := atomicfile.SyncDir(parent); err != nil {
 		return false, ioErr(err, "syncing")
 	}
 	return false, nil
