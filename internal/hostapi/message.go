@@ -86,7 +86,7 @@ func PeerEndpoint(peer string) (endpoint, entry string, err error) {
 // TASK_STATE_COMPLETED and its task id whatever the message names (often
 // ""). Every answered send leaves one a2a_send line; a refused or failed
 // send answers err and leaves none (nothing was exchanged).
-func (s *Session) Send(ctx context.Context, peerURL string, m wit.Message) (wit.TaskResult, error) {
+func (s *Imports) Send(ctx context.Context, peerURL string, m wit.Message) (wit.TaskResult, error) {
 	endpoint, entry, err := PeerEndpoint(peerURL)
 	if err != nil {
 		return wit.TaskResult{}, diag.New("E-RUN-070", "message/send to %q refused: %v", clip(peerURL), err).

@@ -245,13 +245,14 @@ func Run(ctx context.Context, p *Plan, opts Options) (Result, error) {
 	dl.watchLifeline(r.rec, filepath.Join(sess.RecordsDir, "logs", "bootstrap.log"), r.cancel)
 	host, err := hostapi.New(hostapi.Config{Manifest: p.Manifest, Tools: inv, Grants: &p.Grants, Stores: p.Stores,
 		Session: sess, Lookup: p.lookup})
-	var imports script.Imports
 	if err != nil {
-		fmt.Fprintln(opts.Stderr, diag.Warn("W-IO-054", "the murmur:* host interfaces are unavailable to this run: %v", err).String())
-	} else {
-		defer host.Close()
-		imports = hostImports{host}
+		err = diag.Wrap(err, "E-IO-057", "the murmur:* host interfaces cannot be set up for this run")
+		dl.close(trace.EndFailed)
+		r.end(trace.EndFailed, err.Error(), true)
+		return Result{}, err
 	}
+	defer host.Close()
+	imports := hostImports{host}
 	res := script.Run(ctx, script.Config{
 		Engine: eng, Component: comp, ComponentName: p.ComponentName,
 		Session: sess, Recorder: r.rec, Limits: p.Manifest.Capabilities.EffLimits(),
@@ -417,7 +418,7 @@ func (t *TraceFailed) Error() string {
 
 // hostImports grants internal/hostapi's murmur:* interfaces to a run,
 // recording through the run's recorder (trace lines and OTel spans).
-type hostImports struct{ s *hostapi.Session }
+type hostImports struct{ s *hostapi.Imports }
 
 func (h hostImports) Define(host *wasmhost.Host, rec *trace.Recorder) error {
 	h.s.Register(host, rec)
