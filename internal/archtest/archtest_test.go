@@ -43,7 +43,7 @@ var levels = map[string]int{
 	"internal/driver":  3,
 	"internal/hostapi": 3,
 	"internal/wit":     3,
-	"internal/sandbox": 3,
+	"internal/grant":   3,
 
 	"internal/contain":          2,
 	"internal/door/doorapi":     2, // wire types and the one client: hostapi reaches peers with it
@@ -65,6 +65,7 @@ var levels = map[string]int{
 	"internal/version":    1,
 	"internal/home":       1,
 	"internal/atomicfile": 1,
+	"internal/logfile":    1,
 	"docs":                1, // embeds diagnostics.md for mur explain
 
 	"guest": 0, // the public guest kit: compiled to wasm, imports nothing of ours

@@ -15,12 +15,12 @@ import (
 	"unicode"
 
 	"github.com/murmur-go/murmur/internal/diag"
+	"github.com/murmur-go/murmur/internal/grant"
 	"github.com/murmur-go/murmur/internal/home"
 	"github.com/murmur-go/murmur/internal/hooks"
 	"github.com/murmur-go/murmur/internal/hostapi"
 	"github.com/murmur-go/murmur/internal/launch/launchapi"
 	"github.com/murmur-go/murmur/internal/manifest"
-	"github.com/murmur-go/murmur/internal/sandbox"
 	"github.com/murmur-go/murmur/internal/script"
 	"github.com/murmur-go/murmur/internal/session"
 	"github.com/murmur-go/murmur/internal/telemetry"
@@ -138,9 +138,9 @@ func Run(ctx context.Context, p *Plan, opts Options) (Result, error) {
 		opts.Exit = os.Exit
 	}
 	// One run is one process: its descriptors are bounded by the kernel
-	// (sandbox.MaxDescriptors), so a component's open-at loop cannot hold
+	// (grant.MaxDescriptors), so a component's open-at loop cannot hold
 	// the host's files without end.
-	if _, err := sandbox.BoundDescriptors(sandbox.MaxDescriptors); err != nil {
+	if _, err := grant.BoundDescriptors(grant.MaxDescriptors); err != nil {
 		opts.Log.Warn("descriptors left unbounded", "error", err)
 	}
 	// A trace line that cannot be written ends the session (failed): a

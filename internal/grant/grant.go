@@ -1,8 +1,12 @@
-// Package sandbox says what a component is given (capsules.txt "Isolation
-// model"): its environment, its filesystem and its limits. The script runtime
-// and the tool registry both build a component's world from here, so a capsule
-// and the tools it invokes are confined the same way.
-package sandbox
+// Package grant decides what a component is granted: its environment, its
+// filesystem (preopens), its limits, the process's descriptor bound and the
+// work folder's size watch. The script runtime, the tool registry, hooks and
+// drivers all build a component's world from here, so a capsule and the
+// tools it invokes are held the same way (docs/running-capsules.md). A run
+// ends on those grants, so EndingOf, the engine's errors read as the five
+// endings, is here too. What the operating system confines (namespaces,
+// Landlock, seccomp) is internal/contain's.
+package grant
 
 import (
 	"sort"
