@@ -169,7 +169,7 @@ func runCapsule(ctx context.Context, f runFlags, stdout, stderr io.Writer) error
 			}
 			if tty {
 				// An agent's door, as a URL a person can paste (the --json
-				// line keeps contracts §10's bare host:port for a parent).
+				// line keeps the bare host:port a parent reads, launchapi.Ready).
 				door := ""
 				if r.URL != nil {
 					door = " at http://" + *r.URL
@@ -202,12 +202,12 @@ func runCapsule(ctx context.Context, f runFlags, stdout, stderr io.Writer) error
 		return exitStatus(res.Signal.ExitCode())
 	}
 	if f.json {
-		// With --json, stdout holds exactly the ready line (contracts §10).
+		// With --json, stdout holds exactly the ready line (docs/cli.md).
 		fmt.Fprintf(stderr, "%s: %s\n", res.SessionID, res.Ending)
 		return res.Err
 	}
 	// Without it, the answer goes to stdout and the status and record
-	// paths to stderr (contracts §10), so `mur run > answer.txt` works.
+	// paths to stderr (docs/cli.md), so `mur run > answer.txt` works.
 	shown, err := printAnswer(stdout, res.Answer)
 	fmt.Fprintf(stderr, "%s: %s\n", res.SessionID, res.Ending)
 	fmt.Fprintf(stderr, "records: %s\n", res.RecordsDir)
@@ -222,7 +222,7 @@ func runCapsule(ctx context.Context, f runFlags, stdout, stderr io.Writer) error
 	return res.Err
 }
 
-// answerMax bounds the answer mur run prints (contracts §10): past it, the
+// answerMax bounds the answer mur run prints (docs/cli.md): past it, the
 // answer is cut and a last line names the file holding all of it.
 const answerMax = 64 << 10
 
@@ -280,7 +280,7 @@ func printAnswer(w io.Writer, path string) (bool, error) {
 }
 
 // explainScope prints what the capsule would be granted and how this build
-// contains it (contracts §10, --explain-scope): the plan as loaded, before
+// contains it (--explain-scope, docs/cli.md): the plan as loaded, before
 // any component is compiled, artifact resolved, secret read or session file
 // written.
 //

@@ -24,7 +24,8 @@ import (
 func init() { register(newStopCmd) }
 
 // killGrace is how long mur stop waits after SIGTERM before SIGKILL, and
-// after SIGKILL before it gives up (contracts §11: "SIGKILL after 5 s more").
+// after SIGKILL before it gives up: SIGKILL comes 5 s after SIGTERM, as
+// mur stop --help says.
 const killGrace = 5 * time.Second
 
 func newStopCmd(stdout, stderr io.Writer) *cobra.Command {
@@ -262,7 +263,7 @@ func matchSession(entries []running.Entry, ref string) (running.Entry, error) {
 // 127.0.0.1:PORT) and returns its result. The call is bounded by deadline
 // and goes to the loopback address directly, never through a proxy.
 func askStop(ctx context.Context, addr string, deadline time.Time) (doorapi.StopResult, error) {
-	// §6 keeps the bare host:port; a record written with the scheme is
+	// A running record keeps the bare host:port; one written with the scheme is
 	// read the same way.
 	addr = strings.TrimPrefix(addr, "http://")
 	host, _, err := net.SplitHostPort(addr)

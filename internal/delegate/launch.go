@@ -281,7 +281,7 @@ func sendTask(ctx context.Context, door *doorapi.Client, t doorapi.Task) error {
 }
 
 // childEnv is the child's whole environment, built from nothing
-// (roost-and-delegation "The child's environment"); MURMUR_SPAWNER goes
+// (docs/delegation.md, the child's environment); MURMUR_SPAWNER goes
 // last so no env.allow name displaces it.
 func (r *Runtime) childEnv(d *delegation) []string {
 	look := r.cfg.Lookup
@@ -318,7 +318,7 @@ func (r *Runtime) childEnv(d *delegation) []string {
 // endChildren ends children all at once: SIGTERM to each one's process
 // group, one grace, then SIGKILL to the groups; it returns once every one
 // has exited. The group, not the launched process alone, so whatever the
-// child started in it is ended with it (contracts §18).
+// child started in it is ended with it.
 func endChildren(ds []*delegation) {
 	for _, d := range ds {
 		if d.cmd != nil && d.cmd.Process != nil && !d.exited() {

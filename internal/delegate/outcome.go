@@ -20,7 +20,7 @@ import (
 // MaxOutcomeBytes is how much of a child's answer an outcome block holds.
 const MaxOutcomeBytes = 64 << 10
 
-// Reasons a delegation is terminated (roost-and-delegation "How the outcome arrives").
+// Reasons a delegation is terminated (the outcome's reason: line).
 const (
 	ReasonCancelled = "the delegating task was cancelled"
 	ReasonNoTurn    = "the delegating task had no inference turn left to read this outcome"
@@ -49,7 +49,7 @@ func (r *Runtime) changedLocked() {
 // watch is the child watch: past the deadline a child still running is
 // ended and its terminated outcome goes to the task. The deadline counts
 // from the moment the child reported itself ready (its --json line), not
-// from its task's delivery (roost-and-delegation "Bounds").
+// from its task's delivery.
 func (r *Runtime) watch(d *delegation) {
 	t := time.NewTimer(time.Until(d.watchUntil))
 	defer t.Stop()
@@ -111,7 +111,7 @@ func (r *Runtime) childExited(d *delegation) {
 	}
 	switch {
 	case abandoned && rec.ReportedBy == "launcher":
-		// Its task ended it: the record is posted to nobody (contracts §18).
+		// Its task ended it: the record is posted to nobody.
 		rec.Delivered, rec.DeliveryError = false, DeliveryTaskEnded
 	case !rec.Delivered:
 		rec.Delivered, rec.DeliveryError = true, "" // delivered to the waiting task in process

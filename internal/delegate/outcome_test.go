@@ -26,8 +26,8 @@ func outcomeFixture(t *testing.T, status string) (*Runtime, *delegation, string)
 	return r, d, filepath.Join(d.recordsDir, "out", "result.txt")
 }
 
-// The block is the spec's example byte for byte, with contracts §18's
-// reason: and detail: lines for terminated and crashed outcomes.
+// The block is the documented example byte for byte, with the reason: and
+// detail: lines of terminated and crashed outcomes.
 func TestOutcomeBlockBytes(t *testing.T) {
 	head := func(status, childDir string) string {
 		return "[delegate-task] delegation dlg_0000000000000000000000000000000a to worker@1.0.0 ended " + status + ":\n" +

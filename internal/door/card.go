@@ -6,7 +6,7 @@ import "github.com/murmur-go/murmur/internal/door/doorapi"
 const ExtensionURI = "https://murmur.nexus/a2a/capsule/v1"
 
 // The card's JSON is written from these types rather than a2a.AgentCard
-// because contracts §12 lists pushNotifications: false, which a2a-go's
+// because the card states pushNotifications: false outright, which a2a-go's
 // omitempty would drop.
 type cardJSON struct {
 	Name                string          `json:"name"`

@@ -12,7 +12,7 @@ import (
 )
 
 // CompletionsOnly is the handler of a script parent's completion listener
-// (contracts §18 "Script capsules"): a script has no door, so its runtime
+// (docs/delegation.md): a script has no door, so its runtime
 // serves the completion path alone. It answers a POST / that is a
 // completion exactly as a door does — ahead of everything, with h's result
 // or its -31001/-31002 error — and refuses every other request with

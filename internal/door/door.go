@@ -1,4 +1,4 @@
-// Package door is an agent capsule's A2A 1.0 door (contracts §12): a plain
+// Package door is an agent capsule's A2A 1.0 door (docs/door.md): a plain
 // front handler that owns the A2A-Version check, the body bound, murmur's own
 // method murmur.StopSession and errors, and routing by x-murmur-task-origin,
 // in front of a2a-go's JSON-RPC handler and task machinery; and the tasks and
@@ -43,7 +43,8 @@ const (
 	methodGetExtendedCard  = "GetExtendedAgentCard"
 )
 
-// The lifecycle words of the manifest (contracts §11).
+// The lifecycle words of the manifest (lifecycle.task_acceptance and
+// lifecycle.after_task, docs/manifest.md).
 const (
 	AcceptNone   = "none"
 	AcceptSingle = "single"
@@ -70,8 +71,8 @@ type Config struct {
 	EndedTaskTTL  time.Duration // how long an ended task is kept; DefaultEndedTaskTTL
 	MaxKeptBytes  int64         // message, reply and answer bytes of the kept ended tasks; DefaultMaxKeptBytes
 
-	// Authenticate is the seam for network.authentication (contracts
-	// §22.8): when set, it is asked about each POST / that is not a
+	// Authenticate is the seam for the manifest's network.authentication:
+	// when set, it is asked about each POST / that is not a
 	// completion, after the same-user rule (Serve) and before the body is
 	// read; a non-nil Refusal is sent as it is. Nil (today) checks no token.
 	Authenticate func(r *http.Request) *Refusal

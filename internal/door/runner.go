@@ -30,7 +30,7 @@ const (
 )
 
 // Phase is what a live task is doing; it is the task_canceled line's phase
-// when the task is cancelled (contracts §12).
+// when the task is cancelled.
 type Phase string
 
 // Phases a task passes through. A task is PhaseQueued until it starts; the
@@ -67,7 +67,7 @@ type Task struct {
 }
 
 // Text returns the task's text parts joined by blank lines, data parts
-// skipped. The loop renders data parts itself (contracts §11).
+// skipped. The loop renders data parts itself.
 func (t *Task) Text() string {
 	var texts []string
 	for _, p := range t.Parts {
@@ -170,8 +170,8 @@ type Completion struct {
 	Params       json.RawMessage // the JSON-RPC params, unread
 }
 
-// CompletionHandler answers completions (roost-and-delegation "The completion
-// path"); the delegation runtime implements it. The result is marshalled as
+// CompletionHandler answers completions (the completion path of
+// docs/delegation.md); the delegation runtime implements it. The result is marshalled as
 // the JSON-RPC result; an error that is an *RPCError is sent as is, any other
 // as -32603.
 type CompletionHandler interface {

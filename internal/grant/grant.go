@@ -17,12 +17,12 @@ import (
 	"github.com/murmur-go/murmur/internal/wasmhost"
 )
 
-// RuntimeMount is where a component sees the runtime dir (contracts §5); it is
+// RuntimeMount is where a component sees the runtime dir; it is
 // also the value of MURMUR_RUNTIME_DIR inside a component.
 const RuntimeMount = "murmur-runtime"
 
 // Env is a component's whole environment: the allow-listed names that are set
-// in mur's own environment, plus the session identity (contracts §10). The
+// in mur's own environment, plus the session identity (docs/running-capsules.md). The
 // identity is the runtime's to set and is never inherited, even when a manifest
 // lists one of its names; MURMUR_CAPSULE_URL is present only when the session
 // has a URL (never for a script capsule).

@@ -1,4 +1,4 @@
-// Package running reads and writes running-capsule records (contracts §6):
+// Package running reads and writes running-capsule records (docs/running-capsules.md):
 // one <session_id>.json per live session under $HOME/.murmur/running, written
 // by the runtime and read by `mur ps` and by mur-roost's census.
 //

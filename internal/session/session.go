@@ -1,4 +1,4 @@
-// Package session holds one run's identity and files (contracts §5, §6): its
+// Package session holds one run's identity and files (docs/running-capsules.md): its
 // session id, its work folder, the records dir that outlives it, the runtime
 // dir the capsule reads its task and identity from, and its running-capsule
 // record.
@@ -146,8 +146,8 @@ func New(cfg Config) (*Session, error) {
 	}
 
 	// A delegated child's work folder is the one its parent's runtime made
-	// under <parent records dir>/children/ (roost-and-delegation "The
-	// child's directory"): inside ~/.murmur on purpose.
+	// under <parent records dir>/children/ (docs/delegation.md): inside
+	// ~/.murmur on purpose.
 	if !(cfg.SpawnedBy != "" && IsChildDir(s.Workdir, homeDir)) {
 		if err := CheckWorkdir(s.Workdir, homeDir, cfg.ManifestDir != "", s.ProjectDir); err != nil {
 			return nil, err
@@ -385,7 +385,8 @@ func (s *Session) WriteRunningRecord() *diag.Warning {
 	if err == nil {
 		var url *string
 		if s.CapsuleURL != "" {
-			// The record keeps the bare 127.0.0.1:PORT (contracts §6, §11).
+			// The record keeps the bare 127.0.0.1:PORT, as the --json
+			// ready line does.
 			u := strings.TrimPrefix(s.CapsuleURL, "http://")
 			url = &u
 		}

@@ -1,4 +1,4 @@
-// Package store holds Murmur's artifact stores (contracts §3): the project store
+// Package store holds Murmur's artifact stores (docs/stores.md): the project store
 // (<project>/.murmur/artifacts), the global store ($HOME/.murmur/artifacts, also
 // mur-roost's default --registry-path), the hardened .mur.zip reader, the
 // content hash and its sidecars, and murmur.lock.
@@ -63,7 +63,7 @@ func Project(projectDir string) *Store {
 func At(root string) *Store { return &Store{Root: root, Kind: KindRegistry} }
 
 // FindProject returns the nearest directory at or above wd that holds a
-// murmur.yaml (contracts §3).
+// murmur.yaml (docs/stores.md).
 func FindProject(wd string) (dir string, ok bool) {
 	d, err := filepath.Abs(wd)
 	if err != nil {
