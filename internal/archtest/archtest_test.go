@@ -43,26 +43,30 @@ var levels = map[string]int{
 	"internal/driver":  3,
 	"internal/hostapi": 3,
 	"internal/wit":     3,
-	"internal/sandbox": 3,
+	"internal/grant":   3,
 
-	"internal/contain":   2,
-	"internal/command":   2,
-	"internal/roost":     2,
-	"internal/session":   2,
-	"internal/snapshot":  2,
-	"internal/trace":     2,
-	"internal/store":     2,
-	"internal/envelope":  2,
-	"internal/telemetry": 2,
+	"internal/contain":          2,
+	"internal/door/doorapi":     2, // wire types and the one client: hostapi reaches peers with it
+	"internal/launch/launchapi": 2, // the child-launch protocol: mur run writes it, delegate reads it
+	"internal/command":          2,
+	"internal/roost":            2,
+	"internal/session":          2,
+	"internal/snapshot":         2,
+	"internal/trace":            2,
+	"internal/store":            2,
+	"internal/envelope":         2,
+	"internal/telemetry":        2,
 
-	"internal/wasmhost": 1,
-	"internal/manifest": 1,
-	"internal/running":  1,
-	"internal/diag":     1,
-	"internal/ids":      1,
-	"internal/version":  1,
-	"internal/home":     1,
-	"docs":              1, // embeds diagnostics.md for mur explain
+	"internal/wasmhost":   1,
+	"internal/manifest":   1,
+	"internal/running":    1,
+	"internal/diag":       1,
+	"internal/ids":        1,
+	"internal/version":    1,
+	"internal/home":       1,
+	"internal/atomicfile": 1,
+	"internal/logfile":    1,
+	"docs":                1, // embeds diagnostics.md for mur explain
 
 	"guest": 0, // the public guest kit: compiled to wasm, imports nothing of ours
 
@@ -99,6 +103,7 @@ var roostForbidden = []string{
 type pkg struct {
 	ImportPath   string
 	Dir          string
+	GoFiles      []string
 	Imports      []string
 	TestImports  []string
 	XTestImports []string

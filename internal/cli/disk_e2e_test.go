@@ -14,7 +14,7 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/murmur-go/murmur/internal/sandbox"
+	"github.com/murmur-go/murmur/internal/logfile"
 	"github.com/murmur-go/murmur/internal/testbin"
 )
 
@@ -111,7 +111,7 @@ func TestShellLogIsCapped(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("%d bytes of output; the log holds %d bytes on disk", total+8, fi.Size())
-	if max := int64(sandbox.LogHeadBytes + sandbox.LogTailBytes + 4096); fi.Size() > max {
+	if max := int64(logfile.LogHeadBytes + logfile.LogTailBytes + 4096); fi.Size() > max {
 		t.Errorf("the log is %d bytes; at most %d", fi.Size(), max)
 	}
 	b, _ := os.ReadFile(sh.Str("log_path"))

@@ -18,6 +18,7 @@ import (
 	"github.com/murmur-go/murmur/internal/diag"
 	"github.com/murmur-go/murmur/internal/home"
 	"github.com/murmur-go/murmur/internal/launch"
+	"github.com/murmur-go/murmur/internal/launch/launchapi"
 	"github.com/murmur-go/murmur/internal/manifest"
 	"github.com/murmur-go/murmur/internal/store"
 )
@@ -92,25 +93,12 @@ the pair is a usage error that lists the installed versions.`,
 	fl.StringVar(&f.containment, "containment", "", "the containment `CLASS` to require (advisory|scoped|sealed); a floor this host cannot deliver is refused (E-CAP-003)")
 	fl.StringVar(&f.capsule, "capsule", "", "run the installed capsule `FULLNAME` (scope/name) with no project (with --capsule-version)")
 	fl.StringVar(&f.capsuleVersion, "capsule-version", "", "the `VERSION` of --capsule")
-	fl.BoolVar(&f.spawnApprovalStdin, "spawn-approval-stdin", false, "read a parent runtime's spawn approval from standard input (for a parent capsule's runtime only)")
+	fl.BoolVar(&f.spawnApprovalStdin, launchapi.FlagSpawnApprovalStdin, false, "read a parent runtime's spawn approval from standard input (for a parent capsule's runtime only)")
 	fl.BoolVar(&f.withRoost, "with-roost", false, "start mur-roost for this run (on 127.0.0.1:--roost-port, allowing this capsule at the top level), set MURMUR_ROOST_URL to it, and end it after the session")
 	fl.IntVar(&f.roostPort, "roost-port", launch.DefaultRoostPort, "the loopback `PORT` --with-roost's mur-roost listens on")
 	fl.StringArrayVar(&f.spawnAllow, "spawn-allow", nil, "with --with-roost, one more capsule `FULLNAME` the daemon lets register at the top level (repeatable)")
 	decorateRunCmd(cmd)
 	return cmd
-}
-
-// readyLine is the --json line (contracts §10).
-type readyLine struct {
-	URL        *string `json:"url"`
-	PID        int     `json:"pid"`
-	SessionID  string  `json:"session_id"`
-	Name       string  `json:"name"`
-	Version    string  `json:"version"`
-	Workdir    string  `json:"workdir"`
-	RecordsDir string  `json:"records_dir"`
-	// FormationID is set for a formation member only.
-	FormationID string `json:"formation_id,omitempty"`
 }
 
 func runCapsule(ctx context.Context, f runFlags, stdout, stderr io.Writer) error {
@@ -176,12 +164,12 @@ func runCapsule(ctx context.Context, f runFlags, stdout, stderr io.Writer) error
 		Task: f.task, Workdir: f.workdir, Stderr: stderr, SpawnApprovalStdin: f.spawnApprovalStdin, Stdin: os.Stdin,
 		Ready: func(r launch.Ready) {
 			if f.json {
-				line, _ := json.Marshal(readyLine(r))
+				line, _ := json.Marshal(r) // launchapi.Ready
 				fmt.Fprintln(stdout, string(line))
 			}
 			if tty {
 				// An agent's door, as a URL a person can paste (the --json
-				// line keeps contracts §10's bare host:port for a parent).
+				// line keeps the bare host:port a parent reads, launchapi.Ready).
 				door := ""
 				if r.URL != nil {
 					door = " at http://" + *r.URL
@@ -214,12 +202,12 @@ func runCapsule(ctx context.Context, f runFlags, stdout, stderr io.Writer) error
 		return exitStatus(res.Signal.ExitCode())
 	}
 	if f.json {
-		// With --json, stdout holds exactly the ready line (contracts §10).
+		// With --json, stdout holds exactly the ready line (docs/cli.md).
 		fmt.Fprintf(stderr, "%s: %s\n", res.SessionID, res.Ending)
 		return res.Err
 	}
 	// Without it, the answer goes to stdout and the status and record
-	// paths to stderr (contracts §10), so `mur run > answer.txt` works.
+	// paths to stderr (docs/cli.md), so `mur run > answer.txt` works.
 	shown, err := printAnswer(stdout, res.Answer)
 	fmt.Fprintf(stderr, "%s: %s\n", res.SessionID, res.Ending)
 	fmt.Fprintf(stderr, "records: %s\n", res.RecordsDir)
@@ -234,7 +222,7 @@ func runCapsule(ctx context.Context, f runFlags, stdout, stderr io.Writer) error
 	return res.Err
 }
 
-// answerMax bounds the answer mur run prints (contracts §10): past it, the
+// answerMax bounds the answer mur run prints (docs/cli.md): past it, the
 // answer is cut and a last line names the file holding all of it.
 const answerMax = 64 << 10
 
@@ -292,7 +280,7 @@ func printAnswer(w io.Writer, path string) (bool, error) {
 }
 
 // explainScope prints what the capsule would be granted and how this build
-// contains it (contracts §10, --explain-scope): the plan as loaded, before
+// contains it (--explain-scope, docs/cli.md): the plan as loaded, before
 // any component is compiled, artifact resolved, secret read or session file
 // written.
 //

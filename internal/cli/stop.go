@@ -1,9 +1,7 @@
 package cli
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -18,6 +16,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/murmur-go/murmur/internal/diag"
+	"github.com/murmur-go/murmur/internal/door/doorapi"
 	"github.com/murmur-go/murmur/internal/home"
 	"github.com/murmur-go/murmur/internal/running"
 )
@@ -25,7 +24,8 @@ import (
 func init() { register(newStopCmd) }
 
 // killGrace is how long mur stop waits after SIGTERM before SIGKILL, and
-// after SIGKILL before it gives up (contracts §11: "SIGKILL after 5 s more").
+// after SIGKILL before it gives up: SIGKILL comes 5 s after SIGTERM, as
+// mur stop --help says.
 const killGrace = 5 * time.Second
 
 func newStopCmd(stdout, stderr io.Writer) *cobra.Command {
@@ -262,57 +262,18 @@ func matchSession(entries []running.Entry, ref string) (running.Entry, error) {
 // askStop calls the door's murmur.StopSession at addr (the record's bare
 // 127.0.0.1:PORT) and returns its result. The call is bounded by deadline
 // and goes to the loopback address directly, never through a proxy.
-func askStop(ctx context.Context, addr string, deadline time.Time) (stopResult, error) {
-	// §6 keeps the bare host:port; a record written with the scheme is
+func askStop(ctx context.Context, addr string, deadline time.Time) (doorapi.StopResult, error) {
+	// A running record keeps the bare host:port; one written with the scheme is
 	// read the same way.
 	addr = strings.TrimPrefix(addr, "http://")
 	host, _, err := net.SplitHostPort(addr)
 	if ip := net.ParseIP(host); err != nil || ip == nil || !ip.IsLoopback() {
-		return stopResult{}, fmt.Errorf("its record's url %q is not a loopback host:port", addr)
+		return doorapi.StopResult{}, fmt.Errorf("its record's url %q is not a loopback host:port", addr)
 	}
 	ctx, cancel := context.WithDeadline(ctx, deadline)
 	defer cancel()
-	body := []byte(`{"jsonrpc":"2.0","id":1,"method":"murmur.StopSession"}`)
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://"+addr+"/", bytes.NewReader(body))
-	if err != nil {
-		return stopResult{}, err
-	}
-	req.Header.Set("A2A-Version", "1.0")
-	req.Header.Set("Content-Type", "application/json")
 	client := &http.Client{Transport: &http.Transport{Proxy: nil, DisableKeepAlives: true}}
-	resp, err := client.Do(req)
-	if err != nil {
-		return stopResult{}, err
-	}
-	defer resp.Body.Close()
-	raw, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-	if err != nil {
-		return stopResult{}, fmt.Errorf("reading its answer: %w", err)
-	}
-	var out struct {
-		Result *stopResult `json:"result"`
-		Error  *struct {
-			Code    int    `json:"code"`
-			Message string `json:"message"`
-		} `json:"error"`
-	}
-	if err := json.Unmarshal(raw, &out); err != nil {
-		return stopResult{}, fmt.Errorf("HTTP %d, not a JSON-RPC answer: %w", resp.StatusCode, err)
-	}
-	if out.Error != nil {
-		return stopResult{}, fmt.Errorf("JSON-RPC error %d: %s", out.Error.Code, out.Error.Message)
-	}
-	if out.Result == nil {
-		return stopResult{}, fmt.Errorf("HTTP %d, a JSON-RPC answer with no result", resp.StatusCode)
-	}
-	return *out.Result, nil
-}
-
-// stopResult is murmur.StopSession's result as mur stop reads it.
-type stopResult struct {
-	SessionID  string   `json:"session_id"`
-	Canceled   []string `json:"canceled"`
-	Terminated []string `json:"terminated"`
+	return doorapi.NewClient(doorapi.Endpoint(addr), client).StopSession(ctx)
 }
 
 // errGone says the record's process is no longer there (or its pid now

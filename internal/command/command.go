@@ -1,5 +1,6 @@
 // Package command is the one place that builds and runs a capsule's native
-// command (contracts §15 "Shell", §19 "Every tier also"): its exact
+// command (a shell tool's, docs/agent-capsules.md; held the same at every
+// containment tier, docs/containment.md): its exact
 // environment, its working directory, its descriptors (0, 1 and 2 only, stdin
 // /dev/null unless given), its own process group, and its end — at the
 // deadline, or when the caller's context ends, the whole group gets SIGTERM,
@@ -31,8 +32,7 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// DefaultKillGrace is how long a command has between SIGTERM and SIGKILL
-// (contracts §15).
+// DefaultKillGrace is how long a command has between SIGTERM and SIGKILL.
 const DefaultKillGrace = 2 * time.Second
 
 // Spec is one command to run.

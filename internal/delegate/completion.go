@@ -1,19 +1,18 @@
 package delegate
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
-	"net/http"
 	"os"
 	"path/filepath"
 	"sync/atomic"
 	"time"
 
+	"github.com/murmur-go/murmur/internal/door/doorapi"
 	"github.com/murmur-go/murmur/internal/ids"
 	"github.com/murmur-go/murmur/internal/store"
 )
@@ -21,50 +20,20 @@ import (
 // Completion statuses (the completion's status, and the delegation line's
 // outcome for a delegation that started).
 const (
-	StatusOK         = "ok"
-	StatusError      = "error"
-	StatusCrashed    = "crashed"
-	StatusTerminated = "terminated"
+	StatusOK         = doorapi.StatusOK
+	StatusError      = doorapi.StatusError
+	StatusCrashed    = doorapi.StatusCrashed
+	StatusTerminated = doorapi.StatusTerminated
 )
 
 // CompletionFile is the record's name in the child's records dir.
 const CompletionFile = "completion.json"
 
-// Record is completion.json: the completion's fields and the three that
-// describe its delivery.
-type Record struct {
-	DelegationID   string `json:"delegation_id"`
-	CapsuleName    string `json:"capsule_name"` // the full name
-	CapsuleVersion string `json:"capsule_version"`
-	SessionID      string `json:"session_id"`
-	Status         string `json:"status"`
-	ResultPath     string `json:"result_path,omitempty"`
-	Workdir        string `json:"workdir"`
-	DurationMS     int64  `json:"duration_ms"`
-	Detail         string `json:"detail,omitempty"`
+// Completion is what a child reports (doorapi.Completion).
+type Completion = doorapi.Completion
 
-	ReportedBy    string `json:"reported_by"` // child | launcher
-	Delivered     bool   `json:"delivered"`
-	DeliveryError string `json:"delivery_error,omitempty"`
-}
-
-// message is the completion's fields, the SendMessage text.
-func (r Record) message() []byte {
-	// The delivery fields stay out: they describe the sending, not the completion.
-	m := r
-	b, _ := json.Marshal(struct {
-		DelegationID   string `json:"delegation_id"`
-		CapsuleName    string `json:"capsule_name"`
-		CapsuleVersion string `json:"capsule_version"`
-		SessionID      string `json:"session_id"`
-		Status         string `json:"status"`
-		ResultPath     string `json:"result_path,omitempty"`
-		Workdir        string `json:"workdir"`
-		DurationMS     int64  `json:"duration_ms"`
-		Detail         string `json:"detail,omitempty"`
-	}{m.DelegationID, m.CapsuleName, m.CapsuleVersion, m.SessionID, m.Status, m.ResultPath, m.Workdir, m.DurationMS, m.Detail})
-	return b
-}
+// Record is completion.json (doorapi.CompletionRecord).
+type Record = doorapi.CompletionRecord
 
 // WriteRecord writes completion.json atomically (0600).
 func WriteRecord(recordsDir string, r Record) error {
@@ -104,8 +73,9 @@ func ReadRecord(recordsDir string) (Record, error) {
 // parent's door, and rewrites the file with what the posting did, retrying
 // once after retryAfter. A failed delivery is one line on stderr; it never
 // fails the child's session.
-func Report(sp *Spawner, recordsDir string, r Record, stderr io.Writer, log *slog.Logger) Record {
-	r.DelegationID, r.ReportedBy, r.Delivered, r.DeliveryError = sp.DelegationID, "child", false, ""
+func Report(sp *Spawner, recordsDir string, c Completion, stderr io.Writer, log *slog.Logger) Record {
+	c.DelegationID = sp.DelegationID
+	r := Record{Completion: c, ReportedBy: "child"}
 	if err := WriteRecord(recordsDir, r); err != nil {
 		log.Warn("the completion record could not be written", "error", err)
 	}
@@ -135,47 +105,24 @@ func Report(sp *Spawner, recordsDir string, r Record, stderr io.Writer, log *slo
 // retryAfter is the pause before the one retry of a completion.
 var retryAfter = time.Second
 
-// Post sends one completion SendMessage with its four headers. An error
-// answer is returned as its message (the child's delivery_error).
+// Post sends one completion to the parent's door. A JSON-RPC error answer
+// is returned as an *answerError carrying its message (the child's
+// delivery_error).
 func Post(ctx context.Context, sp *Spawner, r Record) error {
-	body, _ := json.Marshal(map[string]any{
-		"jsonrpc": "2.0", "id": 1, "method": "SendMessage",
-		"params": map[string]any{"message": map[string]any{
-			"messageId": ids.New(ids.Event), "role": "ROLE_USER", "contextId": sp.ContextID,
-			"parts": []map[string]any{{"text": string(r.message())}},
-		}},
-	})
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, sp.URL+"/", bytes.NewReader(body))
-	if err != nil {
-		return err
+	_, err := doorapi.NewClient(doorapi.Endpoint(sp.URL), nil).PostCompletion(ctx,
+		doorapi.Addressee{SessionID: sp.SessionID, ContextID: sp.ContextID, DelegationID: sp.DelegationID},
+		ids.New(ids.Event), r.Completion)
+	var answer *doorapi.Error
+	var bad *doorapi.BadAnswerError
+	switch {
+	case errors.As(err, &answer):
+		return &answerError{answer.Message}
+	case errors.As(err, &bad):
+		return fmt.Errorf("the parent's door answered HTTP %d with no JSON-RPC body", bad.StatusCode)
 	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("A2A-Version", "1.0")
-	req.Header.Set("x-murmur-task-origin", "completion")
-	req.Header.Set("x-murmur-delegation-id", sp.DelegationID)
-	req.Header.Set("x-murmur-completion-session", sp.SessionID)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	raw, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
-	var out struct {
-		Result json.RawMessage `json:"result"`
-		Error  *struct {
-			Code    int    `json:"code"`
-			Message string `json:"message"`
-		} `json:"error"`
-	}
-	if err := json.Unmarshal(raw, &out); err != nil {
-		return fmt.Errorf("the parent's door answered HTTP %d with no JSON-RPC body", resp.StatusCode)
-	}
-	if out.Error != nil {
-		return &answerError{out.Error.Message}
-	}
-	return nil
+	return err
 }
 
 // answerError is the door's JSON-RPC error answer to a completion; its

@@ -46,7 +46,7 @@ func TestReportRetriesOnlyAnUnansweredCompletion(t *testing.T) {
 			dir := t.TempDir()
 			var stderr strings.Builder
 			got := Report(&Spawner{URL: srv.URL, SessionID: "ses_1", ContextID: "ctx", DelegationID: "dlg_1"}, dir,
-				Record{Status: StatusOK}, &stderr, slog.New(slog.DiscardHandler))
+				Completion{Status: StatusOK}, &stderr, slog.New(slog.DiscardHandler))
 			if posts.Load() != c.posts || got.Delivered != c.delivered || got.DeliveryError != c.errText {
 				t.Errorf("posts %d, record %+v", posts.Load(), got)
 			}

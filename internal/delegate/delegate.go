@@ -1,6 +1,5 @@
-// Package delegate is the capsule's side of delegation
-// (roost-and-delegation.txt "Who launches what" through "Environment
-// variables"; contracts §18): a session that declares
+// Package delegate is the capsule's side of delegation (docs/delegation.md):
+// a session that declares
 // capabilities.spawn.allow registers at mur-roost and holds its credential
 // in memory; its delegate-task tool asks POST /spawn, launches the approved
 // child as a `mur run --capsule` subprocess of its own with a spawner
@@ -30,7 +29,8 @@ import (
 	"github.com/murmur-go/murmur/internal/trace"
 )
 
-// Bounds of a delegation (roost-and-delegation "Bounds").
+// Bounds of a delegation: how long a child has to print its ready line, to
+// accept its task, and to end after SIGTERM.
 const (
 	LaunchBound   = 180 * time.Second
 	DeliveryBound = 30 * time.Second
@@ -134,7 +134,7 @@ type Config struct {
 	// Nil hands on none of them.
 	ChildEnvAllow func(full, version string) ([]string, error)
 	// Tier is the parent's achieved containment class, handed to each
-	// child as parent_tier (contracts §18): its floor is at least this.
+	// child as parent_tier: its floor is at least this.
 	Tier string
 }
 

@@ -6,7 +6,10 @@ import (
 	"strings"
 	"syscall"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/murmur-go/murmur/internal/diag"
+	"github.com/murmur-go/murmur/internal/launch/launchapi"
 )
 
 // The formation variables. Formations themselves (mur run --roster, the
@@ -51,7 +54,7 @@ func ReadFormation(lookup func(string) (string, bool)) (string, error) {
 		if err != nil || fd < 0 {
 			return "", bad(EnvFormationChannel, v, "it must name an inherited descriptor")
 		}
-		flags, err := fcntlGetfl(fd)
+		flags, err := unix.FcntlInt(uintptr(fd), unix.F_GETFL, 0)
 		if err != nil {
 			return "", bad(EnvFormationChannel, v, "the descriptor is not open")
 		}
@@ -67,7 +70,7 @@ func ReadFormation(lookup func(string) (string, bool)) (string, error) {
 		if id == "" {
 			return "", bad(EnvFormationLifeline, v, EnvFormationID+" is not set")
 		}
-		fd, why := pipeReadEnd(v)
+		fd, why := launchapi.PipeReadEnd(v)
 		if why != "" {
 			return "", bad(EnvFormationLifeline, v, why)
 		}

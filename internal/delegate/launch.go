@@ -2,27 +2,28 @@ package delegate
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
 	"time"
 
+	"github.com/a2aproject/a2a-go/v2/a2a"
 	"golang.org/x/sys/unix"
 
+	"github.com/murmur-go/murmur/internal/door/doorapi"
 	"github.com/murmur-go/murmur/internal/ids"
+	"github.com/murmur-go/murmur/internal/launch/launchapi"
 	"github.com/murmur-go/murmur/internal/roost/roostapi"
 	"github.com/murmur-go/murmur/internal/trace"
 )
@@ -76,15 +77,6 @@ func (d *delegation) exited() bool {
 	}
 }
 
-// readyLine is the child's --json line (contracts §10).
-type readyLine struct {
-	URL        *string `json:"url"`
-	PID        int     `json:"pid"`
-	SessionID  string  `json:"session_id"`
-	Workdir    string  `json:"workdir"`
-	RecordsDir string  `json:"records_dir"`
-}
-
 // launch starts the child of an approved spawn and brings it to started:
 // its --json line within the launch bound, then (an agent child) its task
 // accepted at its door within the delivery bound. Anything short of that
@@ -129,10 +121,10 @@ func (r *Runtime) launch(ctx context.Context, d *delegation, g roostapi.Grant, t
 	}
 	bin := r.cfg.MurBinary
 	cmd := exec.Command(bin, "run", "--capsule", d.full, "--capsule-version", d.version,
-		"--workdir", d.childDir, "--json", "--spawn-approval-stdin")
+		"--workdir", d.childDir, "--json", "--"+launchapi.FlagSpawnApprovalStdin)
 	cmd.Dir = d.childDir
 	cmd.Env = r.childEnv(d)
-	cmd.ExtraFiles = []*os.File{lr} // fd 3
+	cmd.ExtraFiles = []*os.File{lr} // launchapi.LifelineFD
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	d.stderrTail = &tail{w: logFile}
 	cmd.Stderr = d.stderrTail
@@ -171,8 +163,7 @@ func (r *Runtime) launch(ctx context.Context, d *delegation, g roostapi.Grant, t
 		<-d.decided
 		r.childExited(d)
 	}()
-	line, _ := json.Marshal(launchLine{Approval: g.Approval.Reveal(), ParentTier: r.cfg.Tier, WorkdirSnapshot: d.snapshot, Task: scriptTask(task)})
-	_, _ = stdin.Write(append(line, '\n'))
+	_, _ = stdin.Write(launchapi.Launched{Approval: g.Approval, ParentTier: r.cfg.Tier, Snapshot: d.snapshot, Task: scriptTask(task)}.Line())
 	stdin.Close()
 
 	rd, err := readReady(stdout, d.exitedCh)
@@ -209,7 +200,7 @@ func (r *Runtime) abort(d *delegation, why error) error {
 }
 
 // readReady reads the child's first stdout line within the launch bound.
-func readReady(stdout io.Reader, exited <-chan struct{}) (readyLine, error) {
+func readReady(stdout io.Reader, exited <-chan struct{}) (launchapi.Ready, error) {
 	type got struct {
 		line string
 		err  error
@@ -225,25 +216,13 @@ func readReady(stdout io.Reader, exited <-chan struct{}) (readyLine, error) {
 	select {
 	case g = <-ch:
 	case <-t.C:
-		return readyLine{}, fmt.Errorf("the child printed no --json line within the launch bound of %s", LaunchBound)
+		return launchapi.Ready{}, fmt.Errorf("the child printed no --json line within the launch bound of %s", LaunchBound)
 	}
 	if g.err != nil && strings.TrimSpace(g.line) == "" {
 		<-exited
-		return readyLine{}, fmt.Errorf("the child exited before it was ready")
+		return launchapi.Ready{}, fmt.Errorf("the child exited before it was ready")
 	}
-	var rd readyLine
-	// A child refused before its session exists prints its diagnostic as
-	// JSON in place of the ready line (docs/cli.md): say what it said.
-	var refused struct {
-		Error *struct{ Code, Message string } `json:"error"`
-	}
-	if json.Unmarshal([]byte(g.line), &refused) == nil && refused.Error != nil && refused.Error.Code != "" {
-		return readyLine{}, fmt.Errorf("the child refused to start: %s: %s", refused.Error.Code, refused.Error.Message)
-	}
-	if err := json.Unmarshal([]byte(g.line), &rd); err != nil || !strings.HasPrefix(rd.SessionID, "ses_") {
-		return readyLine{}, fmt.Errorf("the child's first line is not a --json ready line: %q", strings.TrimSpace(g.line))
-	}
-	return rd, nil
+	return launchapi.ParseReady(g.line)
 }
 
 // deliver sends an agent child its task (x-murmur-task-origin: delegation,
@@ -251,17 +230,16 @@ func readReady(stdout io.Reader, exited <-chan struct{}) (readyLine, error) {
 // delivery bound. The child is started once it answers with a task that is
 // not rejected.
 func deliver(ctx context.Context, doorURL string, d *delegation, task, traceparent string) error {
-	body, _ := json.Marshal(map[string]any{
-		"jsonrpc": "2.0", "id": 1, "method": "SendMessage",
-		"params": map[string]any{
-			"message":       map[string]any{"messageId": ids.New(ids.Event), "role": "ROLE_USER", "parts": []map[string]any{{"text": task}}},
-			"configuration": map[string]any{"returnImmediately": true},
-		},
-	})
+	door := doorapi.NewClient(doorapi.Endpoint(doorURL), nil)
+	t := doorapi.Task{
+		Message:     &a2a.Message{ID: ids.New(ids.Event), Role: a2a.MessageRoleUser, Parts: a2a.ContentParts{a2a.NewTextPart(task)}},
+		Origin:      doorapi.OriginDelegation,
+		TraceParent: traceparent, ReturnImmediately: true,
+	}
 	deadline := time.Now().Add(DeliveryBound)
 	var last error
 	for {
-		last = sendTask(ctx, doorURL, body, traceparent)
+		last = sendTask(ctx, door, t)
 		if last == nil {
 			return nil
 		}
@@ -280,54 +258,30 @@ func deliver(ctx context.Context, doorURL string, d *delegation, task, tracepare
 
 type permanent struct{ error }
 
-func sendTask(ctx context.Context, doorURL string, body []byte, traceparent string) error {
+// sendTask makes one attempt. An answer settles the call (a refusal is
+// permanent); a request that got no answer is worth another try.
+func sendTask(ctx context.Context, door *doorapi.Client, t doorapi.Task) error {
 	cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	req, err := http.NewRequestWithContext(cctx, http.MethodPost, doorURL+"/", bytes.NewReader(body))
-	if err != nil {
-		return permanent{err}
+	res, err := door.SendTask(cctx, t)
+	if code, answered := doorapi.CodeOf(err); answered {
+		return permanent{fmt.Errorf("its door refused the task (%d): %s (lifecycle.task_acceptance)", code, err.Error())}
 	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("A2A-Version", "1.0")
-	req.Header.Set("x-murmur-task-origin", "delegation")
-	if traceparent != "" {
-		req.Header.Set("traceparent", traceparent)
-	}
-	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		return err
 	}
-	defer resp.Body.Close()
-	raw, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-	var out struct {
-		Result *struct {
-			Task *struct {
-				Status struct {
-					State string `json:"state"`
-				} `json:"status"`
-			} `json:"task"`
-		} `json:"result"`
-		Error *struct {
-			Code    int    `json:"code"`
-			Message string `json:"message"`
-		} `json:"error"`
+	switch r := res.(type) {
+	case *a2a.Task:
+		if r.Status.State == a2a.TaskStateRejected {
+			return permanent{fmt.Errorf("its door rejected the task (lifecycle.task_acceptance)")}
+		}
+		return nil
 	}
-	if err := json.Unmarshal(raw, &out); err != nil {
-		return fmt.Errorf("its door answered HTTP %d with no JSON-RPC body", resp.StatusCode)
-	}
-	switch {
-	case out.Error != nil:
-		return permanent{fmt.Errorf("its door refused the task (%d): %s (lifecycle.task_acceptance)", out.Error.Code, out.Error.Message)}
-	case out.Result == nil || out.Result.Task == nil:
-		return permanent{fmt.Errorf("its door answered no task")}
-	case out.Result.Task.Status.State == "TASK_STATE_REJECTED":
-		return permanent{fmt.Errorf("its door rejected the task (lifecycle.task_acceptance)")}
-	}
-	return nil
+	return permanent{fmt.Errorf("its door answered no task")}
 }
 
 // childEnv is the child's whole environment, built from nothing
-// (roost-and-delegation "The child's environment"); MURMUR_SPAWNER goes
+// (docs/delegation.md, the child's environment); MURMUR_SPAWNER goes
 // last so no env.allow name displaces it.
 func (r *Runtime) childEnv(d *delegation) []string {
 	look := r.cfg.Lookup
@@ -356,15 +310,15 @@ func (r *Runtime) childEnv(d *delegation) []string {
 	if r.cfg.FormationID != "" {
 		env = append(env, EnvFormationID+"="+r.cfg.FormationID)
 	}
-	sp, _ := json.Marshal(Spawner{URL: r.cfg.DoorURL, SessionID: r.cfg.SessionID, ContextID: d.contextID, DelegationID: d.id})
-	env = append(env, EnvHostWarnings+"=1", EnvSpawnerLifeline+"=3", EnvRoostURL+"="+r.cfg.RoostURL, EnvSpawner+"="+string(sp))
+	sp := Spawner{URL: r.cfg.DoorURL, SessionID: r.cfg.SessionID, ContextID: d.contextID, DelegationID: d.id}
+	env = append(env, EnvHostWarnings+"=1", EnvSpawnerLifeline+"="+strconv.Itoa(launchapi.LifelineFD), EnvRoostURL+"="+r.cfg.RoostURL, EnvSpawner+"="+sp.EnvValue())
 	return env
 }
 
 // endChildren ends children all at once: SIGTERM to each one's process
 // group, one grace, then SIGKILL to the groups; it returns once every one
 // has exited. The group, not the launched process alone, so whatever the
-// child started in it is ended with it (contracts §18).
+// child started in it is ended with it.
 func endChildren(ds []*delegation) {
 	for _, d := range ds {
 		if d.cmd != nil && d.cmd.Process != nil && !d.exited() {

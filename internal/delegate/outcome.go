@@ -13,13 +13,14 @@ import (
 	"unicode/utf8"
 
 	"github.com/murmur-go/murmur/internal/door"
+	"github.com/murmur-go/murmur/internal/door/doorapi"
 	"github.com/murmur-go/murmur/internal/trace"
 )
 
 // MaxOutcomeBytes is how much of a child's answer an outcome block holds.
 const MaxOutcomeBytes = 64 << 10
 
-// Reasons a delegation is terminated (roost-and-delegation "How the outcome arrives").
+// Reasons a delegation is terminated (the outcome's reason: line).
 const (
 	ReasonCancelled = "the delegating task was cancelled"
 	ReasonNoTurn    = "the delegating task had no inference turn left to read this outcome"
@@ -48,7 +49,7 @@ func (r *Runtime) changedLocked() {
 // watch is the child watch: past the deadline a child still running is
 // ended and its terminated outcome goes to the task. The deadline counts
 // from the moment the child reported itself ready (its --json line), not
-// from its task's delivery (roost-and-delegation "Bounds").
+// from its task's delivery.
 func (r *Runtime) watch(d *delegation) {
 	t := time.NewTimer(time.Until(d.watchUntil))
 	defer t.Stop()
@@ -91,8 +92,8 @@ func (r *Runtime) childExited(d *delegation) {
 		return
 	}
 	dur := time.Since(d.started).Milliseconds()
-	rec := Record{DelegationID: d.id, CapsuleName: d.full, CapsuleVersion: d.version, SessionID: d.sessionID,
-		Workdir: d.childDir, DurationMS: dur, ReportedBy: "launcher"}
+	rec := Record{Completion: Completion{DelegationID: d.id, CapsuleName: d.full, CapsuleVersion: d.version, SessionID: d.sessionID,
+		Workdir: d.childDir, DurationMS: dur}, ReportedBy: "launcher"}
 	switch own, err := ReadRecord(d.recordsDir); {
 	case ending != "":
 		rec.Status = StatusTerminated
@@ -110,7 +111,7 @@ func (r *Runtime) childExited(d *delegation) {
 	}
 	switch {
 	case abandoned && rec.ReportedBy == "launcher":
-		// Its task ended it: the record is posted to nobody (contracts §18).
+		// Its task ended it: the record is posted to nobody.
 		rec.Delivered, rec.DeliveryError = false, DeliveryTaskEnded
 	case !rec.Delivered:
 		rec.Delivered, rec.DeliveryError = true, "" // delivered to the waiting task in process
@@ -395,7 +396,7 @@ func (r *Runtime) HandleCompletion(_ context.Context, c *door.Completion) (any, 
 		return nil, door.Misaddressed(c.Session, r.cfg.SessionID)
 	}
 	notAwaited := func(msg string) error {
-		return &door.RPCError{Code: door.CodeCompletionNotAwaited, Reason: "COMPLETION_NOT_AWAITED", Domain: door.MurmurDomain,
+		return &door.RPCError{Code: doorapi.CodeCompletionNotAwaited, Reason: doorapi.ReasonCompletionNotAwaited, Domain: doorapi.MurmurDomain,
 			Message: msg, Metadata: map[string]string{"delegation_id": c.DelegationID}}
 	}
 	if c.DelegationID == "" {
@@ -415,5 +416,5 @@ func (r *Runtime) HandleCompletion(_ context.Context, c *door.Completion) (any, 
 		return nil, notAwaited(fmt.Sprintf("no task in this session is waiting for delegation %s", c.DelegationID))
 	}
 	d.received = true
-	return map[string]any{"delegation_id": d.id, "received": true}, nil
+	return doorapi.CompletionReceipt{DelegationID: d.id, Received: true}, nil
 }

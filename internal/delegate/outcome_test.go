@@ -19,15 +19,15 @@ func outcomeFixture(t *testing.T, status string) (*Runtime, *delegation, string)
 	d := &delegation{id: "dlg_0000000000000000000000000000000a", bare: "worker", version: "1.0.0",
 		sessionID: "ses_0000000000000000000000000000000b", childDir: filepath.Join(base, "children", "worker-0123456789abcdef"),
 		recordsDir: filepath.Join(base, "childrecords")}
-	d.outcome = &Record{Status: status, DurationMS: 4210}
+	d.outcome = &Record{Completion: Completion{Status: status, DurationMS: 4210}}
 	if err := os.MkdirAll(filepath.Join(d.recordsDir, "out"), 0o700); err != nil {
 		t.Fatal(err)
 	}
 	return r, d, filepath.Join(d.recordsDir, "out", "result.txt")
 }
 
-// The block is the spec's example byte for byte, with contracts §18's
-// reason: and detail: lines for terminated and crashed outcomes.
+// The block is the documented example byte for byte, with the reason: and
+// detail: lines of terminated and crashed outcomes.
 func TestOutcomeBlockBytes(t *testing.T) {
 	head := func(status, childDir string) string {
 		return "[delegate-task] delegation dlg_0000000000000000000000000000000a to worker@1.0.0 ended " + status + ":\n" +

@@ -21,7 +21,8 @@ import (
 const ScriptTaskID = "run"
 
 // OutcomeSuffix ends the file a script parent's outcome block is written
-// to, in the runtime dir's delegations/ (contracts §18 "Script capsules").
+// to, in the runtime dir's delegations/ (a script parent's outcomes,
+// docs/delegation.md).
 const OutcomeSuffix = ".outcome.txt"
 
 // NewScript makes the runtime of a script parent. A script has no door, so

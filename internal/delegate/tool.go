@@ -81,7 +81,7 @@ type Call struct {
 	Span *telemetry.Task
 }
 
-// Result is the call's result object (roost-and-delegation "What the call returns").
+// Result is the delegate-task call's result object (docs/delegation.md).
 type Result struct {
 	DelegationID string `json:"delegation_id"`
 	SessionID    string `json:"session_id"`

@@ -1,10 +1,12 @@
 package door
 
+import "github.com/murmur-go/murmur/internal/door/doorapi"
+
 // ExtensionURI is murmur's A2A extension, declared on every card.
 const ExtensionURI = "https://murmur.nexus/a2a/capsule/v1"
 
 // The card's JSON is written from these types rather than a2a.AgentCard
-// because contracts §12 lists pushNotifications: false, which a2a-go's
+// because the card states pushNotifications: false outright, which a2a-go's
 // omitempty would drop.
 type cardJSON struct {
 	Name                string          `json:"name"`
@@ -76,8 +78,8 @@ func (s *Server) cardJSON() cardJSON {
 				Params: map[string]any{
 					"sessionId": s.cfg.SessionID,
 					"completionErrors": []cardCompletionError{
-						{Code: CodeCompletionMisaddr, Reason: "COMPLETION_MISADDRESSED", Metadata: []string{"addressed_session", "running_session"}},
-						{Code: CodeCompletionNotAwaited, Reason: "COMPLETION_NOT_AWAITED", Metadata: []string{"delegation_id"}},
+						{Code: doorapi.CodeCompletionMisaddr, Reason: doorapi.ReasonCompletionMisaddressed, Metadata: []string{"addressed_session", "running_session"}},
+						{Code: doorapi.CodeCompletionNotAwaited, Reason: doorapi.ReasonCompletionNotAwaited, Metadata: []string{"delegation_id"}},
 					},
 				},
 			}},

@@ -7,10 +7,12 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+
+	"github.com/murmur-go/murmur/internal/door/doorapi"
 )
 
 // CompletionsOnly is the handler of a script parent's completion listener
-// (contracts §18 "Script capsules"): a script has no door, so its runtime
+// (docs/delegation.md): a script has no door, so its runtime
 // serves the completion path alone. It answers a POST / that is a
 // completion exactly as a door does — ahead of everything, with h's result
 // or its -31001/-31002 error — and refuses every other request with
@@ -23,26 +25,26 @@ func CompletionsOnly(h CompletionHandler) http.Handler {
 		}
 		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxBodyBytes))
 		if err != nil {
-			writeError(w, nil, &RPCError{Code: CodeInvalidRequest, Message: "request body could not be read: " + err.Error()})
+			writeError(w, nil, &RPCError{Code: doorapi.CodeInvalidRequest, Message: "request body could not be read: " + err.Error()})
 			return
 		}
 		var env envelope
 		if err := json.Unmarshal(body, &env); err != nil || !validID(env.ID) {
-			writeError(w, nil, &RPCError{Code: CodeParseError, Message: "request body is not a JSON-RPC request"})
+			writeError(w, nil, &RPCError{Code: doorapi.CodeParseError, Message: "request body is not a JSON-RPC request"})
 			return
 		}
-		if o, _ := parseOrigin(r.Header.Get(HeaderOrigin)); o != OriginCompletion {
-			writeError(w, env.ID, &RPCError{Code: CodeMethodNotFound,
-				Message: fmt.Sprintf("this is a script capsule's completion listener: it answers only %s: completion", HeaderOrigin)})
+		if o, _ := parseOrigin(r.Header.Get(doorapi.HeaderOrigin)); o != OriginCompletion {
+			writeError(w, env.ID, &RPCError{Code: doorapi.CodeMethodNotFound,
+				Message: fmt.Sprintf("this is a script capsule's completion listener: it answers only %s: completion", doorapi.HeaderOrigin)})
 			return
 		}
-		c := &Completion{Session: r.Header.Get(HeaderCompletionSession), DelegationID: r.Header.Get(HeaderDelegationID),
+		c := &Completion{Session: r.Header.Get(doorapi.HeaderCompletionSession), DelegationID: r.Header.Get(doorapi.HeaderDelegationID),
 			Method: env.Method, Params: env.Params}
 		res, err := h.HandleCompletion(r.Context(), c)
 		if err != nil {
 			var rpcErr *RPCError
 			if !errors.As(err, &rpcErr) {
-				rpcErr = &RPCError{Code: CodeInternal, Message: err.Error()}
+				rpcErr = &RPCError{Code: doorapi.CodeInternal, Message: err.Error()}
 			}
 			writeError(w, env.ID, rpcErr)
 			return

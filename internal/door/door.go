@@ -1,4 +1,4 @@
-// Package door is an agent capsule's A2A 1.0 door (contracts §12): a plain
+// Package door is an agent capsule's A2A 1.0 door (docs/door.md): a plain
 // front handler that owns the A2A-Version check, the body bound, murmur's own
 // method murmur.StopSession and errors, and routing by x-murmur-task-origin,
 // in front of a2a-go's JSON-RPC handler and task machinery; and the tasks and
@@ -26,23 +26,13 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2asrv"
 	"github.com/a2aproject/a2a-go/v2/errordetails"
+
+	"github.com/murmur-go/murmur/internal/door/doorapi"
 )
 
 // MaxBodyBytes bounds a POST / body; a longer one is -32600 and nothing past
 // the bound is read.
 const MaxBodyBytes = 4 << 20
-
-// Headers the door reads.
-const (
-	HeaderVersion           = "A2A-Version"
-	HeaderOrigin            = "x-murmur-task-origin"
-	HeaderTraceParent       = "traceparent"
-	HeaderCompletionSession = "x-murmur-completion-session"
-	HeaderDelegationID      = "x-murmur-delegation-id"
-)
-
-// MethodStopSession is murmur's own JSON-RPC method.
-const MethodStopSession = "murmur.StopSession"
 
 // A2A 1.0 methods the door does not serve, answered with their own errors.
 const (
@@ -53,7 +43,8 @@ const (
 	methodGetExtendedCard  = "GetExtendedAgentCard"
 )
 
-// The lifecycle words of the manifest (contracts §11).
+// The lifecycle words of the manifest (lifecycle.task_acceptance and
+// lifecycle.after_task, docs/manifest.md).
 const (
 	AcceptNone   = "none"
 	AcceptSingle = "single"
@@ -80,8 +71,8 @@ type Config struct {
 	EndedTaskTTL  time.Duration // how long an ended task is kept; DefaultEndedTaskTTL
 	MaxKeptBytes  int64         // message, reply and answer bytes of the kept ended tasks; DefaultMaxKeptBytes
 
-	// Authenticate is the seam for network.authentication (contracts
-	// §22.8): when set, it is asked about each POST / that is not a
+	// Authenticate is the seam for the manifest's network.authentication:
+	// when set, it is asked about each POST / that is not a
 	// completion, after the same-user rule (Serve) and before the body is
 	// read; a non-nil Refusal is sent as it is. Nil (today) checks no token.
 	Authenticate func(r *http.Request) *Refusal
@@ -111,11 +102,7 @@ const (
 )
 
 // StopResult is murmur.StopSession's result.
-type StopResult struct {
-	SessionID  string   `json:"session_id"`
-	Canceled   []string `json:"canceled"`
-	Terminated []string `json:"terminated"`
-}
+type StopResult = doorapi.StopResult
 
 // Server is the door: an http.Handler for the session's listener.
 type Server struct {
@@ -264,7 +251,7 @@ const (
 )
 
 func (s *Server) serveRPC(w http.ResponseWriter, r *http.Request) {
-	if s.cfg.Authenticate != nil && r.Header.Get(HeaderOrigin) != string(OriginCompletion) {
+	if s.cfg.Authenticate != nil && r.Header.Get(doorapi.HeaderOrigin) != string(OriginCompletion) {
 		if ref := s.cfg.Authenticate(r); ref != nil {
 			writeRefusal(w, ref)
 			return
@@ -281,40 +268,40 @@ func (s *Server) serveRPC(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {
-			writeError(w, nil, &RPCError{Code: CodeInvalidRequest, Message: fmt.Sprintf("request body is over %d bytes (4 MiB)", MaxBodyBytes)})
+			writeError(w, nil, &RPCError{Code: doorapi.CodeInvalidRequest, Message: fmt.Sprintf("request body is over %d bytes (4 MiB)", MaxBodyBytes)})
 			return
 		}
-		writeError(w, nil, &RPCError{Code: CodeInvalidRequest, Message: "request body could not be read: " + err.Error()})
+		writeError(w, nil, &RPCError{Code: doorapi.CodeInvalidRequest, Message: "request body could not be read: " + err.Error()})
 		return
 	}
 	var env envelope
 	if err := json.Unmarshal(body, &env); err != nil {
-		writeError(w, nil, &RPCError{Code: CodeParseError, Message: "request body is not JSON: " + err.Error()})
+		writeError(w, nil, &RPCError{Code: doorapi.CodeParseError, Message: "request body is not JSON: " + err.Error()})
 		return
 	}
 	if !validID(env.ID) {
-		writeError(w, nil, &RPCError{Code: CodeInvalidRequest, Message: "id must be a string, a number or null"})
+		writeError(w, nil, &RPCError{Code: doorapi.CodeInvalidRequest, Message: "id must be a string, a number or null"})
 		return
 	}
 	if env.JSONRPC != "2.0" || env.Method == "" {
-		writeError(w, env.ID, &RPCError{Code: CodeInvalidRequest, Message: `a JSON-RPC 2.0 request needs "jsonrpc": "2.0" and a method`})
+		writeError(w, env.ID, &RPCError{Code: doorapi.CodeInvalidRequest, Message: `a JSON-RPC 2.0 request needs "jsonrpc": "2.0" and a method`})
 		return
 	}
-	if v := r.Header.Get(HeaderVersion); !versionRE.MatchString(v) {
+	if v := r.Header.Get(doorapi.HeaderVersion); !versionRE.MatchString(v) {
 		msg := "the A2A-Version header is missing; this door speaks A2A 1.0"
 		if v != "" {
 			msg = fmt.Sprintf("A2A-Version %q is not supported; this door speaks A2A 1.0", v)
 		}
-		writeError(w, env.ID, &RPCError{Code: CodeVersionNotSupported, Message: msg, Reason: "VERSION_NOT_SUPPORTED"})
+		writeError(w, env.ID, &RPCError{Code: doorapi.CodeVersionNotSupported, Message: msg, Reason: "VERSION_NOT_SUPPORTED"})
 		return
 	}
-	origin, ok := parseOrigin(r.Header.Get(HeaderOrigin))
+	origin, ok := parseOrigin(r.Header.Get(doorapi.HeaderOrigin))
 	if !ok {
-		writeError(w, env.ID, &RPCError{Code: CodeInvalidRequest, Message: fmt.Sprintf("%s %q is not user, delegation, completion or peer", HeaderOrigin, r.Header.Get(HeaderOrigin))})
+		writeError(w, env.ID, &RPCError{Code: doorapi.CodeInvalidRequest, Message: fmt.Sprintf("%s %q is not user, delegation, completion or peer", doorapi.HeaderOrigin, r.Header.Get(doorapi.HeaderOrigin))})
 		return
 	}
 	ctx := context.WithValue(r.Context(), keyOrigin, origin)
-	ctx = context.WithValue(ctx, keyTraceParent, r.Header.Get(HeaderTraceParent))
+	ctx = context.WithValue(ctx, keyTraceParent, r.Header.Get(doorapi.HeaderTraceParent))
 	ctx = context.WithValue(ctx, keySource, SourceA2A)
 
 	// A completion is answered ahead of task_acceptance and the queue.
@@ -324,9 +311,9 @@ func (s *Server) serveRPC(w http.ResponseWriter, r *http.Request) {
 	}
 
 	switch env.Method {
-	case MethodStopSession:
+	case doorapi.MethodStopSession:
 		if !emptyParams(env.Params) {
-			writeError(w, env.ID, &RPCError{Code: CodeInvalidParams, Message: "murmur.StopSession takes no params"})
+			writeError(w, env.ID, &RPCError{Code: doorapi.CodeInvalidParams, Message: "murmur.StopSession takes no params"})
 			return
 		}
 		res := s.WindDown(ctx)
@@ -353,7 +340,7 @@ func (s *Server) serveRPC(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		if req.ID == "" {
-			writeError(w, env.ID, &RPCError{Code: CodeInvalidParams, Message: env.Method + " needs params.id, the task id"})
+			writeError(w, env.ID, &RPCError{Code: doorapi.CodeInvalidParams, Message: env.Method + " needs params.id, the task id"})
 			return
 		}
 		if req.HistoryLength != nil && *req.HistoryLength < 0 {
@@ -366,7 +353,7 @@ func (s *Server) serveRPC(w http.ResponseWriter, r *http.Request) {
 			env.Params = json.RawMessage("{}")
 			b, err := json.Marshal(&env)
 			if err != nil {
-				writeError(w, env.ID, &RPCError{Code: CodeInternal, Message: err.Error()})
+				writeError(w, env.ID, &RPCError{Code: doorapi.CodeInternal, Message: err.Error()})
 				return
 			}
 			body = b
@@ -377,7 +364,7 @@ func (s *Server) serveRPC(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		if err := checkListRequest(&req); err != nil {
-			writeError(w, env.ID, &RPCError{Code: CodeInvalidParams, Message: err.(*a2a.Error).Message})
+			writeError(w, env.ID, &RPCError{Code: doorapi.CodeInvalidParams, Message: err.(*a2a.Error).Message})
 			return
 		}
 	case methodGetPushConfig, methodCreatePushConfig, methodListPushConfigs, methodDeletePushConfig,
@@ -385,7 +372,7 @@ func (s *Server) serveRPC(w http.ResponseWriter, r *http.Request) {
 		// a2a-go answers these: push configs -32003 (the door has no push
 		// store or sender), the extended card -32004 (lifecycle).
 	default:
-		writeError(w, env.ID, &RPCError{Code: CodeMethodNotFound, Message: fmt.Sprintf("method %q is not served here", env.Method)})
+		writeError(w, env.ID, &RPCError{Code: doorapi.CodeMethodNotFound, Message: fmt.Sprintf("method %q is not served here", env.Method)})
 		return
 	}
 	r2 := r.WithContext(ctx)
@@ -396,8 +383,8 @@ func (s *Server) serveRPC(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) serveCompletion(ctx context.Context, w http.ResponseWriter, r *http.Request, env *envelope) {
 	c := &Completion{
-		Session:      r.Header.Get(HeaderCompletionSession),
-		DelegationID: r.Header.Get(HeaderDelegationID),
+		Session:      r.Header.Get(doorapi.HeaderCompletionSession),
+		DelegationID: r.Header.Get(doorapi.HeaderDelegationID),
 		Method:       env.Method,
 		Params:       env.Params,
 	}
@@ -416,7 +403,7 @@ func (s *Server) serveCompletion(ctx context.Context, w http.ResponseWriter, r *
 	if err != nil {
 		var rpcErr *RPCError
 		if !errors.As(err, &rpcErr) {
-			rpcErr = &RPCError{Code: CodeInternal, Message: err.Error()}
+			rpcErr = &RPCError{Code: doorapi.CodeInternal, Message: err.Error()}
 		}
 		writeError(w, env.ID, rpcErr)
 		return
@@ -427,24 +414,24 @@ func (s *Server) serveCompletion(ctx context.Context, w http.ResponseWriter, r *
 // Misaddressed is the -31001 answer to a completion addressed to another
 // session than the one running here.
 func Misaddressed(addressed, running string) *RPCError {
-	return &RPCError{Code: CodeCompletionMisaddr, Reason: "COMPLETION_MISADDRESSED", Domain: MurmurDomain,
+	return &RPCError{Code: doorapi.CodeCompletionMisaddr, Reason: doorapi.ReasonCompletionMisaddressed, Domain: doorapi.MurmurDomain,
 		Message:  fmt.Sprintf("completion is addressed to session %s, which is not the session running here", addressed),
 		Metadata: map[string]string{"addressed_session": addressed, "running_session": running}}
 }
 
 func notAwaited(dlg string) *RPCError {
 	if dlg == "" {
-		return &RPCError{Code: CodeCompletionNotAwaited, Reason: "COMPLETION_NOT_AWAITED", Domain: MurmurDomain,
+		return &RPCError{Code: doorapi.CodeCompletionNotAwaited, Reason: doorapi.ReasonCompletionNotAwaited, Domain: doorapi.MurmurDomain,
 			Message:  "completion names no delegation in x-murmur-delegation-id, so no task in this session is waiting for it",
 			Metadata: map[string]string{"delegation_id": ""}}
 	}
-	return &RPCError{Code: CodeCompletionNotAwaited, Reason: "COMPLETION_NOT_AWAITED", Domain: MurmurDomain,
+	return &RPCError{Code: doorapi.CodeCompletionNotAwaited, Reason: doorapi.ReasonCompletionNotAwaited, Domain: doorapi.MurmurDomain,
 		Message:  fmt.Sprintf("no task in this session is waiting for delegation %s", dlg),
 		Metadata: map[string]string{"delegation_id": dlg}}
 }
 
 func negativeHistory(n int) *RPCError {
-	return &RPCError{Code: CodeInvalidParams, Message: fmt.Sprintf("historyLength %d is negative", n)}
+	return &RPCError{Code: doorapi.CodeInvalidParams, Message: fmt.Sprintf("historyLength %d is negative", n)}
 }
 
 func parseOrigin(h string) (Origin, bool) {
@@ -482,45 +469,26 @@ func emptyParams(p json.RawMessage) bool {
 func decodeParams(p json.RawMessage, v any) *RPCError {
 	t := bytes.TrimSpace(p)
 	if len(t) == 0 || t[0] != '{' {
-		return &RPCError{Code: CodeInvalidParams, Message: "params must be an object"}
+		return &RPCError{Code: doorapi.CodeInvalidParams, Message: "params must be an object"}
 	}
 	if err := json.Unmarshal(t, v); err != nil {
-		return &RPCError{Code: CodeInvalidParams, Message: "params: " + err.Error()}
+		return &RPCError{Code: doorapi.CodeInvalidParams, Message: "params: " + err.Error()}
 	}
 	return nil
 }
 
-// JSON-RPC and A2A error codes the front handler answers itself.
-const (
-	CodeParseError           = -32700
-	CodeInvalidRequest       = -32600
-	CodeMethodNotFound       = -32601
-	CodeInvalidParams        = -32602
-	CodeInternal             = -32603
-	CodeTaskNotFound         = -32001
-	CodeTaskNotCancelable    = -32002
-	CodeUnsupportedOperation = -32004
-	CodeUnsupportedContent   = -32005
-	CodeVersionNotSupported  = -32009
-	CodeCompletionMisaddr    = -31001
-	CodeCompletionNotAwaited = -31002
-)
-
 var codeReasons = map[int]string{
-	CodeParseError:           "PARSE_ERROR",
-	CodeInvalidRequest:       "INVALID_REQUEST",
-	CodeMethodNotFound:       "METHOD_NOT_FOUND",
-	CodeInvalidParams:        "INVALID_PARAMS",
-	CodeInternal:             "INTERNAL_ERROR",
-	CodeTaskNotFound:         "TASK_NOT_FOUND",
-	CodeTaskNotCancelable:    "TASK_NOT_CANCELABLE",
-	CodeUnsupportedOperation: "UNSUPPORTED_OPERATION",
-	CodeUnsupportedContent:   "CONTENT_TYPE_NOT_SUPPORTED",
-	CodeVersionNotSupported:  "VERSION_NOT_SUPPORTED",
+	doorapi.CodeParseError:           "PARSE_ERROR",
+	doorapi.CodeInvalidRequest:       "INVALID_REQUEST",
+	doorapi.CodeMethodNotFound:       "METHOD_NOT_FOUND",
+	doorapi.CodeInvalidParams:        "INVALID_PARAMS",
+	doorapi.CodeInternal:             "INTERNAL_ERROR",
+	doorapi.CodeTaskNotFound:         "TASK_NOT_FOUND",
+	doorapi.CodeTaskNotCancelable:    "TASK_NOT_CANCELABLE",
+	doorapi.CodeUnsupportedOperation: "UNSUPPORTED_OPERATION",
+	doorapi.CodeUnsupportedContent:   "CONTENT_TYPE_NOT_SUPPORTED",
+	doorapi.CodeVersionNotSupported:  "VERSION_NOT_SUPPORTED",
 }
-
-// MurmurDomain is the ErrorInfo domain of murmur's own errors.
-const MurmurDomain = "murmur.nexus"
 
 // RPCError is a JSON-RPC error the door writes itself. Reason, when set, is
 // sent as a google.rpc.ErrorInfo in Domain (a2a-protocol.org when empty) with

@@ -4,18 +4,20 @@ import (
 	"context"
 	"encoding/json"
 	"strings"
+
+	"github.com/murmur-go/murmur/internal/door/doorapi"
 )
 
 // Origin says who sent a task, from the request header x-murmur-task-origin
-// (contracts §12). It is passed to the task unchanged.
-type Origin string
+// (doorapi.HeaderOrigin). It is passed to the task unchanged.
+type Origin = doorapi.Origin
 
 // The origins a request may carry; a request without the header is OriginUser.
 const (
-	OriginUser       Origin = "user"
-	OriginDelegation Origin = "delegation"
-	OriginCompletion Origin = "completion"
-	OriginPeer       Origin = "peer"
+	OriginUser       = doorapi.OriginUser
+	OriginDelegation = doorapi.OriginDelegation
+	OriginCompletion = doorapi.OriginCompletion
+	OriginPeer       = doorapi.OriginPeer
 )
 
 // Source says how a task reached the session: the --task file or a door message.
@@ -28,7 +30,7 @@ const (
 )
 
 // Phase is what a live task is doing; it is the task_canceled line's phase
-// when the task is cancelled (contracts §12).
+// when the task is cancelled.
 type Phase string
 
 // Phases a task passes through. A task is PhaseQueued until it starts; the
@@ -65,7 +67,7 @@ type Task struct {
 }
 
 // Text returns the task's text parts joined by blank lines, data parts
-// skipped. The loop renders data parts itself (contracts §11).
+// skipped. The loop renders data parts itself.
 func (t *Task) Text() string {
 	var texts []string
 	for _, p := range t.Parts {
@@ -168,8 +170,8 @@ type Completion struct {
 	Params       json.RawMessage // the JSON-RPC params, unread
 }
 
-// CompletionHandler answers completions (roost-and-delegation "The completion
-// path"); the delegation runtime implements it. The result is marshalled as
+// CompletionHandler answers completions (the completion path of
+// docs/delegation.md); the delegation runtime implements it. The result is marshalled as
 // the JSON-RPC result; an error that is an *RPCError is sent as is, any other
 // as -32603.
 type CompletionHandler interface {

@@ -43,7 +43,8 @@ func defaultLimits() limits {
 }
 
 // Refusal is an HTTP refusal sent before a request's body is read, as
-// contracts §22.8 writes them: {"error": word, "message": sentence}.
+// the specification of network.authentication writes them: {"error": word,
+// "message": sentence}.
 type Refusal struct {
 	Status  int
 	Error   string

@@ -24,7 +24,8 @@ const (
 	ArtifactResidue  = "residue"
 )
 
-// The rejection status messages of contracts §11, and the door's own for a
+// The rejection status messages lifecycle.task_acceptance gives (the
+// words docs/door.md quotes), and the door's own for a
 // session that is already winding down.
 const (
 	rejectBusy      = "task rejected: capsule is busy"

@@ -5,7 +5,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/murmur-go/murmur/internal/sandbox"
+	"github.com/murmur-go/murmur/internal/grant"
 	"github.com/murmur-go/murmur/internal/wasmhost"
 	"github.com/murmur-go/murmur/internal/wit"
 )
@@ -32,8 +32,8 @@ func TestHookFilesystemGrant(t *testing.T) {
 		text     string // the artifact, or the error
 	}{
 		{"no filesystem grant", nil, StatusError, "no preopen"}, // it sees no directory at all
-		{"work folder", sandbox.Preopens(work, runtime), StatusOK, "read"},
-		{"scope without the file", sandbox.Preopens(scope, runtime), StatusError, "cannot open"},
+		{"work folder", grant.Preopens(work, runtime), StatusOK, "read"},
+		{"scope without the file", grant.Preopens(scope, runtime), StatusError, "cannot open"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -34,8 +34,8 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/murmur-go/murmur/internal/diag"
+	"github.com/murmur-go/murmur/internal/grant"
 	"github.com/murmur-go/murmur/internal/manifest"
-	"github.com/murmur-go/murmur/internal/sandbox"
 	"github.com/murmur-go/murmur/internal/store"
 	"github.com/murmur-go/murmur/internal/trace"
 	"github.com/murmur-go/murmur/internal/wasmhost"
@@ -94,13 +94,13 @@ type Hook struct {
 	// Limits are the hook's effective limits (its manifest.ArtifactGrant's
 	// Grants.Limits): HookDeadlineSeconds is the deadline of each call.
 	Limits manifest.EffLimits
-	// Env is its whole environment (sandbox.Env: the identity and its
+	// Env is its whole environment (grant.Env: the identity and its
 	// env.allow names).
 	Env map[string]string
 	// Preopens are the folders it sees: none unless its entry declares
 	// capabilities.filesystem (contracts §16), then the work folder or its
 	// filesystem.scope and the runtime dir, as a tool sees them
-	// (sandbox.Preopens).
+	// (grant.Preopens).
 	Preopens []wasmhost.Preopen
 	// NetworkAllow is the wasi:http egress its entry's capabilities grant
 	// (capabilities.network.allow narrowed to the capsule's); empty denies
@@ -215,7 +215,7 @@ func Load(ctx context.Context, cfg Config) (_ *Dispatcher, err error) {
 		if hk.iface, err = wit.ExportsHookLifecycle(comp, r.Ref()); err != nil {
 			return nil, err
 		}
-		lim := sandbox.Limits(h.Limits)
+		lim := grant.Limits(h.Limits)
 		lim.Deadline = Deadline(h.Limits)
 		hk.rc = wasmhost.RunConfig{Limits: lim, Host: d.host(hk, h),
 			WASI: wasmhost.WASI{Args: []string{manifest.Bare(r.Name)}, Env: h.Env, Preopens: h.Preopens}}
@@ -439,7 +439,7 @@ func (d *Dispatcher) call(ctx context.Context, h *hook, event string, arg wasmho
 			c.Status = StatusError
 			c.Error = &he.Message
 		} else {
-			e := sandbox.EndingOf(err)
+			e := grant.EndingOf(err)
 			switch e.Status {
 			case trace.EndTrapped:
 				c.Status = StatusTrapped

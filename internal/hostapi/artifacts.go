@@ -20,18 +20,18 @@ import (
 )
 
 // The artifact manager (murmur:artifact-manager/manage) answers from the two
-// stores a run resolves from (contracts §3): the project store first, then
+// stores a run resolves from (docs/stores.md): the project store first, then
 // the global store. Listing reads the .meta.json sidecars (cheap); describe
 // and pull verify the artifact's bytes like a run's resolve does.
 
-var _ wit.ArtifactManager = (*Session)(nil)
+var _ wit.ArtifactManager = (*Imports)(nil)
 
 // installed is every artifact of the project and global stores, the project
 // store's copy winning where both hold name@version. Entries whose sidecars
 // cannot be read are left out (and logged): describe would refuse them. A
 // store that cannot be read is reported in err, and the other store's
 // entries are still returned.
-func (s *Session) installed() ([]store.Entry, error) {
+func (s *Imports) installed() ([]store.Entry, error) {
 	seen := map[string]bool{}
 	var out []store.Entry
 	var errs []error
@@ -99,7 +99,7 @@ func summary(e store.Entry) wit.ArtifactSummary {
 // List implements list: every installed artifact visible to the session.
 // Its WIT result has no error side and an error would trap the capsule, so
 // a store that cannot be read is logged and left out.
-func (s *Session) List(ctx context.Context) ([]wit.ArtifactSummary, error) {
+func (s *Imports) List(ctx context.Context) ([]wit.ArtifactSummary, error) {
 	es, err := s.installed()
 	if err != nil {
 		s.log.Warn("artifact-manager: list is incomplete", "session", s.cfg.Session.ID, "error", err)
@@ -113,7 +113,7 @@ func (s *Session) List(ctx context.Context) ([]wit.ArtifactSummary, error) {
 
 // Search implements search: a case-insensitive substring match over names,
 // descriptions and tags ("" matches everything).
-func (s *Session) Search(ctx context.Context, query string) ([]wit.ArtifactSummary, error) {
+func (s *Imports) Search(ctx context.Context, query string) ([]wit.ArtifactSummary, error) {
 	es, err := s.installed()
 	if err != nil {
 		return nil, err
@@ -169,7 +169,7 @@ func findInstalled(es []store.Entry, name string) (string, []store.Entry, error)
 
 // Describe implements describe: the newest installed version of name, read
 // and verified from its store.
-func (s *Session) Describe(ctx context.Context, name string) (wit.ArtifactInfo, error) {
+func (s *Imports) Describe(ctx context.Context, name string) (wit.ArtifactInfo, error) {
 	es, err := s.installed()
 	if err != nil {
 		return wit.ArtifactInfo{}, err
@@ -210,7 +210,7 @@ func notInstalled(full string) error {
 
 // installGrant is the capabilities.install list that governs an artifact of
 // runtime rt, and whether one exists (only tools and skills are installable).
-func (s *Session) installGrant(rt string) (key string, patterns []string, ok bool) {
+func (s *Imports) installGrant(rt string) (key string, patterns []string, ok bool) {
 	switch rt {
 	case manifest.RuntimeTool:
 		return "capabilities.install.tool", s.grants.Capsule.InstallTool, true
@@ -232,7 +232,7 @@ func installCovered(patterns []string, full string) bool {
 	return false
 }
 
-func (s *Session) checkInstall(verb, ref, full, rt string) error {
+func (s *Imports) checkInstall(verb, ref, full, rt string) error {
 	key, pats, ok := s.installGrant(rt)
 	if !ok {
 		return diag.New("E-RUN-067", "%s %s refused: it is a %s; only tools and skills can be installed by a capsule", verb, ref, rt).
@@ -245,7 +245,7 @@ func (s *Session) checkInstall(verb, ref, full, rt string) error {
 	return nil
 }
 
-func (s *Session) projectStore(verb string) (*store.Store, error) {
+func (s *Imports) projectStore(verb string) (*store.Store, error) {
 	if s.cfg.Stores.Project == nil {
 		return nil, diag.New("E-RUN-068", "%s is not available: this session has no project store (it runs an installed capsule with --capsule)", verb).
 			WithHint("run the capsule from its project directory to let it install artifacts")
@@ -258,7 +258,7 @@ func (s *Session) projectStore(verb string) (*store.Store, error) {
 // artifact's runtime), and records an artifact_pulled line. The bytes are
 // verified on the way (hash, sidecars, manifest), and the write is the
 // store's atomic publish: an identical copy already there is a success.
-func (s *Session) Pull(ctx context.Context, name, version string) (wit.ArtifactSummary, error) {
+func (s *Imports) Pull(ctx context.Context, name, version string) (wit.ArtifactSummary, error) {
 	full, err := store.NormalizeRef(name, version)
 	if err != nil {
 		return wit.ArtifactSummary{}, err
@@ -294,7 +294,7 @@ func (s *Session) Pull(ctx context.Context, name, version string) (wit.ArtifactS
 // store (never the global one), where this session may install it. ok(false)
 // means the project store holds no such artifact. murmur.lock is left alone:
 // only 'mur install' writes it.
-func (s *Session) Remove(ctx context.Context, name string) (bool, error) {
+func (s *Imports) Remove(ctx context.Context, name string) (bool, error) {
 	proj, err := s.projectStore("remove")
 	if err != nil {
 		return false, err
@@ -351,7 +351,7 @@ func removeVersion(st *store.Store, name, version string) error {
 
 // Diagnostics implements diagnostics: the session id, what is installed and
 // the effective grants as JSON.
-func (s *Session) Diagnostics(ctx context.Context) (wit.RuntimeState, error) {
+func (s *Imports) Diagnostics(ctx context.Context) (wit.RuntimeState, error) {
 	l, err := s.List(ctx)
 	if err != nil {
 		return wit.RuntimeState{}, err

@@ -1,10 +1,10 @@
 // Package hostapi implements the murmur:* host interfaces a script capsule's
-// component imports (contracts §9): murmur:tool-registry/invoke runs the tool
+// component imports (docs/running-capsules.md): murmur:tool-registry/invoke runs the tool
 // artifacts its manifest declares, murmur:artifact-manager/manage lists,
 // describes, searches, pulls and removes artifacts of the stores, and
 // murmur:message/send sends an A2A 1.0 message to a peer capsule.
 //
-// One Session serves one capsule session. It owns what outlives a single call:
+// One Imports serves one capsule session. It owns what outlives a single call:
 // the compiled tool components (compiled once, instantiated fresh per invoke
 // so a trap in one call cannot leak into the next), the effective grants that
 // every call is checked against, and the HTTP client of message/send. Every

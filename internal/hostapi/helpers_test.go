@@ -101,7 +101,7 @@ func publishSkill(t testing.TB, st *store.Store, name, version, extra string) *s
 }
 
 // env is one capsule session in a temp HOME: a project with murmur.yaml,
-// its stores, the session's dirs, a real trace writer and the Session.
+// its stores, the session's dirs, a real trace writer and the Imports.
 type env struct {
 	home, project string
 	m             *manifest.Manifest
@@ -110,7 +110,7 @@ type env struct {
 	tw            *trace.Writer
 	rec           *trace.Recorder
 	inv           *tools.Inventory
-	api           *Session
+	api           *Imports
 }
 
 // newEnv writes manifestYAML into a fresh project; before runs with the
@@ -215,7 +215,7 @@ func wantErr(t *testing.T, err error, parts ...string) {
 }
 
 // testTool finds a declared component tool without counting it in flight.
-func (s *Session) testTool(name string) (*tools.WASM, error) {
+func (s *Imports) testTool(name string) (*tools.WASM, error) {
 	e, err := s.tools.Lookup(name)
 	if err != nil {
 		return nil, err

@@ -19,7 +19,7 @@ import (
 )
 
 // Recorder receives the events the host interfaces must leave in the trace
-// (contracts §5). *trace.Recorder implements it: the trace line and, when
+// (its trace.jsonl lines). *trace.Recorder implements it: the trace line and, when
 // telemetry is on, the capsule.tool_call span.
 type Recorder interface {
 	ToolCall(tool string, start time.Time, inBytes, outBytes int, errText string)
@@ -28,7 +28,7 @@ type Recorder interface {
 	CallDeadline(component, call string, deadline time.Duration)
 }
 
-// Config is what a Session needs from the run that owns it.
+// Config is what an Imports needs from the run that owns it.
 type Config struct {
 	// Manifest is the capsule's manifest.
 	Manifest *manifest.Manifest
@@ -56,9 +56,10 @@ type Config struct {
 	Logger *slog.Logger
 }
 
-// Session is the host side of the murmur:* interfaces for one capsule
-// session. It is safe for concurrent use. Close it when the run is over.
-type Session struct {
+// Imports is the host side of the murmur:* interfaces a capsule's
+// component imports, for one capsule session (a session.Session). It is
+// safe for concurrent use. Close it when the run is over.
+type Imports struct {
 	cfg        Config
 	grants     manifest.Grants
 	grantsJSON string
@@ -74,14 +75,14 @@ type Session struct {
 	ownHTTP  bool
 }
 
-// New checks cfg and returns a Session. Nothing is compiled here: a tool is
+// New checks cfg and returns an Imports. Nothing is compiled here: a tool is
 // compiled on its first invoke, so a capsule that never calls a tool pays
 // nothing for it.
-func New(cfg Config) (*Session, error) {
+func New(cfg Config) (*Imports, error) {
 	if cfg.Manifest == nil || cfg.Session == nil {
 		return nil, errors.New("hostapi: Config needs Manifest and Session")
 	}
-	s := &Session{cfg: cfg, lookup: cfg.Lookup, http: cfg.HTTPClient, log: cfg.Logger, tools: cfg.Tools}
+	s := &Imports{cfg: cfg, lookup: cfg.Lookup, http: cfg.HTTPClient, log: cfg.Logger, tools: cfg.Tools}
 	if s.tools == nil {
 		s.tools = tools.NewInventory(cfg.Manifest.Name)
 	}
@@ -113,7 +114,7 @@ func New(cfg Config) (*Session, error) {
 // delegate-task is not among the tools:
 // delegation is a later issue, so a capsule that declares spawn.allow finds
 // no such tool (invoke answers err naming it, like any undeclared name).
-func (s *Session) Register(h *wasmhost.Host, rec Recorder) {
+func (s *Imports) Register(h *wasmhost.Host, rec Recorder) {
 	s.mu.Lock()
 	s.rec = rec
 	s.mu.Unlock()
@@ -125,7 +126,7 @@ func (s *Session) Register(h *wasmhost.Host, rec Recorder) {
 // Close waits for invokes still running, then releases the idle
 // connections of its own HTTP client. Invokes after Close answer err. The
 // tool inventory is its owner's to close (tools.Inventory.Close).
-func (s *Session) Close() error {
+func (s *Imports) Close() error {
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
@@ -146,9 +147,9 @@ func (s *Session) Close() error {
 func clip(s string) string { return tools.Clip(s) }
 
 // GrantsJSON is the effective grants as JSON (what diagnostics answers).
-func (s *Session) GrantsJSON() string { return s.grantsJSON }
+func (s *Imports) GrantsJSON() string { return s.grantsJSON }
 
-func (s *Session) recorder() Recorder {
+func (s *Imports) recorder() Recorder {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.rec == nil {

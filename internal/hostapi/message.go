@@ -13,9 +13,9 @@ import (
 	"time"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
-	"github.com/a2aproject/a2a-go/v2/a2aclient"
 
 	"github.com/murmur-go/murmur/internal/diag"
+	"github.com/murmur-go/murmur/internal/door/doorapi"
 	"github.com/murmur-go/murmur/internal/manifest"
 	"github.com/murmur-go/murmur/internal/trace"
 	"github.com/murmur-go/murmur/internal/wit"
@@ -86,7 +86,7 @@ func PeerEndpoint(peer string) (endpoint, entry string, err error) {
 // TASK_STATE_COMPLETED and its task id whatever the message names (often
 // ""). Every answered send leaves one a2a_send line; a refused or failed
 // send answers err and leaves none (nothing was exchanged).
-func (s *Session) Send(ctx context.Context, peerURL string, m wit.Message) (wit.TaskResult, error) {
+func (s *Imports) Send(ctx context.Context, peerURL string, m wit.Message) (wit.TaskResult, error) {
 	endpoint, entry, err := PeerEndpoint(peerURL)
 	if err != nil {
 		return wit.TaskResult{}, diag.New("E-RUN-070", "message/send to %q refused: %v", clip(peerURL), err).
@@ -105,17 +105,7 @@ func (s *Session) Send(ctx context.Context, peerURL string, m wit.Message) (wit.
 		msg.ContextID = *m.ContextID
 	}
 	hc, over := capResponses(s.http, MaxResponseBytes)
-	client, err := a2aclient.NewFromEndpoints(ctx,
-		[]*a2a.AgentInterface{a2a.NewAgentInterface(endpoint, a2a.TransportProtocolJSONRPC)},
-		a2aclient.WithJSONRPCTransport(hc))
-	if err != nil {
-		return wit.TaskResult{}, diag.Wrap(err, "E-RUN-071", "message/send to %s failed", endpoint)
-	}
-	defer client.Destroy()
-	res, err := client.SendMessage(ctx, &a2a.SendMessageRequest{
-		Message: msg,
-		Config:  &a2a.SendMessageConfig{ReturnImmediately: true},
-	})
+	res, err := doorapi.NewClient(endpoint, hc).SendTask(ctx, doorapi.Task{Message: msg, ReturnImmediately: true})
 	if over.Load() {
 		// Whatever error the decoder made of the cut body, the cause is the cap.
 		return wit.TaskResult{}, diag.New("E-RUN-072", "message/send to %s stopped: the peer's answer is larger than %d MiB, message/send's cap on a response body", endpoint, MaxResponseBytes>>20).
@@ -140,8 +130,8 @@ func (s *Session) Send(ctx context.Context, peerURL string, m wit.Message) (wit.
 
 // MaxResponseBytes caps the body of a peer's answer to message/send: past
 // it the call ends with E-RUN-072 instead of holding the answer in memory
-// (capsules.txt: a call "is stopped with an error instead of consuming host
-// memory without bound"). A task result carries ids and a state, so 16 MiB
+// (a host call is stopped with an error rather than consume host memory
+// without bound). A task result carries ids and a state, so 16 MiB
 // is far beyond any honest answer.
 const MaxResponseBytes = 16 << 20
 

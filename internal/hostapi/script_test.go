@@ -19,7 +19,7 @@ import (
 // scriptImports is the adapter `mur run` uses (internal/cli): the script
 // runtime hands its recorder to Define, which grants this package's
 // interfaces recording through it.
-type scriptImports struct{ s *Session }
+type scriptImports struct{ s *Imports }
 
 func (i scriptImports) Define(h *wasmhost.Host, rec *trace.Recorder) error {
 	i.s.Register(h, rec)

@@ -19,7 +19,7 @@ const ToolRunCall = tools.ToolRunCall
 // and records one tool_call line. An undeclared name, a tool that cannot be
 // loaded and a tool that traps, runs past its deadline or hits a resource
 // limit all answer err with the reason: the capsule goes on.
-func (s *Session) Invoke(ctx context.Context, name string, in wit.ToolInput) (wit.ToolResult, error) {
+func (s *Imports) Invoke(ctx context.Context, name string, in wit.ToolInput) (wit.ToolResult, error) {
 	start := time.Now()
 	rec := s.recorder()
 	label := tools.Clip(name)
@@ -53,7 +53,7 @@ type runtimeTool interface {
 // lookupTool finds a component tool, or a runtime tool a script may
 // invoke, in the inventory. A tool it returns counts as in flight until
 // the caller calls s.inflight.Done.
-func (s *Session) lookupTool(name string) (*tools.WASM, runtimeTool, error) {
+func (s *Imports) lookupTool(name string) (*tools.WASM, runtimeTool, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {

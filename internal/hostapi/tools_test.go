@@ -11,8 +11,8 @@ import (
 	"testing"
 
 	"github.com/murmur-go/murmur/internal/diag"
+	"github.com/murmur-go/murmur/internal/grant"
 	"github.com/murmur-go/murmur/internal/manifest"
-	"github.com/murmur-go/murmur/internal/sandbox"
 	"github.com/murmur-go/murmur/internal/tools"
 	"github.com/murmur-go/murmur/internal/trace"
 	"github.com/murmur-go/murmur/internal/wasmhost"
@@ -220,8 +220,8 @@ func runCapsule(t *testing.T, e *env) error {
 	defer comp.Close()
 	h := wasmhost.NewHost()
 	e.api.Register(h, e.rec)
-	inst, err := testEngine.Instantiate(context.Background(), comp, wasmhost.RunConfig{Host: h, Limits: sandbox.Limits(manifest.Capabilities{}.EffLimits()),
-		WASI: wasmhost.WASI{Preopens: sandbox.Preopens(e.sess.Workdir, e.sess.RuntimeDir)}})
+	inst, err := testEngine.Instantiate(context.Background(), comp, wasmhost.RunConfig{Host: h, Limits: grant.Limits(manifest.Capabilities{}.EffLimits()),
+		WASI: wasmhost.WASI{Preopens: grant.Preopens(e.sess.Workdir, e.sess.RuntimeDir)}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -24,10 +24,10 @@ import (
 	"github.com/murmur-go/murmur/internal/driver"
 	"github.com/murmur-go/murmur/internal/driver/builtin"
 	wasmdrv "github.com/murmur-go/murmur/internal/driver/wasm"
+	"github.com/murmur-go/murmur/internal/grant"
 	"github.com/murmur-go/murmur/internal/hooks"
 	"github.com/murmur-go/murmur/internal/manifest"
 	"github.com/murmur-go/murmur/internal/roost/roostapi"
-	"github.com/murmur-go/murmur/internal/sandbox"
 	"github.com/murmur-go/murmur/internal/session"
 	"github.com/murmur-go/murmur/internal/store"
 	"github.com/murmur-go/murmur/internal/telemetry"
@@ -137,7 +137,7 @@ func (p *Plan) newDriver(eng *wasmhost.Engine, sess *session.Session, rec *trace
 			return nil, err // E-REG-002: the artifact changed since it was resolved
 		}
 		wc := wasmdrv.Config{Engine: eng, Name: r.Name, Version: r.Version, Component: data, ArtifactSHA256: r.SHA256,
-			Limits: sandbox.Limits(tools.GrantOf(p.Grants, d.Entry).Grants.Limits), Session: sess,
+			Limits: grant.Limits(tools.GrantOf(p.Grants, d.Entry).Grants.Limits), Session: sess,
 			Model: p.Manifest.Inference.Model, Endpoint: cfg.Endpoint, APIKey: cfg.APIKey, Settings: cfg.Settings}
 		if rec != nil {
 			wc.Recorder = rec
@@ -458,15 +458,15 @@ func runAgent(ctx context.Context, p *Plan, opts Options, r *run) (Result, error
 	// capabilities.resources.workdir_max_bytes, applied while the session
 	// runs: a work folder past it (with the commands' HOME, which they can
 	// write as freely) winds the session down, resource_limit.
-	overflow := make(chan *sandbox.WorkdirLimitError, 1)
+	overflow := make(chan *grant.WorkdirLimitError, 1)
 	wctx, stopWatch := context.WithCancel(ctx)
-	go sandbox.WatchWorkdirAndHome(wctx, sess.Workdir, sessionHome(sess), m.Capabilities.EffLimits().WorkdirMaxBytes, func(e *sandbox.WorkdirLimitError) {
+	go grant.WatchWorkdirAndHome(wctx, sess.Workdir, sessionHome(sess), m.Capabilities.EffLimits().WorkdirMaxBytes, func(e *grant.WorkdirLimitError) {
 		select {
 		case overflow <- e:
 		default:
 		}
 	})
-	var full *sandbox.WorkdirLimitError
+	var full *grant.WorkdirLimitError
 	select {
 	case <-dr.Done():
 	case <-ctx.Done():
@@ -628,7 +628,7 @@ func loadHooks(p *Plan, eng *wasmhost.Engine, sess *session.Session, rec *trace.
 			continue // resolveTools refused a missing one already
 		}
 		g := tools.GrantOf(p.Grants, a).Grants
-		env := sandbox.Env(sess, g.EnvAllow, p.lookup)
+		env := grant.Env(sess, g.EnvAllow, p.lookup)
 		if id := sess.FormationID(); id != "" {
 			env[delegate.EnvFormationID] = id // handed to every hook
 		}
@@ -645,7 +645,7 @@ func loadHooks(p *Plan, eng *wasmhost.Engine, sess *session.Session, rec *trace.
 					return nil, diag.Wrap(err, "E-RUN-065", "hook %s: its filesystem scope cannot be opened", a.Name).
 						WithHint("capabilities.filesystem.scope must name a folder inside the work folder (not a symlink leading out of it)")
 				}
-				h.Preopens = sandbox.Preopens(dir, sess.RuntimeDir)
+				h.Preopens = grant.Preopens(dir, sess.RuntimeDir)
 			}
 		}
 		list = append(list, h)
@@ -911,7 +911,7 @@ func (w *spawnWiring) reportFrom(sess *session.Session, resultDir, status string
 	if status != trace.EndOK {
 		st = delegate.StatusError
 	}
-	rec := delegate.Record{CapsuleName: sess.Name, CapsuleVersion: sess.Version, SessionID: sess.ID, Status: st,
+	rec := delegate.Completion{CapsuleName: sess.Name, CapsuleVersion: sess.Version, SessionID: sess.ID, Status: st,
 		Workdir: sess.Workdir, DurationMS: time.Since(sess.Started).Milliseconds()}
 	if p := filepath.Join(resultDir, "out", "result.txt"); isRegular(p) {
 		rec.ResultPath = p

@@ -6,7 +6,7 @@ import (
 	"path/filepath"
 	"sync/atomic"
 
-	"github.com/murmur-go/murmur/internal/sandbox"
+	"github.com/murmur-go/murmur/internal/logfile"
 	"github.com/murmur-go/murmur/internal/wit"
 )
 
@@ -20,7 +20,7 @@ const EgressLog = "egress.log"
 // egressLog is a session's logs/egress.log and the count of refusals
 // written to it by wasi:http (the proxy counts its own).
 type egressLog struct {
-	file    *sandbox.CappedLog
+	file    *logfile.CappedLog
 	path    string
 	refused atomic.Int64
 	logger  *slog.Logger // writes to the file only
@@ -31,7 +31,7 @@ type egressLog struct {
 // logged through the returned logger land in the file, the rest in next.
 func openEgressLog(recordsDir string, next *slog.Logger) (*egressLog, *slog.Logger, error) {
 	p := filepath.Join(recordsDir, "logs", EgressLog)
-	f, err := sandbox.NewCappedLog(p, 0, 0, true)
+	f, err := logfile.NewCappedLog(p, 0, 0, true)
 	if err != nil {
 		return nil, next, err
 	}

@@ -15,11 +15,12 @@ import (
 	"unicode"
 
 	"github.com/murmur-go/murmur/internal/diag"
+	"github.com/murmur-go/murmur/internal/grant"
 	"github.com/murmur-go/murmur/internal/home"
 	"github.com/murmur-go/murmur/internal/hooks"
 	"github.com/murmur-go/murmur/internal/hostapi"
+	"github.com/murmur-go/murmur/internal/launch/launchapi"
 	"github.com/murmur-go/murmur/internal/manifest"
-	"github.com/murmur-go/murmur/internal/sandbox"
 	"github.com/murmur-go/murmur/internal/script"
 	"github.com/murmur-go/murmur/internal/session"
 	"github.com/murmur-go/murmur/internal/telemetry"
@@ -65,18 +66,8 @@ type Options struct {
 	OnCompile func(name string)
 }
 
-// Ready describes a session once it is ready (contracts §10's --json line).
-type Ready struct {
-	URL        *string
-	PID        int
-	SessionID  string
-	Name       string
-	Version    string
-	Workdir    string
-	RecordsDir string
-	// FormationID is the formation the session belongs to ("" for none).
-	FormationID string
-}
+// Ready describes a session once it is ready: the --json ready line.
+type Ready = launchapi.Ready
 
 // Result is how a run ended.
 type Result struct {
@@ -147,9 +138,9 @@ func Run(ctx context.Context, p *Plan, opts Options) (Result, error) {
 		opts.Exit = os.Exit
 	}
 	// One run is one process: its descriptors are bounded by the kernel
-	// (sandbox.MaxDescriptors), so a component's open-at loop cannot hold
+	// (grant.MaxDescriptors), so a component's open-at loop cannot hold
 	// the host's files without end.
-	if _, err := sandbox.BoundDescriptors(sandbox.MaxDescriptors); err != nil {
+	if _, err := grant.BoundDescriptors(grant.MaxDescriptors); err != nil {
 		opts.Log.Warn("descriptors left unbounded", "error", err)
 	}
 	// A trace line that cannot be written ends the session (failed): a
@@ -254,13 +245,14 @@ func Run(ctx context.Context, p *Plan, opts Options) (Result, error) {
 	dl.watchLifeline(r.rec, filepath.Join(sess.RecordsDir, "logs", "bootstrap.log"), r.cancel)
 	host, err := hostapi.New(hostapi.Config{Manifest: p.Manifest, Tools: inv, Grants: &p.Grants, Stores: p.Stores,
 		Session: sess, Lookup: p.lookup})
-	var imports script.Imports
 	if err != nil {
-		fmt.Fprintln(opts.Stderr, diag.Warn("W-IO-054", "the murmur:* host interfaces are unavailable to this run: %v", err).String())
-	} else {
-		defer host.Close()
-		imports = hostImports{host}
+		err = diag.Wrap(err, "E-IO-057", "the murmur:* host interfaces cannot be set up for this run")
+		dl.close(trace.EndFailed)
+		r.end(trace.EndFailed, err.Error(), true)
+		return Result{}, err
 	}
+	defer host.Close()
+	imports := hostImports{host}
 	res := script.Run(ctx, script.Config{
 		Engine: eng, Component: comp, ComponentName: p.ComponentName,
 		Session: sess, Recorder: r.rec, Limits: p.Manifest.Capabilities.EffLimits(),
@@ -426,7 +418,7 @@ func (t *TraceFailed) Error() string {
 
 // hostImports grants internal/hostapi's murmur:* interfaces to a run,
 // recording through the run's recorder (trace lines and OTel spans).
-type hostImports struct{ s *hostapi.Session }
+type hostImports struct{ s *hostapi.Imports }
 
 func (h hostImports) Define(host *wasmhost.Host, rec *trace.Recorder) error {
 	h.s.Register(host, rec)

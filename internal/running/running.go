@@ -1,4 +1,4 @@
-// Package running reads and writes running-capsule records (contracts §6):
+// Package running reads and writes running-capsule records (docs/running-capsules.md):
 // one <session_id>.json per live session under $HOME/.murmur/running, written
 // by the runtime and read by `mur ps` and by mur-roost's census.
 //
@@ -20,6 +20,8 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+
+	"github.com/murmur-go/murmur/internal/atomicfile"
 )
 
 // Record is one running-capsule record.
@@ -232,7 +234,7 @@ func ProcessStart(pid int) (string, error) {
 
 // Write stores r as <dir>/<session_id>.json (0600), creating dir (0700) when
 // missing. The write is atomic (temporary file, fsync, rename) so a reader
-// never sees half a record.
+// never sees half a record (atomicfile).
 func Write(dir string, r Record) error {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return err
@@ -241,35 +243,7 @@ func Write(dir string, r Record) error {
 	if err != nil {
 		return err
 	}
-	tmp, err := os.CreateTemp(dir, "."+r.SessionID+".*.tmp")
-	if err != nil {
-		return err
-	}
-	name := tmp.Name()
-	ok := false
-	defer func() {
-		if !ok {
-			tmp.Close()
-			os.Remove(name)
-		}
-	}()
-	if err := tmp.Chmod(0o600); err != nil {
-		return err
-	}
-	if _, err := tmp.Write(append(data, '\n')); err != nil {
-		return err
-	}
-	if err := tmp.Sync(); err != nil {
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	if err := os.Rename(name, filepath.Join(dir, r.SessionID+".json")); err != nil {
-		return err
-	}
-	ok = true
-	return nil
+	return atomicfile.Write(filepath.Join(dir, r.SessionID+".json"), append(data, '\n'), 0o600)
 }
 
 // Remove deletes a session's record; a record already gone is not an error.

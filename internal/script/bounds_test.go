@@ -9,8 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/murmur-go/murmur/internal/logfile"
 	"github.com/murmur-go/murmur/internal/manifest"
-	"github.com/murmur-go/murmur/internal/sandbox"
 	"github.com/murmur-go/murmur/internal/trace"
 	"github.com/murmur-go/murmur/internal/wasmhost"
 )
@@ -50,10 +50,10 @@ func TestRunCapsStdout(t *testing.T) {
 		t.Fatal(err)
 	}
 	written := int64(blocks)<<12 + 8
-	if int64(len(b)) > sandbox.LogHeadBytes+sandbox.LogTailBytes+200 {
+	if int64(len(b)) > logfile.LogHeadBytes+logfile.LogTailBytes+200 {
 		t.Fatalf("stdout.log holds %d bytes of %d printed", len(b), written)
 	}
-	marker := fmt.Sprintf("[mur: %d bytes dropped here", written-sandbox.LogHeadBytes-sandbox.LogTailBytes)
+	marker := fmt.Sprintf("[mur: %d bytes dropped here", written-logfile.LogHeadBytes-logfile.LogTailBytes)
 	if !bytes.HasSuffix(b, []byte("xthe end\n")) || !bytes.Contains(b, []byte(marker)) {
 		t.Fatalf("stdout.log lacks its tail or %q: %d bytes, ...%q", marker, len(b), b[max(0, len(b)-120):])
 	}

@@ -9,8 +9,8 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/murmur-go/murmur/internal/grant"
 	"github.com/murmur-go/murmur/internal/manifest"
-	"github.com/murmur-go/murmur/internal/sandbox"
 	"github.com/murmur-go/murmur/internal/trace"
 )
 
@@ -35,7 +35,7 @@ func openDescriptors(t *testing.T) int {
 }
 
 // TestRunHoldsBoundedDescriptors: a guest that opens files without dropping
-// them holds no more than the process's bound (sandbox.BoundDescriptors), gets
+// them holds no more than the process's bound (grant.BoundDescriptors), gets
 // an error past it rather than an ending, and leaves nothing open after.
 // Without the bound it holds all 30,000 it asks for and traps.
 func TestRunHoldsBoundedDescriptors(t *testing.T) {
@@ -55,7 +55,7 @@ func TestRunHoldsBoundedDescriptors(t *testing.T) {
 
 	t.Cleanup(func() { unix.Setrlimit(unix.RLIMIT_NOFILE, &saved) })
 	room := 256
-	got, err := sandbox.BoundDescriptors(uint64(before + room))
+	got, err := grant.BoundDescriptors(uint64(before + room))
 	if err != nil || got != uint64(before+room) {
 		t.Fatalf("BoundDescriptors = %d, %v", got, err)
 	}
@@ -66,7 +66,7 @@ func TestRunHoldsBoundedDescriptors(t *testing.T) {
 		t.Errorf("%d descriptors open after the run, %d before", after, before)
 	}
 	// A bound above the current limit never raises it.
-	if got, _ := sandbox.BoundDescriptors(1 << 40); got != uint64(before+room) {
+	if got, _ := grant.BoundDescriptors(1 << 40); got != uint64(before+room) {
 		t.Errorf("BoundDescriptors raised the limit to %d", got)
 	}
 }

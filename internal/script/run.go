@@ -17,8 +17,9 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/murmur-go/murmur/internal/grant"
+	"github.com/murmur-go/murmur/internal/logfile"
 	"github.com/murmur-go/murmur/internal/manifest"
-	"github.com/murmur-go/murmur/internal/sandbox"
 	"github.com/murmur-go/murmur/internal/session"
 	"github.com/murmur-go/murmur/internal/trace"
 	"github.com/murmur-go/murmur/internal/wasmhost"
@@ -74,12 +75,12 @@ type Result struct {
 // runtime; the caller writes session_end from the Result.
 func Run(ctx context.Context, cfg Config) Result {
 	s := cfg.Session
-	env := sandbox.Env(s, cfg.EnvAllow, cfg.Lookup)
+	env := grant.Env(s, cfg.EnvAllow, cfg.Lookup)
 	host := wasmhost.NewHost()
 	// wasi:http: a request goes out when capabilities.network.allow covers
 	// it (contracts §17); a refusal is logged to logs/http.log. The capsule's
 	// own requests are not traced.
-	httpLog, err := sandbox.NewCappedLog(filepath.Join(s.RecordsDir, "logs", HTTPLog), 0, 0, true)
+	httpLog, err := logfile.NewCappedLog(filepath.Join(s.RecordsDir, "logs", HTTPLog), 0, 0, true)
 	if err != nil {
 		return Result{Ending: trace.EndFailed, Reason: "logs: " + err.Error(), Err: err}
 	}
@@ -92,15 +93,15 @@ func Run(ctx context.Context, cfg Config) Result {
 			return Result{Ending: trace.EndFailed, Reason: "host interfaces: " + err.Error(), Err: err}
 		}
 	}
-	lim := sandbox.Limits(cfg.Limits)
+	lim := grant.Limits(cfg.Limits)
 	// The engine writes the guest's stdio to a path; a pipe there lets
 	// the logs keep their head and tail only, and keeps stderr's last lines
 	// for the ending's reason.
-	stdout, err := sandbox.NewLogPipe(filepath.Join(s.RecordsDir, "logs", StdoutLog))
+	stdout, err := logfile.NewLogPipe(filepath.Join(s.RecordsDir, "logs", StdoutLog))
 	if err != nil {
 		return Result{Ending: trace.EndFailed, Reason: "logs: " + err.Error(), Err: err}
 	}
-	stderr, err := sandbox.NewLogPipe(filepath.Join(s.RecordsDir, "logs", StderrLog))
+	stderr, err := logfile.NewLogPipe(filepath.Join(s.RecordsDir, "logs", StderrLog))
 	if err != nil {
 		stdout.Close(0)
 		return Result{Ending: trace.EndFailed, Reason: "logs: " + err.Error(), Err: err}
@@ -138,14 +139,14 @@ func withStderr(reason string, lines []string) string {
 
 // run instantiates and calls the component with its stdio on the pipes,
 // stopped early when its work folder passes workdir_max_bytes.
-func run(ctx context.Context, cfg Config, host *wasmhost.Host, env map[string]string, lim wasmhost.Limits, stdout, stderr *sandbox.LogPipe) Result {
+func run(ctx context.Context, cfg Config, host *wasmhost.Host, env map[string]string, lim wasmhost.Limits, stdout, stderr *logfile.LogPipe) Result {
 	s := cfg.Session
 	ctx, cancel := context.WithCancelCause(ctx)
 	var watch sync.WaitGroup
 	defer watch.Wait()
 	defer cancel(nil) // ends the watcher before Wait (deferred calls run last first)
 	watch.Go(func() {
-		sandbox.WatchWorkdir(ctx, s.Workdir, cfg.Limits.WorkdirMaxBytes, func(e *sandbox.WorkdirLimitError) { cancel(e) })
+		grant.WatchWorkdir(ctx, s.Workdir, cfg.Limits.WorkdirMaxBytes, func(e *grant.WorkdirLimitError) { cancel(e) })
 	})
 	rc := wasmhost.RunConfig{
 		Limits: lim,
@@ -155,7 +156,7 @@ func run(ctx context.Context, cfg Config, host *wasmhost.Host, env map[string]st
 			Env:        env,
 			StdoutPath: stdout.Path,
 			StderrPath: stderr.Path,
-			Preopens:   sandbox.Preopens(s.Workdir, s.RuntimeDir),
+			Preopens:   grant.Preopens(s.Workdir, s.RuntimeDir),
 		},
 	}
 	inst, err := cfg.Engine.Instantiate(ctx, cfg.Component, rc)
@@ -168,7 +169,7 @@ func run(ctx context.Context, cfg Config, host *wasmhost.Host, env map[string]st
 	if err := wit.CallCapsuleRun(ctx, inst); err != nil {
 		return classify(cfg, lim, wit.IfaceCapsuleRun+"#"+wit.RunFunc, err)
 	}
-	if e, ok := context.Cause(ctx).(*sandbox.WorkdirLimitError); ok {
+	if e, ok := context.Cause(ctx).(*grant.WorkdirLimitError); ok {
 		// run returned as the folder passed the limit: still past it.
 		return Result{Ending: trace.EndResourceLimit, Reason: e.Error(), Err: e}
 	}
@@ -178,7 +179,7 @@ func run(ctx context.Context, cfg Config, host *wasmhost.Host, env map[string]st
 // classify records the call_deadline line a deadline passed while waiting
 // on the runtime leaves, and words the ending as the run's Result.
 func classify(cfg Config, lim wasmhost.Limits, call string, err error) Result {
-	e := sandbox.EndingOf(err)
+	e := grant.EndingOf(err)
 	if e.WaitedOnRuntime {
 		// The line names the component call the deadline stopped; what it
 		// was waiting on goes in the reason.

@@ -92,7 +92,7 @@ func ApplyRetain(projectRecordsDir, current string, r Retain, runningDir string,
 			warnings = append(warnings, diag.Warn("W-IO-051", "trace.retain could not remove the records of %s: %v", id, err))
 			continue
 		}
-		// Its delegated children's records go with it (contracts §18); only
+		// Its delegated children's records go with it; only
 		// the run that renamed the dir gets here, so they are removed once.
 		if err := RemoveChildRecords(recordsRoot, dir); err != nil {
 			warnings = append(warnings, diag.Warn("W-IO-051", "trace.retain could not remove the records of %s's delegated children: %v", id, err))
@@ -104,9 +104,9 @@ func ApplyRetain(projectRecordsDir, current string, r Retain, runningDir string,
 
 // ChildRecordsTree is where the records of a session's delegated children
 // lie: a child's work folder is <records dir>/children/<bare>-<hex>, and its
-// own records dir follows §5 under the records root, so every child of the
+// own records dir follows the same layout under the records root, so every child of the
 // session whose records dir is dir has its records beneath
-// <records root>/<dir without its leading />/children (contracts §18).
+// <records root>/<dir without its leading />/children.
 func ChildRecordsTree(recordsRoot, dir string) string {
 	return filepath.Join(recordsRoot, strings.TrimPrefix(filepath.Clean(dir), "/"), "children")
 }

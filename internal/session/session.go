@@ -1,4 +1,4 @@
-// Package session holds one run's identity and files (contracts §5, §6): its
+// Package session holds one run's identity and files (docs/running-capsules.md): its
 // session id, its work folder, the records dir that outlives it, the runtime
 // dir the capsule reads its task and identity from, and its running-capsule
 // record.
@@ -19,6 +19,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/murmur-go/murmur/internal/atomicfile"
 	"github.com/murmur-go/murmur/internal/diag"
 	"github.com/murmur-go/murmur/internal/home"
 	"github.com/murmur-go/murmur/internal/ids"
@@ -145,8 +146,8 @@ func New(cfg Config) (*Session, error) {
 	}
 
 	// A delegated child's work folder is the one its parent's runtime made
-	// under <parent records dir>/children/ (roost-and-delegation "The
-	// child's directory"): inside ~/.murmur on purpose.
+	// under <parent records dir>/children/ (docs/delegation.md): inside
+	// ~/.murmur on purpose.
 	if !(cfg.SpawnedBy != "" && IsChildDir(s.Workdir, homeDir)) {
 		if err := CheckWorkdir(s.Workdir, homeDir, cfg.ManifestDir != "", s.ProjectDir); err != nil {
 			return nil, err
@@ -302,11 +303,7 @@ type ToolLine struct{ Name, Kind, Description string }
 // file is replaced atomically: a reader sees the old inventory or the new.
 func (s *Session) SetTools(tools []ToolLine, grants json.RawMessage) error {
 	s.tools = append([]ToolLine{}, tools...)
-	tmp := filepath.Join(s.RuntimeDir, ".MURMUR.md.tmp")
-	if err := os.WriteFile(tmp, []byte(IdentityDoc(s, grants)), 0o600); err != nil {
-		return err
-	}
-	return os.Rename(tmp, filepath.Join(s.RuntimeDir, "MURMUR.md"))
+	return atomicfile.Write(filepath.Join(s.RuntimeDir, "MURMUR.md"), []byte(IdentityDoc(s, grants)), 0o600)
 }
 
 // effectiveGrants reads grants as manifest.Grants when it has that shape (a
@@ -388,7 +385,8 @@ func (s *Session) WriteRunningRecord() *diag.Warning {
 	if err == nil {
 		var url *string
 		if s.CapsuleURL != "" {
-			// The record keeps the bare 127.0.0.1:PORT (contracts §6, §11).
+			// The record keeps the bare 127.0.0.1:PORT, as the --json
+			// ready line does.
 			u := strings.TrimPrefix(s.CapsuleURL, "http://")
 			url = &u
 		}

@@ -19,7 +19,7 @@ import (
 )
 
 // DefaultMaxDecompressedBytes is the ceiling on the total bytes one .mur.zip may
-// decompress to (contracts §3). An artifact is a manifest plus one component or
+// decompress to (docs/stores.md). An artifact is a manifest plus one component or
 // skill file: anything past this is a zip bomb, not a capsule.
 const DefaultMaxDecompressedBytes int64 = 500 << 20
 

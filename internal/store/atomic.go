@@ -8,47 +8,14 @@ import (
 	"path/filepath"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/murmur-go/murmur/internal/atomicfile"
 )
 
 // WriteFileAtomic writes data to path so that a reader sees either the old file
-// or the whole new one, never a part: a temporary file in the same directory,
-// fsync, rename over path, fsync the directory. On failure the temporary file is
-// removed and path is untouched.
+// or the whole new one, never a part (atomicfile.Write).
 func WriteFileAtomic(path string, data []byte, perm os.FileMode) error {
-	dir := filepath.Dir(path)
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return err
-	}
-	name := tmp.Name()
-	ok := false
-	defer func() {
-		if !ok {
-			tmp.Close()
-			os.Remove(name)
-		}
-	}()
-	if err := writeSync(tmp, data, perm); err != nil {
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	if err := os.Rename(name, path); err != nil {
-		return err
-	}
-	ok = true
-	return syncDir(dir)
-}
-
-func writeSync(f *os.File, data []byte, perm os.FileMode) error {
-	if _, err := f.Write(data); err != nil {
-		return err
-	}
-	if err := f.Chmod(perm); err != nil {
-		return err
-	}
-	return f.Sync()
+	return atomicfile.Write(path, data, perm)
 }
 
 // writeNewFile creates path (which must not exist) with data and fsyncs it.
@@ -57,24 +24,11 @@ func writeNewFile(path string, data []byte, perm os.FileMode) error {
 	if err != nil {
 		return err
 	}
-	if err := writeSync(f, data, perm); err != nil {
+	if err := atomicfile.WriteSync(f, data, perm); err != nil {
 		f.Close()
 		return err
 	}
 	return f.Close()
-}
-
-// syncDir fsyncs a directory so a rename or create in it survives a crash.
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	if err := d.Sync(); err != nil && !errors.Is(err, os.ErrInvalid) {
-		return err
-	}
-	return nil
 }
 
 func randSuffix() string {

@@ -11,7 +11,7 @@ import (
 // ReadIdentified reads the file at path and names its bytes by the file's
 // identity — device, inode, size, mtime and ctime in nanoseconds — taken on
 // the open descriptor before and after the read. While that identity is
-// unchanged the bytes are (contracts §3: any write changes ctime), so a
+// unchanged the bytes are (any write changes ctime), so a
 // cache keyed by the digest can skip hashing them. digest is "" when the
 // file changed during the read or in the last 100 ms, or no identity is
 // available: hash the bytes then.

@@ -13,7 +13,7 @@ import (
 	"github.com/murmur-go/murmur/internal/diag"
 )
 
-// LockFile is murmur.lock, beside murmur.yaml (contracts §3).
+// LockFile is murmur.lock, beside murmur.yaml (docs/stores.md).
 const LockFile = "murmur.lock"
 
 // LockVersion is the only lock_version this reader understands.

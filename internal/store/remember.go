@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/murmur-go/murmur/internal/atomicfile"
 	"github.com/murmur-go/murmur/internal/home"
 )
 
@@ -97,14 +98,5 @@ func (m *remembered) record(path, ident, digest string) {
 		return
 	}
 	body := path + "\n" + ident + "\n" + digest + "\n" + rememberedMAC(key, path, ident, digest) + "\n"
-	tmp, err := os.CreateTemp(m.dir, ".tmp-*")
-	if err != nil {
-		return
-	}
-	defer os.Remove(tmp.Name())
-	_, werr := tmp.WriteString(body)
-	if cerr := tmp.Close(); werr != nil || cerr != nil {
-		return
-	}
-	_ = os.Rename(tmp.Name(), m.file(path))
+	_ = atomicfile.Write(m.file(path), []byte(body), 0o600)
 }

@@ -1,4 +1,4 @@
-// Package store holds Murmur's artifact stores (contracts §3): the project store
+// Package store holds Murmur's artifact stores (docs/stores.md): the project store
 // (<project>/.murmur/artifacts), the global store ($HOME/.murmur/artifacts, also
 // mur-roost's default --registry-path), the hardened .mur.zip reader, the
 // content hash and its sidecars, and murmur.lock.
@@ -27,6 +27,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/murmur-go/murmur/internal/atomicfile"
 	"github.com/murmur-go/murmur/internal/diag"
 	"github.com/murmur-go/murmur/internal/home"
 	"github.com/murmur-go/murmur/internal/manifest"
@@ -62,7 +63,7 @@ func Project(projectDir string) *Store {
 func At(root string) *Store { return &Store{Root: root, Kind: KindRegistry} }
 
 // FindProject returns the nearest directory at or above wd that holds a
-// murmur.yaml (contracts §3).
+// murmur.yaml (docs/stores.md).
 func FindProject(wd string) (dir string, ok bool) {
 	d, err := filepath.Abs(wd)
 	if err != nil {
@@ -494,12 +495,12 @@ func (s *Store) write(full, version string, zipBytes []byte, meta Meta, force bo
 			return false, ioErr(err, "writing "+f.name)
 		}
 	}
-	if err := syncDir(stage); err != nil {
+	if err := atomicfile.SyncDir(stage); err != nil {
 		return false, ioErr(err, "syncing")
 	}
 	if err := os.Rename(stage, final); err == nil {
 		done = true
-		if err := syncDir(parent); err != nil {
+		if err := atomicfile.SyncDir(parent); err != nil {
 			return false, ioErr(err, "syncing")
 		}
 		return false, nil
@@ -524,7 +525,7 @@ func (s *Store) write(full, version string, zipBytes []byte, meta Meta, force bo
 	if err := exchange(stage, final); err != nil {
 		return false, ioErr(err, "replacing the old version")
 	}
-	if err := syncDir(parent); err != nil {
+	if err := atomicfile.SyncDir(parent); err != nil {
 		return false, ioErr(err, "syncing")
 	}
 	return false, nil

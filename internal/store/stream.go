@@ -16,7 +16,7 @@ import (
 	"github.com/murmur-go/murmur/internal/manifest"
 )
 
-// fileID is what contracts §3 lets a resolve reuse an earlier hash on: the
+// fileID is what a resolve may reuse an earlier hash on: the
 // file's device, inode, size, mtime and ctime, in nanoseconds. A store write
 // is a rename of a new file, so any write changes at least the inode; an
 // in-place edit changes the ctime.
@@ -57,7 +57,7 @@ type scanCall struct {
 
 // ManifestCache lets ResolveManifest share passes over a .mur.zip: a pass's
 // result is reused while the file's device, inode, size, mtime and ctime are
-// unchanged (contracts §3), concurrent resolves of one file wait for one
+// unchanged (its fileID), concurrent resolves of one file wait for one
 // pass, and at most a fixed number of passes run at once. It is safe for
 // concurrent use; the zero value is not usable (NewManifestCache).
 type ManifestCache struct {

@@ -15,7 +15,7 @@ import (
 	"github.com/murmur-go/murmur/internal/command"
 	"github.com/murmur-go/murmur/internal/diag"
 	"github.com/murmur-go/murmur/internal/ids"
-	"github.com/murmur-go/murmur/internal/sandbox"
+	"github.com/murmur-go/murmur/internal/logfile"
 	"github.com/murmur-go/murmur/internal/session"
 	"github.com/murmur-go/murmur/internal/trace"
 )
@@ -239,7 +239,7 @@ func (s *Shell) Run(ctx context.Context, c ShellCall) (ShellResult, error) {
 	}
 	b.WriteString(err2)
 	if d := logFile.Dropped(); d > 0 {
-		fmt.Fprintf(&b, "The output is in %s: its first %d and last %d bytes (%d bytes between were dropped)\n", logPath, sandbox.LogHeadBytes, sandbox.LogTailBytes, d)
+		fmt.Fprintf(&b, "The output is in %s: its first %d and last %d bytes (%d bytes between were dropped)\n", logPath, logfile.LogHeadBytes, logfile.LogTailBytes, d)
 	} else {
 		fmt.Fprintf(&b, "The whole output is in %s\n", logPath)
 	}
@@ -276,7 +276,7 @@ func endingOf(r command.Result, deadline, grace time.Duration) string {
 
 // openLog creates logs/shell/<tool_call_id>.log in the records dir; an id
 // that cannot name a file gets a minted one.
-func (s *Shell) openLog(callID string) (string, *sandbox.CappedLog, error) {
+func (s *Shell) openLog(callID string) (string, *logfile.CappedLog, error) {
 	name := callID
 	if !fileSafe(name) {
 		name = ids.New(ids.Event)
@@ -286,10 +286,10 @@ func (s *Shell) openLog(callID string) (string, *sandbox.CappedLog, error) {
 		return "", nil, err
 	}
 	path := filepath.Join(dir, name+".log")
-	// Capped as a script's logs are (head and tail, sandbox.LogHeadBytes
+	// Capped as a script's logs are (head and tail, logfile.LogHeadBytes
 	// and LogTailBytes): a command printing without end must not fill the
 	// disk through its log.
-	f, err := sandbox.NewCappedLog(path, 0, 0, false)
+	f, err := logfile.NewCappedLog(path, 0, 0, false)
 	return path, f, err
 }
 

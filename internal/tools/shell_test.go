@@ -17,7 +17,7 @@ import (
 	"time"
 
 	"github.com/murmur-go/murmur/internal/diag"
-	"github.com/murmur-go/murmur/internal/sandbox"
+	"github.com/murmur-go/murmur/internal/logfile"
 	"github.com/murmur-go/murmur/internal/session"
 	"github.com/murmur-go/murmur/internal/testbin"
 )
@@ -317,11 +317,11 @@ func TestShellBigOutput(t *testing.T) {
 	// The log is capped as a script's logs are (issue 22 item 12: it was
 	// kept whole, 100 MB here, outside workdir_max_bytes).
 	fi, err := os.Stat(l.LogPath)
-	if err != nil || fi.Size() > sandbox.LogHeadBytes+sandbox.LogTailBytes+4096 || fi.Size() < sandbox.LogHeadBytes+sandbox.LogTailBytes {
-		t.Fatalf("log %v %v: want its head and tail, %d bytes and a line", fi, err, sandbox.LogHeadBytes+sandbox.LogTailBytes)
+	if err != nil || fi.Size() > logfile.LogHeadBytes+logfile.LogTailBytes+4096 || fi.Size() < logfile.LogHeadBytes+logfile.LogTailBytes {
+		t.Fatalf("log %v %v: want its head and tail, %d bytes and a line", fi, err, logfile.LogHeadBytes+logfile.LogTailBytes)
 	}
 	b, _ := os.ReadFile(l.LogPath)
-	if !bytes.Contains(b, []byte("bytes dropped here")) || !bytes.Contains(b[len(b)-sandbox.LogTailBytes:], []byte("done\n")) || !bytes.HasSuffix(b, []byte("\n[exit code 0]\n")) {
+	if !bytes.Contains(b, []byte("bytes dropped here")) || !bytes.Contains(b[len(b)-logfile.LogTailBytes:], []byte("done\n")) || !bytes.HasSuffix(b, []byte("\n[exit code 0]\n")) {
 		t.Errorf("log tail %q", b[len(b)-200:])
 	}
 	if !strings.Contains(r.Text, "bytes between were dropped") {

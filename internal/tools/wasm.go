@@ -15,8 +15,8 @@ import (
 	"time"
 
 	"github.com/murmur-go/murmur/internal/diag"
+	"github.com/murmur-go/murmur/internal/grant"
 	"github.com/murmur-go/murmur/internal/manifest"
-	"github.com/murmur-go/murmur/internal/sandbox"
 	"github.com/murmur-go/murmur/internal/session"
 	"github.com/murmur-go/murmur/internal/store"
 	"github.com/murmur-go/murmur/internal/trace"
@@ -373,8 +373,8 @@ func (t *WASM) RunConfig(inv Invocation) (wasmhost.RunConfig, error) {
 	}
 	wasi := wasmhost.WASI{
 		Args:     []string{manifest.Bare(t.decl.Name)},
-		Env:      sandbox.Env(sess, g.EnvAllow, t.env.lookup()),
-		Preopens: sandbox.Preopens(dir, sess.RuntimeDir),
+		Env:      grant.Env(sess, g.EnvAllow, t.env.lookup()),
+		Preopens: grant.Preopens(dir, sess.RuntimeDir),
 	}
 	// The tool's stdout and stderr go to logs/tools/<scope>/<name>.std{out,err}.log
 	// in the records dir; each invoke starts them afresh, so they hold the
@@ -393,7 +393,7 @@ func (t *WASM) RunConfig(inv Invocation) (wasmhost.RunConfig, error) {
 		}
 		wasi.Stdout, wasi.Stderr = out, errf
 	}
-	return wasmhost.RunConfig{Limits: sandbox.Limits(g.Limits), WASI: wasi, Host: t.host(inv)}, nil
+	return wasmhost.RunConfig{Limits: grant.Limits(g.Limits), WASI: wasi, Host: t.host(inv)}, nil
 }
 
 // logs opens the tool's two log files once per session (not by path on
@@ -551,7 +551,7 @@ func (t *WASM) host(inv Invocation) *wasmhost.Host {
 // also leaves a call_deadline line naming the tool and its call.
 func (t *WASM) ending(inv Invocation, lim wasmhost.Limits, err error) error {
 	name := t.decl.Name
-	e := sandbox.EndingOf(err)
+	e := grant.EndingOf(err)
 	if e.WaitedOnRuntime && inv.Recorder != nil {
 		inv.Recorder.CallDeadline(name, ToolRunCall, lim.Deadline)
 	}

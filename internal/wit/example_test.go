@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/murmur-go/murmur/internal/grant"
 	"github.com/murmur-go/murmur/internal/manifest"
-	"github.com/murmur-go/murmur/internal/sandbox"
 	"github.com/murmur-go/murmur/internal/wasmhost"
 	"github.com/murmur-go/murmur/internal/wit"
 )
@@ -38,7 +38,7 @@ func Example() {
 		return wit.ToolResult{Status: wit.StatusPassed, Data: in.Data}, nil
 	})
 	inst, err := eng.Instantiate(context.Background(), comp, wasmhost.RunConfig{
-		Limits: sandbox.Limits(manifest.Capabilities{}.EffLimits()),
+		Limits: grant.Limits(manifest.Capabilities{}.EffLimits()),
 		WASI:   wasmhost.WASI{Env: map[string]string{"MURMUR_SESSION_ID": "ses_example"}},
 		Host:   host,
 	})

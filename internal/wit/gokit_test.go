@@ -20,8 +20,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/murmur-go/murmur/internal/grant"
 	"github.com/murmur-go/murmur/internal/manifest"
-	"github.com/murmur-go/murmur/internal/sandbox"
 	"github.com/murmur-go/murmur/internal/wasmhost"
 	"github.com/murmur-go/murmur/internal/wit"
 )
@@ -814,7 +814,7 @@ func TestGoKitComponentShapes(t *testing.T) {
 // instantiate is Engine.Instantiate with every limit the test leaves zero
 // taken from the manifest's defaults (the engine has none of its own).
 func instantiate(e *wasmhost.Engine, ctx context.Context, c *wasmhost.Component, rc wasmhost.RunConfig) (*wasmhost.Instance, error) {
-	def := sandbox.Limits(manifest.Capabilities{}.EffLimits())
+	def := grant.Limits(manifest.Capabilities{}.EffLimits())
 	l := &rc.Limits
 	for _, f := range []struct{ v, d *int64 }{
 		{&l.MemoryBytes, &def.MemoryBytes}, {&l.TableElements, &def.TableElements}, {&l.Instances, &def.Instances},

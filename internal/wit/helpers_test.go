@@ -8,8 +8,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/murmur-go/murmur/internal/grant"
 	"github.com/murmur-go/murmur/internal/manifest"
-	"github.com/murmur-go/murmur/internal/sandbox"
 	"github.com/murmur-go/murmur/internal/wasmhost"
 )
 
@@ -60,7 +60,7 @@ func fixture(t testing.TB, name string) *wasmhost.Component {
 func instantiate(t testing.TB, name string, h *wasmhost.Host) *wasmhost.Instance {
 	t.Helper()
 	i, err := testEngine.Instantiate(bg, fixture(t, name), wasmhost.RunConfig{
-		Limits: sandbox.Limits(manifest.Capabilities{}.EffLimits()),
+		Limits: grant.Limits(manifest.Capabilities{}.EffLimits()),
 		Host:   h,
 	})
 	if err != nil {

@@ -22,8 +22,8 @@ import (
 	"github.com/murmur-go/murmur/internal/driver/builtin/providers"
 	"github.com/murmur-go/murmur/internal/driver/fakeprovider"
 	"github.com/murmur-go/murmur/internal/driver/wasm"
+	"github.com/murmur-go/murmur/internal/grant"
 	"github.com/murmur-go/murmur/internal/manifest"
-	"github.com/murmur-go/murmur/internal/sandbox"
 	"github.com/murmur-go/murmur/internal/wasmhost"
 	"github.com/murmur-go/murmur/internal/wit"
 )
@@ -45,7 +45,7 @@ func componentDriver(t testing.TB, path, endpoint, key string, seconds int) *was
 	if err != nil {
 		t.Fatal(err)
 	}
-	lim := sandbox.Limits(manifest.EffLimits{DeadlineSeconds: seconds, MemoryBytes: 256 << 20, TableElements: 50000, Instances: 10})
+	lim := grant.Limits(manifest.EffLimits{DeadlineSeconds: seconds, MemoryBytes: 256 << 20, TableElements: 50000, Instances: 10})
 	d, err := wasm.New(wasm.Config{Engine: testEngine, Name: "local/driver-anthropic", Version: "0.1.0", Component: src,
 		Limits: lim, Model: "claude-test", Endpoint: endpoint, APIKey: key, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
@@ -353,7 +353,7 @@ func TestCDriverBadRequest(t *testing.T) {
 			h := wasmhost.NewHost()
 			wit.GrantTextChunks(h, func(context.Context, string, bool) error { return nil })
 			wit.GrantHTTP(h, nil, slog.New(slog.DiscardHandler))
-			lim := sandbox.Limits(manifest.EffLimits{DeadlineSeconds: 10, MemoryBytes: 64 << 20, TableElements: 1000, Instances: 10})
+			lim := grant.Limits(manifest.EffLimits{DeadlineSeconds: 10, MemoryBytes: 64 << 20, TableElements: 1000, Instances: 10})
 			inst, err := testEngine.Instantiate(context.Background(), comp, wasmhost.RunConfig{Kind: wasmhost.RunDriver, Limits: lim, Host: h})
 			if err != nil {
 				t.Fatal(err)
@@ -424,7 +424,7 @@ func BenchmarkDriverTurnCGoBuiltin(b *testing.B) {
 	if err != nil || !ok {
 		b.Fatal(ok, err)
 	}
-	lim := sandbox.Limits(manifest.EffLimits{DeadlineSeconds: 30, MemoryBytes: 256 << 20, TableElements: 50000, Instances: 10})
+	lim := grant.Limits(manifest.EffLimits{DeadlineSeconds: 30, MemoryBytes: 256 << 20, TableElements: 50000, Instances: 10})
 	instantiate := func(path string, d *wasm.Driver) func() error {
 		src, err := os.ReadFile(path)
 		if err != nil {
@@ -569,7 +569,7 @@ func FuzzCDriverRequest(f *testing.F) {
 		f.Fatal(err)
 	}
 	defer comp.Close()
-	lim := sandbox.Limits(manifest.EffLimits{DeadlineSeconds: 10, MemoryBytes: 64 << 20, TableElements: 1000, Instances: 10})
+	lim := grant.Limits(manifest.EffLimits{DeadlineSeconds: 10, MemoryBytes: 64 << 20, TableElements: 1000, Instances: 10})
 	f.Fuzz(func(t *testing.T, data string) {
 		if !utf8.ValidString(data) {
 			t.Skip("a WIT string is UTF-8: the host cannot pass this")
@@ -706,7 +706,7 @@ func BenchmarkCDriverInstantiate(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer comp.Close()
-	lim := sandbox.Limits(manifest.EffLimits{DeadlineSeconds: 30, MemoryBytes: 256 << 20, TableElements: 50000, Instances: 10})
+	lim := grant.Limits(manifest.EffLimits{DeadlineSeconds: 30, MemoryBytes: 256 << 20, TableElements: 50000, Instances: 10})
 	newHost := func() *wasmhost.Host {
 		h := wasmhost.NewHost()
 		wit.GrantTextChunks(h, func(context.Context, string, bool) error { return nil })

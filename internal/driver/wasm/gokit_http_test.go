@@ -13,8 +13,8 @@ import (
 	"github.com/murmur-go/murmur/internal/driver/builtin/providers"
 	"github.com/murmur-go/murmur/internal/driver/fakeprovider"
 	"github.com/murmur-go/murmur/internal/driver/wasm"
+	"github.com/murmur-go/murmur/internal/grant"
 	"github.com/murmur-go/murmur/internal/manifest"
-	"github.com/murmur-go/murmur/internal/sandbox"
 	"github.com/murmur-go/murmur/internal/wasmhost"
 )
 
@@ -33,7 +33,7 @@ func httpDriverDeadline(t testing.TB, endpoint, key string, seconds int) *wasm.D
 	}
 	// A Go-kit component with net/http needs more table and memory than the
 	// WAT fixtures' limits.
-	lim := sandbox.Limits(manifest.EffLimits{DeadlineSeconds: seconds, MemoryBytes: 256 << 20, TableElements: 50000, Instances: 10})
+	lim := grant.Limits(manifest.EffLimits{DeadlineSeconds: seconds, MemoryBytes: 256 << 20, TableElements: 50000, Instances: 10})
 	d, err := wasm.New(wasm.Config{Engine: testEngine, Name: "local/driver-anthropic-http", Version: "0.1.0", Component: src,
 		Limits: lim, Model: "claude-test", Endpoint: endpoint, APIKey: key})
 	if err != nil {
@@ -100,7 +100,7 @@ func BenchmarkDriverTurnSplit(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer comp.Close()
-	lim := sandbox.Limits(manifest.EffLimits{DeadlineSeconds: 30, MemoryBytes: 256 << 20, TableElements: 50000, Instances: 10})
+	lim := grant.Limits(manifest.EffLimits{DeadlineSeconds: 30, MemoryBytes: 256 << 20, TableElements: 50000, Instances: 10})
 	b.Run("instantiate", func(b *testing.B) {
 		for b.Loop() {
 			inst, err := testEngine.Instantiate(context.Background(), comp, wasmhost.RunConfig{Kind: wasmhost.RunDriver, Limits: lim,
@@ -175,7 +175,7 @@ func BenchmarkDriverTurnAlternating(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer comp.Close()
-	lim := sandbox.Limits(manifest.EffLimits{DeadlineSeconds: 30, MemoryBytes: 256 << 20, TableElements: 50000, Instances: 10})
+	lim := grant.Limits(manifest.EffLimits{DeadlineSeconds: 30, MemoryBytes: 256 << 20, TableElements: 50000, Instances: 10})
 	bi, ok, err := providers.New(driver.Config{Name: "murmur/driver-anthropic", Version: "0.1.0", Endpoint: fp.URL, APIKey: "sk-real-key", Settings: map[string]any{}})
 	if err != nil || !ok {
 		b.Fatal(ok, err)
@@ -268,7 +268,7 @@ func BenchmarkDriverInstantiateAfter(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer comp.Close()
-	lim := sandbox.Limits(manifest.EffLimits{DeadlineSeconds: 30, MemoryBytes: 256 << 20, TableElements: 50000, Instances: 10})
+	lim := grant.Limits(manifest.EffLimits{DeadlineSeconds: 30, MemoryBytes: 256 << 20, TableElements: 50000, Instances: 10})
 	bi, ok, err := providers.New(driver.Config{Name: "murmur/driver-anthropic", Version: "0.1.0", Endpoint: fp.URL, APIKey: "sk-real-key", Settings: map[string]any{}})
 	if err != nil || !ok {
 		b.Fatal(ok, err)

@@ -30,8 +30,8 @@ import (
 
 	"github.com/murmur-go/murmur/internal/diag"
 	"github.com/murmur-go/murmur/internal/driver"
+	"github.com/murmur-go/murmur/internal/grant"
 	"github.com/murmur-go/murmur/internal/manifest"
-	"github.com/murmur-go/murmur/internal/sandbox"
 	"github.com/murmur-go/murmur/internal/session"
 	"github.com/murmur-go/murmur/internal/trace"
 	"github.com/murmur-go/murmur/internal/wasmhost"
@@ -82,7 +82,7 @@ type Config struct {
 	ArtifactSHA256 string
 	// Component is the component's bytes (binary, or WAT for tests).
 	Component []byte
-	// Limits bounds every call (sandbox.Limits of the entry's effective
+	// Limits bounds every call (grant.Limits of the entry's effective
 	// limits); the engine refuses a zero field.
 	Limits wasmhost.Limits
 	// Session gives the identity of contracts §10; nil gives none.
@@ -162,7 +162,7 @@ func New(cfg Config) (*Driver, error) {
 	}
 	env := map[string]string{}
 	if cfg.Session != nil {
-		env = sandbox.Env(cfg.Session, nil, nil)
+		env = grant.Env(cfg.Session, nil, nil)
 	}
 	placeholder := cfg.KeyPlaceholder
 	if placeholder == "" {
@@ -217,7 +217,7 @@ func (d *Driver) Close() error { return d.comp.Close() }
 // ctx's; errors.Is(err, context.DeadlineExceeded) holds) or a cancel;
 // KindProvider for a trap, a resource limit, an exit, or a result whose
 // status is not passed; KindMalformed for data that is not a valid response.
-// Its chain holds the engine's typed ending, so sandbox.EndingOf(err) reads
+// Its chain holds the engine's typed ending, so grant.EndingOf(err) reads
 // it back (see Ending).
 func (d *Driver) Call(ctx context.Context, req *driver.Request, chunk driver.ChunkFunc) (*driver.Response, error) {
 	if req == nil {
@@ -296,7 +296,7 @@ func (d *Driver) response(res wit.ToolResult) (*driver.Response, error) {
 // message names the ending; a deadline passed while waiting on the runtime
 // also leaves a call_deadline line.
 func (d *Driver) ending(ctx context.Context, err error) error {
-	e := sandbox.EndingOf(err)
+	e := grant.EndingOf(err)
 	name := d.info.Name
 	var diagErr *diag.Diagnostic
 	switch {
@@ -346,6 +346,6 @@ func (c cause) Unwrap() []error { return c.errs }
 // component's ending (a malformed response, a non-passed status) it is
 // trace.EndFailed.
 func Ending(err error) (status string, waitedOnRuntime bool) {
-	e := sandbox.EndingOf(err)
+	e := grant.EndingOf(err)
 	return e.Status, e.WaitedOnRuntime
 }

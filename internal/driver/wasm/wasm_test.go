@@ -15,8 +15,8 @@ import (
 	"github.com/murmur-go/murmur/internal/diag"
 	"github.com/murmur-go/murmur/internal/driver"
 	"github.com/murmur-go/murmur/internal/driver/wasm"
+	"github.com/murmur-go/murmur/internal/grant"
 	"github.com/murmur-go/murmur/internal/manifest"
-	"github.com/murmur-go/murmur/internal/sandbox"
 	"github.com/murmur-go/murmur/internal/session"
 	"github.com/murmur-go/murmur/internal/trace"
 	"github.com/murmur-go/murmur/internal/wasmhost"
@@ -40,7 +40,7 @@ func TestMain(m *testing.M) {
 // limits are the manifest's defaults with a short deadline, so a spinning
 // fixture ends quickly.
 func limits(deadline time.Duration) wasmhost.Limits {
-	l := sandbox.Limits(manifest.EffLimits{
+	l := grant.Limits(manifest.EffLimits{
 		DeadlineSeconds: 1, MemoryBytes: 64 << 20, TableElements: 10000, Instances: 10,
 	})
 	l.Deadline = deadline
@@ -258,7 +258,7 @@ func TestEnvironment(t *testing.T) {
 			c.Settings = map[string]any{"temperature": 0.5, "mode": "fast"}
 		}, map[string]string{
 			"MURMUR_SESSION_ID": "ses_0123", "MURMUR_CAPSULE_NAME": "local/agent", "MURMUR_CAPSULE_VERSION": "0.3.0",
-			"MURMUR_CAPSULE_URL": "http://127.0.0.1:4242", "MURMUR_RUNTIME_DIR": sandbox.RuntimeMount,
+			"MURMUR_CAPSULE_URL": "http://127.0.0.1:4242", "MURMUR_RUNTIME_DIR": grant.RuntimeMount,
 			"MURMUR_INFERENCE_MODEL": "test-model", "MURMUR_INFERENCE_ENDPOINT": "https://llm.example.com",
 			"MURMUR_INFERENCE_API_KEY":       wasm.DefaultKeyPlaceholder,
 			"MURMUR_INFERENCE_DRIVER_CONFIG": `{"mode":"fast","temperature":0.5}`,
@@ -268,7 +268,7 @@ func TestEnvironment(t *testing.T) {
 			c.KeyPlaceholder = "ph-123"
 		}, map[string]string{
 			"MURMUR_SESSION_ID": "ses_0123", "MURMUR_CAPSULE_NAME": "local/agent", "MURMUR_CAPSULE_VERSION": "0.3.0",
-			"MURMUR_CAPSULE_URL": "http://127.0.0.1:4242", "MURMUR_RUNTIME_DIR": sandbox.RuntimeMount,
+			"MURMUR_CAPSULE_URL": "http://127.0.0.1:4242", "MURMUR_RUNTIME_DIR": grant.RuntimeMount,
 			"MURMUR_INFERENCE_MODEL": "test-model", "MURMUR_INFERENCE_ENDPOINT": "https://llm.example.com",
 			"MURMUR_INFERENCE_API_KEY": "ph-123", "MURMUR_INFERENCE_DRIVER_CONFIG": `{}`,
 		}},

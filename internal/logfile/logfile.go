@@ -1,4 +1,9 @@
-package sandbox
+// Package logfile writes the logs a component's run leaves (its stdout,
+// stderr and HTTP logs, a shell tool's output, the egress proxy's log): a
+// file that keeps its head and its tail, so a guest printing without end
+// costs bounded disk and memory, and the named pipe that feeds one from the
+// engine, which writes a guest's stdio straight to a path.
+package logfile
 
 import (
 	"bytes"

@@ -1,8 +1,12 @@
-// Package sandbox says what a component is given (capsules.txt "Isolation
-// model"): its environment, its filesystem and its limits. The script runtime
-// and the tool registry both build a component's world from here, so a capsule
-// and the tools it invokes are confined the same way.
-package sandbox
+// Package grant decides what a component is granted: its environment, its
+// filesystem (preopens), its limits, the process's descriptor bound and the
+// work folder's size watch. The script runtime, the tool registry, hooks and
+// drivers all build a component's world from here, so a capsule and the
+// tools it invokes are held the same way (docs/running-capsules.md). A run
+// ends on those grants, so EndingOf, the engine's errors read as the five
+// endings, is here too. What the operating system confines (namespaces,
+// Landlock, seccomp) is internal/contain's.
+package grant
 
 import (
 	"sort"
@@ -13,12 +17,12 @@ import (
 	"github.com/murmur-go/murmur/internal/wasmhost"
 )
 
-// RuntimeMount is where a component sees the runtime dir (contracts §5); it is
+// RuntimeMount is where a component sees the runtime dir; it is
 // also the value of MURMUR_RUNTIME_DIR inside a component.
 const RuntimeMount = "murmur-runtime"
 
 // Env is a component's whole environment: the allow-listed names that are set
-// in mur's own environment, plus the session identity (contracts §10). The
+// in mur's own environment, plus the session identity (docs/running-capsules.md). The
 // identity is the runtime's to set and is never inherited, even when a manifest
 // lists one of its names; MURMUR_CAPSULE_URL is present only when the session
 // has a URL (never for a script capsule).

@@ -1,4 +1,4 @@
-package sandbox
+package grant
 
 import (
 	"errors"
@@ -7,8 +7,8 @@ import (
 	"github.com/murmur-go/murmur/internal/wasmhost"
 )
 
-// Ending is how one component call ended, in the spec's words
-// (capsules.txt "Execution limits"). It is the one mapping from the engine's
+// Ending is how one component call ended, in the trace's words
+// (session_end's exit_status). It is the one mapping from the engine's
 // typed errors onto ok, trapped, deadline_exceeded, resource_limit and
 // failed: a capsule's run and a tool's invoke are judged alike, and a limit
 // is never reported as a crash.

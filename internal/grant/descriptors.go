@@ -1,4 +1,4 @@
-package sandbox
+package grant
 
 // MaxDescriptors is the most open descriptors one run's process holds: the
 // runtime's own plus every host file, directory and socket its components
