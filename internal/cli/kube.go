@@ -178,15 +178,18 @@ func taskText(task string) (string, error) {
 
 // batchTasks reads DIR/*.md sorted by name.
 func batchTasks(dir string) ([]string, error) {
-	names, err := filepath.Glob(filepath.Join(dir, "*.md"))
+	ents, err := os.ReadDir(dir)
 	if err != nil {
-		return nil, usageError{err}
+		return nil, diag.Wrap(err, "E-IO-001", "cannot read the tasks directory %s", dir)
+	}
+	var names []string
+	for _, e := range ents {
+		if !e.IsDir() && strings.HasSuffix(e.Name(), ".md") {
+			names = append(names, filepath.Join(dir, e.Name()))
+		}
 	}
 	sort.Strings(names)
 	if len(names) == 0 {
-		if _, err := os.Stat(dir); err != nil {
-			return nil, diag.Wrap(err, "E-IO-001", "cannot read the tasks directory %s", dir)
-		}
 		return nil, usageError{fmt.Errorf("%s holds no *.md task files", dir)}
 	}
 	tasks := make([]string, 0, len(names))

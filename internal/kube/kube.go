@@ -139,6 +139,12 @@ func Batch(s Spec) ([]Object, error) {
 	// A failed index fails itself only: the other tasks still run.
 	spec["backoffLimitPerIndex"] = 0
 	delete(spec, "backoffLimit")
+	if d, ok := spec["activeDeadlineSeconds"]; ok {
+		// A Job's deadline covers all its pods; each task gets the
+		// capsule's deadline on its own pod instead.
+		delete(spec, "activeDeadlineSeconds")
+		spec["template"].(Object)["spec"].(Object)["activeDeadlineSeconds"] = d
+	}
 	return []Object{cm, job}, nil
 }
 

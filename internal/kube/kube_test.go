@@ -2,6 +2,9 @@ package kube
 
 import (
 	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -179,4 +182,65 @@ func TestJobName(t *testing.T) {
 			t.Errorf("jobName(%q) = %q, want %q", in, got, want)
 		}
 	}
+}
+
+// A batch's deadline is each pod's, not the whole Job's.
+func TestBatchDeadlineIsPerPod(t *testing.T) {
+	objs, err := Batch(Spec{Capsule: "a/b", Version: "1.0.0", Image: "i", Tasks: []string{"x", "y"}, DeadlineSecs: 30})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var j batchv1.Job
+	decode(t, docs(t, objs)[1], &j)
+	if j.Spec.ActiveDeadlineSeconds != nil || j.Spec.Template.Spec.ActiveDeadlineSeconds == nil || *j.Spec.Template.Spec.ActiveDeadlineSeconds != 90 {
+		t.Fatalf("deadlines: job %v pod %v", j.Spec.ActiveDeadlineSeconds, j.Spec.Template.Spec.ActiveDeadlineSeconds)
+	}
+}
+
+// deploy/kubernetes holds what mur kube renders for the examples: the
+// orchestrator's job and hello-script's batch of deploy/kubernetes/tasks.
+func TestCommittedManifestsAreRendered(t *testing.T) {
+	spec := func(dir, name string) Spec {
+		m, err := manifest.Parse(must(os.ReadFile(filepath.Join("../..", dir, "murmur.yaml"))), "murmur.yaml", manifest.Options{SkipSecrets: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := Spec{Capsule: "local/" + name, Version: "0.1.0", Image: "localhost/murmur:0.1.0"}
+		s.FromManifest(m)
+		return s
+	}
+	job := spec("examples/delegation", "orchestrator")
+	job.Task = "review the notes"
+	batch := spec("examples/hello-script", "hello-script")
+	batch.Parallelism = 2
+	for i := 1; i <= 3; i++ {
+		batch.Tasks = append(batch.Tasks, strings.TrimRight(string(must(os.ReadFile(fmt.Sprintf("../../deploy/kubernetes/tasks/report-%d.md", i)))), "\n"))
+	}
+	for file, objs := range map[string]func() ([]Object, error){
+		"job.yaml":   func() ([]Object, error) { return Job(job) },
+		"batch.yaml": func() ([]Object, error) { return Batch(batch) },
+	} {
+		o, err := objs()
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := YAML(o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		path := "../../deploy/kubernetes/" + file
+		if os.Getenv("MURMUR_RENDER_KUBE") == "1" {
+			os.WriteFile(path, want, 0o644)
+		}
+		if got := must(os.ReadFile(path)); !bytes.Equal(got, want) {
+			t.Errorf("deploy/kubernetes/%s is not what mur kube renders; render it again with MURMUR_RENDER_KUBE=1 go test ./internal/kube -run TestCommittedManifestsAreRendered", file)
+		}
+	}
+}
+
+func must(b []byte, err error) []byte {
+	if err != nil {
+		panic(err)
+	}
+	return b
 }
