@@ -39,6 +39,7 @@ var levels = map[string]int{
 	"internal/delegate": 4,
 
 	"internal/tools":   3,
+	"internal/kube":    3,
 	"internal/hooks":   3,
 	"internal/driver":  3,
 	"internal/hostapi": 3,
@@ -87,6 +88,9 @@ var only = map[string][]string{
 	"github.com/anthropics/anthropic-sdk-go":  {"internal/driver/anthropic"},
 	"github.com/openai/openai-go":             {"internal/driver/openai"},
 	"go.opentelemetry.io/otel":                {"internal/telemetry"},
+	// The Kubernetes API types check kube's renderings (its tests only).
+	"k8s.io/":          {"internal/kube"},
+	"sigs.k8s.io/yaml": {"internal/kube"},
 }
 
 // roostForbidden may not be anywhere in mur-roost's dependency closure: the
