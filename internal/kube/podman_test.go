@@ -7,6 +7,7 @@ package kube
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -336,4 +337,61 @@ func waitPodLogs(pod string) (string, error) {
 	}
 	out, stderr, err := podman("logs", ctr)
 	return out + stderr, err
+}
+
+// A container killed mid-run leaves a records volume whose traces are whole
+// up to the kill: every line a complete JSON object (the kill -9 promise,
+// in a container).
+func TestKilledContainerLeavesWholeTraces(t *testing.T) {
+	needImage(t)
+	vol := "murmur-e2e-kill-" + fmt.Sprint(time.Now().UnixNano())
+	name := vol
+	if _, stderr, err := podman("volume", "create", vol); err != nil {
+		t.Fatal(err, stderr)
+	}
+	defer podman("volume", "rm", "-f", vol)
+	if _, stderr, err := podman("run", "-d", "--name", name, "-v", vol+":/murmur/.murmur/records", testImage,
+		"run", "--with-roost", "--capsule", "local/orchestrator", "--capsule-version", "0.1.0", "--task", "review the notes"); err != nil {
+		t.Fatal(err, stderr)
+	}
+	defer podman("rm", "-f", name)
+	// Kill mid-run: once the session's running record exists, and a moment
+	// later, while its delegations run.
+	deadline := time.Now().Add(60 * time.Second)
+	for time.Now().Before(deadline) {
+		out, _, err := podman("exec", name, "/bin/ls", "/murmur/.murmur/running")
+		if err == nil && strings.Contains(out, "ses_") {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	time.Sleep(300 * time.Millisecond)
+	if _, stderr, err := podman("kill", "--signal", "KILL", name); err != nil {
+		if !strings.Contains(stderr, "state exited") {
+			t.Fatalf("kill: %v %s", err, stderr)
+		}
+		t.Log("the run ended before the kill: its traces are checked all the same")
+	}
+	podman("wait", name)
+	out, stderr, err := podman("run", "--rm", "--entrypoint", "/bin/sh", "-v", vol+":/r", testImage, "-c",
+		`for f in $(find /r -name trace.jsonl); do echo "== $f"; cat "$f"; done`)
+	if err != nil {
+		t.Fatalf("read the traces: %v %s", err, stderr)
+	}
+	files, lines := 0, 0
+	for _, l := range strings.Split(strings.TrimRight(out, "\n"), "\n") {
+		if strings.HasPrefix(l, "== ") {
+			files++
+			continue
+		}
+		lines++
+		var v map[string]any
+		if err := json.Unmarshal([]byte(l), &v); err != nil {
+			t.Errorf("a torn trace line: %q: %v", l, err)
+		}
+	}
+	if files == 0 || lines == 0 {
+		t.Fatalf("no trace on the volume:\n%s", out)
+	}
+	t.Logf("%d traces, %d whole lines after the kill", files, lines)
 }
