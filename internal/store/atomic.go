@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/murmur-go/murmur/internal/atomicfile"
 )
 
 // WriteFileAtomic writes data to path so that a reader sees either the old file
@@ -15,30 +17,7 @@ import (
 // fsync, rename over path, fsync the directory. On failure the temporary file is
 // removed and path is untouched.
 func WriteFileAtomic(path string, data []byte, perm os.FileMode) error {
-	dir := filepath.Dir(path)
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return err
-	}
-	name := tmp.Name()
-	ok := false
-	defer func() {
-		if !ok {
-			tmp.Close()
-			os.Remove(name)
-		}
-	}()
-	if err := writeSync(tmp, data, perm); err != nil {
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	if err := os.Rename(name, path); err != nil {
-		return err
-	}
-	ok = true
-	return syncDir(dir)
+	return atomicfile.Write(path, data, perm)
 }
 
 func writeSync(f *os.File, data []byte, perm os.FileMode) error {
@@ -65,17 +44,7 @@ func writeNewFile(path string, data []byte, perm os.FileMode) error {
 }
 
 // syncDir fsyncs a directory so a rename or create in it survives a crash.
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	if err := d.Sync(); err != nil && !errors.Is(err, os.ErrInvalid) {
-		return err
-	}
-	return nil
-}
+func syncDir(dir string) error { return atomicfile.SyncDir(dir) }
 
 func randSuffix() string {
 	var b [8]byte

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/murmur-go/murmur/internal/wasmhost/wasihttp/h1"
 )
 
 // syncEx is an exchange the guest's own thread does (RATIONALE.md, "The
@@ -37,8 +39,8 @@ type syncEx struct {
 	deadline time.Time // the call's deadline plus the grace (run.waitEnd)
 
 	hreq      *http.Request
-	target    *target
-	c         *hconn
+	target    *h1.Target
+	c         *h1.Conn
 	stopKill  func() bool
 	written   bool
 	writtenAt time.Time
@@ -143,10 +145,10 @@ func (ex *syncEx) end(reuse bool) {
 			reuse = false // cancelled: kill has run or is running
 		}
 		if reuse {
-			c.raw.limit(time.Time{}, 0, nil)
-			ex.h.conns.put(c)
+			c.Limit(time.Time{}, 0, nil)
+			ex.h.conns.Put(c)
 		} else {
-			c.close()
+			c.Close()
 		}
 	}
 	ex.cancel()
@@ -173,30 +175,30 @@ func (ex *syncEx) abandon() {
 // request (a retry on a new connection dials the same addresses).
 func (ex *syncEx) conn(fresh bool) error {
 	if ex.target == nil {
-		t, err := resolveTarget(ex.ctx, ex.send.effectiveScheme(), ex.send.Authority, ex.opts.connect, ex.deadline)
+		t, err := h1.Resolve(ex.ctx, ex.send.effectiveScheme(), ex.send.Authority, ex.opts.connect, ex.deadline)
 		if err != nil {
 			return err
 		}
 		ex.target = t
 	}
-	var c *hconn
+	var c *h1.Conn
 	if !fresh {
-		for _, a := range ex.target.addrs {
-			if c = ex.h.conns.get(ex.target.key(a)); c != nil {
+		for _, a := range ex.target.Addrs() {
+			if c = ex.h.conns.Get(ex.target.Key(a)); c != nil {
 				break
 			}
 		}
 	}
 	if c == nil {
 		var err error
-		c, err = dialSync(ex.ctx, ex.target, ex.opts.connect, ex.deadline)
+		c, err = h1.Dial(ex.ctx, ex.target, ex.opts.connect, ex.deadline)
 		if err != nil {
 			return err
 		}
 	}
-	c.raw.nread = 0
+	c.ResetRead()
 	ex.c = c
-	ex.stopKill = context.AfterFunc(ex.ctx, c.kill)
+	ex.stopKill = context.AfterFunc(ex.ctx, c.Kill)
 	return nil
 }
 
@@ -206,7 +208,7 @@ func (ex *syncEx) dropConn() {
 		return
 	}
 	ex.stopKill()
-	ex.c.close()
+	ex.c.Close()
 	ex.c = nil
 }
 
@@ -232,7 +234,7 @@ func (ex *syncEx) write() {
 		if err == nil {
 			break
 		}
-		retry := ex.c.reused && attempt == 0 && ex.replayable()
+		retry := ex.c.Reused() && attempt == 0 && ex.replayable()
 		ex.dropConn()
 		if !retry {
 			ex.fail(ex.code(err))
@@ -243,11 +245,11 @@ func (ex *syncEx) write() {
 }
 
 func (ex *syncEx) writeOnce() error {
-	ex.c.raw.limit(ex.deadline, 0, nil)
-	if err := ex.hreq.Write(ex.c.bw); err != nil {
+	ex.c.Limit(ex.deadline, 0, nil)
+	if err := ex.hreq.Write(ex.c.Writer()); err != nil {
 		return err
 	}
-	return ex.c.bw.Flush()
+	return ex.c.Writer().Flush()
 }
 
 // replayable: the request can be sent again on a new connection after a
@@ -273,14 +275,14 @@ func (ex *syncEx) replayable() bool {
 // code maps a connection failure to the error-code a guest expects.
 func (ex *syncEx) code(err error) Value {
 	switch {
-	case errors.Is(err, errKilled):
+	case errors.Is(err, h1.ErrKilled):
 		if context.Cause(ex.ctx) == context.DeadlineExceeded {
 			return errCode("HTTP-response-timeout")
 		}
 		return internalError("murmur: the request was cancelled")
-	case errors.Is(err, errCallDeadline):
+	case errors.Is(err, h1.ErrCallDeadline):
 		return errCode("HTTP-response-timeout")
-	case errors.Is(err, errFirstByteTimeout), errors.Is(err, errBetweenBytes):
+	case errors.Is(err, h1.ErrFirstByteTimeout), errors.Is(err, h1.ErrBetweenBytes):
 		return errCode("connection-read-timeout")
 	}
 	return codeOf(ex.ctx, err)
@@ -299,7 +301,7 @@ func (ex *syncEx) headReady() bool {
 		ex.opts.firstByte > 0 && !now.Before(ex.writtenAt.Add(ex.opts.firstByte)) {
 		return true
 	}
-	return ex.c.br.Buffered() > 0 || !ex.c.idleOK()
+	return ex.c.Readable()
 }
 
 // complete reads the response (and a small body), waiting for the request
@@ -313,7 +315,7 @@ func (ex *syncEx) complete() {
 			select {
 			case <-ex.body.finished:
 			case <-ex.ctx.Done():
-				ex.fail(ex.code(errKilled))
+				ex.fail(ex.code(h1.ErrKilled))
 				return
 			}
 			ex.write()
@@ -323,8 +325,8 @@ func (ex *syncEx) complete() {
 		}
 	}
 	resp, err := ex.readHead()
-	if err != nil && ex.c.reused && ex.c.raw.nread == 0 && ex.replayable() && !errors.Is(err, errKilled) &&
-		!errors.Is(err, errCallDeadline) && !errors.Is(err, errFirstByteTimeout) {
+	if err != nil && ex.c.Reused() && ex.c.BytesRead() == 0 && ex.replayable() && !errors.Is(err, h1.ErrKilled) &&
+		!errors.Is(err, h1.ErrCallDeadline) && !errors.Is(err, h1.ErrFirstByteTimeout) {
 		// The server closed the idle connection as the request went out.
 		ex.dropConn()
 		ex.written = false
@@ -335,7 +337,7 @@ func (ex *syncEx) complete() {
 		resp, err = ex.readHead()
 	}
 	if err != nil {
-		if ex.c != nil && ex.c.raw.nread == 0 && (errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF)) {
+		if ex.c != nil && ex.c.BytesRead() == 0 && (errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF)) {
 			// Closed before a byte of the answer: not an answer cut
 			// short (ReadResponse's unexpected EOF) but a connection
 			// ended under the request.
@@ -373,7 +375,7 @@ func (ex *syncEx) complete() {
 	if h.pending == ex {
 		h.pending = nil
 	}
-	ex.c.handToPoller()
+	ex.c.HandToPoller()
 	h.wg.Add(1)
 	go func() {
 		defer h.wg.Done()
@@ -397,24 +399,24 @@ const (
 // readHead reads the response head, skipping 1xx interim responses, within
 // the first-byte timeout (from the request's write) and the deadline.
 func (ex *syncEx) readHead() (*http.Response, error) {
-	raw := ex.c.raw
-	raw.limit(ex.deadline, 0, nil)
+	c := ex.c
+	c.Limit(ex.deadline, 0, nil)
 	if ex.opts.firstByte > 0 {
 		if t := ex.writtenAt.Add(ex.opts.firstByte); ex.deadline.IsZero() || t.Before(ex.deadline) {
-			raw.until, raw.limitErr = t, errFirstByteTimeout
+			c.Until(t, h1.ErrFirstByteTimeout)
 		}
 	}
 	spun := false
 	// Only the guest's thread spins (and keeps the run's counts): a
 	// goroutine's wait costs no one's latency.
 	if !ex.async && (ex.h.spinMisses < spinGiveUp || ex.h.spinTries%spinRetry == 0) {
-		raw.spin, raw.spinHit, spun = headSpin, false, true
+		c.Spin(headSpin)
+		spun = true
 		ex.h.spinTries++
 	}
 	defer func() {
 		// A head there before any wait left the spin unused: a hit too.
-		hit := raw.spinHit || raw.spin > 0
-		raw.spin = 0
+		hit := c.EndSpin()
 		if !spun {
 			return
 		}
@@ -425,7 +427,7 @@ func (ex *syncEx) readHead() (*http.Response, error) {
 		}
 	}()
 	for {
-		resp, err := http.ReadResponse(ex.c.br, ex.hreq)
+		resp, err := http.ReadResponse(c.Reader(), ex.hreq)
 		if err != nil {
 			return nil, err
 		}
@@ -447,8 +449,7 @@ func (ex *syncEx) spool(resp *http.Response, pf *poolFile, small bool) {
 			close(f.done)
 		}
 	}
-	raw := ex.c.raw
-	raw.between(ex.deadline, ex.opts.betweenBytes, errBetweenBytes)
+	ex.c.Between(ex.deadline, ex.opts.betweenBytes, h1.ErrBetweenBytes)
 	bp := spoolBufs.Get().(*[]byte)
 	eof := false
 	in.err = readBodyTo(ex.ctx, resp, *bp, ex.h.grant.MaxBodyBytes, 0, nil, func(b []byte) Value {

@@ -1,11 +1,13 @@
 package wasmhost
 
 import (
+	"io"
+
 	"errors"
 	"net/http"
 	"time"
 
-	"golang.org/x/sys/unix"
+	"github.com/murmur-go/murmur/internal/wasmhost/wasihttp/h1"
 )
 
 // A live run's exchange on the guest's thread (a run whose wasi:io is Go's,
@@ -60,7 +62,7 @@ func (ex *syncEx) startLive(resp *http.Response) {
 	ex.pull = b
 	s.src = b
 	close(f.done)
-	if ex.c.tls != nil {
+	if ex.c.TLS() {
 		b.toAsync()
 	}
 	// ex stays the run's pending exchange: a second request hands the body
@@ -79,7 +81,7 @@ func (b *syncBody) toAsync() {
 	if ex.h.pending == ex {
 		ex.h.pending = nil
 	}
-	ex.c.handToPoller()
+	ex.c.HandToPoller()
 	ex.h.wg.Add(1)
 	go func() {
 		defer ex.h.wg.Done()
@@ -93,7 +95,7 @@ func (b *syncBody) abort() {
 	if b.ex.pull != b {
 		return
 	}
-	b.ex.c.kill()
+	b.ex.c.Kill()
 	b.finish(internalError("murmur: the request was cancelled"), false)
 }
 
@@ -102,12 +104,12 @@ func (b *syncBody) abort() {
 // between-bytes timeout counts only time spent waiting on the server.
 func (ex *syncEx) pumpLive() {
 	s, in, resp := ex.f.body.live, ex.f.body, ex.resp
-	ex.c.raw.limit(ex.deadline, 0, nil)
+	ex.c.Limit(ex.deadline, 0, nil)
 	eof := false
 	buf := make([]byte, liveReadChunk)
 	in.err = readBodyTo(ex.ctx, resp, buf, ex.h.grant.MaxBodyBytes, ex.opts.betweenBytes, ex.cancel, func(p []byte) Value {
 		if !s.push(p, ex.ctx.Done()) {
-			return ex.code(errKilled)
+			return ex.code(h1.ErrKilled)
 		}
 		return nil
 	}, ex.code, &eof)
@@ -142,10 +144,10 @@ func (b *syncBody) finish(code Value, eof bool) {
 // limitAt is when the wait for the body's next bytes gives up: the nearer
 // of the call's deadline and the between-bytes timeout from waitFrom.
 func (b *syncBody) limitAt() (time.Time, error) {
-	at, why := b.ex.deadline, errCallDeadline
+	at, why := b.ex.deadline, h1.ErrCallDeadline
 	if bt := b.ex.opts.betweenBytes; bt > 0 && !b.waitFrom.IsZero() {
 		if t := b.waitFrom.Add(bt); at.IsZero() || t.Before(at) {
-			at, why = t, errBetweenBytes
+			at, why = t, h1.ErrBetweenBytes
 		}
 	}
 	return at, why
@@ -156,7 +158,7 @@ func (b *syncBody) limitAt() (time.Time, error) {
 // (the read then fails at once).
 func (b *syncBody) ready() bool {
 	c := b.ex.c
-	if c.br.Buffered() > 0 {
+	if c.Reader().Buffered() > 0 {
 		return true
 	}
 	if b.resp.Body == http.NoBody || (b.resp.ContentLength >= 0 && b.n >= b.resp.ContentLength) {
@@ -171,9 +173,7 @@ func (b *syncBody) ready() bool {
 	if at, _ := b.limitAt(); !at.IsZero() && !time.Now().Before(at) {
 		return true
 	}
-	fds := []unix.PollFd{{Fd: int32(c.fd), Events: unix.POLLIN}}
-	n, err := unix.Poll(fds, 0)
-	return err != nil || n > 0
+	return c.Readable()
 }
 
 // fill reads what the socket has (at most n bytes) into the stream, or
@@ -184,10 +184,10 @@ func (b *syncBody) fill(n uint64) {
 	if n == 0 || !b.ready() {
 		return
 	}
-	raw := b.ex.c.raw
+	c := b.ex.c
 	at, why := b.limitAt()
-	raw.limit(time.Time{}, 0, nil)
-	raw.until, raw.limitErr = at, why
+	c.Limit(time.Time{}, 0, nil)
+	c.Until(at, why)
 	k := min(n, liveReadChunk)
 	p := make([]byte, k)
 	m, err := b.resp.Body.Read(p)
@@ -205,7 +205,7 @@ func (b *syncBody) fill(n uint64) {
 	if err == nil {
 		return
 	}
-	if errors.Is(err, errEOF) {
+	if errors.Is(err, io.EOF) {
 		b.finish(nil, true)
 		return
 	}

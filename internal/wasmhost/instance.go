@@ -222,7 +222,7 @@ func (e *Engine) Instantiate(ctx context.Context, c *Component, rc RunConfig) (*
 		}
 	}
 	if rc.Host != nil && rc.Host.http != nil && c.importsHTTP {
-		hr, err := newHTTPRun(rc.Host.http, e.conns, r.io != nil)
+		hr, err := newHTTPRun(rc.Host.http, r.io != nil)
 		if err != nil {
 			i.Close()
 			return nil, err
@@ -474,8 +474,8 @@ func (r *run) ctx() context.Context {
 	return r.callCtx
 }
 
-// waitEnd is when a guest of a Go-owned wasi:io run (a driver's: "a
-// driver awaiting a provider response", capsules.txt, Execution limits)
+// waitEnd is when a guest of a Go-owned wasi:io run (a driver awaiting a
+// provider response, which the deadline bounds like any other wait)
 // waiting on the runtime — a wasi:http exchange, a Go pollable — is
 // stopped: the deadline plus the grace; zero when the call has no deadline.
 // A wait that ends inside the grace still ends the call as a waiting

@@ -171,7 +171,7 @@ func (s *goInput) pollable(parent *family) *goPollable {
 // pollFD is the socket the guest's thread reads s's body from, or -1.
 func (s *goInput) pollFD() int {
 	if s.src != nil && s.src.ex.c != nil {
-		return s.src.ex.c.fd
+		return s.src.ex.c.FD()
 	}
 	return -1
 }

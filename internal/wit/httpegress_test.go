@@ -24,6 +24,7 @@ import (
 	"time"
 
 	"github.com/murmur-go/murmur/internal/wasmhost"
+	"github.com/murmur-go/murmur/internal/wasmhost/wasihttp/h1"
 	"github.com/murmur-go/murmur/internal/wit"
 )
 
@@ -733,12 +734,8 @@ func hostUse(t *testing.T) (fds, goroutines int) {
 // asynchronously.
 func settles(t *testing.T, fds0, g0, slack int) {
 	t.Helper()
-	// Connections kept idle between runs are the engine's, not a leak.
-	for _, e := range []*wasmhost.Engine{gokitEngine} {
-		if e != nil {
-			e.CloseIdleConnections()
-		}
-	}
+	// Connections kept idle between runs are the pool's, not a leak.
+	h1.DefaultPool.CloseIdle()
 	var fds, g int
 	for range 100 {
 		if fds, g = hostUse(t); fds <= fds0+slack && g <= g0+slack {

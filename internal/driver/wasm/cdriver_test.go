@@ -25,6 +25,7 @@ import (
 	"github.com/murmur-go/murmur/internal/manifest"
 	"github.com/murmur-go/murmur/internal/sandbox"
 	"github.com/murmur-go/murmur/internal/wasmhost"
+	"github.com/murmur-go/murmur/internal/wasmhost/wasihttp/h1"
 	"github.com/murmur-go/murmur/internal/wit"
 )
 
@@ -518,7 +519,7 @@ func TestDriverComponentsLiveBodyDeadline(t *testing.T) {
 // TestDriverComponentsNoHostLeak: 1,000 streamed turns of each driver, each
 // a fresh instance with its own exchange and body stream, leave no
 // descriptors or goroutines behind (idle kept connections aside: they are
-// the engine's, closed first).
+// the pool's, closed first).
 func TestDriverComponentsNoHostLeak(t *testing.T) {
 	for _, dc := range driverComponents {
 		t.Run(dc.name, func(t *testing.T) {
@@ -529,7 +530,7 @@ func TestDriverComponentsNoHostLeak(t *testing.T) {
 			if _, err := d.Call(context.Background(), toolTurnRequest(), nil); err != nil { // warm
 				t.Fatal(err)
 			}
-			testEngine.CloseIdleConnections()
+			h1.DefaultPool.CloseIdle()
 			fds0, g0 := hostUse(t)
 			for i := range 1000 {
 				fp.Push(toolReply())
@@ -539,7 +540,7 @@ func TestDriverComponentsNoHostLeak(t *testing.T) {
 			}
 			var fds, g int
 			for range 100 { // the server's side of each connection ends after the client's
-				testEngine.CloseIdleConnections()
+				h1.DefaultPool.CloseIdle()
 				if fds, g = hostUse(t); fds <= fds0+2 && g <= g0+2 {
 					return
 				}
