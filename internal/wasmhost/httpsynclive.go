@@ -11,22 +11,22 @@ import (
 )
 
 // A live run's exchange on the guest's thread (a run whose wasi:io is Go's,
-// Component.goIO; RATIONALE.md, "Drivers on the guest's thread"). The request body is held in memory (a driver has
-// no filesystem, and the grant bounds the body), the request written at
-// handle or finish and the head read where the guest waits, as for a
-// capsule. The response body is then read from the socket by the guest's
-// own input-stream calls: read and blocking-read read what the socket
-// has, and the stream's pollable is ready when bytes are buffered or the
-// socket is readable, a wait on it sleeping in ppoll(2) on the socket
-// (waitAny). No goroutine carries the body, so a turn's body costs no
-// scheduler wake-ups.
+// Component.goIO; RATIONALE.md, "Go-streams bodies on the guest's thread").
+// The request body is held in memory (a driver has no filesystem, and the
+// grant bounds the body), the request written at handle or finish and the
+// head read where the guest waits, as for a capsule. The response body is
+// then read from the socket by the guest's own input-stream calls: read and
+// blocking-read read what the socket has, and the stream's pollable is
+// ready when bytes are buffered or the socket is readable, a wait on it
+// sleeping in ppoll(2) on the socket (waitAny). No goroutine carries the
+// body, so a turn's body costs no scheduler wake-ups.
 //
 // Where that does not fit, the rest of the body is handed to a goroutine
 // that pushes it into the same stream (pumpLive): the guest making a second
 // request while the body is unread (both must progress), dropping the
 // stream before the body's end (the trailers are still to come), https
-// (crypto/tls keeps decrypted bytes a poll of the socket cannot see), or
-// an exchange already on a goroutine.
+// (crypto/tls keeps decrypted bytes a poll of the socket cannot see), or an
+// exchange already on a goroutine.
 
 // syncBody is a response body the guest's thread reads from the socket.
 type syncBody struct {

@@ -21,8 +21,8 @@ import (
 	"github.com/murmur-go/murmur/internal/diag"
 )
 
-// Go-owned wasi:io for driver runs (RunDriver; see RATIONALE.md, "wasi:io
-// owned in Go for drivers"), and for the runs of a capsule or tool that
+// Go-owned wasi:io for driver runs (RunDriver; see RATIONALE.md, "Go's
+// wasi:io: what it answers"), and for the runs of a capsule or tool that
 // uses wasi:http without wasi:filesystem (Component.goIO).
 //
 // wasmtime 39's C API can mint wasip2 streams only over files, and a file
