@@ -41,9 +41,6 @@ type Component struct {
 	// has no other way) and open output files duplicated only for a
 	// component that can use them.
 	importsFS, importsStdout, importsStderr bool
-	// spoolOnly keeps a capsule's wasi:http bodies on the spool even where
-	// goIO would answer them in Go (tests of the spool path set it).
-	spoolOnly bool
 
 	// imgFDs are the descriptors its memory images are mapped from (sealed
 	// memfds, or its cache entry's .img file: image.go), bound to c in

@@ -56,11 +56,11 @@ func (s *poolServer) host() string { u, _ := url.Parse(s.URL); return u.Host }
 // its spool case is a SpoolOnly copy), a capsule's that does not, and a
 // driver's (both Go streams, the body read from the socket by the guest's
 // calls).
-var runKinds = []runKind{{"capsule", RunDefault, true}, {"capsule-nofs", RunDefault, false}, {"driver", RunDriver, false}}
+var runKinds = []runKind{{"capsule", false, true}, {"capsule-nofs", false, false}, {"driver", true, false}}
 
 type runKind struct {
 	name  string
-	kind  RunKind
+	goIO  bool // RunConfig.GoIO as the caller sets it (capsule-nofs: by the rule, callerIO)
 	spool bool
 }
 
@@ -79,7 +79,7 @@ func fetchRun(t *testing.T, k runKind, host string) {
 	h := NewHost()
 	h.HTTP(HTTPGrant{Decide: allowAll, MaxBodyBytes: 1 << 20, MaxInFlight: 4})
 	i, err := instantiateFull(testEngine, context.Background(), k.fixture(t, "httpopts.wat"),
-		RunConfig{Kind: k.kind, Host: h, Limits: Limits{Deadline: 20 * time.Second}})
+		RunConfig{GoIO: k.goIO, Host: h, Limits: Limits{Deadline: 20 * time.Second}})
 	if err != nil {
 		t.Error(err)
 		return

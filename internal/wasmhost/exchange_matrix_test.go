@@ -58,23 +58,17 @@ func TestExchangeMatrix(t *testing.T) {
 		t.Fatal(err)
 	}
 	e := wasmhost.SharedEngine()
-	streams, err := e.Compile(src)
+	c, err := e.Compile(src)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer streams.Close()
-	spool, err := e.Compile(src)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer spool.Close()
-	wasmhost.SpoolOnly(spool)
+	defer c.Close()
 
 	const n = 3
 	for _, bodies := range []struct {
 		name string
-		c    *wasmhost.Component
-	}{{"spool", spool}, {"Go streams", streams}} {
+		goIO bool
+	}{{"spool", false}, {"Go streams", true}} {
 		for _, onThread := range []bool{true, false} {
 			for _, size := range []struct {
 				path string
@@ -90,7 +84,8 @@ func TestExchangeMatrix(t *testing.T) {
 						Decide:       func(context.Context, *wasmhost.HTTPRequest) error { return nil },
 						MaxBodyBytes: 1 << 20, MaxInFlight: 4,
 					})
-					inst, err := e.Instantiate(context.Background(), bodies.c, wasmhost.RunConfig{
+					inst, err := e.Instantiate(context.Background(), c, wasmhost.RunConfig{
+						GoIO:   bodies.goIO,
 						Host:   h,
 						Limits: wasmhost.Limits{MemoryBytes: 64 << 20, TableElements: 100000, Instances: 100, Tables: 100, Memories: 100, Deadline: 30 * time.Second, Grace: time.Second},
 					})

@@ -1,10 +1,17 @@
 package wasmhost
 
-import "github.com/murmur-go/murmur/internal/wasmhost/wasihttp/h1"
+import (
+	"sync"
 
-// SpoolOnly keeps c's wasi:http bodies on the spool even where Go would
-// answer its wasi:io (Component.goIO), for tests of the spool path.
-func SpoolOnly(c *Component) { c.spoolOnly = true }
+	"github.com/murmur-go/murmur/internal/wasmhost/wasihttp/h1"
+)
+
+// spoolOnly marks the components tests run on the spool path although
+// the callers' rule (callerIO) would give them Go's wasi:io.
+var spoolOnly sync.Map
+
+// SpoolOnly keeps c's runs in the tests on the spool path (callerIO).
+func SpoolOnly(c *Component) { spoolOnly.Store(c, true) }
 
 // SetSyncExchanges turns the exchange on the guest's thread on or off
 // (off: every request goes through the transport), for the exchange

@@ -121,7 +121,7 @@ type httpRun struct {
 	pooled  []*poolFile // every pooled file, closed with the run
 	inUse   int
 	closing []uint32 // pooled files' helper descriptors to close
-	// live: the run's wasi:io is Go's (Component.goIO), so bodies are Go
+	// live: the run's wasi:io is Go's (RunConfig.GoIO), so bodies are Go
 	// streams (wasiio_http.go) instead of spool files.
 	live bool
 

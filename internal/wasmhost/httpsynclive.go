@@ -11,7 +11,7 @@ import (
 )
 
 // A live run's exchange on the guest's thread (a run whose wasi:io is Go's,
-// Component.goIO; RATIONALE.md, "Go-streams bodies on the guest's thread").
+// RunConfig.GoIO; RATIONALE.md, "Go-streams bodies on the guest's thread").
 // The request body is held in memory (a driver has no filesystem, and the
 // grant bounds the body), the request written at handle or finish and the
 // head read where the guest waits, as for a capsule. The response body is

@@ -98,11 +98,13 @@ type RunConfig struct {
 	Limits Limits
 	WASI   WASI
 	Host   *Host
-	// Kind is RunDriver for a driver component's run (wasiio.go), whose
-	// wasi:io Go answers so response bodies stream live; the zero value
-	// is every other run (Go answers its wasi:io too if the component uses
-	// wasi:http without wasi:filesystem: Component.goIO).
-	Kind RunKind
+	// GoIO makes Go answer the run's wasi:io instead of wasip2
+	// (wasiio.go): wasi:http response bodies are then Go streams read from
+	// the socket as they arrive (live), not files of the run's spool; the
+	// run has no filesystem (WASI.Preopens must be empty), and stdin,
+	// stdout and stderr are WASI's as for any run. The caller decides
+	// (Murmur's rule is internal/sandbox.ChooseIO).
+	GoIO bool
 }
 
 // Instance is one instantiated component in its own store. Calls are
@@ -187,7 +189,7 @@ func (e *Engine) Instantiate(ctx context.Context, c *Component, rc RunConfig) (*
 		e.leave()
 		return nil, err
 	}
-	l, err := c.linkerFor(rc.Kind)
+	l, err := c.linkerFor(rc.GoIO)
 	if err != nil {
 		c.release()
 		e.leave()
@@ -211,11 +213,7 @@ func (e *Engine) Instantiate(ctx context.Context, c *Component, rc RunConfig) (*
 	r.cctx = i.cctx
 
 	wasi := rc.WASI
-	if c.goIO(rc.Kind) {
-		if rc.Kind != RunDriver {
-			// Out of the component's reach: it imports no wasi:filesystem.
-			wasi.Preopens = nil
-		}
+	if rc.GoIO {
 		if wasi, err = r.ownIO(wasi); err != nil {
 			i.Close()
 			return nil, err

@@ -355,7 +355,7 @@ func TestCDriverBadRequest(t *testing.T) {
 			wit.GrantTextChunks(h, func(context.Context, string, bool) error { return nil })
 			wit.GrantHTTP(h, nil, slog.New(slog.DiscardHandler))
 			lim := sandbox.Limits(manifest.EffLimits{DeadlineSeconds: 10, MemoryBytes: 64 << 20, TableElements: 1000, Instances: 10})
-			inst, err := testEngine.Instantiate(context.Background(), comp, wasmhost.RunConfig{Kind: wasmhost.RunDriver, Limits: lim, Host: h})
+			inst, err := testEngine.Instantiate(context.Background(), comp, wasmhost.RunConfig{GoIO: true, Limits: lim, Host: h})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -440,7 +440,7 @@ func BenchmarkDriverTurnCGoBuiltin(b *testing.B) {
 			h := wasmhost.NewHost()
 			wit.GrantTextChunks(h, func(context.Context, string, bool) error { return nil })
 			wit.GrantHTTP(h, nil, slog.New(slog.DiscardHandler))
-			inst, err := testEngine.Instantiate(context.Background(), comp, wasmhost.RunConfig{Kind: wasmhost.RunDriver, Limits: lim,
+			inst, err := testEngine.Instantiate(context.Background(), comp, wasmhost.RunConfig{GoIO: true, Limits: lim,
 				WASI: wasmhost.WASI{Args: []string{"driver"}, Env: d.Env()}, Host: h})
 			if err == nil {
 				inst.Close()
@@ -578,7 +578,7 @@ func FuzzCDriverRequest(f *testing.F) {
 		h := wasmhost.NewHost()
 		wit.GrantTextChunks(h, func(context.Context, string, bool) error { return nil })
 		wit.GrantHTTP(h, nil, slog.New(slog.DiscardHandler))
-		inst, err := testEngine.Instantiate(context.Background(), comp, wasmhost.RunConfig{Kind: wasmhost.RunDriver, Limits: lim, Host: h,
+		inst, err := testEngine.Instantiate(context.Background(), comp, wasmhost.RunConfig{GoIO: true, Limits: lim, Host: h,
 			WASI: wasmhost.WASI{Env: map[string]string{"MURMUR_INFERENCE_ENDPOINT": "http://127.0.0.1:9"}}})
 		if err != nil {
 			t.Fatal(err)
@@ -722,7 +722,7 @@ func BenchmarkCDriverInstantiate(b *testing.B) {
 	}{{"host", newHost}, {"instance", func() *wasmhost.Host { return shared }}} {
 		b.Run(k.name, func(b *testing.B) {
 			for b.Loop() {
-				inst, err := testEngine.Instantiate(context.Background(), comp, wasmhost.RunConfig{Kind: wasmhost.RunDriver, Limits: lim,
+				inst, err := testEngine.Instantiate(context.Background(), comp, wasmhost.RunConfig{GoIO: true, Limits: lim,
 					WASI: wasmhost.WASI{Args: []string{"driver"}, Env: env}, Host: k.host()})
 				if err != nil {
 					b.Fatal(err)
