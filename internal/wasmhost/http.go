@@ -131,9 +131,9 @@ type httpRun struct {
 	conns   *h1.Pool // the grant's (HTTPGrant.Conns)
 	active  atomic.Int32
 	pending *syncEx
-	// spinMisses counts heads in a row that missed the spin, spinTries
-	// the spins (headSpin); the guest's thread alone uses them.
-	spinMisses, spinTries int
+	// spin is the head spin's record (h1.Spin); the guest's thread alone
+	// uses it.
+	spin h1.Spin
 }
 
 // newHTTPRun makes a run's wasi:http state; a live one (a run whose
@@ -931,7 +931,7 @@ var httpTypes = map[string]func(*run, []Value) (Value, error){
 			}
 		}
 		b.end(false)
-		if b.ex.onGuestThread() && !b.ex.written {
+		if b.ex.onGuestThread() && !b.ex.x.Written {
 			b.ex.write() // the request waited for its body
 		}
 		return okUnit, nil

@@ -4,10 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
-	"strings"
-	"syscall"
 	"time"
 
 	"github.com/murmur-go/murmur/internal/wasmhost/wasihttp/h1"
@@ -38,14 +35,11 @@ type syncEx struct {
 	f        *httpFuture
 	deadline time.Time // the call's deadline plus the grace (run.waitEnd)
 
-	hreq      *http.Request
-	target    *h1.Target
-	c         *h1.Conn
-	stopKill  func() bool
-	written   bool
-	writtenAt time.Time
-	async     bool
-	ended     bool
+	// x is the HTTP/1.1 exchange itself: its connection, the request as
+	// written, when it was written.
+	x     *h1.Exchange
+	async bool
+	ended bool
 	// A driver run's response (httpsynclive.go): its body, and pull while
 	// the guest's thread reads it from the socket.
 	resp *http.Response
@@ -73,6 +67,17 @@ func (h *httpRun) startSync(r *run, send HTTPRequest, body *outBody, opts reques
 	in := &inBody{spooled: make(chan struct{}), cancel: cancel, h: h}
 	f := &httpFuture{done: make(chan struct{}), cancel: cancel, body: in}
 	ex := &syncEx{h: h, ctx: ctx, cancel: cancel, send: send, body: body, opts: opts, f: f, deadline: r.waitEnd()}
+	ex.x = &h1.Exchange{Pool: h.conns, Ctx: ctx, Scheme: send.effectiveScheme(), Authority: send.Authority,
+		Connect: opts.connect, FirstByte: opts.firstByte, Deadline: ex.deadline,
+		Build: func() (*http.Request, error) {
+			hreq, code := buildRequest(ctx, send, body)
+			if code != nil {
+				return nil, codeError{*code}
+			}
+			return hreq, nil
+		},
+		Replayable: ex.replayable,
+	}
 	f.sync = ex
 	if body != nil {
 		body.ex = ex
@@ -139,18 +144,7 @@ func (ex *syncEx) end(reuse bool) {
 	if !ex.async && ex.h.pending == ex {
 		ex.h.pending = nil // (an async one was taken off by toAsync, on the guest's thread)
 	}
-	if c := ex.c; c != nil {
-		ex.c = nil
-		if ex.stopKill != nil && !ex.stopKill() {
-			reuse = false // cancelled: kill has run or is running
-		}
-		if reuse {
-			c.Limit(time.Time{}, 0, nil)
-			ex.h.conns.Put(c)
-		} else {
-			c.Close()
-		}
-	}
+	ex.x.Release(reuse)
 	ex.cancel()
 	<-ex.h.sem
 	ex.h.active.Add(-1)
@@ -170,111 +164,35 @@ func (ex *syncEx) abandon() {
 	}
 }
 
-// conn takes a pooled connection to the request's origin at an address
-// its name resolved to, or dials one. The name is resolved once per
-// request (a retry on a new connection dials the same addresses).
-func (ex *syncEx) conn(fresh bool) error {
-	if ex.target == nil {
-		t, err := h1.Resolve(ex.ctx, ex.send.effectiveScheme(), ex.send.Authority, ex.opts.connect, ex.deadline)
-		if err != nil {
-			return err
-		}
-		ex.target = t
-	}
-	var c *h1.Conn
-	if !fresh {
-		for _, a := range ex.target.Addrs() {
-			if c = ex.h.conns.Get(ex.target.Key(a)); c != nil {
-				break
-			}
-		}
-	}
-	if c == nil {
-		var err error
-		c, err = h1.Dial(ex.ctx, ex.target, ex.opts.connect, ex.deadline)
-		if err != nil {
-			return err
-		}
-	}
-	c.ResetRead()
-	ex.c = c
-	ex.stopKill = context.AfterFunc(ex.ctx, c.Kill)
-	return nil
-}
-
-// dropConn closes the exchange's connection (a failed or refused one).
-func (ex *syncEx) dropConn() {
-	if ex.c == nil {
-		return
-	}
-	ex.stopKill()
-	ex.c.Close()
-	ex.c = nil
-}
-
 // write sends the request; a failure fails the future.
 func (ex *syncEx) write() {
 	if ex.body != nil && ex.body.aborted {
 		ex.fail(internalError("murmur: the outgoing-body was dropped without finish"))
 		return
 	}
-	for attempt := 0; ; attempt++ {
-		// Built for each attempt: a replayed in-memory body is read again.
-		hreq, code := buildRequest(ex.ctx, ex.send, ex.body)
-		if code != nil {
-			ex.fail(*code)
-			return
-		}
-		ex.hreq = hreq
-		if err := ex.conn(attempt > 0); err != nil {
-			ex.fail(ex.code(err))
-			return
-		}
-		err := ex.writeOnce()
-		if err == nil {
-			break
-		}
-		retry := ex.c.Reused() && attempt == 0 && ex.replayable()
-		ex.dropConn()
-		if !retry {
-			ex.fail(ex.code(err))
-			return
-		}
+	if err := ex.x.Write(); err != nil {
+		ex.fail(ex.code(err))
 	}
-	ex.written, ex.writtenAt = true, time.Now()
-}
-
-func (ex *syncEx) writeOnce() error {
-	ex.c.Limit(ex.deadline, 0, nil)
-	if err := ex.hreq.Write(ex.c.Writer()); err != nil {
-		return err
-	}
-	return ex.c.Writer().Flush()
 }
 
 // replayable: the request can be sent again on a new connection after a
-// reused one turned out closed (net/http's rule: an idempotent method, or
-// an idempotency key, and no body of the guest's from a file, which is
-// read once).
+// reused one turned out closed (h1.Replayable; a body of the guest's from a
+// file is read once).
 func (ex *syncEx) replayable() bool {
-	if ex.body != nil && ex.body.taken && ex.body.mem == nil {
-		return false
-	}
-	switch ex.send.Method {
-	case "GET", "HEAD", "OPTIONS", "TRACE":
-		return true
-	}
-	for _, e := range ex.send.Headers {
-		if strings.EqualFold(e[0], "idempotency-key") || strings.EqualFold(e[0], "x-idempotency-key") {
-			return true
-		}
-	}
-	return false
+	return h1.Replayable(ex.send.Method, ex.send.Headers, ex.body == nil || !ex.body.taken || ex.body.mem != nil)
 }
+
+// codeError carries an error-code out of h1.Exchange.Build.
+type codeError struct{ v Variant }
+
+func (e codeError) Error() string { return "wasi:http " + e.v.Case }
 
 // code maps a connection failure to the error-code a guest expects.
 func (ex *syncEx) code(err error) Value {
+	var ce codeError
 	switch {
+	case errors.As(err, &ce):
+		return ce.v
 	case errors.Is(err, h1.ErrKilled):
 		if context.Cause(ex.ctx) == context.DeadlineExceeded {
 			return errCode("HTTP-response-timeout")
@@ -291,18 +209,7 @@ func (ex *syncEx) code(err error) Value {
 // headReady reports whether the response head has started to arrive (a
 // get can then read it without waiting on the server), or a limit on it
 // has passed.
-func (ex *syncEx) headReady() bool {
-	if !ex.written || ex.c == nil || ex.resp != nil {
-		return false
-	}
-	// A limit that has passed is ready too: readHead then ends at once.
-	now := time.Now()
-	if !ex.deadline.IsZero() && !now.Before(ex.deadline) ||
-		ex.opts.firstByte > 0 && !now.Before(ex.writtenAt.Add(ex.opts.firstByte)) {
-		return true
-	}
-	return ex.c.Readable()
-}
+func (ex *syncEx) headReady() bool { return ex.resp == nil && ex.x.HeadReady() }
 
 // complete reads the response (and a small body), waiting for the request
 // to be written first if it is not yet (async only).
@@ -310,8 +217,8 @@ func (ex *syncEx) complete() {
 	if ex.ended || ex.resp != nil {
 		return // (a driver run's response is the guest's now)
 	}
-	if !ex.written {
-		if ex.c == nil && ex.f.err == nil && ex.body != nil {
+	if !ex.x.Written {
+		if ex.x.Conn == nil && ex.f.err == nil && ex.body != nil {
 			select {
 			case <-ex.body.finished:
 			case <-ex.ctx.Done():
@@ -320,29 +227,18 @@ func (ex *syncEx) complete() {
 			}
 			ex.write()
 		}
-		if ex.ended || !ex.written {
+		if ex.ended || !ex.x.Written {
 			return
 		}
 	}
-	resp, err := ex.readHead()
-	if err != nil && ex.c.Reused() && ex.c.BytesRead() == 0 && ex.replayable() && !errors.Is(err, h1.ErrKilled) &&
-		!errors.Is(err, h1.ErrCallDeadline) && !errors.Is(err, h1.ErrFirstByteTimeout) {
-		// The server closed the idle connection as the request went out.
-		ex.dropConn()
-		ex.written = false
-		ex.write()
-		if ex.ended {
-			return
-		}
-		resp, err = ex.readHead()
+	// Only the guest's thread spins (and keeps the run's record): a
+	// goroutine's wait costs no one's latency.
+	var spin *h1.Spin
+	if !ex.async {
+		spin = &ex.h.spin
 	}
+	resp, err := ex.x.ReadHead(spin)
 	if err != nil {
-		if ex.c != nil && ex.c.BytesRead() == 0 && (errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF)) {
-			// Closed before a byte of the answer: not an answer cut
-			// short (ReadResponse's unexpected EOF) but a connection
-			// ended under the request.
-			err = syscall.ECONNRESET
-		}
 		ex.fail(ex.code(err))
 		return
 	}
@@ -375,67 +271,12 @@ func (ex *syncEx) complete() {
 	if h.pending == ex {
 		h.pending = nil
 	}
-	ex.c.HandToPoller()
+	ex.x.Conn.HandToPoller()
 	h.wg.Add(1)
 	go func() {
 		defer h.wg.Done()
 		ex.spool(resp, pf, false)
 	}()
-}
-
-// headSpin is how long the guest's thread looks for the response head
-// before sleeping in poll(2). A sleeping thread is woken by the server's
-// write through the scheduler, and on a virtual machine (this one is
-// Firecracker) waking an idle vCPU costs tens of microseconds; a server
-// that answers within the spin saves that. A run whose heads keep missing
-// it (spinGiveUp in a row: a distant or slow server) stops spinning, and
-// tries again every spinRetry requests.
-const (
-	headSpin   = 50 * time.Microsecond
-	spinGiveUp = 3
-	spinRetry  = 16
-)
-
-// readHead reads the response head, skipping 1xx interim responses, within
-// the first-byte timeout (from the request's write) and the deadline.
-func (ex *syncEx) readHead() (*http.Response, error) {
-	c := ex.c
-	c.Limit(ex.deadline, 0, nil)
-	if ex.opts.firstByte > 0 {
-		if t := ex.writtenAt.Add(ex.opts.firstByte); ex.deadline.IsZero() || t.Before(ex.deadline) {
-			c.Until(t, h1.ErrFirstByteTimeout)
-		}
-	}
-	spun := false
-	// Only the guest's thread spins (and keeps the run's counts): a
-	// goroutine's wait costs no one's latency.
-	if !ex.async && (ex.h.spinMisses < spinGiveUp || ex.h.spinTries%spinRetry == 0) {
-		c.Spin(headSpin)
-		spun = true
-		ex.h.spinTries++
-	}
-	defer func() {
-		// A head there before any wait left the spin unused: a hit too.
-		hit := c.EndSpin()
-		if !spun {
-			return
-		}
-		if hit {
-			ex.h.spinMisses = 0
-		} else {
-			ex.h.spinMisses++
-		}
-	}()
-	for {
-		resp, err := http.ReadResponse(c.Reader(), ex.hreq)
-		if err != nil {
-			return nil, err
-		}
-		if resp.StatusCode >= 100 && resp.StatusCode < 200 && resp.StatusCode != http.StatusSwitchingProtocols {
-			continue
-		}
-		return resp, nil
-	}
 }
 
 // spool reads the body into pf (done closed first unless small), then
@@ -449,7 +290,7 @@ func (ex *syncEx) spool(resp *http.Response, pf *poolFile, small bool) {
 			close(f.done)
 		}
 	}
-	ex.c.Between(ex.deadline, ex.opts.betweenBytes, h1.ErrBetweenBytes)
+	ex.x.Conn.Between(ex.deadline, ex.opts.betweenBytes, h1.ErrBetweenBytes)
 	bp := spoolBufs.Get().(*[]byte)
 	eof := false
 	in.err = readBodyTo(ex.ctx, resp, *bp, ex.h.grant.MaxBodyBytes, 0, nil, func(b []byte) Value {
@@ -466,7 +307,7 @@ func (ex *syncEx) spool(resp *http.Response, pf *poolFile, small bool) {
 	}
 	// The connection goes back (and the slot is freed) before the guest
 	// learns the body is whole: its next request then finds both.
-	ex.end(eof && in.err == nil && !resp.Close && !ex.hreq.Close)
+	ex.end(eof && in.err == nil && !resp.Close && !ex.x.Req.Close)
 	close(in.spooled)
 	if small {
 		close(f.done)
@@ -481,7 +322,7 @@ func (ex *syncEx) completeOnThread() {
 	if !ex.onGuestThread() {
 		return
 	}
-	if !ex.written {
+	if !ex.x.Written {
 		if ex.f.err == nil {
 			ex.toAsync()
 		}

@@ -62,7 +62,7 @@ func (ex *syncEx) startLive(resp *http.Response) {
 	ex.pull = b
 	s.src = b
 	close(f.done)
-	if ex.c.TLS() {
+	if ex.x.Conn.TLS() {
 		b.toAsync()
 	}
 	// ex stays the run's pending exchange: a second request hands the body
@@ -81,7 +81,7 @@ func (b *syncBody) toAsync() {
 	if ex.h.pending == ex {
 		ex.h.pending = nil
 	}
-	ex.c.HandToPoller()
+	ex.x.Conn.HandToPoller()
 	ex.h.wg.Add(1)
 	go func() {
 		defer ex.h.wg.Done()
@@ -95,7 +95,7 @@ func (b *syncBody) abort() {
 	if b.ex.pull != b {
 		return
 	}
-	b.ex.c.Kill()
+	b.ex.x.Conn.Kill()
 	b.finish(internalError("murmur: the request was cancelled"), false)
 }
 
@@ -104,7 +104,7 @@ func (b *syncBody) abort() {
 // between-bytes timeout counts only time spent waiting on the server.
 func (ex *syncEx) pumpLive() {
 	s, in, resp := ex.f.body.live, ex.f.body, ex.resp
-	ex.c.Limit(ex.deadline, 0, nil)
+	ex.x.Conn.Limit(ex.deadline, 0, nil)
 	eof := false
 	buf := make([]byte, liveReadChunk)
 	in.err = readBodyTo(ex.ctx, resp, buf, ex.h.grant.MaxBodyBytes, ex.opts.betweenBytes, ex.cancel, func(p []byte) Value {
@@ -129,7 +129,7 @@ func (ex *syncEx) endLive(eof bool) {
 	}
 	// The connection goes back (and the slot is freed) before the guest
 	// learns the body ended: its next request then finds both.
-	ex.end(eof && in.err == nil && !resp.Close && !ex.hreq.Close)
+	ex.end(eof && in.err == nil && !resp.Close && !ex.x.Req.Close)
 	in.live.finish(in.err)
 	close(in.spooled)
 }
@@ -157,7 +157,7 @@ func (b *syncBody) limitAt() (time.Time, error) {
 // buffered, the socket is readable (or hung up), or the limit has passed
 // (the read then fails at once).
 func (b *syncBody) ready() bool {
-	c := b.ex.c
+	c := b.ex.x.Conn
 	if c.Reader().Buffered() > 0 {
 		return true
 	}
@@ -184,7 +184,7 @@ func (b *syncBody) fill(n uint64) {
 	if n == 0 || !b.ready() {
 		return
 	}
-	c := b.ex.c
+	c := b.ex.x.Conn
 	at, why := b.limitAt()
 	c.Limit(time.Time{}, 0, nil)
 	c.Until(at, why)

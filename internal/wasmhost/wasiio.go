@@ -152,8 +152,8 @@ func (s *goInput) pollable(parent *family) *goPollable {
 
 // pollFD is the socket the guest's thread reads s's body from, or -1.
 func (s *goInput) pollFD() int {
-	if s.src != nil && s.src.ex.c != nil {
-		return s.src.ex.c.FD()
+	if s.src != nil && s.src.ex.x.Conn != nil {
+		return s.src.ex.x.Conn.FD()
 	}
 	return -1
 }
