@@ -55,16 +55,18 @@ var levels = map[string]int{
 	"internal/envelope":  2,
 	"internal/telemetry": 2,
 
-	"internal/wasmhost":             1,
-	"internal/wasmhost/wasihttp/h1": 1, // pure Go, imports nothing of ours
-	"internal/manifest":             1,
-	"internal/running":              1,
-	"internal/diag":                 1,
-	"internal/ids":                  1,
-	"internal/version":              1,
-	"internal/home":                 1,
-	"internal/atomicfile":           1,
-	"docs":                          1, // embeds diagnostics.md for mur explain
+	"internal/wasmhost":   1,
+	"internal/manifest":   1,
+	"internal/running":    1,
+	"internal/diag":       1,
+	"internal/ids":        1,
+	"internal/version":    1,
+	"internal/home":       1,
+	"internal/atomicfile": 1,
+	"docs":                1, // embeds diagnostics.md for mur explain
+
+	// The engine's HTTP/1.1 client: pure Go, imports nothing of ours.
+	"internal/wasmhost/wasihttp/h1": 1,
 
 	"guest": 0, // the public guest kit: compiled to wasm, imports nothing of ours
 

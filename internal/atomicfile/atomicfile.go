@@ -1,7 +1,7 @@
-// Package atomicfile writes a file so that a reader sees either the old
-// file or the whole new one, never a part. It is a leaf (the standard
-// library only) so that every level of the map can use the one copy: the
-// engine's compile cache (level 1) as well as the stores (level 2).
+// Package atomicfile replaces a file whole: a reader sees the old file or
+// the new one, never a part, and a crash leaves one of the two. Every
+// record murmur rewrites in place (the running records, completion.json,
+// murmur.lock, MURMUR.md, the store's remembered digests) is written here.
 package atomicfile
 
 import (
@@ -10,10 +10,10 @@ import (
 	"path/filepath"
 )
 
-// Write writes data to path through a temporary file in the same
-// directory: written, chmod'ed to perm, fsynced, renamed over path, and
-// the directory fsynced. On failure the temporary file is removed and
-// path is untouched.
+// Write writes data to path with perm: a temporary file in the same
+// directory (a hidden name, ".<base>.tmp-*"), fsync, rename over path,
+// fsync the directory. On failure the temporary file is removed and path is
+// untouched.
 func Write(path string, data []byte, perm os.FileMode) error {
 	dir := filepath.Dir(path)
 	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
@@ -28,13 +28,7 @@ func Write(path string, data []byte, perm os.FileMode) error {
 			os.Remove(name)
 		}
 	}()
-	if _, err := tmp.Write(data); err != nil {
-		return err
-	}
-	if err := tmp.Chmod(perm); err != nil {
-		return err
-	}
-	if err := tmp.Sync(); err != nil {
+	if err := WriteSync(tmp, data, perm); err != nil {
 		return err
 	}
 	if err := tmp.Close(); err != nil {
@@ -47,7 +41,19 @@ func Write(path string, data []byte, perm os.FileMode) error {
 	return SyncDir(dir)
 }
 
+// WriteSync writes data to f, sets its mode to perm and fsyncs it.
+func WriteSync(f *os.File, data []byte, perm os.FileMode) error {
+	if _, err := f.Write(data); err != nil {
+		return err
+	}
+	if err := f.Chmod(perm); err != nil {
+		return err
+	}
+	return f.Sync()
+}
+
 // SyncDir fsyncs a directory so a rename or create in it survives a crash.
+// A directory that cannot be synced (os.ErrInvalid) is not an error.
 func SyncDir(dir string) error {
 	d, err := os.Open(dir)
 	if err != nil {

@@ -158,7 +158,7 @@ func run(ctx context.Context, cfg Config, host *wasmhost.Host, env map[string]st
 			Preopens:   sandbox.Preopens(s.Workdir, s.RuntimeDir),
 		},
 	}
-	sandbox.ChooseIO(cfg.Component, &rc)
+	wit.ChooseIO(cfg.Component, &rc)
 	inst, err := cfg.Engine.Instantiate(ctx, cfg.Component, rc)
 	stdout.Opened()
 	stderr.Opened()

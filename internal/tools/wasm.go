@@ -252,7 +252,7 @@ func (t *WASM) Run(ctx context.Context, inv Invocation) (wit.ToolResult, error) 
 	if err != nil {
 		return wit.ToolResult{}, err
 	}
-	sandbox.ChooseIO(t.comp, &rc)
+	wit.ChooseIO(t.comp, &rc)
 	inst, err := t.env.Engine.Instantiate(ctx, t.comp, rc)
 	if err != nil {
 		return wit.ToolResult{}, t.ending(inv, rc.Limits, err)

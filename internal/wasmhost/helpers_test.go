@@ -108,7 +108,7 @@ func instantiateFull(e *Engine, ctx context.Context, c *Component, rc RunConfig)
 }
 
 // callerIO does for the tests what Murmur's callers do
-// (internal/sandbox.ChooseIO): Go's wasi:io for a component that uses
+// (internal/wit.ChooseIO): Go's wasi:io for a component that uses
 // wasi:http and imports no wasi:filesystem (its preopens dropped: out of
 // its reach), unless it was compiled for a test of the spool path
 // (SpoolOnly).

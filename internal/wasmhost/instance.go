@@ -103,7 +103,7 @@ type RunConfig struct {
 	// the socket as they arrive (live), not files of the run's spool; the
 	// run has no filesystem (WASI.Preopens must be empty), and stdin,
 	// stdout and stderr are WASI's as for any run. The caller decides
-	// (Murmur's rule is internal/sandbox.ChooseIO).
+	// (Murmur's rule is internal/wit.ChooseIO).
 	GoIO bool
 }
 

@@ -24,7 +24,7 @@ import (
 // Go-owned wasi:io, for the runs whose caller asks for it (RunConfig.GoIO;
 // see RATIONALE.md, "Go's wasi:io: what it answers"): Murmur gives it to
 // a driver's runs, and to a capsule's or tool's whose component uses
-// wasi:http without wasi:filesystem (internal/sandbox.ChooseIO).
+// wasi:http without wasi:filesystem (internal/wit.ChooseIO).
 //
 // wasmtime 39's C API can mint wasip2 streams only over files, and a file
 // stream reads a growing file as ended, so a wasi:http response body can

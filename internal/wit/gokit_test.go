@@ -826,7 +826,7 @@ func instantiate(e *wasmhost.Engine, ctx context.Context, c *wasmhost.Component,
 		}
 	}
 	if !rc.GoIO {
-		sandbox.ChooseIO(c, &rc) // as internal/tools and internal/script do
+		wit.ChooseIO(c, &rc) // as internal/tools and internal/script do
 	}
 	return e.Instantiate(ctx, c, rc)
 }

@@ -64,7 +64,7 @@ func instantiate(t testing.TB, name string, h *wasmhost.Host) *wasmhost.Instance
 		Limits: sandbox.Limits(manifest.Capabilities{}.EffLimits()),
 		Host:   h,
 	}
-	sandbox.ChooseIO(c, &rc) // as internal/tools and internal/script do
+	ChooseIO(c, &rc) // as internal/tools and internal/script do
 	i, err := testEngine.Instantiate(bg, c, rc)
 	if err != nil {
 		t.Fatalf("instantiate %s: %v", name, err)

@@ -357,7 +357,7 @@ func benchGet1KiB(b *testing.B, base string) {
 		})
 	}
 	// "component-c": the freestanding C tool (no guest runtime), run as a
-	// tool inside mur run is (internal/tools: sandbox.ChooseIO, the grant).
+	// tool inside mur run is (internal/tools: wit.ChooseIO, the grant).
 	b.Run("component-c", func(b *testing.B) {
 		policy := wit.NetworkAllow([]string{u.Host}, "k")
 		gokitComponent(b, httpGetCWasm) // compiled once, outside the measured loop
@@ -401,7 +401,7 @@ func benchGet1KiB(b *testing.B, base string) {
 const httpGetCWasm = "testdata/components/http-get-c/http-get-c.wasm"
 
 // runGetC runs the C tool http-get-c once with "<url> <n>", in the run
-// config a tool gets inside mur run (internal/tools: sandbox.ChooseIO, the
+// config a tool gets inside mur run (internal/tools: wit.ChooseIO, the
 // manifest's default limits, h's grant).
 func runGetC(tb testing.TB, h *wasmhost.Host, url string, n int) (wit.ToolResult, error) {
 	tb.Helper()

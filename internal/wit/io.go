@@ -1,4 +1,4 @@
-package sandbox
+package wit
 
 import (
 	"strings"
@@ -7,7 +7,7 @@ import (
 )
 
 // GoIO is Murmur's rule for who answers a capsule's, tool's or hook's
-// wasi:io: Go (wasmhost.RunConfig.GoIO) when its component uses wasi:http
+// wasi:io (it goes with the wasi:http grant, GrantHTTP): Go (wasmhost.RunConfig.GoIO) when its component uses wasi:http
 // and imports no wasi:filesystem, wasmtime's wasip2 otherwise. Such a
 // component can reach neither its work folder nor the engine's spool, so
 // nothing in its run needs wasmtime's file streams: its response bodies
