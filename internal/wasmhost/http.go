@@ -29,10 +29,10 @@ import (
 // incoming-body (stream: a wasip2 input-stream over the spooled body),
 // future-trailers. The types are taken from the guest's own imports, so any
 // 0.2.x minor version links; variant answers are lowered by case name. A
-// capsule's or tool's request made with nothing else in flight is exchanged
-// on the guest's own thread over the run's kept connections (httpsync.go,
-// httpconn.go: net/http's wire code, our connection); the others go through
-// net/http's Transport on a goroutine, as do all of a driver's.
+// request made with nothing else of the run in flight is exchanged on the
+// guest's own thread over the caller's kept connections (httpsync.go over
+// wasihttp/h1's Exchange: net/http's wire code, our connection); the others
+// go through net/http's Transport on a goroutine.
 //
 // What is allowed is the caller's policy (HTTPGrant.Decide), not the
 // engine's. The engine enforces the mechanics the policy relies on: no
