@@ -1347,60 +1347,41 @@ func readBody(ctx context.Context, resp *http.Response, buf []byte, max int64, b
 	return readBodyTo(ctx, resp, buf, max, between, cancel, sink, nil, nil)
 }
 
-// readBodyTo is readBody with the failure mapping code (nil: codeOf) and
-// eof set when the body was read to its clean end.
+// readBodyTo is readBody (h1.ReadBody) with the failure mapping code (nil:
+// codeOf) and eof set when the body was read to its clean end.
 func readBodyTo(ctx context.Context, resp *http.Response, buf []byte, max int64, between time.Duration, cancel context.CancelFunc, sink func([]byte) Value, code func(error) Value, eof *bool) Value {
 	if code == nil {
 		code = func(err error) Value { return codeOf(ctx, err) }
 	}
-	var timer *time.Timer
-	var mu sync.Mutex
-	timedOut := false
-	if between > 0 {
-		timer = time.AfterFunc(between, func() {
-			mu.Lock()
-			timedOut = true
-			mu.Unlock()
-			cancel()
-		})
-		defer timer.Stop()
+	done, err := h1.ReadBody(resp, buf, max, between, cancel, func(b []byte) error {
+		if v := sink(b); v != nil {
+			return sinkCode{v}
+		}
+		return nil
+	})
+	if eof != nil && done {
+		*eof = true
 	}
-	var n int64
-	for {
-		k, rerr := resp.Body.Read(buf)
-		if timer != nil {
-			timer.Stop()
-		}
-		if k > 0 {
-			if n+int64(k) > max {
-				sink(buf[:max-n])
-				return Variant{Case: "HTTP-response-body-size", Value: Some(uint64(n + int64(k)))}
-			}
-			if code := sink(buf[:k]); code != nil {
-				return code
-			}
-			n += int64(k)
-		}
-		if rerr != nil {
-			if errors.Is(rerr, io.EOF) {
-				if eof != nil {
-					*eof = true
-				}
-				return nil
-			}
-			mu.Lock()
-			to := timedOut
-			mu.Unlock()
-			if to {
-				return errCode("connection-read-timeout")
-			}
-			return code(rerr)
-		}
-		if timer != nil {
-			timer.Reset(between)
-		}
+	var sc sinkCode
+	var big *h1.TooLargeError
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &sc):
+		return sc.v
+	case errors.As(err, &big):
+		return Variant{Case: "HTTP-response-body-size", Value: Some(big.N)}
+	case err == h1.ErrBetweenBytes:
+		// The timer's: what the read saw was the cancel it caused.
+		return errCode("connection-read-timeout")
 	}
+	return code(err)
 }
+
+// sinkCode carries a sink's error-code out of h1.ReadBody.
+type sinkCode struct{ v Value }
+
+func (e sinkCode) Error() string { return "wasi:http: the body's reader stopped" }
 
 func buildRequest(ctx context.Context, send HTTPRequest, body *outBody) (*http.Request, *Variant) {
 	scheme := send.effectiveScheme()

@@ -240,3 +240,51 @@ func TestTransportDialsResolved(t *testing.T) {
 		t.Errorf("body %q", b)
 	}
 }
+
+// TestReadBody: a body read to its end, one cut at its bound (the part
+// within the bound still handed over), a sink that stops the read, and
+// the between-bytes timeout on a server that stalls mid-body.
+func TestReadBody(t *testing.T) {
+	release := make(chan struct{})
+	s, _ := server(t, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Length", "1000")
+		w.Write(make([]byte, 600))
+		if r.URL.Path == "/stall" {
+			w.(http.Flusher).Flush()
+			<-release
+		}
+		w.Write(make([]byte, 400))
+	})
+	defer close(release)
+	get := func(path string) *http.Response {
+		resp, err := http.Get(s.URL + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { resp.Body.Close() })
+		return resp
+	}
+	buf := make([]byte, 256)
+	var got int
+	count := func(b []byte) error { got += len(b); return nil }
+	if eof, err := ReadBody(get("/"), buf, 1000, 0, nil, count); !eof || err != nil || got != 1000 {
+		t.Errorf("whole body: eof %v, %v, %d bytes", eof, err, got)
+	}
+	got = 0
+	var big *TooLargeError
+	if eof, err := ReadBody(get("/"), buf, 700, 0, nil, count); eof || !errors.As(err, &big) || big.N <= 700 || got != 700 {
+		t.Errorf("past the bound: eof %v, %v, %d bytes handed", eof, err, got)
+	}
+	stop := errors.New("stop")
+	if _, err := ReadBody(get("/"), buf, 1000, 0, nil, func([]byte) error { return stop }); err != stop {
+		t.Errorf("a sink's error: %v", err)
+	}
+	resp := get("/stall")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	stopBody := context.AfterFunc(ctx, func() { resp.Body.Close() })
+	defer stopBody()
+	if _, err := ReadBody(resp, buf, 1000, 50*time.Millisecond, cancel, func([]byte) error { return nil }); err != ErrBetweenBytes {
+		t.Errorf("a stalled body: %v, want ErrBetweenBytes", err)
+	}
+}
