@@ -69,6 +69,9 @@ var levels = map[string]int{
 	"internal/logfile":    1,
 	"docs":                1, // embeds diagnostics.md for mur explain
 
+	// The engine's HTTP/1.1 client: pure Go, imports nothing of ours.
+	"internal/wasmhost/wasihttp/h1": 1,
+
 	"guest": 0, // the public guest kit: compiled to wasm, imports nothing of ours
 
 	// Test support: imported by tests only (checked below).

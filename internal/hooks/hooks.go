@@ -219,6 +219,7 @@ func Load(ctx context.Context, cfg Config) (_ *Dispatcher, err error) {
 		lim.Deadline = Deadline(h.Limits)
 		hk.rc = wasmhost.RunConfig{Limits: lim, Host: d.host(hk, h),
 			WASI: wasmhost.WASI{Args: []string{manifest.Bare(r.Name)}, Env: h.Env, Preopens: h.Preopens}}
+		wit.ChooseIO(comp, &hk.rc)
 		if cfg.RecordsDir != "" {
 			hk.logPath = filepath.Join(cfg.RecordsDir, "logs", "hooks", filepath.FromSlash(r.Name)+".log")
 		}

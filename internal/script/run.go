@@ -159,6 +159,7 @@ func run(ctx context.Context, cfg Config, host *wasmhost.Host, env map[string]st
 			Preopens:   grant.Preopens(s.Workdir, s.RuntimeDir),
 		},
 	}
+	wit.ChooseIO(cfg.Component, &rc)
 	inst, err := cfg.Engine.Instantiate(ctx, cfg.Component, rc)
 	stdout.Opened()
 	stderr.Opened()

@@ -260,6 +260,7 @@ func (t *WASM) Run(ctx context.Context, inv Invocation) (wit.ToolResult, error) 
 	}
 	spill := &metaSpill{t: t}
 	rc.ResultSpill = spill.add
+	wit.ChooseIO(t.comp, &rc)
 	inst, err := t.env.Engine.Instantiate(ctx, t.comp, rc)
 	if err != nil {
 		return wit.ToolResult{}, t.ending(inv, rc.Limits, err)

@@ -22,6 +22,8 @@ import (
 	"path/filepath"
 	"runtime"
 	"unsafe"
+
+	"github.com/murmur-go/murmur/internal/atomicfile"
 )
 
 // The compile cache. wasmtime's deserialize runs native code it does not
@@ -32,8 +34,7 @@ import (
 // The MAC covers the entry name and the identity of the entry's file as the
 // kernel reports it (device, inode, size, mtime and ctime in nanoseconds,
 // owner), not its 9 MB of bytes: any write to the file, any replacement of
-// it and any chmod changes that identity (contracts §3 relies on the same
-// rule for artifact hashes), so a file whose identity still verifies is the
+// it and any chmod changes that identity, so a file whose identity still verifies is the
 // file this engine wrote and compared byte for byte with what wasmtime
 // serialized. RATIONALE.md ("Compile cache") gives the argument in full.
 //
@@ -366,17 +367,5 @@ func (e *Engine) cachePath(wasm []byte) string {
 }
 
 func (e *Engine) writeAtomic(base string, data []byte) error {
-	tmp, err := os.CreateTemp(e.cacheDir, ".tmp-*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), filepath.Join(e.cacheDir, base))
+	return atomicfile.Write(filepath.Join(e.cacheDir, base), data, 0o600)
 }

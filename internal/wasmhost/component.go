@@ -41,9 +41,6 @@ type Component struct {
 	// has no other way) and open output files duplicated only for a
 	// component that can use them.
 	importsFS, importsStdout, importsStderr bool
-	// spoolOnly keeps a capsule's wasi:http bodies on the spool even where
-	// goIO would answer them in Go (tests of the spool path set it).
-	spoolOnly bool
 	// toolRuns are the "iface#fn" keys of the tool runs whose results are
 	// read from the guest's memory (resultabi.go).
 	toolRuns map[string]bool

@@ -1,20 +1,17 @@
 package wasmhost
 
 import (
-	"bufio"
 	"context"
-	"fmt"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
-	"golang.org/x/sys/unix"
+	"github.com/murmur-go/murmur/internal/wasmhost/wasihttp/h1"
 )
 
 // poolServer is a loopback server that counts the connections it accepted
@@ -59,11 +56,11 @@ func (s *poolServer) host() string { u, _ := url.Parse(s.URL); return u.Host }
 // its spool case is a SpoolOnly copy), a capsule's that does not, and a
 // driver's (both Go streams, the body read from the socket by the guest's
 // calls).
-var runKinds = []runKind{{"capsule", RunDefault, true}, {"capsule-nofs", RunDefault, false}, {"driver", RunDriver, false}}
+var runKinds = []runKind{{"capsule", false, true}, {"capsule-nofs", false, false}, {"driver", true, false}}
 
 type runKind struct {
 	name  string
-	kind  RunKind
+	goIO  bool // RunConfig.GoIO as the caller sets it (capsule-nofs: by the rule, callerIO)
 	spool bool
 }
 
@@ -82,7 +79,7 @@ func fetchRun(t *testing.T, k runKind, host string) {
 	h := NewHost()
 	h.HTTP(HTTPGrant{Decide: allowAll, MaxBodyBytes: 1 << 20, MaxInFlight: 4})
 	i, err := instantiateFull(testEngine, context.Background(), k.fixture(t, "httpopts.wat"),
-		RunConfig{Kind: k.kind, Host: h, Limits: Limits{Deadline: 20 * time.Second}})
+		RunConfig{GoIO: k.goIO, Host: h, Limits: Limits{Deadline: 20 * time.Second}})
 	if err != nil {
 		t.Error(err)
 		return
@@ -134,23 +131,9 @@ func TestConnKeptClosedByServer(t *testing.T) {
 	}
 }
 
-// pooledOK reports whether the engine's pool holds a usable connection to
-// host (it is put back either way).
-func pooledOK(host string) bool {
-	p := testEngine.conns
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	for k, l := range p.idle {
-		if strings.Contains(k, host) {
-			for _, c := range l {
-				if c.idleOK() {
-					return true
-				}
-			}
-		}
-	}
-	return false
-}
+// pooledOK reports whether the runs' pool holds a usable connection to
+// host.
+func pooledOK(host string) bool { return h1.DefaultPool.Usable(host) }
 
 // TestConnNeverShared: runs in parallel to one origin never have two
 // requests on one connection at once, and still reuse connections.
@@ -171,85 +154,5 @@ func TestConnNeverShared(t *testing.T) {
 	}
 	if n := s.accepts.Load(); n > workers*each/2 {
 		t.Errorf("%d accepts for %d runs: connections are not being kept", n, workers*each)
-	}
-}
-
-// TestConnPoolBound: the pool keeps at most perKey idle connections to one
-// key and total in all, evicting the one idle longest, and closes what it
-// does not keep, and everything at closeAll.
-func TestConnPoolBound(t *testing.T) {
-	p := &connPool{perKey: 3, total: 5, idleFor: time.Hour}
-	var all []*hconn
-	mk := func(key string) *hconn {
-		fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { unix.Close(fds[1]) })
-		c := &hconn{fd: fds[0], poolKey: key, raw: &rawConn{fd: fds[0]}}
-		c.br = bufio.NewReader(c.raw)
-		all = append(all, c)
-		return c
-	}
-	for range 4 {
-		p.put(mk("a"))
-	}
-	if n := p.size(); n != 3 {
-		t.Fatalf("after 4 puts to one key the pool holds %d, want 3", n)
-	}
-	if !all[3].closed {
-		t.Error("the connection over the per-key bound was not closed")
-	}
-	for k := range 3 {
-		p.put(mk(fmt.Sprint("b", k)))
-	}
-	if n := p.size(); n != 5 {
-		t.Fatalf("the pool holds %d, want its total bound 5", n)
-	}
-	if !all[0].closed {
-		t.Error("the connection idle longest was not evicted for room")
-	}
-	if c := p.get("b1"); c != all[5] || !c.reused {
-		t.Errorf("get(b1) = %v, want the connection put under b1, marked reused", c)
-	}
-	if c := p.get("b1"); c != nil {
-		t.Errorf("a second get(b1) = %v, want none (a connection is never handed out twice)", c)
-	}
-	p.closeAll()
-	for i, c := range all {
-		if i != 5 && !c.closed {
-			t.Errorf("connection %d still open after closeAll", i)
-		}
-	}
-	all[5].close()
-	p.put(mk("a"))
-	if n := p.size(); n != 0 || !all[len(all)-1].closed {
-		t.Error("a closed pool kept a connection")
-	}
-}
-
-// TestConnPoolExpires: a connection idle for longer than idleFor is closed
-// by the pool's sweep.
-func TestConnPoolExpires(t *testing.T) {
-	p := &connPool{perKey: 3, total: 5, idleFor: 20 * time.Millisecond}
-	defer p.closeAll()
-	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer unix.Close(fds[1])
-	c := &hconn{fd: fds[0], poolKey: "a", raw: &rawConn{fd: fds[0]}}
-	c.br = bufio.NewReader(c.raw)
-	p.put(c)
-	for deadline := time.Now().Add(10 * time.Second); p.size() > 0 && time.Now().Before(deadline); {
-		time.Sleep(5 * time.Millisecond)
-	}
-	if p.size() != 0 {
-		t.Fatal("the idle connection was never expired")
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if !c.closed {
-		t.Error("the expired connection was not closed")
 	}
 }

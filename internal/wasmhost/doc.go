@@ -1,9 +1,12 @@
 // Package wasmhost runs WebAssembly components (WASI 0.2) through wasmtime's
 // component C API — wasmtime 39, linked from the static library inside
 // github.com/bytecodealliance/wasmtime-go/v39 — via cgo. It is the only
-// package of Murmur with cgo, and it is the engine only: it knows no Murmur
-// interface, record or policy (those are internal/wit's). Everything else
-// sees a small Go API:
+// package of Murmur with cgo. It knows no Murmur interface, record or
+// policy (those are internal/wit's). Beside the engine it still holds Go's
+// wasi:io and the wasi:http mechanism, which reach into a run's store; the
+// HTTP/1.1 client they drive, with its connection pool, is the pure-Go
+// wasihttp/h1, and the pool is the caller's (HTTPGrant.Conns): the engine
+// owns no sockets. Everything else sees a small Go API:
 //
 //   - Engine (NewEngine): one per process. Cranelift, the component model,
 //     an epoch ticker (every 10 ms) for deadlines, and a memory creator that
@@ -15,7 +18,7 @@
 //     with WIT-like types.
 //   - Host: the Go functions a run grants, by interface and function name
 //     (Define), and the wasi:http hook point (HTTP: the engine builds the
-//     request, the caller's function decides it). Whatever a component
+//     request, the caller's function decides it, over the caller's pool). Whatever a component
 //     imports that the Host does not grant is linked anyway and fails when
 //     called with "capability not granted: <iface>#<func>".
 //   - Instance (Engine.Instantiate with a RunConfig: Limits, WASI, Host): one

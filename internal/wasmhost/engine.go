@@ -85,15 +85,11 @@ type Engine struct {
 
 	linkers sync.Map // import key -> *linkerEntry
 
-	// conns are the wasi:http connections idle between exchanges, shared
-	// by every run (httpconn.go), closed with the engine.
-	conns *connPool
-
 	helperOnce sync.Once
 	spoolOnce  sync.Once
 	spool      *Component
 	spoolErr   error
-	helper     *Component // §6.3 clock helper, compiled on first need
+	helper     *Component // the deadline-aware clock's helper (clock.go), compiled on first need
 	helperErr  error
 	wasiOnce   sync.Once
 	wasiLinker *C.wasmtime_component_linker_t // plain wasip2 linker (for the helper)
@@ -109,7 +105,7 @@ func NewEngine(cfg Config) (*Engine, error) {
 		// every error and trap: slow and noisy.
 		os.Setenv("RUST_LIB_BACKTRACE", "0")
 	})
-	eng := &Engine{log: cfg.Logger, onCompile: cfg.OnCompile, conns: newConnPool()}
+	eng := &Engine{log: cfg.Logger, onCompile: cfg.OnCompile}
 	if eng.log == nil {
 		eng.log = slog.Default()
 	}
@@ -199,7 +195,6 @@ func (e *Engine) Close() error {
 		return fmt.Errorf("wasmhost: engine still has %d open instances or compilations", n)
 	}
 	e.closed = true
-	e.conns.closeAll()
 	close(e.stop)
 	<-e.done
 	if e.helper != nil {
@@ -215,11 +210,6 @@ func (e *Engine) Close() error {
 	C.wasm_engine_delete(e.e)
 	return nil
 }
-
-// CloseIdleConnections closes the wasi:http connections kept idle between
-// runs (as net/http's Transport.CloseIdleConnections does); connections in
-// use are not touched, and later requests dial and keep connections again.
-func (e *Engine) CloseIdleConnections() { e.conns.closeIdle() }
 
 // enter registers an instance or a compilation, so Close cannot free the
 // engine under it; it fails on a closed engine. Close and enter hold e.mu, so

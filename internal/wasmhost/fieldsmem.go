@@ -9,6 +9,8 @@ import (
 	"encoding/binary"
 	"strings"
 	"unsafe"
+
+	"github.com/murmur-go/murmur/internal/wasmhost/wasihttp/h1"
 )
 
 // The fields functions' values read from the guest's memory by their
@@ -76,7 +78,7 @@ func (r *run) guestElems(ptr, count, size uint32, each func(e []byte) bool) bool
 // fieldsAppendPtr is [method]fields.append with its value as (ptr, len).
 func fieldsAppendPtr(r *run, f *httpFields, name string, ptr, n uint32) Result {
 	s, ok := r.guestValue(ptr, n, maxFieldsBytes-f.size()-len(name))
-	if !ok || !validFieldValue(s) {
+	if !ok || !h1.ValidFieldValue(s) {
 		return headerErr("invalid-syntax")
 	}
 	f.entries = append(f.entries, [2]string{name, s})
@@ -102,7 +104,7 @@ func fieldsSetPtr(r *run, f *httpFields, name string, ptr, count uint32) Result 
 	ok := r.guestElems(ptr, count, 8, func(e []byte) bool {
 		budget -= len(name)
 		s, ok := r.guestValue(binary.LittleEndian.Uint32(e), binary.LittleEndian.Uint32(e[4:]), budget)
-		if !ok || !validFieldValue(s) {
+		if !ok || !h1.ValidFieldValue(s) {
 			bad = true
 			return false
 		}
@@ -129,17 +131,17 @@ func fieldsFromListPtr(r *run, ptr, count uint32) (Value, error) {
 	var refusal string
 	ok := r.guestElems(ptr, count, 16, func(e []byte) bool {
 		name, ok := r.guestValue(binary.LittleEndian.Uint32(e), binary.LittleEndian.Uint32(e[4:]), budget)
-		if !ok || !validFieldName(name) {
+		if !ok || !h1.ValidFieldName(name) {
 			refusal = "invalid-syntax"
 			return false
 		}
 		budget -= len(name)
 		val, ok := r.guestValue(binary.LittleEndian.Uint32(e[8:]), binary.LittleEndian.Uint32(e[12:]), budget)
-		if !ok || !validFieldValue(val) {
+		if !ok || !h1.ValidFieldValue(val) {
 			refusal = "invalid-syntax"
 			return false
 		}
-		if forbiddenField(name) {
+		if h1.ForbiddenField(name) {
 			refusal = "forbidden"
 			return false
 		}

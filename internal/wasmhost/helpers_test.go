@@ -20,7 +20,8 @@ var (
 func fixture(t testing.TB, name string) *Component { return compiled(t, name, false) }
 
 // spoolFixture is fixture name compiled again with its wasi:http bodies
-// kept on the spool (SpoolOnly), for tests of the spool path with a
+// kept on the spool (SpoolOnly: callerIO leaves its runs to wasip2), for
+// tests of the spool path with a
 // fixture that imports no wasi:filesystem.
 func spoolFixture(t testing.TB, name string) *Component { return compiled(t, name, true) }
 
@@ -102,7 +103,20 @@ func asLimit(t *testing.T, err error) *ResourceLimitError {
 // set to the spec's defaults (the engine has none of its own).
 func instantiateFull(e *Engine, ctx context.Context, c *Component, rc RunConfig) (*Instance, error) {
 	rc.Limits = fullLimits(rc.Limits)
+	callerIO(c, &rc)
 	return e.Instantiate(ctx, c, rc)
+}
+
+// callerIO does for the tests what Murmur's callers do
+// (internal/wit.ChooseIO): Go's wasi:io for a component that uses
+// wasi:http and imports no wasi:filesystem (its preopens dropped: out of
+// its reach), unless it was compiled for a test of the spool path
+// (SpoolOnly).
+func callerIO(c *Component, rc *RunConfig) {
+	if _, spool := spoolOnly.Load(c); !rc.GoIO && !spool && c.importsHTTP && !c.importsFS {
+		rc.GoIO = true
+		rc.WASI.Preopens = nil
+	}
 }
 
 func fullLimits(l Limits) Limits {

@@ -117,28 +117,16 @@ type linkerEntry struct {
 	// resIDs maps "<iface>#<resource>" to the host resource type id this
 	// linker defined for it.
 	resIDs map[string]uint32
-	// goIO: a driver run's linker, where Go answers wasi:io and what hands
+	// goIO: the linker of runs where Go answers wasi:io and what hands
 	// out its streams and pollables (wasiio.go).
 	goIO bool
 }
 
-// goIO reports whether Go answers wasi:io in c's runs of kind (wasiio.go):
-// always in a driver's; in a capsule's or tool's when c uses wasi:http but
-// imports no wasi:filesystem. Such a component can reach neither its work
-// folder nor the spool, so nothing needs wasmtime's file streams, and its
-// response bodies stream from the socket as they arrive instead of through
-// the spool's file streams, each read of which that finds no bytes waits
-// for a thread of wasmtime's blocking pool (RATIONALE.md).
-func (c *Component) goIO(kind RunKind) bool {
-	return kind == RunDriver || (c.importsHTTP && !c.importsFS && !c.spoolOnly)
-}
-
-// linkerFor is the shared linker of the component's imports for runs of
-// kind: one where Go answers wasi:io differs from wasip2's with the same
-// imports.
-func (c *Component) linkerFor(kind RunKind) (*C.wasmtime_component_linker_t, error) {
+// linkerFor is the shared linker of the component's imports for runs
+// where Go answers wasi:io (goIO) or wasip2 does: the two differ for the
+// same imports.
+func (c *Component) linkerFor(goIO bool) (*C.wasmtime_component_linker_t, error) {
 	key := c.importKey
-	goIO := c.goIO(kind)
 	if goIO {
 		key = "goio\n" + key
 	}

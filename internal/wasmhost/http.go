@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/url"
 	"os"
@@ -17,6 +16,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/murmur-go/murmur/internal/wasmhost/wasihttp/h1"
 )
 
 // wasi:http, the mechanism. wasmtime 39's C API provides no wasi:http, so
@@ -28,10 +29,10 @@ import (
 // incoming-body (stream: a wasip2 input-stream over the spooled body),
 // future-trailers. The types are taken from the guest's own imports, so any
 // 0.2.x minor version links; variant answers are lowered by case name. A
-// capsule's or tool's request made with nothing else in flight is exchanged
-// on the guest's own thread over the run's kept connections (httpsync.go,
-// httpconn.go: net/http's wire code, our connection); the others go through
-// net/http's Transport on a goroutine, as do all of a driver's.
+// request made with nothing else of the run in flight is exchanged on the
+// guest's own thread over the caller's kept connections (httpsync.go over
+// wasihttp/h1's Exchange: net/http's wire code, our connection); the others
+// go through net/http's Transport on a goroutine.
 //
 // What is allowed is the caller's policy (HTTPGrant.Decide), not the
 // engine's. The engine enforces the mechanics the policy relies on: no
@@ -42,8 +43,8 @@ import (
 // with "capability not granted" like any ungranted import.
 
 // HTTPRequest is what a guest asked wasi:http to send. A policy may rewrite
-// Headers (the gateway key swap of contracts §14); nothing else it changes
-// is used.
+// Headers (a stored driver's gateway key swapped in: docs/drivers.md);
+// nothing else it changes is used.
 type HTTPRequest struct {
 	Method        string // "GET", …, or the other(...) text
 	Scheme        string // "http", "https" or other; "" when unset
@@ -75,10 +76,16 @@ func (r HTTPRequest) effectiveScheme() string {
 // body (the guest reading past it gets HTTP-response-body-size), and
 // MaxInFlight the requests one call has outstanding at once (more wait for
 // a slot).
+//
+// Conns is the caller's pool of idle connections, where a request on the
+// guest's thread takes one and gives it back: the caller decides how long
+// connections outlive a run and closes them (h1.Pool.CloseIdle). nil is
+// h1.DefaultPool, the process's; the engine owns no sockets.
 type HTTPGrant struct {
 	Decide       func(ctx context.Context, req *HTTPRequest) error
 	MaxBodyBytes int64
 	MaxInFlight  int
+	Conns        *h1.Pool
 }
 
 // HTTP grants the wasi:http functions described above.
@@ -114,26 +121,30 @@ type httpRun struct {
 	pooled  []*poolFile // every pooled file, closed with the run
 	inUse   int
 	closing []uint32 // pooled files' helper descriptors to close
-	// live: the run's wasi:io is Go's (Component.goIO), so bodies are Go
+	// live: the run's wasi:io is Go's (RunConfig.GoIO), so bodies are Go
 	// streams (wasiio_http.go) instead of spool files.
 	live bool
 
 	// The synchronous exchange (httpsync.go): the run's own connections,
 	// the exchanges in flight (of both kinds), and the one the guest's
 	// thread owns, if any.
-	conns   *connPool // the Engine's
+	conns   *h1.Pool // the grant's (HTTPGrant.Conns)
 	active  atomic.Int32
 	pending *syncEx
-	// spinMisses counts heads in a row that missed the spin, spinTries
-	// the spins (headSpin); the guest's thread alone uses them.
-	spinMisses, spinTries int
+	// spin is the head spin's record (h1.Spin); the guest's thread alone
+	// uses it.
+	spin h1.Spin
 }
 
 // newHTTPRun makes a run's wasi:http state; a live one (a run whose
 // wasi:io is Go's: a driver's, or a component's without a filesystem) has
 // no spool directory: its bodies are in memory
 // and on the socket.
-func newHTTPRun(g *HTTPGrant, conns *connPool, live bool) (*httpRun, error) {
+func newHTTPRun(g *HTTPGrant, live bool) (*httpRun, error) {
+	conns := g.Conns
+	if conns == nil {
+		conns = h1.DefaultPool
+	}
 	var sp *spoolDir
 	if !live {
 		var err error
@@ -167,59 +178,6 @@ func (h *httpRun) close() {
 		os.RemoveAll(h.spool.dir)
 	}
 }
-
-type connectTimeoutKey struct{}
-
-// newTransport is a net/http transport that reads no proxy variables and
-// dials the address it resolved itself, once, so the name the policy
-// checked cannot be re-resolved to another address between check and
-// connect (the standard dialer resolves again on every attempt).
-func newTransport() *http.Transport {
-	d := &net.Dialer{KeepAlive: 30 * time.Second}
-	return &http.Transport{
-		Proxy: nil,
-		DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
-			if t, ok := ctx.Value(connectTimeoutKey{}).(time.Duration); ok && t > 0 {
-				var cancel context.CancelFunc
-				ctx, cancel = context.WithTimeoutCause(ctx, t, errConnectTimeout)
-				defer cancel()
-			}
-			host, port, err := net.SplitHostPort(addr)
-			if err != nil {
-				return nil, err
-			}
-			ips, err := net.DefaultResolver.LookupIPAddr(ctx, host)
-			if err != nil {
-				return nil, err
-			}
-			var last error
-			for _, ip := range ips {
-				c, err := d.DialContext(ctx, network, net.JoinHostPort(ip.IP.String(), port))
-				if err == nil {
-					return c, nil
-				}
-				last = err
-			}
-			if last == nil {
-				last = &net.DNSError{Err: "no addresses", Name: host, IsNotFound: true}
-			}
-			if context.Cause(ctx) == errConnectTimeout {
-				return nil, errConnectTimeout
-			}
-			return nil, last
-		},
-		ForceAttemptHTTP2:   true,
-		DisableCompression:  true, // the guest sees the body as sent, content-coding included
-		MaxIdleConnsPerHost: 16,
-		IdleConnTimeout:     30 * time.Second,
-	}
-}
-
-var (
-	errConnectTimeout   = errors.New("connect timeout")
-	errFirstByteTimeout = errors.New("first-byte timeout")
-	errBetweenBytes     = errors.New("between-bytes timeout")
-)
 
 // Host objects behind the wasi:http resources.
 
@@ -703,10 +661,10 @@ func fieldsChange(r *run, a []Value, change func(f *httpFields, name string) Res
 	if f.immutable {
 		return headerErr("immutable"), nil
 	}
-	if !validFieldName(name) {
+	if !h1.ValidFieldName(name) {
 		return headerErr("invalid-syntax"), nil
 	}
-	if forbiddenField(name) {
+	if h1.ForbiddenField(name) {
 		return headerErr("forbidden"), nil
 	}
 	return change(f, name), nil
@@ -740,10 +698,10 @@ var httpTypes = map[string]func(*run, []Value) (Value, error){
 			}
 			name, _ := t[0].(string)
 			val := bytesOf(t[1])
-			if !validFieldName(name) || !validFieldValue(val) {
+			if !h1.ValidFieldName(name) || !h1.ValidFieldValue(val) {
 				return headerErr("invalid-syntax"), nil
 			}
-			if forbiddenField(name) {
+			if h1.ForbiddenField(name) {
 				return headerErr("forbidden"), nil
 			}
 			f.entries = append(f.entries, [2]string{name, val})
@@ -787,7 +745,7 @@ var httpTypes = map[string]func(*run, []Value) (Value, error){
 			for _, v := range vals {
 				s := bytesOf(v)
 				n += len(name) + len(s)
-				if !validFieldValue(s) || n > maxFieldsBytes {
+				if !h1.ValidFieldValue(s) || n > maxFieldsBytes {
 					return headerErr("invalid-syntax")
 				}
 				add = append(add, [2]string{name, s})
@@ -809,7 +767,7 @@ var httpTypes = map[string]func(*run, []Value) (Value, error){
 				return fieldsAppendPtr(r, f, name, ptr, n)
 			}
 			s := bytesOf(a[2])
-			if !validFieldValue(s) || f.size()+len(name)+len(s) > maxFieldsBytes {
+			if !h1.ValidFieldValue(s) || f.size()+len(name)+len(s) > maxFieldsBytes {
 				return headerErr("invalid-syntax")
 			}
 			f.entries = append(f.entries, [2]string{name, s})
@@ -865,7 +823,7 @@ var httpTypes = map[string]func(*run, []Value) (Value, error){
 		if v.Case == "other" {
 			m, _ = v.Value.(string)
 		}
-		if req == nil || !validToken(m) {
+		if req == nil || !h1.ValidToken(m) {
 			return Err(nil), nil
 		}
 		req.Method = m
@@ -895,7 +853,7 @@ var httpTypes = map[string]func(*run, []Value) (Value, error){
 			s = strings.ToLower(v.Case)
 			if v.Case == "other" {
 				s, _ = v.Value.(string)
-				if !validScheme(s) {
+				if !h1.ValidScheme(s) {
 					return Err(nil), nil
 				}
 			}
@@ -912,7 +870,7 @@ var httpTypes = map[string]func(*run, []Value) (Value, error){
 	"[method]outgoing-request.set-authority": func(r *run, a []Value) (Value, error) {
 		req := objAs[*httpRequest](r, a[0])
 		s, _ := optString(a[1])
-		if req == nil || (s != "" && !validAuthority(s)) {
+		if req == nil || (s != "" && !h1.ValidAuthority(s)) {
 			return Err(nil), nil
 		}
 		req.Authority = s
@@ -927,7 +885,7 @@ var httpTypes = map[string]func(*run, []Value) (Value, error){
 	"[method]outgoing-request.set-path-with-query": func(r *run, a []Value) (Value, error) {
 		req := objAs[*httpRequest](r, a[0])
 		s, _ := optString(a[1])
-		if req == nil || (s != "" && !validPath(s)) {
+		if req == nil || (s != "" && !h1.ValidPath(s)) {
 			return Err(nil), nil
 		}
 		req.PathWithQuery = s
@@ -973,7 +931,7 @@ var httpTypes = map[string]func(*run, []Value) (Value, error){
 			}
 		}
 		b.end(false)
-		if b.ex.onGuestThread() && !b.ex.written {
+		if b.ex.onGuestThread() && !b.ex.x.Written {
 			b.ex.write() // the request waited for its body
 		}
 		return okUnit, nil
@@ -1308,16 +1266,16 @@ func (h *httpRun) exchange(ctx context.Context, cancel context.CancelFunc, send 
 		return
 	}
 	if opts.connect > 0 {
-		hreq = hreq.WithContext(context.WithValue(hreq.Context(), connectTimeoutKey{}, opts.connect))
+		hreq = hreq.WithContext(h1.WithConnectTimeout(hreq.Context(), opts.connect))
 	}
 	var firstByte *time.Timer
 	if opts.firstByte > 0 {
 		rctx, rcancel := context.WithCancelCause(hreq.Context())
 		defer rcancel(nil)
-		firstByte = time.AfterFunc(opts.firstByte, func() { rcancel(errFirstByteTimeout) })
+		firstByte = time.AfterFunc(opts.firstByte, func() { rcancel(h1.ErrFirstByteTimeout) })
 		hreq = hreq.WithContext(rctx)
 	}
-	h.transportOnce.Do(func() { h.transport = newTransport() })
+	h.transportOnce.Do(func() { h.transport = h1.NewTransport() })
 	resp, err := h.transport.RoundTrip(hreq)
 	if firstByte != nil {
 		firstByte.Stop()
@@ -1389,60 +1347,41 @@ func readBody(ctx context.Context, resp *http.Response, buf []byte, max int64, b
 	return readBodyTo(ctx, resp, buf, max, between, cancel, sink, nil, nil)
 }
 
-// readBodyTo is readBody with the failure mapping code (nil: codeOf) and
-// eof set when the body was read to its clean end.
+// readBodyTo is readBody (h1.ReadBody) with the failure mapping code (nil:
+// codeOf) and eof set when the body was read to its clean end.
 func readBodyTo(ctx context.Context, resp *http.Response, buf []byte, max int64, between time.Duration, cancel context.CancelFunc, sink func([]byte) Value, code func(error) Value, eof *bool) Value {
 	if code == nil {
 		code = func(err error) Value { return codeOf(ctx, err) }
 	}
-	var timer *time.Timer
-	var mu sync.Mutex
-	timedOut := false
-	if between > 0 {
-		timer = time.AfterFunc(between, func() {
-			mu.Lock()
-			timedOut = true
-			mu.Unlock()
-			cancel()
-		})
-		defer timer.Stop()
+	done, err := h1.ReadBody(resp, buf, max, between, cancel, func(b []byte) error {
+		if v := sink(b); v != nil {
+			return sinkCode{v}
+		}
+		return nil
+	})
+	if eof != nil && done {
+		*eof = true
 	}
-	var n int64
-	for {
-		k, rerr := resp.Body.Read(buf)
-		if timer != nil {
-			timer.Stop()
-		}
-		if k > 0 {
-			if n+int64(k) > max {
-				sink(buf[:max-n])
-				return Variant{Case: "HTTP-response-body-size", Value: Some(uint64(n + int64(k)))}
-			}
-			if code := sink(buf[:k]); code != nil {
-				return code
-			}
-			n += int64(k)
-		}
-		if rerr != nil {
-			if errors.Is(rerr, errEOF) {
-				if eof != nil {
-					*eof = true
-				}
-				return nil
-			}
-			mu.Lock()
-			to := timedOut
-			mu.Unlock()
-			if to {
-				return errCode("connection-read-timeout")
-			}
-			return code(rerr)
-		}
-		if timer != nil {
-			timer.Reset(between)
-		}
+	var sc sinkCode
+	var big *h1.TooLargeError
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &sc):
+		return sc.v
+	case errors.As(err, &big):
+		return Variant{Case: "HTTP-response-body-size", Value: Some(big.N)}
+	case err == h1.ErrBetweenBytes:
+		// The timer's: what the read saw was the cancel it caused.
+		return errCode("connection-read-timeout")
 	}
+	return code(err)
 }
+
+// sinkCode carries a sink's error-code out of h1.ReadBody.
+type sinkCode struct{ v Value }
+
+func (e sinkCode) Error() string { return "wasi:http: the body's reader stopped" }
 
 func buildRequest(ctx context.Context, send HTTPRequest, body *outBody) (*http.Request, *Variant) {
 	scheme := send.effectiveScheme()

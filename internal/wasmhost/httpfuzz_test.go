@@ -8,6 +8,8 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+
+	"github.com/murmur-go/murmur/internal/wasmhost/wasihttp/h1"
 )
 
 // FuzzHTTPRequest: the host side of the wasi:http inputs a guest controls
@@ -20,10 +22,10 @@ func FuzzHTTPRequest(f *testing.F) {
 	f.Add("POST", "127.0.0.1:8080", "/", "content-type", "application/json")
 	f.Add("PATCH", "[::1]:443", "/%41", "x-a", "  spaced  ")
 	f.Fuzz(func(t *testing.T, method, authority, path, name, value string) {
-		tok, auth, p := validToken(method), validAuthority(authority), validPath(path)
-		fname, fval := validFieldName(name), validFieldValue(value)
-		_ = forbiddenField(name) // must not panic on any input
-		_ = validScheme(method)
+		tok, auth, p := h1.ValidToken(method), h1.ValidAuthority(authority), h1.ValidPath(path)
+		fname, fval := h1.ValidFieldName(name), h1.ValidFieldValue(value)
+		_ = h1.ForbiddenField(name) // must not panic on any input
+		_ = h1.ValidScheme(method)
 		if auth {
 			if strings.Contains(authority, "@") {
 				t.Fatalf("authority %q with userinfo accepted", authority)
@@ -33,7 +35,7 @@ func FuzzHTTPRequest(f *testing.F) {
 				t.Fatalf("accepted authority %q parses as %v (%v)", authority, u, err)
 			}
 		}
-		if !tok || !auth || !p || !fname || !fval || forbiddenField(name) {
+		if !tok || !auth || !p || !fname || !fval || h1.ForbiddenField(name) {
 			return
 		}
 		send := HTTPRequest{Method: method, Scheme: "http", Authority: authority, PathWithQuery: path,

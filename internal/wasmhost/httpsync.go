@@ -4,11 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
-	"strings"
-	"syscall"
 	"time"
+
+	"github.com/murmur-go/murmur/internal/wasmhost/wasihttp/h1"
 )
 
 // syncEx is an exchange the guest's own thread does (RATIONALE.md, "The
@@ -36,14 +35,11 @@ type syncEx struct {
 	f        *httpFuture
 	deadline time.Time // the call's deadline plus the grace (run.waitEnd)
 
-	hreq      *http.Request
-	target    *target
-	c         *hconn
-	stopKill  func() bool
-	written   bool
-	writtenAt time.Time
-	async     bool
-	ended     bool
+	// x is the HTTP/1.1 exchange itself: its connection, the request as
+	// written, when it was written.
+	x     *h1.Exchange
+	async bool
+	ended bool
 	// A driver run's response (httpsynclive.go): its body, and pull while
 	// the guest's thread reads it from the socket.
 	resp *http.Response
@@ -71,6 +67,17 @@ func (h *httpRun) startSync(r *run, send HTTPRequest, body *outBody, opts reques
 	in := &inBody{spooled: make(chan struct{}), cancel: cancel, h: h}
 	f := &httpFuture{done: make(chan struct{}), cancel: cancel, body: in}
 	ex := &syncEx{h: h, ctx: ctx, cancel: cancel, send: send, body: body, opts: opts, f: f, deadline: r.waitEnd()}
+	ex.x = &h1.Exchange{Pool: h.conns, Ctx: ctx, Scheme: send.effectiveScheme(), Authority: send.Authority,
+		Connect: opts.connect, FirstByte: opts.firstByte, Deadline: ex.deadline,
+		Build: func() (*http.Request, error) {
+			hreq, code := buildRequest(ctx, send, body)
+			if code != nil {
+				return nil, codeError{*code}
+			}
+			return hreq, nil
+		},
+		Replayable: ex.replayable,
+	}
 	f.sync = ex
 	if body != nil {
 		body.ex = ex
@@ -137,18 +144,7 @@ func (ex *syncEx) end(reuse bool) {
 	if !ex.async && ex.h.pending == ex {
 		ex.h.pending = nil // (an async one was taken off by toAsync, on the guest's thread)
 	}
-	if c := ex.c; c != nil {
-		ex.c = nil
-		if ex.stopKill != nil && !ex.stopKill() {
-			reuse = false // cancelled: kill has run or is running
-		}
-		if reuse {
-			c.raw.limit(time.Time{}, 0, nil)
-			ex.h.conns.put(c)
-		} else {
-			c.close()
-		}
-	}
+	ex.x.Release(reuse)
 	ex.cancel()
 	<-ex.h.sem
 	ex.h.active.Add(-1)
@@ -168,119 +164,43 @@ func (ex *syncEx) abandon() {
 	}
 }
 
-// conn takes a pooled connection to the request's origin at an address
-// its name resolved to, or dials one. The name is resolved once per
-// request (a retry on a new connection dials the same addresses).
-func (ex *syncEx) conn(fresh bool) error {
-	if ex.target == nil {
-		t, err := resolveTarget(ex.ctx, ex.send.effectiveScheme(), ex.send.Authority, ex.opts.connect, ex.deadline)
-		if err != nil {
-			return err
-		}
-		ex.target = t
-	}
-	var c *hconn
-	if !fresh {
-		for _, a := range ex.target.addrs {
-			if c = ex.h.conns.get(ex.target.key(a)); c != nil {
-				break
-			}
-		}
-	}
-	if c == nil {
-		var err error
-		c, err = dialSync(ex.ctx, ex.target, ex.opts.connect, ex.deadline)
-		if err != nil {
-			return err
-		}
-	}
-	c.raw.nread = 0
-	ex.c = c
-	ex.stopKill = context.AfterFunc(ex.ctx, c.kill)
-	return nil
-}
-
-// dropConn closes the exchange's connection (a failed or refused one).
-func (ex *syncEx) dropConn() {
-	if ex.c == nil {
-		return
-	}
-	ex.stopKill()
-	ex.c.close()
-	ex.c = nil
-}
-
 // write sends the request; a failure fails the future.
 func (ex *syncEx) write() {
 	if ex.body != nil && ex.body.aborted {
 		ex.fail(internalError("murmur: the outgoing-body was dropped without finish"))
 		return
 	}
-	for attempt := 0; ; attempt++ {
-		// Built for each attempt: a replayed in-memory body is read again.
-		hreq, code := buildRequest(ex.ctx, ex.send, ex.body)
-		if code != nil {
-			ex.fail(*code)
-			return
-		}
-		ex.hreq = hreq
-		if err := ex.conn(attempt > 0); err != nil {
-			ex.fail(ex.code(err))
-			return
-		}
-		err := ex.writeOnce()
-		if err == nil {
-			break
-		}
-		retry := ex.c.reused && attempt == 0 && ex.replayable()
-		ex.dropConn()
-		if !retry {
-			ex.fail(ex.code(err))
-			return
-		}
+	if err := ex.x.Write(); err != nil {
+		ex.fail(ex.code(err))
 	}
-	ex.written, ex.writtenAt = true, time.Now()
-}
-
-func (ex *syncEx) writeOnce() error {
-	ex.c.raw.limit(ex.deadline, 0, nil)
-	if err := ex.hreq.Write(ex.c.bw); err != nil {
-		return err
-	}
-	return ex.c.bw.Flush()
 }
 
 // replayable: the request can be sent again on a new connection after a
-// reused one turned out closed (net/http's rule: an idempotent method, or
-// an idempotency key, and no body of the guest's from a file, which is
-// read once).
+// reused one turned out closed (h1.Replayable; a body of the guest's from a
+// file is read once).
 func (ex *syncEx) replayable() bool {
-	if ex.body != nil && ex.body.taken && ex.body.mem == nil {
-		return false
-	}
-	switch ex.send.Method {
-	case "GET", "HEAD", "OPTIONS", "TRACE":
-		return true
-	}
-	for _, e := range ex.send.Headers {
-		if strings.EqualFold(e[0], "idempotency-key") || strings.EqualFold(e[0], "x-idempotency-key") {
-			return true
-		}
-	}
-	return false
+	return h1.Replayable(ex.send.Method, ex.send.Headers, ex.body == nil || !ex.body.taken || ex.body.mem != nil)
 }
+
+// codeError carries an error-code out of h1.Exchange.Build.
+type codeError struct{ v Variant }
+
+func (e codeError) Error() string { return "wasi:http " + e.v.Case }
 
 // code maps a connection failure to the error-code a guest expects.
 func (ex *syncEx) code(err error) Value {
+	var ce codeError
 	switch {
-	case errors.Is(err, errKilled):
+	case errors.As(err, &ce):
+		return ce.v
+	case errors.Is(err, h1.ErrKilled):
 		if context.Cause(ex.ctx) == context.DeadlineExceeded {
 			return errCode("HTTP-response-timeout")
 		}
 		return internalError("murmur: the request was cancelled")
-	case errors.Is(err, errCallDeadline):
+	case errors.Is(err, h1.ErrCallDeadline):
 		return errCode("HTTP-response-timeout")
-	case errors.Is(err, errFirstByteTimeout), errors.Is(err, errBetweenBytes):
+	case errors.Is(err, h1.ErrFirstByteTimeout), errors.Is(err, h1.ErrBetweenBytes):
 		return errCode("connection-read-timeout")
 	}
 	return codeOf(ex.ctx, err)
@@ -289,18 +209,7 @@ func (ex *syncEx) code(err error) Value {
 // headReady reports whether the response head has started to arrive (a
 // get can then read it without waiting on the server), or a limit on it
 // has passed.
-func (ex *syncEx) headReady() bool {
-	if !ex.written || ex.c == nil || ex.resp != nil {
-		return false
-	}
-	// A limit that has passed is ready too: readHead then ends at once.
-	now := time.Now()
-	if !ex.deadline.IsZero() && !now.Before(ex.deadline) ||
-		ex.opts.firstByte > 0 && !now.Before(ex.writtenAt.Add(ex.opts.firstByte)) {
-		return true
-	}
-	return ex.c.br.Buffered() > 0 || !ex.c.idleOK()
-}
+func (ex *syncEx) headReady() bool { return ex.resp == nil && ex.x.HeadReady() }
 
 // complete reads the response (and a small body), waiting for the request
 // to be written first if it is not yet (async only).
@@ -308,39 +217,28 @@ func (ex *syncEx) complete() {
 	if ex.ended || ex.resp != nil {
 		return // (a driver run's response is the guest's now)
 	}
-	if !ex.written {
-		if ex.c == nil && ex.f.err == nil && ex.body != nil {
+	if !ex.x.Written {
+		if ex.x.Conn == nil && ex.f.err == nil && ex.body != nil {
 			select {
 			case <-ex.body.finished:
 			case <-ex.ctx.Done():
-				ex.fail(ex.code(errKilled))
+				ex.fail(ex.code(h1.ErrKilled))
 				return
 			}
 			ex.write()
 		}
-		if ex.ended || !ex.written {
+		if ex.ended || !ex.x.Written {
 			return
 		}
 	}
-	resp, err := ex.readHead()
-	if err != nil && ex.c.reused && ex.c.raw.nread == 0 && ex.replayable() && !errors.Is(err, errKilled) &&
-		!errors.Is(err, errCallDeadline) && !errors.Is(err, errFirstByteTimeout) {
-		// The server closed the idle connection as the request went out.
-		ex.dropConn()
-		ex.written = false
-		ex.write()
-		if ex.ended {
-			return
-		}
-		resp, err = ex.readHead()
+	// Only the guest's thread spins (and keeps the run's record): a
+	// goroutine's wait costs no one's latency.
+	var spin *h1.Spin
+	if !ex.async {
+		spin = &ex.h.spin
 	}
+	resp, err := ex.x.ReadHead(spin)
 	if err != nil {
-		if ex.c != nil && ex.c.raw.nread == 0 && (errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF)) {
-			// Closed before a byte of the answer: not an answer cut
-			// short (ReadResponse's unexpected EOF) but a connection
-			// ended under the request.
-			err = syscall.ECONNRESET
-		}
 		ex.fail(ex.code(err))
 		return
 	}
@@ -373,67 +271,12 @@ func (ex *syncEx) complete() {
 	if h.pending == ex {
 		h.pending = nil
 	}
-	ex.c.handToPoller()
+	ex.x.Conn.HandToPoller()
 	h.wg.Add(1)
 	go func() {
 		defer h.wg.Done()
 		ex.spool(resp, pf, false)
 	}()
-}
-
-// headSpin is how long the guest's thread looks for the response head
-// before sleeping in poll(2). A sleeping thread is woken by the server's
-// write through the scheduler, and on a virtual machine (this one is
-// Firecracker) waking an idle vCPU costs tens of microseconds; a server
-// that answers within the spin saves that. A run whose heads keep missing
-// it (spinGiveUp in a row: a distant or slow server) stops spinning, and
-// tries again every spinRetry requests.
-const (
-	headSpin   = 50 * time.Microsecond
-	spinGiveUp = 3
-	spinRetry  = 16
-)
-
-// readHead reads the response head, skipping 1xx interim responses, within
-// the first-byte timeout (from the request's write) and the deadline.
-func (ex *syncEx) readHead() (*http.Response, error) {
-	raw := ex.c.raw
-	raw.limit(ex.deadline, 0, nil)
-	if ex.opts.firstByte > 0 {
-		if t := ex.writtenAt.Add(ex.opts.firstByte); ex.deadline.IsZero() || t.Before(ex.deadline) {
-			raw.until, raw.limitErr = t, errFirstByteTimeout
-		}
-	}
-	spun := false
-	// Only the guest's thread spins (and keeps the run's counts): a
-	// goroutine's wait costs no one's latency.
-	if !ex.async && (ex.h.spinMisses < spinGiveUp || ex.h.spinTries%spinRetry == 0) {
-		raw.spin, raw.spinHit, spun = headSpin, false, true
-		ex.h.spinTries++
-	}
-	defer func() {
-		// A head there before any wait left the spin unused: a hit too.
-		hit := raw.spinHit || raw.spin > 0
-		raw.spin = 0
-		if !spun {
-			return
-		}
-		if hit {
-			ex.h.spinMisses = 0
-		} else {
-			ex.h.spinMisses++
-		}
-	}()
-	for {
-		resp, err := http.ReadResponse(ex.c.br, ex.hreq)
-		if err != nil {
-			return nil, err
-		}
-		if resp.StatusCode >= 100 && resp.StatusCode < 200 && resp.StatusCode != http.StatusSwitchingProtocols {
-			continue
-		}
-		return resp, nil
-	}
 }
 
 // spool reads the body into pf (done closed first unless small), then
@@ -447,8 +290,7 @@ func (ex *syncEx) spool(resp *http.Response, pf *poolFile, small bool) {
 			close(f.done)
 		}
 	}
-	raw := ex.c.raw
-	raw.between(ex.deadline, ex.opts.betweenBytes, errBetweenBytes)
+	ex.x.Conn.Between(ex.deadline, ex.opts.betweenBytes, h1.ErrBetweenBytes)
 	bp := spoolBufs.Get().(*[]byte)
 	eof := false
 	in.err = readBodyTo(ex.ctx, resp, *bp, ex.h.grant.MaxBodyBytes, 0, nil, func(b []byte) Value {
@@ -465,7 +307,7 @@ func (ex *syncEx) spool(resp *http.Response, pf *poolFile, small bool) {
 	}
 	// The connection goes back (and the slot is freed) before the guest
 	// learns the body is whole: its next request then finds both.
-	ex.end(eof && in.err == nil && !resp.Close && !ex.hreq.Close)
+	ex.end(eof && in.err == nil && !resp.Close && !ex.x.Req.Close)
 	close(in.spooled)
 	if small {
 		close(f.done)
@@ -480,7 +322,7 @@ func (ex *syncEx) completeOnThread() {
 	if !ex.onGuestThread() {
 		return
 	}
-	if !ex.written {
+	if !ex.x.Written {
 		if ex.f.err == nil {
 			ex.toAsync()
 		}

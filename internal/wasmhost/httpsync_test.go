@@ -70,7 +70,7 @@ func TestHTTPRequestOptions(t *testing.T) {
 					h := NewHost()
 					h.HTTP(HTTPGrant{Decide: allowAll, MaxBodyBytes: 1 << 20, MaxInFlight: 4})
 					i, err := instantiateFull(testEngine, context.Background(), k.fixture(t, "httpopts.wat"),
-						RunConfig{Kind: k.kind, Host: h, Limits: Limits{Deadline: 20 * time.Second}})
+						RunConfig{GoIO: k.goIO, Host: h, Limits: Limits{Deadline: 20 * time.Second}})
 					if err != nil {
 						t.Fatal(err)
 					}
@@ -142,7 +142,7 @@ func TestHTTPTwoOutstanding(t *testing.T) {
 					h := NewHost()
 					h.HTTP(HTTPGrant{Decide: allowAll, MaxBodyBytes: 64 << 20, MaxInFlight: 4})
 					i, err := instantiateFull(testEngine, context.Background(), k.fixture(t, "httpopts.wat"),
-						RunConfig{Kind: k.kind, Host: h, Limits: Limits{Deadline: 20 * time.Second}})
+						RunConfig{GoIO: k.goIO, Host: h, Limits: Limits{Deadline: 20 * time.Second}})
 					if err != nil {
 						t.Fatal(err)
 					}
@@ -181,7 +181,7 @@ func TestHTTPEmptyBodyEnds(t *testing.T) {
 				h := NewHost()
 				h.HTTP(HTTPGrant{Decide: allowAll, MaxBodyBytes: 1 << 20, MaxInFlight: 4})
 				i, err := instantiateFull(testEngine, context.Background(), k.fixture(t, "httpopts.wat"),
-					RunConfig{Kind: k.kind, Host: h, Limits: Limits{Deadline: 5 * time.Second}})
+					RunConfig{GoIO: k.goIO, Host: h, Limits: Limits{Deadline: 5 * time.Second}})
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -1,30 +1,32 @@
 package wasmhost
 
 import (
+	"io"
+
 	"errors"
 	"net/http"
 	"time"
 
-	"golang.org/x/sys/unix"
+	"github.com/murmur-go/murmur/internal/wasmhost/wasihttp/h1"
 )
 
 // A live run's exchange on the guest's thread (a run whose wasi:io is Go's,
-// Component.goIO; RATIONALE.md, "Drivers on the guest's thread"). The request body is held in memory (a driver has
-// no filesystem, and the grant bounds the body), the request written at
-// handle or finish and the head read where the guest waits, as for a
-// capsule. The response body is then read from the socket by the guest's
-// own input-stream calls: read and blocking-read read what the socket
-// has, and the stream's pollable is ready when bytes are buffered or the
-// socket is readable, a wait on it sleeping in ppoll(2) on the socket
-// (waitAny). No goroutine carries the body, so a turn's body costs no
-// scheduler wake-ups.
+// RunConfig.GoIO; RATIONALE.md, "Go-streams bodies on the guest's thread").
+// The request body is held in memory (a driver has no filesystem, and the
+// grant bounds the body), the request written at handle or finish and the
+// head read where the guest waits, as for a capsule. The response body is
+// then read from the socket by the guest's own input-stream calls: read and
+// blocking-read read what the socket has, and the stream's pollable is
+// ready when bytes are buffered or the socket is readable, a wait on it
+// sleeping in ppoll(2) on the socket (waitAny). No goroutine carries the
+// body, so a turn's body costs no scheduler wake-ups.
 //
 // Where that does not fit, the rest of the body is handed to a goroutine
 // that pushes it into the same stream (pumpLive): the guest making a second
 // request while the body is unread (both must progress), dropping the
 // stream before the body's end (the trailers are still to come), https
-// (crypto/tls keeps decrypted bytes a poll of the socket cannot see), or
-// an exchange already on a goroutine.
+// (crypto/tls keeps decrypted bytes a poll of the socket cannot see), or an
+// exchange already on a goroutine.
 
 // syncBody is a response body the guest's thread reads from the socket.
 type syncBody struct {
@@ -60,7 +62,7 @@ func (ex *syncEx) startLive(resp *http.Response) {
 	ex.pull = b
 	s.src = b
 	close(f.done)
-	if ex.c.tls != nil {
+	if ex.x.Conn.TLS() {
 		b.toAsync()
 	}
 	// ex stays the run's pending exchange: a second request hands the body
@@ -79,7 +81,7 @@ func (b *syncBody) toAsync() {
 	if ex.h.pending == ex {
 		ex.h.pending = nil
 	}
-	ex.c.handToPoller()
+	ex.x.Conn.HandToPoller()
 	ex.h.wg.Add(1)
 	go func() {
 		defer ex.h.wg.Done()
@@ -93,7 +95,7 @@ func (b *syncBody) abort() {
 	if b.ex.pull != b {
 		return
 	}
-	b.ex.c.kill()
+	b.ex.x.Conn.Kill()
 	b.finish(internalError("murmur: the request was cancelled"), false)
 }
 
@@ -102,12 +104,12 @@ func (b *syncBody) abort() {
 // between-bytes timeout counts only time spent waiting on the server.
 func (ex *syncEx) pumpLive() {
 	s, in, resp := ex.f.body.live, ex.f.body, ex.resp
-	ex.c.raw.limit(ex.deadline, 0, nil)
+	ex.x.Conn.Limit(ex.deadline, 0, nil)
 	eof := false
 	buf := make([]byte, liveReadChunk)
 	in.err = readBodyTo(ex.ctx, resp, buf, ex.h.grant.MaxBodyBytes, ex.opts.betweenBytes, ex.cancel, func(p []byte) Value {
 		if !s.push(p, ex.ctx.Done()) {
-			return ex.code(errKilled)
+			return ex.code(h1.ErrKilled)
 		}
 		return nil
 	}, ex.code, &eof)
@@ -127,7 +129,7 @@ func (ex *syncEx) endLive(eof bool) {
 	}
 	// The connection goes back (and the slot is freed) before the guest
 	// learns the body ended: its next request then finds both.
-	ex.end(eof && in.err == nil && !resp.Close && !ex.hreq.Close)
+	ex.end(eof && in.err == nil && !resp.Close && !ex.x.Req.Close)
 	in.live.finish(in.err)
 	close(in.spooled)
 }
@@ -142,10 +144,10 @@ func (b *syncBody) finish(code Value, eof bool) {
 // limitAt is when the wait for the body's next bytes gives up: the nearer
 // of the call's deadline and the between-bytes timeout from waitFrom.
 func (b *syncBody) limitAt() (time.Time, error) {
-	at, why := b.ex.deadline, errCallDeadline
+	at, why := b.ex.deadline, h1.ErrCallDeadline
 	if bt := b.ex.opts.betweenBytes; bt > 0 && !b.waitFrom.IsZero() {
 		if t := b.waitFrom.Add(bt); at.IsZero() || t.Before(at) {
-			at, why = t, errBetweenBytes
+			at, why = t, h1.ErrBetweenBytes
 		}
 	}
 	return at, why
@@ -155,8 +157,8 @@ func (b *syncBody) limitAt() (time.Time, error) {
 // buffered, the socket is readable (or hung up), or the limit has passed
 // (the read then fails at once).
 func (b *syncBody) ready() bool {
-	c := b.ex.c
-	if c.br.Buffered() > 0 {
+	c := b.ex.x.Conn
+	if c.Reader().Buffered() > 0 {
 		return true
 	}
 	if b.resp.Body == http.NoBody || (b.resp.ContentLength >= 0 && b.n >= b.resp.ContentLength) {
@@ -171,9 +173,7 @@ func (b *syncBody) ready() bool {
 	if at, _ := b.limitAt(); !at.IsZero() && !time.Now().Before(at) {
 		return true
 	}
-	fds := []unix.PollFd{{Fd: int32(c.fd), Events: unix.POLLIN}}
-	n, err := unix.Poll(fds, 0)
-	return err != nil || n > 0
+	return c.Readable()
 }
 
 // fill reads what the socket has (at most n bytes) into the stream, or
@@ -184,10 +184,10 @@ func (b *syncBody) fill(n uint64) {
 	if n == 0 || !b.ready() {
 		return
 	}
-	raw := b.ex.c.raw
+	c := b.ex.x.Conn
 	at, why := b.limitAt()
-	raw.limit(time.Time{}, 0, nil)
-	raw.until, raw.limitErr = at, why
+	c.Limit(time.Time{}, 0, nil)
+	c.Until(at, why)
 	k := min(n, liveReadChunk)
 	p := make([]byte, k)
 	m, err := b.resp.Body.Read(p)
@@ -205,7 +205,7 @@ func (b *syncBody) fill(n uint64) {
 	if err == nil {
 		return
 	}
-	if errors.Is(err, errEOF) {
+	if errors.Is(err, io.EOF) {
 		b.finish(nil, true)
 		return
 	}

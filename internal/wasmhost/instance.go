@@ -102,11 +102,13 @@ type RunConfig struct {
 	// run's result past MaxResultListBytes (resultabi.go); the result
 	// keeps the elements before them. Nil: they are dropped.
 	ResultSpill func(Value)
-	// Kind is RunDriver for a driver component's run (wasiio.go), whose
-	// wasi:io Go answers so response bodies stream live; the zero value
-	// is every other run (Go answers its wasi:io too if the component uses
-	// wasi:http without wasi:filesystem: Component.goIO).
-	Kind RunKind
+	// GoIO makes Go answer the run's wasi:io instead of wasip2
+	// (wasiio.go): wasi:http response bodies are then Go streams read from
+	// the socket as they arrive (live), not files of the run's spool; the
+	// run has no filesystem (WASI.Preopens must be empty), and stdin,
+	// stdout and stderr are WASI's as for any run. The caller decides
+	// (Murmur's rule is internal/wit.ChooseIO).
+	GoIO bool
 }
 
 // Instance is one instantiated component in its own store. Calls are
@@ -192,7 +194,7 @@ func (e *Engine) Instantiate(ctx context.Context, c *Component, rc RunConfig) (*
 		e.leave()
 		return nil, err
 	}
-	l, err := c.linkerFor(rc.Kind)
+	l, err := c.linkerFor(rc.GoIO)
 	if err != nil {
 		c.release()
 		e.leave()
@@ -216,18 +218,14 @@ func (e *Engine) Instantiate(ctx context.Context, c *Component, rc RunConfig) (*
 	r.cctx = i.cctx
 
 	wasi := rc.WASI
-	if c.goIO(rc.Kind) {
-		if rc.Kind != RunDriver {
-			// Out of the component's reach: it imports no wasi:filesystem.
-			wasi.Preopens = nil
-		}
+	if rc.GoIO {
 		if wasi, err = r.ownIO(wasi); err != nil {
 			i.Close()
 			return nil, err
 		}
 	}
 	if rc.Host != nil && rc.Host.http != nil && c.importsHTTP {
-		hr, err := newHTTPRun(rc.Host.http, e.conns, r.io != nil)
+		hr, err := newHTTPRun(rc.Host.http, r.io != nil)
 		if err != nil {
 			i.Close()
 			return nil, err
@@ -479,8 +477,8 @@ func (r *run) ctx() context.Context {
 	return r.callCtx
 }
 
-// waitEnd is when a guest of a Go-owned wasi:io run (a driver's: "a
-// driver awaiting a provider response", capsules.txt, Execution limits)
+// waitEnd is when a guest of a Go-owned wasi:io run (a driver awaiting a
+// provider response, which the deadline bounds like any other wait)
 // waiting on the runtime — a wasi:http exchange, a Go pollable — is
 // stopped: the deadline plus the grace; zero when the call has no deadline.
 // A wait that ends inside the grace still ends the call as a waiting

@@ -3,6 +3,8 @@ package wasmhost
 import (
 	"os"
 	"testing"
+
+	"github.com/murmur-go/murmur/internal/wasmhost/wasihttp/h1"
 )
 
 // TestSpoolPoolBounds: a run's response files are pooled up to maxPooled in
@@ -11,7 +13,7 @@ import (
 // caller's goroutine and a small one when it is next taken: a reused file
 // starts empty, and nothing stays open after the run.
 func TestSpoolPoolBounds(t *testing.T) {
-	h, err := newHTTPRun(&HTTPGrant{MaxBodyBytes: 1 << 20, MaxInFlight: 1}, newConnPool(), false)
+	h, err := newHTTPRun(&HTTPGrant{MaxBodyBytes: 1 << 20, MaxInFlight: 1, Conns: h1.NewPool()}, false)
 	if err != nil {
 		t.Fatal(err)
 	}

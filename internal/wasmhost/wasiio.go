@@ -21,9 +21,10 @@ import (
 	"github.com/murmur-go/murmur/internal/diag"
 )
 
-// Go-owned wasi:io for driver runs (RunDriver; see RATIONALE.md, "wasi:io
-// owned in Go for drivers"), and for the runs of a capsule or tool that
-// uses wasi:http without wasi:filesystem (Component.goIO).
+// Go-owned wasi:io, for the runs whose caller asks for it (RunConfig.GoIO;
+// see RATIONALE.md, "Go's wasi:io: what it answers"): Murmur gives it to
+// a driver's runs, and to a capsule's or tool's whose component uses
+// wasi:http without wasi:filesystem (internal/wit.ChooseIO).
 //
 // wasmtime 39's C API can mint wasip2 streams only over files, and a file
 // stream reads a growing file as ended, so a wasi:http response body can
@@ -37,25 +38,6 @@ import (
 // output-stream, and every pollable a Go value that poll waits on with the
 // call's deadline. The rest of WASI (environment, exit, random, wall clock,
 // terminals) stays wasip2's: none of it touches a stream.
-
-// RunKind selects how a run's WASI is answered. It is part of the linker's
-// key: a capsule and a driver with the same imports link differently.
-type RunKind uint8
-
-const (
-	// RunDefault is wasmtime's wasip2 with the spool for wasi:http bodies:
-	// capsules and tools, whose work folder is wasip2's filesystem. A
-	// component that uses wasi:http but imports no wasi:filesystem gets
-	// Go's wasi:io instead, as a driver does (Component.goIO), and its
-	// preopens are not opened.
-	RunDefault RunKind = iota
-	// RunDriver is a driver component's run (internal/driver/wasm): Go
-	// owns wasi:io, so response bodies stream live. The run has no
-	// filesystem (WASI.Preopens must be empty); stdin, stdout and stderr
-	// are WASI's Stdin, Stdout/StdoutPath and Stderr/StderrPath as for
-	// any run.
-	RunDriver
-)
 
 // goIOProvides reports whether a run with Go's wasi:io answers the
 // instance in Go.
@@ -97,7 +79,7 @@ func (io *ioRun) close() {
 	}
 }
 
-// ownIO makes Go answer r's wasi:io (Component.goIO): its std streams are opened here (the Go
+// ownIO makes Go answer r's wasi:io (RunConfig.GoIO): its std streams are opened here (the Go
 // streams write to them), and the WASI context it returns for wasip2 keeps
 // only what wasip2 still answers (arguments, environment).
 func (r *run) ownIO(w WASI) (WASI, error) {
@@ -170,8 +152,8 @@ func (s *goInput) pollable(parent *family) *goPollable {
 
 // pollFD is the socket the guest's thread reads s's body from, or -1.
 func (s *goInput) pollFD() int {
-	if s.src != nil && s.src.ex.c != nil {
-		return s.src.ex.c.fd
+	if s.src != nil && s.src.ex.x.Conn != nil {
+		return s.src.ex.x.Conn.FD()
 	}
 	return -1
 }

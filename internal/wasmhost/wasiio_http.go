@@ -9,7 +9,7 @@ import (
 )
 
 // wasi:http bodies as Go streams, for runs whose wasi:io is Go's (driver
-// runs, and components without a filesystem: Component.goIO). The request
+// runs, and components without a filesystem: RunConfig.GoIO). The request
 // side is as for capsules (the body is gathered in an unlinked spool file
 // and sent at outgoing-body.finish), only written through a Go
 // output-stream; the response side is live: the exchange pushes each read

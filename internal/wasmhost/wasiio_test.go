@@ -20,7 +20,7 @@ const streamClosedU32 = ^uint32(0)
 
 func driverRun(t *testing.T, rc RunConfig) *Instance {
 	t.Helper()
-	rc.Kind = RunDriver
+	rc.GoIO = true
 	return instantiate(t, "wasiio.wat", rc)
 }
 
@@ -158,7 +158,7 @@ func TestDriverIONoFilesystemNoSockets(t *testing.T) {
 		t.Fatalf("resolve = %v, %v; want access-denied", v, err)
 	}
 	_, err := instantiateFull(testEngine, bg, fixture(t, "wasiio.wat"),
-		RunConfig{Kind: RunDriver, WASI: WASI{Preopens: []Preopen{{HostDir: t.TempDir(), GuestPath: "/w"}}}})
+		RunConfig{GoIO: true, WASI: WASI{Preopens: []Preopen{{HostDir: t.TempDir(), GuestPath: "/w"}}}})
 	var d *diag.Diagnostic
 	if !errors.As(err, &d) || d.Code != "E-RUN-104" {
 		t.Fatalf("a driver run with a preopen: %v", err)
@@ -168,13 +168,13 @@ func TestDriverIONoFilesystemNoSockets(t *testing.T) {
 // TestRunKindsLinkApart: one component, run as a capsule (wasip2) and as a
 // driver (Go wasi:io): each kind gets its own linker, and both read stdin.
 func TestRunKindsLinkApart(t *testing.T) {
-	for _, kind := range []RunKind{RunDefault, RunDriver, RunDefault} {
-		i := instantiate(t, "wasiio.wat", RunConfig{Kind: kind, WASI: WASI{Stdin: []byte("xyz")}})
+	for _, goIO := range []bool{false, true, false} {
+		i := instantiate(t, "wasiio.wat", RunConfig{GoIO: goIO, WASI: WASI{Stdin: []byte("xyz")}})
 		if v, err := i.Call(bg, "", "read-stdin", uint64(8)); err != nil || v != uint32(3) {
-			t.Fatalf("kind %d: read-stdin = %v, %v", kind, v, err)
+			t.Fatalf("GoIO %v: read-stdin = %v, %v", goIO, v, err)
 		}
-		if (i.run.io != nil) != (kind == RunDriver) {
-			t.Fatalf("kind %d: Go wasi:io %v", kind, i.run.io != nil)
+		if (i.run.io != nil) != goIO {
+			t.Fatalf("GoIO %v: Go wasi:io %v", goIO, i.run.io != nil)
 		}
 	}
 }
@@ -197,7 +197,7 @@ func TestDriverHTTPNoHostLeak(t *testing.T) {
 	fds0, g0 := countFDs(), runtime.NumGoroutine()
 	h := NewHost()
 	h.HTTP(HTTPGrant{Decide: allowAll, MaxBodyBytes: 1 << 20, MaxInFlight: 16})
-	i, err := instantiateFull(testEngine, context.Background(), fixture(t, "httpleak.wat"), RunConfig{Kind: RunDriver, Host: h})
+	i, err := instantiateFull(testEngine, context.Background(), fixture(t, "httpleak.wat"), RunConfig{GoIO: true, Host: h})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -825,5 +825,8 @@ func instantiate(e *wasmhost.Engine, ctx context.Context, c *wasmhost.Component,
 			*f.v = *f.d
 		}
 	}
+	if !rc.GoIO {
+		wit.ChooseIO(c, &rc) // as internal/tools and internal/script do
+	}
 	return e.Instantiate(ctx, c, rc)
 }

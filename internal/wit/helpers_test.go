@@ -59,10 +59,13 @@ func fixture(t testing.TB, name string) *wasmhost.Component {
 // instantiate runs a fixture under the manifest's default limits.
 func instantiate(t testing.TB, name string, h *wasmhost.Host) *wasmhost.Instance {
 	t.Helper()
-	i, err := testEngine.Instantiate(bg, fixture(t, name), wasmhost.RunConfig{
+	c := fixture(t, name)
+	rc := wasmhost.RunConfig{
 		Limits: grant.Limits(manifest.Capabilities{}.EffLimits()),
 		Host:   h,
-	})
+	}
+	ChooseIO(c, &rc) // as internal/tools and internal/script do
+	i, err := testEngine.Instantiate(bg, c, rc)
 	if err != nil {
 		t.Fatalf("instantiate %s: %v", name, err)
 	}

@@ -24,6 +24,7 @@ import (
 	"time"
 
 	"github.com/murmur-go/murmur/internal/wasmhost"
+	"github.com/murmur-go/murmur/internal/wasmhost/wasihttp/h1"
 	"github.com/murmur-go/murmur/internal/wit"
 )
 
@@ -356,7 +357,7 @@ func benchGet1KiB(b *testing.B, base string) {
 		})
 	}
 	// "component-c": the freestanding C tool (no guest runtime), run as a
-	// tool inside mur run is (internal/tools: RunDefault, the grant).
+	// tool inside mur run is (internal/tools: wit.ChooseIO, the grant).
 	b.Run("component-c", func(b *testing.B) {
 		policy := wit.NetworkAllow([]string{u.Host}, "k")
 		gokitComponent(b, httpGetCWasm) // compiled once, outside the measured loop
@@ -400,7 +401,7 @@ func benchGet1KiB(b *testing.B, base string) {
 const httpGetCWasm = "testdata/components/http-get-c/http-get-c.wasm"
 
 // runGetC runs the C tool http-get-c once with "<url> <n>", in the run
-// config a tool gets inside mur run (internal/tools: RunDefault, the
+// config a tool gets inside mur run (internal/tools: wit.ChooseIO, the
 // manifest's default limits, h's grant).
 func runGetC(tb testing.TB, h *wasmhost.Host, url string, n int) (wit.ToolResult, error) {
 	tb.Helper()
@@ -414,7 +415,7 @@ func runGetCComponent(e *wasmhost.Engine, c *wasmhost.Component, h *wasmhost.Hos
 
 // runGetCData runs http-get-c with tool-input.data data.
 func runGetCData(e *wasmhost.Engine, c *wasmhost.Component, h *wasmhost.Host, data string) (wit.ToolResult, error) {
-	inst, err := instantiate(e, context.Background(), c, wasmhost.RunConfig{Kind: wasmhost.RunDefault, Host: h})
+	inst, err := instantiate(e, context.Background(), c, wasmhost.RunConfig{Host: h})
 	if err != nil {
 		return wit.ToolResult{}, err
 	}
@@ -733,12 +734,8 @@ func hostUse(t *testing.T) (fds, goroutines int) {
 // asynchronously.
 func settles(t *testing.T, fds0, g0, slack int) {
 	t.Helper()
-	// Connections kept idle between runs are the engine's, not a leak.
-	for _, e := range []*wasmhost.Engine{gokitEngine} {
-		if e != nil {
-			e.CloseIdleConnections()
-		}
-	}
+	// Connections kept idle between runs are the pool's, not a leak.
+	h1.DefaultPool.CloseIdle()
 	var fds, g int
 	for range 100 {
 		if fds, g = hostUse(t); fds <= fds0+slack && g <= g0+slack {

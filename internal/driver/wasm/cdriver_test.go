@@ -25,6 +25,7 @@ import (
 	"github.com/murmur-go/murmur/internal/grant"
 	"github.com/murmur-go/murmur/internal/manifest"
 	"github.com/murmur-go/murmur/internal/wasmhost"
+	"github.com/murmur-go/murmur/internal/wasmhost/wasihttp/h1"
 	"github.com/murmur-go/murmur/internal/wit"
 )
 
@@ -354,7 +355,7 @@ func TestCDriverBadRequest(t *testing.T) {
 			wit.GrantTextChunks(h, func(context.Context, string, bool) error { return nil })
 			wit.GrantHTTP(h, nil, slog.New(slog.DiscardHandler))
 			lim := grant.Limits(manifest.EffLimits{DeadlineSeconds: 10, MemoryBytes: 64 << 20, TableElements: 1000, Instances: 10})
-			inst, err := testEngine.Instantiate(context.Background(), comp, wasmhost.RunConfig{Kind: wasmhost.RunDriver, Limits: lim, Host: h})
+			inst, err := testEngine.Instantiate(context.Background(), comp, wasmhost.RunConfig{GoIO: true, Limits: lim, Host: h})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -439,7 +440,7 @@ func BenchmarkDriverTurnCGoBuiltin(b *testing.B) {
 			h := wasmhost.NewHost()
 			wit.GrantTextChunks(h, func(context.Context, string, bool) error { return nil })
 			wit.GrantHTTP(h, nil, slog.New(slog.DiscardHandler))
-			inst, err := testEngine.Instantiate(context.Background(), comp, wasmhost.RunConfig{Kind: wasmhost.RunDriver, Limits: lim,
+			inst, err := testEngine.Instantiate(context.Background(), comp, wasmhost.RunConfig{GoIO: true, Limits: lim,
 				WASI: wasmhost.WASI{Args: []string{"driver"}, Env: d.Env()}, Host: h})
 			if err == nil {
 				inst.Close()
@@ -518,7 +519,7 @@ func TestDriverComponentsLiveBodyDeadline(t *testing.T) {
 // TestDriverComponentsNoHostLeak: 1,000 streamed turns of each driver, each
 // a fresh instance with its own exchange and body stream, leave no
 // descriptors or goroutines behind (idle kept connections aside: they are
-// the engine's, closed first).
+// the pool's, closed first).
 func TestDriverComponentsNoHostLeak(t *testing.T) {
 	for _, dc := range driverComponents {
 		t.Run(dc.name, func(t *testing.T) {
@@ -529,7 +530,7 @@ func TestDriverComponentsNoHostLeak(t *testing.T) {
 			if _, err := d.Call(context.Background(), toolTurnRequest(), nil); err != nil { // warm
 				t.Fatal(err)
 			}
-			testEngine.CloseIdleConnections()
+			h1.DefaultPool.CloseIdle()
 			fds0, g0 := hostUse(t)
 			for i := range 1000 {
 				fp.Push(toolReply())
@@ -539,7 +540,7 @@ func TestDriverComponentsNoHostLeak(t *testing.T) {
 			}
 			var fds, g int
 			for range 100 { // the server's side of each connection ends after the client's
-				testEngine.CloseIdleConnections()
+				h1.DefaultPool.CloseIdle()
 				if fds, g = hostUse(t); fds <= fds0+2 && g <= g0+2 {
 					return
 				}
@@ -577,7 +578,7 @@ func FuzzCDriverRequest(f *testing.F) {
 		h := wasmhost.NewHost()
 		wit.GrantTextChunks(h, func(context.Context, string, bool) error { return nil })
 		wit.GrantHTTP(h, nil, slog.New(slog.DiscardHandler))
-		inst, err := testEngine.Instantiate(context.Background(), comp, wasmhost.RunConfig{Kind: wasmhost.RunDriver, Limits: lim, Host: h,
+		inst, err := testEngine.Instantiate(context.Background(), comp, wasmhost.RunConfig{GoIO: true, Limits: lim, Host: h,
 			WASI: wasmhost.WASI{Env: map[string]string{"MURMUR_INFERENCE_ENDPOINT": "http://127.0.0.1:9"}}})
 		if err != nil {
 			t.Fatal(err)
@@ -721,7 +722,7 @@ func BenchmarkCDriverInstantiate(b *testing.B) {
 	}{{"host", newHost}, {"instance", func() *wasmhost.Host { return shared }}} {
 		b.Run(k.name, func(b *testing.B) {
 			for b.Loop() {
-				inst, err := testEngine.Instantiate(context.Background(), comp, wasmhost.RunConfig{Kind: wasmhost.RunDriver, Limits: lim,
+				inst, err := testEngine.Instantiate(context.Background(), comp, wasmhost.RunConfig{GoIO: true, Limits: lim,
 					WASI: wasmhost.WASI{Args: []string{"driver"}, Env: env}, Host: k.host()})
 				if err != nil {
 					b.Fatal(err)

@@ -1,10 +1,9 @@
 package wasm
 
-import "github.com/murmur-go/murmur/internal/wasmhost"
-
-// UseRunKind makes turns run as kind until the returned func restores it.
-func UseRunKind(kind wasmhost.RunKind) (restore func()) {
-	old := runKind
-	runKind = kind
-	return func() { runKind = old }
+// UseGoIO makes turns run with Go's wasi:io (on) or wasip2 and the spool
+// (off) until the returned func restores it.
+func UseGoIO(on bool) (restore func()) {
+	old := goIO
+	goIO = on
+	return func() { goIO = old }
 }

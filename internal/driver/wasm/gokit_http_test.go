@@ -86,7 +86,7 @@ func BenchmarkDriverTurnOverHTTP(b *testing.B) {
 // fresh instance of the component as every turn makes one (instance and the
 // Go kit's start, closed at once), "turn" the whole Call. The difference is
 // the guest's own work, its HTTP exchange and its streaming. The -spool
-// variants run the same on the capsules' path (RunDefault).
+// variants run the same on the capsules' path (wasip2 and the spool).
 func BenchmarkDriverTurnSplit(b *testing.B) {
 	fp := fakeprovider.NewAnthropic()
 	defer fp.Close()
@@ -103,7 +103,7 @@ func BenchmarkDriverTurnSplit(b *testing.B) {
 	lim := grant.Limits(manifest.EffLimits{DeadlineSeconds: 30, MemoryBytes: 256 << 20, TableElements: 50000, Instances: 10})
 	b.Run("instantiate", func(b *testing.B) {
 		for b.Loop() {
-			inst, err := testEngine.Instantiate(context.Background(), comp, wasmhost.RunConfig{Kind: wasmhost.RunDriver, Limits: lim,
+			inst, err := testEngine.Instantiate(context.Background(), comp, wasmhost.RunConfig{GoIO: true, Limits: lim,
 				WASI: wasmhost.WASI{Args: []string{"driver"}, Env: d.Env()}})
 			if err != nil {
 				b.Fatal(err)
@@ -117,12 +117,12 @@ func BenchmarkDriverTurnSplit(b *testing.B) {
 	req := toolTurnRequest()
 	for _, k := range []struct {
 		name string
-		kind wasmhost.RunKind
-	}{{"turn", wasmhost.RunDriver}, {"turn-spool", wasmhost.RunDefault}} {
+		goIO bool
+	}{{"turn", true}, {"turn-spool", false}} {
 		// turn-spool: the same turn on the capsules' path (wasip2, the body
 		// spooled whole), what a driver turn was before its wasi:io was Go's.
 		b.Run(k.name, func(b *testing.B) {
-			defer wasm.UseRunKind(k.kind)()
+			defer wasm.UseGoIO(k.goIO)()
 			for b.Loop() {
 				fp.Push(reply)
 				if _, err := d.Call(context.Background(), req, nil); err != nil {
@@ -182,19 +182,19 @@ func BenchmarkDriverTurnAlternating(b *testing.B) {
 	}
 	alternate(b, func() { fp.Push(reply) }, []altTurn{
 		{"go", true, func() error {
-			defer wasm.UseRunKind(wasmhost.RunDriver)()
+			defer wasm.UseGoIO(true)()
 			_, err := d.Call(context.Background(), req, nil)
 			return err
 		}},
 		{"spool", true, func() error {
-			defer wasm.UseRunKind(wasmhost.RunDefault)()
+			defer wasm.UseGoIO(false)()
 			_, err := d.Call(context.Background(), req, nil)
 			return err
 		}},
 		{"builtin", true, func() error { _, err := bi.Call(context.Background(), req, nil); return err }},
 		{"instantiate", false, func() error {
 			// What every turn of "go" spends on its fresh instance.
-			inst, err := testEngine.Instantiate(context.Background(), comp, wasmhost.RunConfig{Kind: wasmhost.RunDriver, Limits: lim,
+			inst, err := testEngine.Instantiate(context.Background(), comp, wasmhost.RunConfig{GoIO: true, Limits: lim,
 				WASI: wasmhost.WASI{Args: []string{"driver"}, Env: d.Env()}})
 			if err == nil {
 				inst.Close()
@@ -296,7 +296,7 @@ func BenchmarkDriverInstantiateAfter(b *testing.B) {
 					b.Fatal(err)
 				}
 				t0 := time.Now()
-				inst, err := testEngine.Instantiate(context.Background(), comp, wasmhost.RunConfig{Kind: wasmhost.RunDriver, Limits: lim,
+				inst, err := testEngine.Instantiate(context.Background(), comp, wasmhost.RunConfig{GoIO: true, Limits: lim,
 					WASI: wasmhost.WASI{Args: []string{"driver"}, Env: d.Env()}})
 				if err != nil {
 					b.Fatal(err)

@@ -228,7 +228,7 @@ func (d *Driver) Call(ctx context.Context, req *driver.Request, chunk driver.Chu
 		return nil, &driver.Error{Kind: driver.KindMalformed, Driver: d.info.Name, Message: "the request cannot be written as JSON", Err: err}
 	}
 	in := string(data)
-	rc := wasmhost.RunConfig{Kind: runKind, Limits: d.limits, WASI: wasmhost.WASI{Args: d.args, Env: d.env}, Host: d.host(chunk)}
+	rc := wasmhost.RunConfig{GoIO: goIO, Limits: d.limits, WASI: wasmhost.WASI{Args: d.args, Env: d.env}, Host: d.host(chunk)}
 	inst, err := d.eng.Instantiate(ctx, d.comp, rc)
 	if err != nil {
 		return nil, d.ending(ctx, err)
@@ -241,10 +241,10 @@ func (d *Driver) Call(ctx context.Context, req *driver.Request, chunk driver.Chu
 	return d.response(res)
 }
 
-// runKind is how a turn's instance runs: a driver's (Go-owned wasi:io, so
-// the provider's stream reaches the component as it arrives). A variable
-// so a benchmark can set it against the capsules' spool path.
-var runKind = wasmhost.RunDriver
+// goIO is how a turn's instance runs: with Go's wasi:io, so the
+// provider's stream reaches the component as it arrives. A variable so a
+// benchmark can set it against the capsules' spool path.
+var goIO = true
 
 // host grants the driver world's imports besides WASI: murmur:text/chunks,
 // and wasi:http under the configured policy.
