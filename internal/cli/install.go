@@ -18,7 +18,7 @@ import (
 func init() { register(newInstallCmd) }
 
 func newInstallCmd(stdout, stderr io.Writer) *cobra.Command {
-	var global, force, asJSON bool
+	var global, force, asJSON, noPrecompile bool
 	cmd := &cobra.Command{
 		Use:   "install [REF]",
 		Short: "Install artifacts into the project store (or the global one with -g)",
@@ -33,7 +33,10 @@ installed, so a failed install keeps the previous one.
 With --json, REF's install prints one JSON object (name, version, runtime,
 sha256, store, path, unchanged); the project's install prints one report,
 failures included: {"artifacts":[…],"lock":FILE,"pinned":N,"problems":N,"ok":BOOL},
-each artifact {"name","version","ok"} with runtime and sha256, or with error.`,
+each artifact {"name","version","ok"} with runtime and sha256, or with error.
+
+REF's component is then compiled into the compile cache, as its first run
+would (--no-precompile: not), as mur publish does.`,
 		Example: `  mur install                        # every declared artifact, pinned in murmur.lock
   mur install acme/echo@1.0.0        # one artifact from the global store
   mur install ./echo-1.0.0.mur.zip   # a zip, into the project store
@@ -46,11 +49,12 @@ each artifact {"name","version","ok"} with runtime and sha256, or with error.`,
 				}
 				return runInstallProject(force, asJSON, stdout, stderr)
 			}
-			return runInstallRef(args[0], global, force, asJSON, stdout)
+			return runInstallRef(args[0], global, force, asJSON, stdout, stderr, !noPrecompile)
 		},
 	}
 	cmd.Flags().BoolVarP(&global, "global", "g", false, "install into the global store")
 	cmd.Flags().BoolVar(&force, "force", false, "replace an installed version whose bytes differ")
+	cmd.Flags().BoolVar(&noPrecompile, "no-precompile", false, "do not compile REF's component into the compile cache")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print what was installed as one JSON object")
 	return cmd
 }
@@ -64,7 +68,7 @@ func isZipRef(ref string) bool {
 	return err == nil && fi.Mode().IsRegular()
 }
 
-func runInstallRef(ref string, global, force, asJSON bool, stdout io.Writer) error {
+func runInstallRef(ref string, global, force, asJSON bool, stdout, stderr io.Writer, precompileIt bool) error {
 	homeDir, err := home.Dir()
 	if err != nil {
 		return err
@@ -108,6 +112,9 @@ func runInstallRef(ref string, global, force, asJSON bool, stdout io.Writer) err
 	r, err := target.Publish(data, force)
 	if err != nil {
 		return err
+	}
+	if precompileIt {
+		precompile(homeDir, target, r.Name, r.Version, stderr)
 	}
 	if asJSON {
 		return printJSON(stdout, storedJSON{Name: r.Name, Version: r.Version, Runtime: r.Runtime, SHA256: r.SHA256,

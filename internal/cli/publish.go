@@ -11,6 +11,7 @@ import (
 
 	"github.com/murmur-go/murmur/internal/diag"
 	"github.com/murmur-go/murmur/internal/home"
+	"github.com/murmur-go/murmur/internal/launch"
 	"github.com/murmur-go/murmur/internal/manifest"
 	"github.com/murmur-go/murmur/internal/store"
 )
@@ -18,7 +19,7 @@ import (
 func init() { register(newPublishCmd) }
 
 func newPublishCmd(stdout, stderr io.Writer) *cobra.Command {
-	var force, asJSON bool
+	var force, asJSON, noPrecompile bool
 	cmd := &cobra.Command{
 		Use:   "publish [ZIP]",
 		Short: "Publish a .mur.zip into the global store ($HOME/.murmur/artifacts)",
@@ -30,7 +31,13 @@ version with the same bytes is a no-op; with other bytes it is refused unless
 
 With --json it prints one JSON object: name, version, runtime, sha256, store
 ("global"), path (the version's directory) and unchanged (true when the same
-bytes were already there).`,
+bytes were already there).
+
+The artifact's component (a script capsule's, a tool's, a hook's or a stored
+driver's) is then compiled into the compile cache, as its first run would,
+so that run starts warm; --no-precompile skips it, and mur doctor says which
+installed components are not compiled yet. A component that does not compile
+is still published, with a warning (W-REG-002).`,
 		Example: `  mur publish                          # the zip 'mur build' wrote here
   mur publish dist/echo-1.0.0.mur.zip
   mur publish --force                  # replace 1.0.0 rebuilt with other bytes`,
@@ -40,10 +47,14 @@ bytes were already there).`,
 			if len(args) == 1 {
 				zip = args[0]
 			}
-			return runPublish(zip, force, asJSON, stdout)
+			if err := runPublish(zip, force, asJSON, stdout, stderr, !noPrecompile); err != nil {
+				return err
+			}
+			return nil
 		},
 	}
 	cmd.Flags().BoolVar(&force, "force", false, "replace the same version even when its bytes differ")
+	cmd.Flags().BoolVar(&noPrecompile, "no-precompile", false, "do not compile the component into the compile cache")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print what was published as one JSON object")
 	return cmd
 }
@@ -60,7 +71,7 @@ type storedJSON struct {
 	Unchanged bool   `json:"unchanged"`
 }
 
-func runPublish(zipPath string, force, asJSON bool, stdout io.Writer) error {
+func runPublish(zipPath string, force, asJSON bool, stdout, stderr io.Writer, precompileIt bool) error {
 	homeDir, err := home.Dir()
 	if err != nil {
 		return err
@@ -74,9 +85,13 @@ func runPublish(zipPath string, force, asJSON bool, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	r, err := store.Global(homeDir).Publish(data, force)
+	global := store.Global(homeDir)
+	r, err := global.Publish(data, force)
 	if err != nil {
 		return err
+	}
+	if precompileIt {
+		precompile(homeDir, global, r.Name, r.Version, stderr)
 	}
 	if asJSON {
 		return printJSON(stdout, storedJSON{Name: r.Name, Version: r.Version, Runtime: r.Runtime, SHA256: r.SHA256,
@@ -138,4 +153,21 @@ func storeProjectDirHint(hint string) (string, error) {
 			WithHint("%s", hint)
 	}
 	return d, nil
+}
+
+// precompile compiles name@version's component from st into the compile
+// cache (launch.Precompile), saying so on a terminal; a component that does
+// not compile is only warned about: it is stored, and its run says why.
+func precompile(homeDir string, st *store.Store, name, version string, stderr io.Writer) {
+	r, err := st.Resolve(name, version, manifest.Options{SkipSecrets: true})
+	if err == nil {
+		_, err = launch.Precompile(homeDir, r, func(ref string) {
+			if isTerminal(stderr) {
+				fmt.Fprintf(stderr, "compiling %s for its first run…\n", ref)
+			}
+		})
+	}
+	if err != nil {
+		fmt.Fprintln(stderr, diag.Warn("W-REG-002", "%s@%s is stored, but its component could not be compiled ahead of its first run: %v", name, version, err).String())
+	}
 }

@@ -198,6 +198,19 @@ func (e *Engine) CompileDigest(o CompileOptions, load func() ([]byte, error)) (*
 	return e.compileLookup(wasm, o, true, false)
 }
 
+// Precompiled tells whether the compile cache holds an entry for the bytes
+// digest names that verifies (CompileDigest would load it, not compile).
+func (e *Engine) Precompiled(digest string) bool {
+	if digest == "" || e.cacheDir == "" {
+		return false
+	}
+	c, hit, err := e.compileCached(digest)
+	if c != nil {
+		c.Close()
+	}
+	return hit && err == nil
+}
+
 // compileCached loads the cache entry digest names; hit is false when there
 // is none that verifies.
 func (e *Engine) compileCached(digest string) (c *Component, hit bool, err error) {
