@@ -1,6 +1,7 @@
 package tools
 
 import (
+	"context"
 	"encoding/json"
 	"time"
 
@@ -102,3 +103,12 @@ func (s *Skill) Schema() json.RawMessage { return DefaultSchema }
 
 // Text is the skill's instructions.
 func (s *Skill) Text() string { return s.text }
+
+// Call answers the model with the skill's instructions; a script cannot
+// invoke a skill.
+func (s *Skill) Call(_ context.Context, c *Call) Outcome {
+	if c.Task == nil {
+		return refuseScript(s, c.Name)
+	}
+	return Outcome{Text: s.text}
+}

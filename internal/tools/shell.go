@@ -161,6 +161,20 @@ type ShellResult struct {
 	Stdout, Stderr string
 }
 
+// Call runs a model's command: one that ran is the call's Shell (its line
+// is a shell line), one that could not run is the call's error. A script
+// cannot invoke a shell tool.
+func (s *Shell) Call(ctx context.Context, c *Call) Outcome {
+	if c.Task == nil {
+		return refuseScript(s, c.Name)
+	}
+	r, err := s.Run(ctx, ShellCall{TaskID: c.Task.TaskID, Turn: c.Task.Turn, ToolCallID: c.Task.ID, Input: []byte(dataOf(c.Input))})
+	if err != nil {
+		return Outcome{Err: err}
+	}
+	return Outcome{Shell: &r}
+}
+
 // Run runs one call. The error is a call that ran nothing — input that is
 // not {"command": string}, a command with a NUL byte or of 1 MiB or more, a
 // quote left open, a binary PATH does not resolve, a command that could

@@ -240,6 +240,41 @@ func loadComponent(eng *wasmhost.Engine, decl manifest.Artifact, r *store.Resolv
 	return comp, nil
 }
 
+// Call runs the tool once for either caller. A model's call sees the
+// result's data (else its summary) as text, and a result that did not pass
+// as an error naming its status.
+func (t *WASM) Call(ctx context.Context, c *Call) Outcome {
+	inv := Invocation{Input: c.Input}
+	if c.Recorder != nil {
+		inv.Recorder = c.Recorder
+	}
+	if c.Task != nil {
+		inv.Chunks, inv.RequestInput = c.Task.Chunks, c.Task.RequestInput
+	}
+	r, err := t.Run(ctx, inv)
+	if err != nil {
+		return Outcome{Err: err, Ending: EndingOf(err)}
+	}
+	out := Outcome{Result: r, Text: resultText(r), Ending: trace.EndOK}
+	if c.Task != nil && r.Status != wit.StatusPassed {
+		out.Err = fmt.Errorf("%s answered %s: %s", t.Name(), r.Status, out.Text)
+	}
+	return out
+}
+
+// resultText is what a tool result says: its data, else its summary.
+func resultText(r wit.ToolResult) string {
+	switch {
+	case r.Data != nil:
+		return *r.Data
+	case r.Summary != nil:
+		return *r.Summary
+	case r.DataPath != nil:
+		return "the result is in " + *r.DataPath
+	}
+	return "(no output)"
+}
+
 // Run instantiates the tool in a fresh store and calls its run once. A tool
 // that cannot be loaded, and one that traps, runs past its deadline or hits
 // a resource limit, answers an E-RUN-06x error with the reason; the caller
