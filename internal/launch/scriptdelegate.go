@@ -50,9 +50,3 @@ func (w *spawnWiring) endScript(ending string) {
 	}
 	w.close(ending)
 }
-
-// reportScript is a delegated script child's completion: its result is its
-// work folder's out/result.txt.
-func (w *spawnWiring) reportScript(sess *session.Session, status string, opts Options) {
-	w.reportFrom(sess, sess.Workdir, status, opts)
-}

@@ -199,6 +199,15 @@ func New(cfg Config) (*Driver, error) {
 	}, nil
 }
 
+// Bind gives a driver made before its session existed (to refuse one that
+// cannot load before any session file is written) the session's identity
+// and its recorder. It is called once, before the first Call.
+func (d *Driver) Bind(sess *session.Session, rec DeadlineRecorder) {
+	env := sandbox.Env(sess, nil, nil)
+	maps.Copy(env, d.env)
+	d.env, d.rec = env, rec
+}
+
 // Info is {name, version, "wasm", the artifact's sha256}.
 func (d *Driver) Info() driver.Info { return d.info }
 
