@@ -26,7 +26,6 @@ import (
 	"github.com/murmur-go/murmur/internal/driver"
 	"github.com/murmur-go/murmur/internal/hooks"
 	"github.com/murmur-go/murmur/internal/store"
-	"github.com/murmur-go/murmur/internal/telemetry"
 	"github.com/murmur-go/murmur/internal/trace"
 	"github.com/murmur-go/murmur/internal/wit"
 )
@@ -53,9 +52,6 @@ type Call struct {
 	ParentID string
 	// Events lets a tool stream chunks and ask for input (INPUT_REQUIRED).
 	Events door.Events
-	// Span is the task's capsule.task span (nil without telemetry): a tool
-	// call's span goes under it.
-	Span *telemetry.Task
 }
 
 // Result is what a tool call gave.
@@ -88,9 +84,9 @@ type Config struct {
 	// configured prompt).
 	System   string
 	Tools    Tools
+	// Recorder writes the task's lines (and, through its span sink, their
+	// spans).
 	Recorder *trace.Recorder
-	// Telemetry mirrors tasks and turns as spans; nil exports none.
-	Telemetry *telemetry.Session
 	// Hooks are the capsule's lifecycle hooks; nil runs none. The loop calls
 	// on-task-start, on-inference and on-task-end (its reopen-task output
 	// reruns the task, at most MaxTaskReopens times, within MaxTurns); the
@@ -165,13 +161,11 @@ func (s *Session) RunTask(ctx context.Context, t *door.Task, ev door.Events) doo
 	start := s.cfg.Now()
 	rec := s.cfg.Recorder
 	taskLine := rec.Emit(trace.TaskStart{TaskID: t.ID, ContextID: t.ContextID, Source: string(t.Source),
-		Origin: string(t.Origin), MessageBytes: t.MessageBytes})
-	span := s.cfg.Telemetry.StartTask(telemetry.TaskStartLine{TaskID: t.ID, ContextID: t.ContextID,
-		Source: string(t.Source), Origin: string(t.Origin), MessageBytes: t.MessageBytes}, t.TraceParent, start)
+		Origin: string(t.Origin), MessageBytes: t.MessageBytes, TraceParent: t.TraceParent})
 	s.hookOutputs(ev, s.cfg.Hooks.OnTaskStart(ctx, wit.TaskStartEvent{TaskID: t.ID, ContextID: t.ContextID,
 		Source: string(t.Source), InputBytes: uint64(t.MessageBytes)}))
 	var st taskState
-	status, out := s.loop(ctx, t, ev, taskLine, span, &st)
+	status, out := s.loop(ctx, t, ev, taskLine, &st)
 	if s.cfg.Waiter != nil {
 		s.cfg.Waiter.TaskEnded(t.ID, status)
 	}
@@ -187,14 +181,12 @@ func (s *Session) RunTask(ctx context.Context, t *door.Task, ev door.Events) doo
 		// An ok task has had its on-task-end (which may have reopened it).
 		s.hookOutputs(ev, s.cfg.Hooks.OnTaskEnd(ctx, wit.TaskEndEvent{TaskID: t.ID, ExitStatus: status}))
 	}
-	span.End(telemetry.TaskEndLine{ExitStatus: status, Turns: st.turns, InputTokens: st.inTok, OutputTokens: st.outTok,
-		ToolCalls: st.toolCalls, ToolErrors: st.toolErrors, ShellCalls: st.shellCalls}, s.cfg.Now())
 	return out
 }
 
 // loop is the turns of one task; it returns task_end's exit_status and the
 // task's outcome.
-func (s *Session) loop(ctx context.Context, t *door.Task, ev door.Events, taskLine string, span *telemetry.Task, st *taskState) (string, door.Outcome) {
+func (s *Session) loop(ctx context.Context, t *door.Task, ev door.Events, taskLine string, st *taskState) (string, door.Outcome) {
 	rec := s.cfg.Recorder
 	msgs := []driver.Message{{Role: driver.RoleUser, Content: []driver.Block{driver.TextBlock(taskText(t))}}}
 	tools := s.cfg.Tools.Specs()
@@ -235,9 +227,8 @@ func (s *Session) loop(ctx context.Context, t *door.Task, ev door.Events, taskLi
 		st.inTok += inf.InputTokens
 		st.outTok += inf.OutputTokens
 		if err != nil {
-			inf.StopReason = driver.StopError
+			inf.StopReason, inf.Err = driver.StopError, err.Error()
 			rec.EmitUnder(taskLine, inf)
-			span.Inference(inferenceSpan(inf, err), callStart, s.cfg.Now())
 			if ctx.Err() != nil {
 				return trace.EndCanceled, door.Canceled()
 			}
@@ -249,7 +240,6 @@ func (s *Session) loop(ctx context.Context, t *door.Task, ev door.Events, taskLi
 			inf.ToolCalls = append(inf.ToolCalls, c.Name)
 		}
 		infLine := rec.EmitUnder(taskLine, inf)
-		span.Inference(inferenceSpan(inf, nil), callStart, s.cfg.Now())
 		msgs = append(msgs, driver.Message{Role: driver.RoleAssistant, Content: resp.Content})
 		s.hookOutputs(ev, s.cfg.Hooks.OnInference(ctx, inferenceEvent(turn, inf, resp)))
 		if len(calls) == 0 {
@@ -278,7 +268,7 @@ func (s *Session) loop(ctx context.Context, t *door.Task, ev door.Events, taskLi
 			}
 			ev.Phase(door.PhaseTool)
 			r := s.cfg.Tools.Call(ctx, Call{TaskID: t.ID, Turn: turn, ID: c.ID, Name: c.Name, Input: c.Input,
-				ParentID: infLine, Events: ev, Span: span})
+				ParentID: infLine, Events: ev})
 			if r.Shell {
 				st.shellCalls++
 			} else {
@@ -383,15 +373,6 @@ func (s *Session) HookInference(ctx context.Context, hook string, req wit.Infere
 		s.spend(int(resp.Usage.InputTokens + resp.Usage.OutputTokens))
 	}
 	return out, nil
-}
-
-func inferenceSpan(inf trace.Inference, err error) telemetry.InferenceLine {
-	l := telemetry.InferenceLine{Turn: inf.Turn, Model: inf.Model, InputTokens: inf.InputTokens,
-		OutputTokens: inf.OutputTokens, StopReason: inf.StopReason, ToolCalls: inf.ToolCalls}
-	if err != nil {
-		l.Err = err.Error()
-	}
-	return l
 }
 
 // admit is the session ceiling's admission check: used + this request's

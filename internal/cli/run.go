@@ -20,6 +20,7 @@ import (
 	"github.com/murmur-go/murmur/internal/launch"
 	"github.com/murmur-go/murmur/internal/manifest"
 	"github.com/murmur-go/murmur/internal/store"
+	"github.com/murmur-go/murmur/internal/telemetry"
 )
 
 func init() { register(newRunCmd) }
@@ -199,6 +200,7 @@ func runCapsule(ctx context.Context, f runFlags, stdout, stderr io.Writer) error
 			ttyMu.Unlock()
 		}
 	}
+	opts.Spans = telemetry.Open // spans come from the trace when observability.otel_endpoint is set
 	res, err := launch.Run(ctx, plan, opts)
 	if err != nil {
 		return err

@@ -13,7 +13,6 @@ import (
 	"github.com/murmur-go/murmur/internal/door"
 	"github.com/murmur-go/murmur/internal/ids"
 	"github.com/murmur-go/murmur/internal/store"
-	"github.com/murmur-go/murmur/internal/telemetry"
 	"github.com/murmur-go/murmur/internal/tools"
 	"github.com/murmur-go/murmur/internal/wit"
 )
@@ -66,10 +65,7 @@ func (t *Tool) Call(ctx context.Context, c *tools.Call) tools.Outcome {
 	}
 	call := Call{TaskID: ScriptTaskID, ContextID: t.r.scriptContext, Input: []byte(data)}
 	if tc := c.Task; tc != nil {
-		call = Call{TaskID: tc.TaskID, ContextID: tc.ContextID, TraceParent: tc.TraceParent, Input: []byte(data)}
-		if s, ok := tc.Span.(interface{ Task() *telemetry.Task }); ok {
-			call.Span = s.Task()
-		}
+		call = Call{TaskID: tc.TaskID, ContextID: tc.ContextID, TraceParent: tc.TraceParent, Input: []byte(data), ParentID: tc.ParentID}
 	}
 	text, isErr := t.Run(ctx, call)
 	if c.Task != nil && c.Task.InFlight != nil {

@@ -22,7 +22,6 @@ import (
 	"github.com/murmur-go/murmur/internal/sandbox"
 	"github.com/murmur-go/murmur/internal/session"
 	"github.com/murmur-go/murmur/internal/store"
-	"github.com/murmur-go/murmur/internal/telemetry"
 	"github.com/murmur-go/murmur/internal/tools"
 	"github.com/murmur-go/murmur/internal/trace"
 	"github.com/murmur-go/murmur/internal/wasmhost"
@@ -181,7 +180,7 @@ func (k *agentRun) serve(ctx context.Context, r *run) (ending, error) {
 		CallDeadline:     time.Duration(m.Capabilities.EffLimits().DeadlineSeconds) * time.Second,
 		System: agent.SystemPrompt(agent.Identity{Name: sess.Name, Version: sess.Version, SessionID: sess.ID,
 			Workdir: sess.Workdir}, p.SystemPrompt),
-		Tools: newAgentTools(k.inv, rec, sess.RecordsDir, k.hooks, dl.tasks), Recorder: rec, Telemetry: r.telemetry(),
+		Tools: newAgentTools(k.inv, rec, sess.RecordsDir, k.hooks, dl.tasks), Recorder: rec,
 		Hooks:      k.hooks,
 		ResultPath: filepath.Join(sess.RecordsDir, "out", "result.txt"),
 		Waiter:     dl.waiter(),
@@ -396,12 +395,6 @@ func (h hookRecorder) HookCall(c hooks.Call) {
 
 func (h hookRecorder) CallDeadline(component, call string, d time.Duration) {
 	h.rec.CallDeadline(component, call, d)
-}
-
-func (r *run) telemetry() *telemetry.Session {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.tel
 }
 
 // doorRecorder writes the door's trace lines through the session recorder.

@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"time"
 	"unicode/utf8"
 
 	"github.com/murmur-go/murmur/internal/agent"
@@ -17,7 +16,6 @@ import (
 	"github.com/murmur-go/murmur/internal/hooks"
 	"github.com/murmur-go/murmur/internal/ids"
 	"github.com/murmur-go/murmur/internal/manifest"
-	"github.com/murmur-go/murmur/internal/telemetry"
 	"github.com/murmur-go/murmur/internal/tools"
 	"github.com/murmur-go/murmur/internal/trace"
 	"github.com/murmur-go/murmur/internal/wit"
@@ -74,9 +72,6 @@ func (a *agentTools) Specs() []driver.Tool { return a.specs }
 func (a *agentTools) Call(ctx context.Context, c agent.Call) agent.Result {
 	in := string(c.Input)
 	tc := &tools.TaskCall{TaskID: c.TaskID, Turn: c.Turn, ID: c.ID, ParentID: c.ParentID, Lines: a.rec}
-	if c.Span != nil {
-		tc.Span = taskSpan{c.Span}
-	}
 	if a.hooks != nil {
 		tc.Hooks = callHooks{a.hooks, c.Events}
 	}
@@ -134,28 +129,6 @@ func (a *agentTools) Call(ctx context.Context, c agent.Call) agent.Result {
 		source = "tool:" + e.Name()
 	}
 	return agent.Result{Text: a.cut(c.ID, o.Text), IsError: o.Err != nil, Source: source}
-}
-
-// taskSpan mirrors a call's line as a span under its task's.
-type taskSpan struct{ t *telemetry.Task }
-
-// Task is the task's span, under which delegate-task opens its own.
-func (s taskSpan) Task() *telemetry.Task { return s.t }
-
-func (s taskSpan) ToolCall(l trace.AgentToolCall, start, end time.Time) {
-	errText := ""
-	if l.Error != nil {
-		errText = *l.Error
-	}
-	s.t.ToolCall(telemetry.ToolCallLine{ToolName: l.ToolName, Turn: l.Turn, ToolCallID: l.ToolCallID, Kind: l.Kind,
-		InputBytes: l.InputBytes, OutputBytes: l.OutputBytes, Status: l.Status, Error: errText,
-		Ending: l.Ending}, start, end)
-}
-
-func (s taskSpan) Shell(l trace.Shell, start, end time.Time) {
-	s.t.Shell(telemetry.ShellLine{Turn: l.Turn, ToolCallID: l.ToolCallID, Binary: l.Binary, Command: l.Command,
-		ExitCode: l.ExitCode, StdoutBytes: int(l.StdoutBytes), StderrBytes: int(l.StderrBytes), Truncated: l.Truncated,
-		LogPath: l.LogPath}, start, end)
 }
 
 // callHooks fires a call's hooks and streams their artifact outputs to

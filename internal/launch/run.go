@@ -19,7 +19,6 @@ import (
 	"github.com/murmur-go/murmur/internal/manifest"
 	"github.com/murmur-go/murmur/internal/sandbox"
 	"github.com/murmur-go/murmur/internal/session"
-	"github.com/murmur-go/murmur/internal/telemetry"
 	"github.com/murmur-go/murmur/internal/tools"
 	"github.com/murmur-go/murmur/internal/trace"
 	"github.com/murmur-go/murmur/internal/wasmhost"
@@ -60,6 +59,10 @@ type Options struct {
 	// session_start, so no compile time lands in a tool_call's duration.
 	// A CLI prints "compiling <name>" from it on a terminal.
 	OnCompile func(name string)
+	// Spans starts the session's span export when the manifest sets
+	// observability.otel_endpoint (internal/telemetry's Open); nil exports
+	// none.
+	Spans func(trace.SpanExport) (trace.SpanSink, error)
 }
 
 // Ready describes a session once it is ready (contracts §10's --json line).
@@ -119,7 +122,6 @@ type run struct {
 	sess *session.Session
 	tw   *trace.Writer
 	rec  *trace.Recorder
-	tel  *telemetry.Session // nil without observability.otel_endpoint
 	// cancel ends the run's context with a cause (a trace that cannot be
 	// written, a lifeline that closed).
 	cancel context.CancelCauseFunc
@@ -386,18 +388,15 @@ func (r *run) openTrace(p *Plan, sess *session.Session, kind string) (*trace.Wri
 	if err != nil {
 		return nil, nil, err
 	}
-	var spans trace.Spans
-	if ep := m.Observability.OtelEndpoint; ep != "" {
-		tel, err := telemetry.Start(ep, telemetry.Identity{SessionID: sess.ID, CapsuleName: sess.Name,
-			CapsuleVersion: sess.Version, Kind: kind}, filepath.Join(sess.RecordsDir, "logs", "otel.log"),
-			telemetry.Options{}, sess.Started)
+	var spans trace.SpanSink
+	if ep := m.Observability.OtelEndpoint; ep != "" && r.opts.Spans != nil {
+		sink, err := r.opts.Spans(trace.SpanExport{Endpoint: ep, SessionID: sess.ID, CapsuleName: sess.Name,
+			CapsuleVersion: sess.Version, Kind: kind, LogPath: filepath.Join(sess.RecordsDir, "logs", "otel.log"),
+			Started: sess.Started})
 		if err != nil {
 			fmt.Fprintln(r.opts.Stderr, diag.Warn("W-IO-053", "spans will not be exported: %v", err).String())
 		} else {
-			spans = tel
-			r.mu.Lock()
-			r.tel = tel
-			r.mu.Unlock()
+			spans = sink
 		}
 	}
 	return tw, trace.NewRecorder(tw, spans, sess.Started, r.opts.Log), nil

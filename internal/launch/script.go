@@ -80,7 +80,7 @@ func (k *scriptRun) serve(ctx context.Context, r *run) (ending, error) {
 	if err != nil {
 		return ending{}, err
 	}
-	rt, err := dl.scriptRuntime(p, sess, r.rec, r.tel, r.opts)
+	rt, err := dl.scriptRuntime(p, sess, r.rec, r.opts)
 	if err == nil && rt != nil {
 		err = k.inv.Add(rt.Tool())
 	}

@@ -3,7 +3,6 @@ package launch
 import (
 	"github.com/murmur-go/murmur/internal/delegate"
 	"github.com/murmur-go/murmur/internal/session"
-	"github.com/murmur-go/murmur/internal/telemetry"
 	"github.com/murmur-go/murmur/internal/trace"
 )
 
@@ -14,7 +13,7 @@ import (
 
 // scriptRuntime makes a script parent's delegate-task runtime; nil when
 // spawn.allow is empty or the session is not registered.
-func (w *spawnWiring) scriptRuntime(p *Plan, sess *session.Session, rec *trace.Recorder, tel *telemetry.Session, opts Options) (*delegate.Runtime, error) {
+func (w *spawnWiring) scriptRuntime(p *Plan, sess *session.Session, rec *trace.Recorder, opts Options) (*delegate.Runtime, error) {
 	if len(w.spawnAllow) == 0 || !w.registered {
 		return nil, nil
 	}
@@ -24,7 +23,7 @@ func (w *spawnWiring) scriptRuntime(p *Plan, sess *session.Session, rec *trace.R
 		SessionID: sess.ID, Name: sess.Name, Version: sess.Version, RecordsDir: sess.RecordsDir, RuntimeDir: sess.RuntimeDir,
 		SpawnAllow: g.SpawnAllow, WorkdirSnapshot: g.WorkdirSnapshot, EnvAllow: g.EnvAllow,
 		Lookup: p.lookup, MurBinary: bin, Deadline: delegate.Deadline(p.Manifest, p.lookup),
-		Snapshot: p.workdirSnapshot(sess), ChildEnvAllow: p.childEnvAllow, Tier: p.Containment.Achieved, FormationID: w.formationID, Telemetry: tel, Recorder: rec, Log: opts.Log})
+		Snapshot: p.workdirSnapshot(sess), ChildEnvAllow: p.childEnvAllow, Tier: p.Containment.Achieved, FormationID: w.formationID, Recorder: rec, Log: opts.Log})
 	if err != nil {
 		return nil, err
 	}

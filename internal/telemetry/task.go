@@ -102,6 +102,7 @@ type Task struct {
 	mu    sync.Mutex
 	ended bool
 	open  map[*Delegation]struct{}
+	lines []string // the event_ids that lead to it (Session.Line); under Session.mu
 }
 
 // Delegation is an open capsule.delegation span: started when the child's

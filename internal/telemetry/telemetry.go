@@ -81,6 +81,11 @@ type Session struct {
 	open  map[*Task]struct{}
 	dlg   map[*Delegation]struct{} // a script's delegations
 	ended bool
+	// byLine finds the task of a line by its event_id (a task_start's or
+	// an inference's), and delegations an open delegation span by its
+	// delegation_id: how Line places the lines under it.
+	byLine      map[string]*Task
+	delegations map[string]*Delegation
 
 	// ending is held for reading by a Task.End in flight, and taken by End
 	// before the exporter shuts down: a task that left the open set just
@@ -137,7 +142,8 @@ func Start(endpoint string, id Identity, logPath string, opts Options, started t
 			sdktrace.WithMaxExportBatchSize(min(opts.QueueSize, sdktrace.DefaultMaxExportBatchSize))),
 	)
 	s := &Session{tp: tp, tracer: tp.Tracer("github.com/murmur-go/murmur"), log: logger, logFile: lf,
-		shutdown: opts.ShutdownTimeout, open: map[*Task]struct{}{}, dlg: map[*Delegation]struct{}{}}
+		shutdown: opts.ShutdownTimeout, open: map[*Task]struct{}{}, dlg: map[*Delegation]struct{}{},
+		byLine: map[string]*Task{}, delegations: map[string]*Delegation{}}
 	s.ctx, s.root = s.tracer.Start(context.Background(), SpanSession,
 		trace.WithTimestamp(started),
 		trace.WithSpanKind(trace.SpanKindInternal),
@@ -184,7 +190,7 @@ func (s *Session) End(exitStatus, reason string, end time.Time) {
 		s.mu.Lock()
 		s.ended = true
 		open, dlg := s.open, s.dlg
-		s.open, s.dlg = nil, nil
+		s.open, s.dlg, s.byLine, s.delegations = nil, nil, nil, nil
 		s.mu.Unlock()
 		for t := range open {
 			t.cutShort(end)

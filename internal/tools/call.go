@@ -52,8 +52,6 @@ type TaskCall struct {
 	Lines interface {
 		EmitUnder(parent string, ev any) string
 	}
-	// Span is the task's span (nil without telemetry).
-	Span TaskSpan
 	// Hooks fires on-tool-call and on-shell (nil: none).
 	Hooks CallHooks
 	// Chunks receives a component tool's murmur:text/chunks; nil logs them.
@@ -63,12 +61,6 @@ type TaskCall struct {
 	// InFlight is told the task's delegations still running after a call
 	// that started one (nil: nobody asks).
 	InFlight func(delegationIDs []string)
-}
-
-// TaskSpan mirrors a model's call as a span under its task.
-type TaskSpan interface {
-	ToolCall(line trace.AgentToolCall, start, end time.Time)
-	Shell(line trace.Shell, start, end time.Time)
 }
 
 // CallHooks are the lifecycle hooks a model's call fires once its line is
@@ -138,14 +130,11 @@ func (inv *Inventory) Call(ctx context.Context, c Call) Outcome {
 	return out
 }
 
-// taskLine writes a model's call's line, mirrors it as a span and fires
-// its hook. out.Text becomes the whole text the model is given.
+// taskLine writes a model's call's line (the recorder mirrors it as a
+// span) and fires its hook. out.Text becomes the whole text the model is given.
 func (inv *Inventory) taskLine(ctx context.Context, t *TaskCall, label, kind string, start time.Time, inBytes int, out *Outcome) {
 	if sh := out.Shell; sh != nil && out.Err == nil {
 		t.Lines.EmitUnder(t.ParentID, sh.Line)
-		if t.Span != nil {
-			t.Span.Shell(sh.Line, start, time.Now())
-		}
 		if t.Hooks != nil {
 			t.Hooks.OnShell(ctx, t, *sh)
 		}
@@ -166,9 +155,6 @@ func (inv *Inventory) taskLine(ctx context.Context, t *TaskCall, label, kind str
 	line.OutputBytes = len(out.Text)
 	line.DurationMS = time.Since(start).Milliseconds()
 	t.Lines.EmitUnder(t.ParentID, line)
-	if t.Span != nil {
-		t.Span.ToolCall(line, start, time.Now())
-	}
 	if t.Hooks != nil {
 		t.Hooks.OnToolCall(ctx, t, line)
 	}

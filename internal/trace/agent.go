@@ -49,6 +49,9 @@ type TaskStart struct {
 	Source       string `json:"source"` // task_md | a2a
 	Origin       string `json:"origin"`
 	MessageBytes int    `json:"message_bytes"`
+	// TraceParent is the W3C header the task arrived with (not a field of
+	// the line): its span goes under that remote parent.
+	TraceParent string `json:"-"`
 }
 
 // Inference is one driver call (one turn); the turn's tool lines go under it.
@@ -61,6 +64,9 @@ type Inference struct {
 	StopReason   string   `json:"stop_reason"`
 	ToolCalls    []string `json:"tool_calls"`
 	DurationMS   int64    `json:"duration_ms"`
+	// Err is why the driver call failed (not a field of the line): its
+	// span's error status.
+	Err string `json:"-"`
 }
 
 // AgentToolCall is a tool call the model asked for: §5's tool_call plus
