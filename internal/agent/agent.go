@@ -82,8 +82,8 @@ type Config struct {
 	Params map[string]any
 	// System is the whole system prompt (the [Capsule] block and the
 	// configured prompt).
-	System   string
-	Tools    Tools
+	System string
+	Tools  Tools
 	// Recorder writes the task's lines (and, through its span sink, their
 	// spans).
 	Recorder *trace.Recorder
