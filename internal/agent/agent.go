@@ -1,5 +1,5 @@
-// Package agent is the inference loop of an agent capsule (contracts §11,
-// §13): per task, task_start → turns → task_end, where a turn is one driver
+// Package agent is the inference loop of an agent capsule (docs/agent-capsules.md):
+// per task, task_start → turns → task_end, where a turn is one driver
 // call and then every tool call it asked for, in order. It implements the
 // door's Runner, so every task — the --task one and each accepted message —
 // runs here; it knows tools only through the Tools interface, so a WASM tool,
@@ -101,7 +101,7 @@ type Config struct {
 	Now func() time.Time
 	// Waiter is the delegation runtime (nil: none): when the model ends
 	// its turn, the task waits for what it handed off and continues once
-	// with the outcomes (roost-and-delegation "How the outcome arrives").
+	// with the outcomes (docs/delegation.md).
 	Waiter Waiter
 }
 
@@ -191,7 +191,7 @@ func (s *Session) loop(ctx context.Context, t *door.Task, ev door.Events, taskLi
 	msgs := []driver.Message{{Role: driver.RoleUser, Content: []driver.Block{driver.TextBlock(taskText(t))}}}
 	tools := s.cfg.Tools.Specs()
 	// A stored driver may answer a continuation_id: the next turn then
-	// sends only the messages added since (contracts §14).
+	// sends only the messages added since (docs/drivers.md).
 	var cont driver.Continuation
 	reopens := 0
 	for turn := 1; turn <= s.cfg.MaxTurns; turn++ {
@@ -290,7 +290,7 @@ func (s *Session) callDriver(ctx context.Context, req *driver.Request, chunk dri
 	// A stored driver's call is bounded by its component's own limits: the
 	// engine stops it at the deadline plus the grace and records the
 	// call_deadline line itself; a context cut at the bare deadline would
-	// read as a cancel and leave neither (capsules.txt, Execution limits).
+	// read as a cancel and leave neither.
 	if s.cfg.CallDeadline <= 0 || s.cfg.Driver.Info().Implementation == driver.ImplementationWASM {
 		return s.cfg.Driver.Call(ctx, req, chunk)
 	}
@@ -435,7 +435,7 @@ func failureText(err error) string {
 }
 
 // taskText is the task's first user message: its text parts, and each data
-// part as a fenced JSON block (contracts §11).
+// part as a fenced JSON block (docs/agent-capsules.md).
 func taskText(t *door.Task) string {
 	var parts []string
 	for _, p := range t.Parts {

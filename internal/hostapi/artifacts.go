@@ -20,7 +20,7 @@ import (
 )
 
 // The artifact manager (murmur:artifact-manager/manage) answers from the two
-// stores a run resolves from (contracts §3): the project store first, then
+// stores a run resolves from (docs/stores.md): the project store first, then
 // the global store. Listing reads the .meta.json sidecars (cheap); describe
 // and pull verify the artifact's bytes like a run's resolve does.
 

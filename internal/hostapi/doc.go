@@ -1,5 +1,5 @@
 // Package hostapi implements the murmur:* host interfaces a script capsule's
-// component imports (contracts §9): murmur:tool-registry/invoke runs the tool
+// component imports (docs/running-capsules.md): murmur:tool-registry/invoke runs the tool
 // artifacts its manifest declares, murmur:artifact-manager/manage lists,
 // describes, searches, pulls and removes artifacts of the stores, and
 // murmur:message/send sends an A2A 1.0 message to a peer capsule.

@@ -19,7 +19,7 @@ import (
 )
 
 // Recorder receives the events the host interfaces must leave in the trace
-// (contracts §5). *trace.Recorder implements it: the trace line and, when
+// (docs/running-capsules.md). *trace.Recorder implements it: the trace line and, when
 // telemetry is on, the capsule.tool_call span.
 type Recorder interface {
 	ToolCall(tool string, start time.Time, inBytes, outBytes int, errText string)

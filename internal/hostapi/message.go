@@ -140,8 +140,8 @@ func (s *Session) Send(ctx context.Context, peerURL string, m wit.Message) (wit.
 
 // MaxResponseBytes caps the body of a peer's answer to message/send: past
 // it the call ends with E-RUN-072 instead of holding the answer in memory
-// (capsules.txt: a call "is stopped with an error instead of consuming host
-// memory without bound"). A task result carries ids and a state, so 16 MiB
+// (a call is stopped with an error rather than use host memory without
+// bound). A task result carries ids and a state, so 16 MiB
 // is far beyond any honest answer.
 const MaxResponseBytes = 16 << 20
 

@@ -96,7 +96,7 @@ func msgManifest(allow ...string) string {
 func TestSendAllowed(t *testing.T) {
 	p := startPeer(t, "task")
 	_, port, _ := net.SplitHostPort(p.hostPort())
-	// Each grant form that covers http://127.0.0.1:PORT (contracts §7).
+	// Each grant form that covers http://127.0.0.1:PORT (docs/manifest.md).
 	for _, grant := range []string{"127.0.0.1", "127.0.0.1:" + port, "http://127.0.0.1:" + port} {
 		t.Run(grant, func(t *testing.T) {
 			e := newEnv(t, msgManifest(grant), nil)

@@ -28,7 +28,7 @@ import (
 	"github.com/murmur-go/murmur/internal/wit"
 )
 
-// WindDownLimit bounds an agent session's wind-down (contracts §11): past
+// WindDownLimit bounds an agent session's wind-down (docs/agent-capsules.md): past
 // it, or on a second signal, the session records its end and exits at once.
 const WindDownLimit = 20 * time.Second
 
@@ -221,7 +221,11 @@ func (k *agentRun) serve(ctx context.Context, r *run) (ending, error) {
 	<-served
 	e.Ending, e.Reason = status, reason
 	tot := rec.AgentTotals()
-	e.Refused, e.EgressLog = r.egress.count(k.px)
+	if k.px != nil { // a nil *egress.Proxy is not a nil counter
+		e.Refused, e.EgressLog = r.egress.count(k.px)
+	} else {
+		e.Refused, e.EgressLog = r.egress.count(nil)
+	}
 	k.hooks.OnSessionEnd(context.WithoutCancel(ctx), wit.SessionEndEvent{TotalTurns: uint32(tot.Turns),
 		TotalInputTokens: uint64(tot.InputTokens), TotalOutputTokens: uint64(tot.OutputTokens),
 		TotalToolCalls: uint32(tot.ToolCalls), TotalShellCalls: uint32(tot.ShellCalls),
@@ -362,7 +366,7 @@ func loadHooks(p *Plan, eng *wasmhost.Engine, sess *session.Session, rec *trace.
 		}
 		h := hooks.Hook{Resolved: r, Limits: g.Limits, Env: env,
 			HTTPBounds: wit.HTTPBounds{MaxBodyBytes: wit.HTTPMaxBodyBytes(p.lookup), MaxInFlight: wit.HTTPMaxInFlight}}
-		// Contracts §16: a hook sees no filesystem and no network beyond
+		// docs/agent-capsules.md: a hook sees no filesystem and no network beyond
 		// what its own entry's capabilities grant; an entry without
 		// capabilities inherits none of the capsule's.
 		if c := a.Capabilities; c != nil {

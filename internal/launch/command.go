@@ -84,7 +84,7 @@ func isExecutable(p string) bool {
 // needNetNS refuses, with E-CAP-005, a capsule that declares spawn.allow
 // or shell.allow on a host that refuses it a network namespace (the spec's
 // "needs a network namespace of its own"). The child mur a delegation
-// starts is outside the namespace (contracts §19: it reaches mur-roost), so
+// starts is outside the namespace (docs/containment.md: it reaches mur-roost), so
 // the requirement is the refusal: there is no fallback to the host's
 // network for whatever the capsule runs.
 func (p *Plan) needNetNS() error {

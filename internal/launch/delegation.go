@@ -18,7 +18,7 @@ import (
 	"github.com/murmur-go/murmur/internal/trace"
 )
 
-// spawnWiring is a session's part in delegation (contracts §18): as a
+// spawnWiring is a session's part in delegation (docs/delegation.md): as a
 // child (the approval it was launched under, its spawner handle and
 // lifeline) and as a parent (the delegate-task runtime). Every method is a
 // no-op on a session that takes no part.

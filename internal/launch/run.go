@@ -49,7 +49,7 @@ type Options struct {
 	// Exit ends the process on the fallback path; nil is os.Exit.
 	Exit func(code int)
 	// SpawnApprovalStdin is --spawn-approval-stdin: Stdin holds the one
-	// line a parent's runtime wrote (contracts §18).
+	// line a parent's runtime wrote (docs/delegation.md).
 	SpawnApprovalStdin bool
 	Stdin              io.Reader
 	// OnCompile, when set, is called with an artifact's name@version (or
@@ -65,7 +65,7 @@ type Options struct {
 	Spans func(trace.SpanExport) (trace.SpanSink, error)
 }
 
-// Ready describes a session once it is ready (contracts §10's --json line).
+// Ready describes a session once it is ready (the --json line, docs/cli.md).
 type Ready struct {
 	URL        *string
 	PID        int
@@ -93,7 +93,7 @@ type Result struct {
 	// logged in EgressLog rather than on stderr.
 	Refused   int64
 	EgressLog string
-	// Answer is where the session's answer is (contracts §5): a script's
+	// Answer is where the session's answer is (docs/running-capsules.md): a script's
 	// out/result.txt in its work folder, an agent's in its records dir. The
 	// file may not exist (a capsule that wrote none).
 	Answer string
@@ -485,7 +485,7 @@ func retainOf(m *manifest.Manifest) session.Retain {
 }
 
 // readTask reads --task: "-" is standard input, a path to a regular file is
-// that file, and anything else is the task's text (contracts §10). Text with
+// that file, and anything else is the task's text (docs/cli.md). Text with
 // no whitespace that looks like a path to nothing is most likely a mistyped
 // file name: it is still the text, with a W-RUN-001 warning on stderr, so
 // that no task changes meaning over a guess.

@@ -6,7 +6,7 @@ import (
 	"github.com/murmur-go/murmur/internal/trace"
 )
 
-// A script capsule's part in delegation (contracts §18 "Script capsules"):
+// A script capsule's part in delegation (docs/delegation.md):
 // as a parent it has no door, so its runtime opens a completion listener
 // of its own; as a child its task came on standard input and its answer is
 // its work folder's out/result.txt.

@@ -4,10 +4,13 @@
 // capsule a capsule.tool_call span per tool invoke under it; for an agent a
 // capsule.task span per task under it, and under each task a
 // capsule.inference, capsule.tool_call, capsule.shell or capsule.delegation
-// span per trace line of the same name (contracts §13). docs/telemetry.md
-// describes the spans and their attributes.
+// span per trace line of the same name. docs/telemetry.md describes the
+// spans and their attributes.
 //
-// The trace.jsonl is the record; spans are a copy for a collector. So export
+// Spans come from the trace: the session's recorder hands every line to
+// Session.Line (trace.SpanSink), and lines.go is the one table of which
+// line becomes which span. The trace.jsonl is the record; spans are a copy
+// for a collector. So export
 // is asynchronous (a batch processor), never retried, and bounded at
 // shutdown: a collector that is down or slow costs the session nothing, and
 // export failures go to logs/otel.log in the records dir instead of the
@@ -34,7 +37,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 )
 
-// Span names (capsules.txt "Script capsules", contracts §13).
+// Span names (docs/telemetry.md).
 const (
 	SpanSession    = "capsule.session"
 	SpanToolCall   = "capsule.tool_call"

@@ -22,7 +22,7 @@ func Build(env *Env, m *manifest.Manifest, g manifest.Grants, resolved []*store.
 	for _, r := range resolved {
 		byRef[r.Name+"@"+r.Version] = r
 	}
-	// One shell tool per shell.allow binary (contracts §15), sharing one
+	// One shell tool per shell.allow binary (docs/agent-capsules.md), sharing one
 	// environment: the session's, the capsule's env.allow and scope.
 	if len(g.Capsule.ShellAllow) > 0 && env.Session != nil {
 		se := &ShellEnv{Session: env.Session, Scope: g.Capsule.FilesystemScope, EnvAllow: g.Capsule.EnvAllow,

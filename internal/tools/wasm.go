@@ -163,7 +163,7 @@ func (t *WASM) Description() string {
 	return "the tool " + ref(t.decl)
 }
 
-// Schema is the input_schema of the tool's own manifest (contracts §15),
+// Schema is the input_schema of the tool's own manifest (docs/agent-capsules.md),
 // else DefaultSchema.
 func (t *WASM) Schema() json.RawMessage {
 	if t.resolved != nil && t.resolved.Manifest != nil && len(t.resolved.Manifest.InputSchema) > 0 {
@@ -492,7 +492,7 @@ func (t *WASM) host(inv Invocation) *wasmhost.Host {
 		}
 	}
 	wit.GrantTask(h, ask)
-	// wasi:http: the tool's own narrowed network.allow (contracts §17); a
+	// wasi:http: the tool's own narrowed network.allow (docs/manifest.md); a
 	// refusal is a log line, the request's error is the tool's to handle.
 	wit.GrantHTTPBounded(h, wit.NetworkAllow(t.grant.Grants.NetworkAllow, "capabilities.network.allow"),
 		t.httpLog(),
