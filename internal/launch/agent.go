@@ -151,46 +151,16 @@ func (k *agentRun) serve(ctx context.Context, r *run) (ending, error) {
 		k.px.SetLogger(r.egress.logger)
 	}
 	bindDriver(k.drv, sess, rec)
-	wrap, err := p.commandWrap(sess, k.px)
+	loop, err := k.build(r)
 	if err != nil {
 		return ending{}, err
 	}
-	k.inv, err = tools.Build(&tools.Env{Engine: r.eng, Session: sess, Lookup: p.lookup, Logger: r.opts.Log, Wrap: wrap,
-		ProxyEnv: k.proxyEnv, Preloaded: r.pre}, m, p.Grants, p.Tools)
-	if err != nil {
-		return ending{}, err
-	}
-	if rt := dl.runtime(p, sess, rec, r.url, r.opts); rt != nil {
-		if err := k.inv.Add(rt.Tool()); err != nil {
-			return ending{}, err
-		}
-	}
-	var lines []session.ToolLine
-	for _, e := range k.inv.Entries() {
-		lines = append(lines, session.ToolLine{Name: e.Name(), Kind: e.Kind(), Description: e.Description()})
-	}
-	if err := sess.SetTools(lines, p.GrantsJSON); err != nil {
-		fmt.Fprintln(r.opts.Stderr, diag.Warn("W-IO-055", "MURMUR.md could not list the tools: %v", err).String())
-	}
-	in := m.Inference
-	loop := agent.New(agent.Config{
-		Driver: k.drv, Model: in.Model,
-		MaxTurns: in.MaxTurns.Or(manifest.DefaultMaxTurns), MaxTokens: in.MaxTokens.Or(manifest.DefaultMaxTokens),
-		MaxSessionTokens: in.MaxSessionTokens.Or(0),
-		CallDeadline:     time.Duration(m.Capabilities.EffLimits().DeadlineSeconds) * time.Second,
-		System: agent.SystemPrompt(agent.Identity{Name: sess.Name, Version: sess.Version, SessionID: sess.ID,
-			Workdir: sess.Workdir}, p.SystemPrompt),
-		Tools: newAgentTools(k.inv, rec, sess.RecordsDir, k.hooks, dl.tasks), Recorder: rec,
-		Hooks:      k.hooks,
-		ResultPath: filepath.Join(sess.RecordsDir, "out", "result.txt"),
-		Waiter:     dl.waiter(),
-	})
 	k.loopMu.Lock()
 	k.loop = loop
 	k.loopMu.Unlock()
 	k.hooks.OnStage(ctx, wit.StageEvent{ShellAllow: p.Grants.Capsule.ShellAllow})
 	k.hooks.OnSessionStart(ctx, wit.SessionContext{CapsuleName: sess.Name, CapsuleVersion: sess.Version,
-		SessionID: sess.ID, Model: in.Model, Capabilities: p.Grants.Lines()})
+		SessionID: sess.ID, Model: m.Inference.Model, Capabilities: p.Grants.Lines()})
 	dr, err := door.New(door.Config{Name: sess.Name, Version: sess.Version, SessionID: sess.ID, URL: r.url,
 		TaskAcceptance: k.acceptance, QueueDepth: m.Lifecycle.QueueDepth.Or(manifest.DefaultQueueDepth),
 		AfterTask: m.Lifecycle.AfterTaskMode(), Runner: dl.runner(loop), Recorder: doorRecorder{rec}, Logger: r.opts.Log,
@@ -241,6 +211,48 @@ func (k *agentRun) serve(ctx context.Context, r *run) (ending, error) {
 			WithHint("run 'mur trace show %s' to see each task", sess.ID)
 	}
 	return e, nil
+}
+
+// build makes the session's inventory (with delegate-task for a parent),
+// lists it in MURMUR.md, and makes the inference loop over it.
+func (k *agentRun) build(r *run) (*agent.Session, error) {
+	p, sess, rec, dl := r.p, r.sess, r.rec, r.dl
+	m := p.Manifest
+	wrap, err := p.commandWrap(sess, k.px)
+	if err != nil {
+		return nil, err
+	}
+	k.inv, err = tools.Build(&tools.Env{Engine: r.eng, Session: sess, Lookup: p.lookup, Logger: r.opts.Log, Wrap: wrap,
+		ProxyEnv: k.proxyEnv, Preloaded: r.pre}, m, p.Grants, p.Tools)
+	if err != nil {
+		return nil, err
+	}
+	if rt := dl.runtime(p, sess, rec, r.url, r.opts); rt != nil {
+		if err := k.inv.Add(rt.Tool()); err != nil {
+			return nil, err
+		}
+	}
+	var lines []session.ToolLine
+	for _, e := range k.inv.Entries() {
+		lines = append(lines, session.ToolLine{Name: e.Name(), Kind: e.Kind(), Description: e.Description()})
+	}
+	if err := sess.SetTools(lines, p.GrantsJSON); err != nil {
+		fmt.Fprintln(r.opts.Stderr, diag.Warn("W-IO-055", "MURMUR.md could not list the tools: %v", err).String())
+	}
+	in := m.Inference
+	loop := agent.New(agent.Config{
+		Driver: k.drv, Model: in.Model,
+		MaxTurns: in.MaxTurns.Or(manifest.DefaultMaxTurns), MaxTokens: in.MaxTokens.Or(manifest.DefaultMaxTokens),
+		MaxSessionTokens: in.MaxSessionTokens.Or(0),
+		CallDeadline:     time.Duration(m.Capabilities.EffLimits().DeadlineSeconds) * time.Second,
+		System: agent.SystemPrompt(agent.Identity{Name: sess.Name, Version: sess.Version, SessionID: sess.ID,
+			Workdir: sess.Workdir}, p.SystemPrompt),
+		Tools: newAgentTools(k.inv, rec, sess.RecordsDir, k.hooks, dl.tasks), Recorder: rec,
+		Hooks:      k.hooks,
+		ResultPath: filepath.Join(sess.RecordsDir, "out", "result.txt"),
+		Waiter:     dl.waiter(),
+	})
+	return loop, nil
 }
 
 // watchWorkdir waits for the door to end, the run's context to end, or
