@@ -19,8 +19,8 @@ import (
 )
 
 // Recorder receives the events the host interfaces must leave in the trace
-// (docs/running-capsules.md). *trace.Recorder implements it: the trace line and, when
-// telemetry is on, the capsule.tool_call span.
+// (docs/running-capsules.md). *trace.Recorder implements it: the trace
+// line, which its span sink mirrors as a span when telemetry is on.
 type Recorder interface {
 	ToolCall(tool string, start time.Time, inBytes, outBytes int, errText string)
 	ArtifactPulled(ev trace.ArtifactPulled)
@@ -110,9 +110,8 @@ func New(cfg Config) (*Session, error) {
 // Register grants the three murmur:* interfaces to a run's Host, recording
 // through rec (nil records nothing). *trace.Recorder is one; the
 // script runtime's Imports hook is a two-line adapter calling Register.
-// delegate-task is not among the tools:
-// delegation is a later issue, so a capsule that declares spawn.allow finds
-// no such tool (invoke answers err naming it, like any undeclared name).
+// invoke reaches whatever the inventory holds that a script may call: tool
+// components, and delegate-task for a capsule that declares spawn.allow.
 func (s *Session) Register(h *wasmhost.Host, rec Recorder) {
 	s.mu.Lock()
 	s.rec = rec
