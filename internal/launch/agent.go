@@ -145,6 +145,11 @@ func (k *agentRun) start(r *run, sess *session.Session, rec *trace.Recorder) err
 // the session's end: the door's, a signal's, a lifeline's, or a work
 // folder past its bound; then winds down.
 func (k *agentRun) serve(ctx context.Context, r *run) (ending, error) {
+	// A closed lifeline winds the session down through a context of its
+	// own: the wind-down bounds itself, so the run's hard-exit fallback is
+	// not armed by it.
+	ctx, endRun := context.WithCancelCause(ctx)
+	defer endRun(nil)
 	p, sess, rec, dl := r.p, r.sess, r.rec, r.dl
 	m := p.Manifest
 	if k.px != nil && r.egress != nil {
@@ -179,7 +184,7 @@ func (k *agentRun) serve(ctx context.Context, r *run) (ending, error) {
 
 	e := ending{Result: Result{SessionID: sess.ID, Name: sess.Name, Version: sess.Version, RecordsDir: sess.RecordsDir,
 		Answer: filepath.Join(sess.RecordsDir, filepath.FromSlash(AnswerFile))}, flush: true, resultDir: sess.RecordsDir}
-	r.watchLifeline()
+	r.watchLifeline(endRun)
 	full := watchWorkdir(ctx, sess, m.Capabilities.EffLimits().WorkdirMaxBytes, dr)
 	dl.windingDown.Store(true)
 	status, reason := windDown(ctx, dr, rec, full, &e)

@@ -307,9 +307,10 @@ func (r *run) engine() error {
 	return nil
 }
 
-// watchLifeline winds the session down when its spawner's lifeline closes.
-func (r *run) watchLifeline() {
-	r.dl.watchLifeline(r.rec, filepath.Join(r.sess.RecordsDir, "logs", "bootstrap.log"), r.cancel)
+// watchLifeline winds the session down when its spawner's lifeline closes,
+// by cancelling with end.
+func (r *run) watchLifeline(end context.CancelCauseFunc) {
+	r.dl.watchLifeline(r.rec, filepath.Join(r.sess.RecordsDir, "logs", "bootstrap.log"), end)
 }
 
 // traceFailure is the cause of a run ended because its trace could not be

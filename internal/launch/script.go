@@ -87,7 +87,7 @@ func (k *scriptRun) serve(ctx context.Context, r *run) (ending, error) {
 	if err != nil {
 		return ending{}, err
 	}
-	r.watchLifeline()
+	r.watchLifeline(r.cancel)
 	var imports script.Imports
 	if k.host, err = hostapi.New(hostapi.Config{Manifest: p.Manifest, Tools: k.inv, Grants: &p.Grants, Stores: p.Stores,
 		Session: sess, Lookup: p.lookup}); err != nil {
