@@ -206,16 +206,22 @@ func (k *agentRun) serve(ctx context.Context, r *run) (ending, error) {
 		TotalToolCalls: uint32(tot.ToolCalls), TotalShellCalls: uint32(tot.ShellCalls),
 		DurationMS: uint64(time.Since(sess.Started).Milliseconds()), ExitStatus: status})
 	if e.traceFailed == nil && e.Signal == nil && status != trace.EndOK {
-		why := ""
-		if f := loop.LastFailure(); f != "" && status != trace.EndResourceLimit {
-			why = ": " + f
-		} else if reason != "" {
-			why = ": " + reason
-		}
-		e.Err = diag.New("E-RUN-040", "the session ended %s%s", status, why).
-			WithHint("run 'mur trace show %s' to see each task", sess.ID)
+		e.Err = endedError(sess, loop, status, reason)
 	}
 	return e, nil
+}
+
+// endedError is E-RUN-040, an agent session that did not end ok: why is
+// the last failed task's text, else the session's reason.
+func endedError(sess *session.Session, loop *agent.Session, status, reason string) error {
+	why := ""
+	if f := loop.LastFailure(); f != "" && status != trace.EndResourceLimit {
+		why = ": " + f
+	} else if reason != "" {
+		why = ": " + reason
+	}
+	return diag.New("E-RUN-040", "the session ended %s%s", status, why).
+		WithHint("run 'mur trace show %s' to see each task", sess.ID)
 }
 
 // build makes the session's inventory (with delegate-task for a parent),
