@@ -65,7 +65,6 @@ type delegation struct {
 	// watchUntil is when the child watch ends the child: tReady plus the
 	// deadline.
 	watchUntil time.Time
-	span       spanHandle // nil without telemetry
 }
 
 func (d *delegation) exited() bool {

@@ -4,10 +4,13 @@
 // capsule a capsule.tool_call span per tool invoke under it; for an agent a
 // capsule.task span per task under it, and under each task a
 // capsule.inference, capsule.tool_call, capsule.shell or capsule.delegation
-// span per trace line of the same name (contracts §13). docs/telemetry.md
-// describes the spans and their attributes.
+// span per trace line of the same name. docs/telemetry.md describes the
+// spans and their attributes.
 //
-// The trace.jsonl is the record; spans are a copy for a collector. So export
+// Spans come from the trace: the session's recorder hands every line to
+// Session.Line (trace.SpanSink), and lines.go is the one table of which
+// line becomes which span. The trace.jsonl is the record; spans are a copy
+// for a collector. So export
 // is asynchronous (a batch processor), never retried, and bounded at
 // shutdown: a collector that is down or slow costs the session nothing, and
 // export failures go to logs/otel.log in the records dir instead of the
@@ -34,7 +37,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 )
 
-// Span names (capsules.txt "Script capsules", contracts §13).
+// Span names (docs/telemetry.md).
 const (
 	SpanSession    = "capsule.session"
 	SpanToolCall   = "capsule.tool_call"
@@ -81,6 +84,11 @@ type Session struct {
 	open  map[*Task]struct{}
 	dlg   map[*Delegation]struct{} // a script's delegations
 	ended bool
+	// byLine finds the task of a line by its event_id (a task_start's or
+	// an inference's), and delegations an open delegation span by its
+	// delegation_id: how Line places the lines under it.
+	byLine      map[string]*Task
+	delegations map[string]*Delegation
 
 	// ending is held for reading by a Task.End in flight, and taken by End
 	// before the exporter shuts down: a task that left the open set just
@@ -137,7 +145,8 @@ func Start(endpoint string, id Identity, logPath string, opts Options, started t
 			sdktrace.WithMaxExportBatchSize(min(opts.QueueSize, sdktrace.DefaultMaxExportBatchSize))),
 	)
 	s := &Session{tp: tp, tracer: tp.Tracer("github.com/murmur-go/murmur"), log: logger, logFile: lf,
-		shutdown: opts.ShutdownTimeout, open: map[*Task]struct{}{}, dlg: map[*Delegation]struct{}{}}
+		shutdown: opts.ShutdownTimeout, open: map[*Task]struct{}{}, dlg: map[*Delegation]struct{}{},
+		byLine: map[string]*Task{}, delegations: map[string]*Delegation{}}
 	s.ctx, s.root = s.tracer.Start(context.Background(), SpanSession,
 		trace.WithTimestamp(started),
 		trace.WithSpanKind(trace.SpanKindInternal),
@@ -184,7 +193,7 @@ func (s *Session) End(exitStatus, reason string, end time.Time) {
 		s.mu.Lock()
 		s.ended = true
 		open, dlg := s.open, s.dlg
-		s.open, s.dlg = nil, nil
+		s.open, s.dlg, s.byLine, s.delegations = nil, nil, nil, nil
 		s.mu.Unlock()
 		for t := range open {
 			t.cutShort(end)
