@@ -328,7 +328,8 @@ func (r *run) open(p *Plan, task string, dl *spawnWiring) error {
 }
 
 // openTrace applies trace.retain, creates the session's trace and its
-// recorder, with spans when observability.otel_endpoint is set.
+// recorder, with spans when observability.otel_endpoint or the OTLP
+// environment variables name a collector.
 func (r *run) openTrace(p *Plan, sess *session.Session, kind string) (*trace.Writer, *trace.Recorder, error) {
 	m := p.Manifest
 	if el, lg, err := openEgressLog(sess.RecordsDir, r.opts.Log); err == nil {
@@ -356,7 +357,7 @@ func (r *run) openTrace(p *Plan, sess *session.Session, kind string) (*trace.Wri
 		return nil, nil, err
 	}
 	var spans trace.Spans
-	if ep := m.Observability.OtelEndpoint; ep != "" {
+	if ep := m.Observability.OtelEndpoint; telemetry.Wanted(ep) {
 		tel, err := telemetry.Start(ep, telemetry.Identity{SessionID: sess.ID, CapsuleName: sess.Name,
 			CapsuleVersion: sess.Version, Kind: kind}, filepath.Join(sess.RecordsDir, "logs", "otel.log"),
 			telemetry.Options{}, sess.Started)
