@@ -3,7 +3,6 @@ package cli_test
 import (
 	"bytes"
 	"context"
-	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -11,31 +10,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
-
-	"golang.org/x/sys/unix"
 )
-
-// openPTY opens a pseudo-terminal pair: the test reads master, the child
-// writes to slave, which is a real terminal to it.
-func openPTY(t *testing.T) (master, slave *os.File) {
-	t.Helper()
-	m, err := os.OpenFile("/dev/ptmx", os.O_RDWR|unix.O_NOCTTY, 0)
-	if err != nil {
-		t.Skipf("no pseudo-terminals here: %v", err)
-	}
-	if err := unix.IoctlSetPointerInt(int(m.Fd()), unix.TIOCSPTLCK, 0); err != nil {
-		t.Fatal(err)
-	}
-	n, err := unix.IoctlGetInt(int(m.Fd()), unix.TIOCGPTN)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := os.OpenFile(fmt.Sprintf("/dev/pts/%d", n), os.O_RDWR|unix.O_NOCTTY, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return m, s
-}
 
 // On a terminal, a cold mur run says which session it is when it starts
 // and what it is compiling (issue 14 item 16); into a pipe it says neither.

@@ -1,4 +1,4 @@
-package cli_test
+package e2e_test
 
 import (
 	"bufio"
@@ -71,7 +71,7 @@ func shellLine(t *testing.T, recordsDir string) (trace.Line, string) {
 // (go test -v) as the transcript.
 func TestContainedCommandCannotTypeIntoTheTerminal(t *testing.T) {
 	binDir := t.TempDir()
-	testbin.Plain(t, "./internal/cli/testdata/ttyinject", binDir)
+	testbin.Plain(t, "./internal/e2e/testdata/ttyinject", binDir)
 	for _, tier := range tiers {
 		t.Run(tier, func(t *testing.T) {
 			homeDir, base := t.TempDir(), t.TempDir()
