@@ -7,10 +7,14 @@ package archtest
 import (
 	"bytes"
 	"encoding/json"
+	"go/doc"
+	"go/parser"
+	"go/token"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"sort"
 	"strings"
@@ -100,6 +104,8 @@ var roostForbidden = []string{
 
 type pkg struct {
 	ImportPath   string
+	Doc          string // the package doc comment's first sentence
+	TestGoFiles  []string
 	Dir          string
 	Imports      []string
 	TestImports  []string
@@ -333,6 +339,117 @@ func TestMapIsDocumented(t *testing.T) {
 			t.Errorf("docs/architecture.md does not name `%s`", p)
 		}
 	}
+}
+
+// TestMapRowsMatchPackageDocs keeps each package's one line on the map and
+// its doc comment in step. The rule: a row's description leads with a
+// phrase — its text up to the first ": ", "; ", " (", " — " or ". " — and
+// that phrase must appear in the first sentence of the package's doc comment
+// (the sentence go doc shows). A row naming several packages gives one
+// "; "-separated part per package, in order; in a "(+ sub, …)" row only the
+// first package is held to it. Backticks, case, runs of spaces and
+// parenthesised asides in the doc are ignored.
+func TestMapRowsMatchPackageDocs(t *testing.T) {
+	doc, err := readFile(filepath.Join(root(), "docs", "architecture.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	docs := map[string]string{}
+	for _, p := range list(t, nil, "./...") {
+		docs[rel(p.ImportPath)] = p.Doc
+		if p.Doc == "" {
+			docs[rel(p.ImportPath)] = testOnlyDoc(t, p)
+		}
+	}
+	rows := 0
+	for _, line := range strings.Split(doc, "\n") {
+		cells := strings.Split(strings.Trim(line, "| "), " | ")
+		if len(cells) < 3 || !mapLevel.MatchString(cells[0]) {
+			continue
+		}
+		rows++
+		pkgCell, _, _ := strings.Cut(cells[1], "(+")
+		var pkgs []string
+		for _, m := range backticked.FindAllStringSubmatch(pkgCell, -1) {
+			pkgs = append(pkgs, m[1])
+		}
+		job := strings.Join(cells[2:], " | ")
+		parts := []string{job}
+		if len(pkgs) > 1 {
+			parts = strings.Split(job, "; ")
+			if len(parts) < len(pkgs) {
+				t.Errorf("docs/architecture.md: the row for %s has %d \"; \"-separated parts, one per package wanted", strings.Join(pkgs, ", "), len(parts))
+				continue
+			}
+		}
+		for i, p := range pkgs {
+			synopsis, ok := docs[p]
+			if !ok {
+				continue // a planned package, not built yet
+			}
+			lead := leadPhrase(parts[i])
+			if synopsis == "" {
+				t.Errorf("%s has no package doc comment; its row on docs/architecture.md says %q", p, lead)
+				continue
+			}
+			if lead == "" || !strings.Contains(docNorm(synopsis), lead) {
+				t.Errorf("docs/architecture.md's row for %s leads with %q, which the first sentence of its package doc does not say:\n\t%s\nmake them agree: the row's text up to its first \": \", \"; \", \" (\", \" — \" or \". \" must appear in that sentence", p, lead, synopsis)
+			}
+		}
+	}
+	if rows < 20 {
+		t.Fatalf("found %d rows in docs/architecture.md's package table; has its shape changed?", rows)
+	}
+}
+
+var (
+	mapLevel    = regexp.MustCompile(`^(\d+|test)$`)
+	backticked  = regexp.MustCompile("`([^`]+)`")
+	parenthesis = regexp.MustCompile(`\([^()]*\)`)
+	spaces      = regexp.MustCompile(`\s+`)
+)
+
+// testOnlyDoc is the doc synopsis of a package made of test files only
+// (go list reports none for it), such as this one.
+func testOnlyDoc(t *testing.T, p pkg) string {
+	for _, f := range p.TestGoFiles {
+		af, err := parser.ParseFile(token.NewFileSet(), filepath.Join(p.Dir, f), nil, parser.PackageClauseOnly|parser.ParseComments)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if af.Doc != nil {
+			return new(doc.Package).Synopsis(af.Doc.Text())
+		}
+	}
+	return ""
+}
+
+// leadPhrase is a row's description up to its first separator, normalised.
+func leadPhrase(s string) string {
+	end := len(s)
+	for _, sep := range []string{": ", "; ", " (", " — ", ". "} {
+		if i := strings.Index(s, sep); i >= 0 && i < end {
+			end = i
+		}
+	}
+	return textNorm(s[:end])
+}
+
+// docNorm is a doc sentence without its parenthesised asides, normalised.
+func docNorm(s string) string {
+	for {
+		t := parenthesis.ReplaceAllString(s, "")
+		if t == s {
+			break
+		}
+		s = t
+	}
+	return textNorm(s)
+}
+
+func textNorm(s string) string {
+	s = strings.ReplaceAll(s, "`", "")
+	return strings.ToLower(strings.TrimSpace(spaces.ReplaceAllString(s, " ")))
 }
 
 func readFile(p string) (string, error) {
