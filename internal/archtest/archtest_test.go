@@ -292,8 +292,8 @@ func TestMurLinksNoProviderSDK(t *testing.T) {
 }
 
 // TestPlainMurLinksProviderSDK is the converse: a plain `go build ./cmd/mur`
-// links the provider built-ins, so it is complete alone (contracts §14: the
-// drivers are built into mur).
+// links the provider built-ins, so it is complete alone (the provider
+// drivers are built into mur: docs/drivers.md).
 func TestPlainMurLinksProviderSDK(t *testing.T) {
 	_, got := linksProviderSDK(t, "./cmd/mur")
 	for _, sdk := range []string{"github.com/anthropics/", "github.com/openai/"} {

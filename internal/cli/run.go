@@ -100,7 +100,7 @@ the pair is a usage error that lists the installed versions.`,
 	return cmd
 }
 
-// readyLine is the --json line (contracts §10).
+// readyLine is the --json line (docs/cli.md, docs/running-capsules.md).
 type readyLine struct {
 	URL        *string `json:"url"`
 	PID        int     `json:"pid"`
@@ -181,7 +181,7 @@ func runCapsule(ctx context.Context, f runFlags, stdout, stderr io.Writer) error
 			}
 			if tty {
 				// An agent's door, as a URL a person can paste (the --json
-				// line keeps contracts §10's bare host:port for a parent).
+				// line keeps the bare host:port a parent reads).
 				door := ""
 				if r.URL != nil {
 					door = " at http://" + *r.URL
@@ -214,12 +214,13 @@ func runCapsule(ctx context.Context, f runFlags, stdout, stderr io.Writer) error
 		return exitStatus(res.Signal.ExitCode())
 	}
 	if f.json {
-		// With --json, stdout holds exactly the ready line (contracts §10).
+		// With --json, stdout holds exactly the ready line, which programs parse.
 		fmt.Fprintf(stderr, "%s: %s\n", res.SessionID, res.Ending)
 		return res.Err
 	}
 	// Without it, the answer goes to stdout and the status and record
-	// paths to stderr (contracts §10), so `mur run > answer.txt` works.
+	// paths to stderr (docs/running-capsules.md "The answer"), so
+	// `mur run > answer.txt` works.
 	shown, err := printAnswer(stdout, res.Answer)
 	fmt.Fprintf(stderr, "%s: %s\n", res.SessionID, res.Ending)
 	fmt.Fprintf(stderr, "records: %s\n", res.RecordsDir)
@@ -234,7 +235,8 @@ func runCapsule(ctx context.Context, f runFlags, stdout, stderr io.Writer) error
 	return res.Err
 }
 
-// answerMax bounds the answer mur run prints (contracts §10): past it, the
+// answerMax bounds the answer mur run prints (docs/running-capsules.md "The
+// answer"): past it, the
 // answer is cut and a last line names the file holding all of it.
 const answerMax = 64 << 10
 
@@ -292,7 +294,8 @@ func printAnswer(w io.Writer, path string) (bool, error) {
 }
 
 // explainScope prints what the capsule would be granted and how this build
-// contains it (contracts §10, --explain-scope): the plan as loaded, before
+// contains it (docs/running-capsules.md "mur run --explain-scope"): the plan
+// as loaded, before
 // any component is compiled, artifact resolved, secret read or session file
 // written.
 //

@@ -25,7 +25,7 @@ import (
 func init() { register(newStopCmd) }
 
 // killGrace is how long mur stop waits after SIGTERM before SIGKILL, and
-// after SIGKILL before it gives up (contracts §11: "SIGKILL after 5 s more").
+// after SIGKILL before it gives up (docs/running-capsules.md "mur stop").
 const killGrace = 5 * time.Second
 
 func newStopCmd(stdout, stderr io.Writer) *cobra.Command {

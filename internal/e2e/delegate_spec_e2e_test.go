@@ -30,8 +30,8 @@ func containmentOf(t *testing.T, start trace.Line) (declared, achieved string) {
 
 // TestDelegateChildAtParentTier: a parent that declares no floor runs its
 // commands at the host's strongest tier; the child it delegates to
-// declares advisory, yet runs at the parent's tier (contracts §18 "The
-// parent's tier"): its session_start records it, and its command cannot
+// declares advisory, yet runs at the parent's tier (docs/delegation.md):
+// its session_start records it, and its command cannot
 // read /etc/shadow or a file of the parent's work folder.
 func TestDelegateChildAtParentTier(t *testing.T) {
 	if os.Geteuid() != 0 {
@@ -95,8 +95,7 @@ responses:
 
 // TestDelegateChildEnvBothLists: a name reaches the child only when both
 // the child's and the parent's capabilities.env.allow list it and the
-// parent's process holds it (roost-and-delegation "The child's
-// environment"); a name only the parent lists is absent from the child
+// parent's process holds it (docs/delegation.md); a name only the parent lists is absent from the child
 // though the parent holds it.
 func TestDelegateChildEnvBothLists(t *testing.T) {
 	homeDir, base := t.TempDir(), t.TempDir()
@@ -246,7 +245,7 @@ func TestCompletionAnswersSpecWords(t *testing.T) {
 //     the spec's words for a delegation it is ending (the child's stderr,
 //     which the parent keeps as the child's log, says so).
 //   - The launcher's record is posted to nobody: delivered false, with
-//     the delegating task ended as delivery_error (contracts §18).
+//     the delegating task ended as delivery_error (docs/delegation.md).
 //   - SIGTERM goes to the child's process group, so a process the child
 //     started in its group is ended with it.
 func TestDelegateEndedByItsTask(t *testing.T) {

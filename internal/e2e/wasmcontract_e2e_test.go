@@ -42,7 +42,7 @@ func driverProject(t *testing.T, base, driverName, endpoint, artifacts, extra st
 }
 
 // A WASM tool's manifest input_schema is the schema the model is offered
-// (contracts §15); a tool that declares none is offered {"type":"object"}.
+// (docs/manifest.md); a tool that declares none is offered {"type":"object"}.
 // Issue 22 item 21: every tool was offered {"type":"object"}.
 func TestWASMToolInputSchemaOffered(t *testing.T) {
 	fake := fakeProvider(t, fakeprovider.Anthropic)
@@ -93,7 +93,7 @@ input_schema:
 }
 
 // session_start.driver.sha256 of a stored driver is the artifact's digest,
-// the SHA-256 of its .mur.zip (contracts §3, §13), not the component's.
+// the SHA-256 of its .mur.zip (docs/stores.md), not the component's.
 func TestStoredDriverSHA256IsTheArtifacts(t *testing.T) {
 	fake := fakeProvider(t, fakeprovider.Anthropic)
 	fake.Push(fakeprovider.Reply{Text: []string{"ok"}})
@@ -119,7 +119,7 @@ func TestStoredDriverSHA256IsTheArtifacts(t *testing.T) {
 
 // A stored driver waiting on its provider past the call deadline is stopped
 // at the deadline plus the 2 s grace and leaves a call_deadline line naming
-// the component and the call (capsules.txt, Execution limits). It used to be
+// the component and the call (docs/running-capsules.md "Endings"). It used to be
 // cut at the bare deadline by the loop's own timer, recorded as nothing.
 func TestStoredDriverWaitingPastTheDeadline(t *testing.T) {
 	fake := fakeProvider(t, fakeprovider.Anthropic)
