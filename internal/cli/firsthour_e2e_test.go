@@ -5,12 +5,13 @@ import (
 	"context"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/murmur-go/murmur/internal/e2e"
 )
 
 // Without --json, mur run prints the answer on stdout once the session has
@@ -118,9 +119,7 @@ func TestAgentDoorOnATerminal(t *testing.T) {
 	defer master.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), murTimeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, murBin(t), "run", "--task", "say hello")
-	cmd.Dir = proj
-	cmd.Env = []string{"HOME=" + homeDir, "PATH=" + os.Getenv("PATH")}
+	cmd := e2e.CommandContext(ctx, t, murBin(t), homeDir, proj, nil, "run", "--task", "say hello")
 	var stdout bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, slave
 	if err := cmd.Start(); err != nil {

@@ -4,12 +4,12 @@ import (
 	"bytes"
 	"context"
 	"io"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/murmur-go/murmur/internal/e2e"
 )
 
 // On a terminal, a cold mur run says which session it is when it starts
@@ -24,9 +24,7 @@ func TestRunOnATerminal(t *testing.T) {
 	defer master.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), murTimeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, murBin(t), "run", "--task", "task")
-	cmd.Dir = proj
-	cmd.Env = []string{"HOME=" + homeDir, "PATH=" + os.Getenv("PATH")}
+	cmd := e2e.CommandContext(ctx, t, murBin(t), homeDir, proj, nil, "run", "--task", "task")
 	var stdout bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, slave
 	if err := cmd.Start(); err != nil {

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/murmur-go/murmur/internal/e2e"
 	"github.com/murmur-go/murmur/internal/trace"
 )
 
@@ -151,10 +152,8 @@ func netnsRefused(t *testing.T, homeDir, dir string, env []string, args ...strin
 		t.Skipf("unshare -U -r: %v", err)
 	}
 	shareCompileCache(t, homeDir)
-	cmd := exec.Command("unshare", append([]string{"-U", "-r", "sh", "-c",
+	cmd := e2e.Command(t, "unshare", homeDir, dir, env, append([]string{"-U", "-r", "sh", "-c",
 		`echo 0 > /proc/sys/user/max_net_namespaces && exec "$0" "$@"`, murBin(t)}, args...)...)
-	cmd.Dir = dir
-	cmd.Env = append([]string{"HOME=" + homeDir, "PATH=" + os.Getenv("PATH")}, env...)
 	var stdout, stderr strings.Builder
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()

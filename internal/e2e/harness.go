@@ -13,6 +13,7 @@ package e2e
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -38,11 +39,17 @@ func RoostBin(t testing.TB) string { return testbin.Path(t, "./cmd/mur-roost") }
 func ShareCompileCache(t testing.TB, home string) { testbin.ShareCompileCache(t, home) }
 
 // Command is the one way this harness makes a process: bin with a private
-// HOME, the test's PATH and env (later entries win), in dir (the test's own
-// directory when empty). It is not started.
+// HOME, the test's PATH and env (later entries win, so env may replace
+// PATH), in dir (the test's own directory when empty). It is not started.
 func Command(t testing.TB, bin, home, dir string, env []string, args ...string) *exec.Cmd {
 	t.Helper()
-	cmd := exec.Command(bin, args...)
+	return CommandContext(context.Background(), t, bin, home, dir, env, args...)
+}
+
+// CommandContext is Command killed when ctx is done.
+func CommandContext(ctx context.Context, t testing.TB, bin, home, dir string, env []string, args ...string) *exec.Cmd {
+	t.Helper()
+	cmd := exec.CommandContext(ctx, bin, args...)
 	cmd.Dir = dir
 	cmd.Env = append([]string{"HOME=" + home, "PATH=" + os.Getenv("PATH")}, env...)
 	return cmd

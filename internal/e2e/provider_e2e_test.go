@@ -216,9 +216,7 @@ func TestProviderWithoutTheHelper(t *testing.T) {
 		t.Fatal(err)
 	}
 	mur := func(args ...string) (string, int) {
-		cmd := exec.Command(alone, args...)
-		cmd.Dir = proj
-		cmd.Env = []string{"HOME=" + homeDir, "PATH=" + os.Getenv("PATH"), "PROVIDER_TEST_KEY=k"}
+		cmd := e2e.Command(t, alone, homeDir, proj, []string{"PROVIDER_TEST_KEY=k"}, args...)
 		out, err := cmd.CombinedOutput()
 		code := 0
 		if ee, ok := err.(*exec.ExitError); ok {
@@ -264,9 +262,7 @@ func TestPlainMurRunsProviderAlone(t *testing.T) {
 	}
 	shareCompileCache(t, homeDir)
 	mur := func(args ...string) (string, string, int) {
-		cmd := exec.Command(alone, args...)
-		cmd.Dir = proj
-		cmd.Env = []string{"HOME=" + homeDir, "PATH=" + os.Getenv("PATH"), "PROVIDER_TEST_KEY=sk-alone"}
+		cmd := e2e.Command(t, alone, homeDir, proj, []string{"PROVIDER_TEST_KEY=sk-alone"}, args...)
 		var so, se strings.Builder
 		cmd.Stdout, cmd.Stderr = &so, &se
 		err := cmd.Run()
