@@ -3,11 +3,12 @@
 // components and fake model providers that speak the real wire formats.
 //
 // A test starts a binary through Command (or RunMur, StartMur, StartRoost,
-// which are built on it), sets up a model through FakeProvider and
-// FakeModelCapsule or a replay transcript (ReplayCapsule), and publishes
-// what it runs through Publish (PublishTool, PublishDir). The delegation and
-// agent scenarios live here beside the harness; internal/cli's tests use it
-// for the CLI's own commands. Only tests import this package.
+// which are built on it), sets up a model through FakeProvider with
+// ProviderArtifact or FakeModelCapsule, or a replay transcript
+// (ReplayCapsule), and publishes what it runs through PublishFixture (a
+// committed component) or PublishDir (a project). The delegation and agent
+// scenarios live here beside the harness; internal/cli's tests use it for
+// the CLI's own commands. Only tests import this package.
 package e2e
 
 import (
