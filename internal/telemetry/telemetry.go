@@ -1,5 +1,6 @@
 // Package telemetry posts a session's OpenTelemetry spans when the manifest
-// sets observability.otel_endpoint, over OTLP/HTTP (protobuf) to
+// sets observability.otel_endpoint (or the environment the standard
+// OTEL_EXPORTER_OTLP_* variables), over OTLP/HTTP (protobuf) to
 // <endpoint>/v1/traces: one capsule.session span per session; for a script
 // capsule a capsule.tool_call span per tool invoke under it; for an agent a
 // capsule.task span per task under it, and under each task a
