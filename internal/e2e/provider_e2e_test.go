@@ -44,14 +44,13 @@ inference:
 func TestProviderDriversEndToEnd(t *testing.T) {
 	for _, tc := range []struct {
 		name, driver string
-		fake         func() *fakeprovider.Server
+		protocol     fakeprovider.Protocol
 	}{
-		{"anthropic", "murmur/driver-anthropic", fakeprovider.NewAnthropic},
-		{"openai", "murmur/driver-openai", fakeprovider.NewOpenAI},
+		{"anthropic", "murmur/driver-anthropic", fakeprovider.Anthropic},
+		{"openai", "murmur/driver-openai", fakeprovider.OpenAI},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			fake := tc.fake()
-			defer fake.Close()
+			fake := fakeProvider(t, tc.protocol)
 			fake.Push(
 				fakeprovider.Reply{Text: []string{"Let me ", "echo."}, InputTokens: 40, OutputTokens: 7,
 					ToolCalls: []fakeprovider.ToolCall{{ID: "call_a", Name: "echo", Pieces: []string{`{"mess`, `age":"hi"}`}}}},
