@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/murmur-go/murmur/internal/e2e"
 )
 
 // mur kube renders for an installed capsule and refuses what it cannot
@@ -13,7 +15,7 @@ import (
 // checked against the Kubernetes API types in internal/kube).
 func TestKubeCommand(t *testing.T) {
 	homeDir, base := t.TempDir(), t.TempDir()
-	publishTool(t, homeDir, filepath.Join(base, "flood"), "tool-flood", "name: acme/flood\nversion: 1.0.0\nruntime: tool\n")
+	e2e.PublishFixture(t, homeDir, filepath.Join(base, "flood"), "tool-flood", "name: acme/flood\nversion: 1.0.0\nruntime: tool\n")
 	tasks := filepath.Join(base, "tasks")
 	os.Mkdir(tasks, 0o755)
 	for _, n := range []string{"b.md", "a.md", "skip.txt"} {

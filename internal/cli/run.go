@@ -188,7 +188,7 @@ func runCapsule(ctx context.Context, f runFlags, stdout, stderr io.Writer) error
 			ttyMu.Unlock()
 		}
 	}
-	opts.Spans = telemetry.Open // spans come from the trace when observability.otel_endpoint is set
+	opts.Spans = telemetry.Open // spans come from the trace when the manifest or the environment names a collector
 	res, err := launch.Run(ctx, plan, opts)
 	if err != nil {
 		return err

@@ -353,7 +353,8 @@ func (r *run) open(k runKind) error {
 }
 
 // openTrace applies trace.retain, creates the session's trace and its
-// recorder, with spans when observability.otel_endpoint is set.
+// recorder, with spans when observability.otel_endpoint or the OTLP
+// environment variables name a collector.
 func (r *run) openTrace(p *Plan, sess *session.Session, kind string) (*trace.Writer, *trace.Recorder, error) {
 	m := p.Manifest
 	if el, lg, err := openEgressLog(sess.RecordsDir, r.opts.Log); err == nil {
@@ -381,13 +382,15 @@ func (r *run) openTrace(p *Plan, sess *session.Session, kind string) (*trace.Wri
 		return nil, nil, err
 	}
 	var spans trace.SpanSink
-	if ep := m.Observability.OtelEndpoint; ep != "" && r.opts.Spans != nil {
-		sink, err := r.opts.Spans(trace.SpanExport{Endpoint: ep, SessionID: sess.ID, CapsuleName: sess.Name,
+	if r.opts.Spans != nil {
+		// Spans decides whether to export: the manifest's endpoint, or the
+		// runtime's environment naming a collector (docs/telemetry.md).
+		sink, err := r.opts.Spans(trace.SpanExport{Endpoint: m.Observability.OtelEndpoint, SessionID: sess.ID, CapsuleName: sess.Name,
 			CapsuleVersion: sess.Version, Kind: kind, LogPath: filepath.Join(sess.RecordsDir, "logs", "otel.log"),
 			Started: sess.Started})
 		if err != nil {
 			fmt.Fprintln(r.opts.Stderr, diag.Warn("W-IO-053", "spans will not be exported: %v", err).String())
-		} else {
+		} else if sink != nil {
 			spans = sink
 		}
 	}

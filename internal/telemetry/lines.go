@@ -25,8 +25,13 @@ import (
 
 var _ trace.SpanSink = (*Session)(nil)
 
-// Open starts a session's span export (the run's span sink).
+// Open starts a session's span export (the run's span sink), or returns
+// none when neither the manifest nor the environment names a collector
+// (Wanted).
 func Open(e trace.SpanExport) (trace.SpanSink, error) {
+	if !Wanted(e.Endpoint) {
+		return nil, nil
+	}
 	s, err := Start(e.Endpoint, Identity{SessionID: e.SessionID, CapsuleName: e.CapsuleName,
 		CapsuleVersion: e.CapsuleVersion, Kind: e.Kind}, e.LogPath, Options{}, e.Started)
 	if err != nil {

@@ -1,5 +1,6 @@
 // Package telemetry posts a session's OpenTelemetry spans when the manifest
-// sets observability.otel_endpoint, over OTLP/HTTP (protobuf) to
+// sets observability.otel_endpoint (or the environment the standard
+// OTEL_EXPORTER_OTLP_* variables), over OTLP/HTTP (protobuf) to
 // <endpoint>/v1/traces: one capsule.session span per session; for a script
 // capsule a capsule.tool_call span per tool invoke under it; for an agent a
 // capsule.task span per task under it, and under each task a
@@ -23,9 +24,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net/url"
 	"os"
-	"strings"
 	"sync"
 	"time"
 
@@ -97,17 +96,17 @@ type Session struct {
 	ending sync.RWMutex
 }
 
-// Start opens the exporter and the session span. endpoint is the collector's
-// base URL; logPath is logs/otel.log. A bad endpoint is returned as an error
+// Start opens the exporter and the session span. endpoint is the manifest's
+// observability.otel_endpoint, the collector's base URL; when it is empty the
+// standard OTEL_EXPORTER_OTLP_* variables name the collector (resolveTarget).
+// logPath is logs/otel.log. A bad endpoint is returned as an error
 // the caller reports; nothing is sent then.
 func Start(endpoint string, id Identity, logPath string, opts Options, started time.Time) (*Session, error) {
-	endpoint = strings.TrimRight(strings.TrimSpace(endpoint), "/")
-	if !strings.HasPrefix(endpoint, "http://") && !strings.HasPrefix(endpoint, "https://") {
-		return nil, fmt.Errorf("observability.otel_endpoint %q is not an http:// or https:// URL", endpoint)
+	tgt, err := resolveTarget(endpoint, opts.ExportTimeout, os.Getenv)
+	if err != nil {
+		return nil, err
 	}
-	if opts.ExportTimeout <= 0 {
-		opts.ExportTimeout = 2 * time.Second
-	}
+	opts.ExportTimeout = tgt.timeout
 	if opts.ShutdownTimeout <= 0 {
 		opts.ShutdownTimeout = 2 * time.Second
 	}
@@ -121,12 +120,11 @@ func Start(endpoint string, id Identity, logPath string, opts Options, started t
 	// otherwise prints to stderr; one mur process runs one session, so the
 	// session's otel.log is the right place for them.
 	otel.SetErrorHandler(otel.ErrorHandlerFunc(func(err error) { logger.Error("otel", "err", err) }))
-
-	if _, err := url.Parse(endpoint + "/v1/traces"); err != nil {
-		lf.Close()
-		return nil, fmt.Errorf("observability.otel_endpoint %q: %w", endpoint, err)
+	for _, n := range tgt.notes {
+		logger.Warn(n)
 	}
-	exp := newOTLPExporter(endpoint+"/v1/traces", opts.ExportTimeout)
+	exp := newOTLPExporter(tgt)
+	endpoint = tgt.base
 	res := resource.NewSchemaless(
 		attribute.String("service.name", id.CapsuleName),
 		attribute.String("service.version", id.CapsuleVersion),
@@ -156,7 +154,7 @@ func Start(endpoint string, id Identity, logPath string, opts Options, started t
 			attribute.String("capsule_version", id.CapsuleVersion),
 			attribute.String("kind", id.Kind),
 		))
-	logger.Info("exporting spans", "endpoint", endpoint+"/v1/traces", "session_id", id.SessionID)
+	logger.Info("exporting spans", "endpoint", tgt.url, "session_id", id.SessionID)
 	return s, nil
 }
 

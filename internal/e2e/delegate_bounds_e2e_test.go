@@ -1,4 +1,4 @@
-package cli_test
+package e2e_test
 
 import (
 	"net/http"
@@ -25,8 +25,7 @@ func TestDelegateConcurrencyBound(t *testing.T) {
 	t.Parallel()
 	homeDir, base := t.TempDir(), t.TempDir()
 	replayCapsule(t, homeDir, filepath.Join(base, "worker"), "worker", "1.0.0", "lifecycle:\n  after_task: sleep\n", workerTranscript)
-	fp := fakeprovider.NewAnthropic()
-	t.Cleanup(fp.Close)
+	fp := fakeProvider(t, fakeprovider.Anthropic)
 	fp.Push(delegateReply("1.0.0", "find three things", "worker", "worker"),
 		fakeprovider.Reply{Text: []string{"Waiting."}}, fakeprovider.Reply{Text: []string{"One came back."}})
 	orch := fakeModelCapsule(t, homeDir, filepath.Join(base, "orch"), "orch", "0.1.0",

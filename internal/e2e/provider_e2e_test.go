@@ -1,4 +1,4 @@
-package cli_test
+package e2e_test
 
 import (
 	"fmt"
@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/murmur-go/murmur/internal/driver/fakeprovider"
+	"github.com/murmur-go/murmur/internal/e2e"
 	"github.com/murmur-go/murmur/internal/testbin"
 	"github.com/murmur-go/murmur/internal/trace"
 )
@@ -24,23 +25,14 @@ func providerProject(t *testing.T, homeDir, base, driverName, endpoint string, e
 	agentProject(t, homeDir, base, "", agentTranscript)
 	proj := filepath.Join(base, "provider")
 	os.MkdirAll(proj, 0o755)
-	manifest := fmt.Sprintf(`name: asker
-version: 1.0.0
-artifacts:
-  - name: %[1]s
-    version: 1.0.0
-    runtime: driver
-    gateway:
-      endpoint: %[2]s
-      api_key: ${PROVIDER_TEST_KEY}
-  - name: acme/echo
+	manifest := fmt.Sprintf("name: asker\nversion: 1.0.0\nartifacts:\n%[2]s"+`  - name: acme/echo
     version: 1.0.0
 inference:
   model: test-model
   driver:
     artifact: %[1]s
   max_tokens: 256
-%[3]s`, driverName, endpoint, strings.Join(extra, ""))
+%[3]s`, driverName, e2e.ProviderArtifact(driverName, endpoint, "${PROVIDER_TEST_KEY}"), strings.Join(extra, ""))
 	os.WriteFile(filepath.Join(proj, "murmur.yaml"), []byte(manifest), 0o644)
 	return proj
 }
@@ -52,14 +44,13 @@ inference:
 func TestProviderDriversEndToEnd(t *testing.T) {
 	for _, tc := range []struct {
 		name, driver string
-		fake         func() *fakeprovider.Server
+		protocol     fakeprovider.Protocol
 	}{
-		{"anthropic", "murmur/driver-anthropic", fakeprovider.NewAnthropic},
-		{"openai", "murmur/driver-openai", fakeprovider.NewOpenAI},
+		{"anthropic", "murmur/driver-anthropic", fakeprovider.Anthropic},
+		{"openai", "murmur/driver-openai", fakeprovider.OpenAI},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			fake := tc.fake()
-			defer fake.Close()
+			fake := fakeProvider(t, tc.protocol)
 			fake.Push(
 				fakeprovider.Reply{Text: []string{"Let me ", "echo."}, InputTokens: 40, OutputTokens: 7,
 					ToolCalls: []fakeprovider.ToolCall{{ID: "call_a", Name: "echo", Pieces: []string{`{"mess`, `age":"hi"}`}}}},
@@ -117,8 +108,7 @@ func TestProviderDriversEndToEnd(t *testing.T) {
 // A provider that refuses the key fails the task saying so, naming the
 // variable; the session ends failed (E-RUN-040) with everything recorded.
 func TestProviderRefusesTheKey(t *testing.T) {
-	fake := fakeprovider.NewAnthropic()
-	defer fake.Close()
+	fake := fakeProvider(t, fakeprovider.Anthropic)
 	fake.Push(fakeprovider.Reply{Status: 401, Message: "invalid x-api-key"})
 	homeDir, base := t.TempDir(), t.TempDir()
 	proj := providerProject(t, homeDir, base, "murmur/driver-anthropic", fake.URL)
@@ -139,8 +129,7 @@ func TestProviderRefusesTheKey(t *testing.T) {
 
 // An unset key variable is E-MAN-003 before anything starts.
 func TestProviderKeyUnset(t *testing.T) {
-	fake := fakeprovider.NewOpenAI()
-	defer fake.Close()
+	fake := fakeProvider(t, fakeprovider.OpenAI)
 	homeDir, base := t.TempDir(), t.TempDir()
 	proj := providerProject(t, homeDir, base, "murmur/driver-openai", fake.URL)
 	r := runMur(t, homeDir, proj, nil, "run", "--task", "hi")
@@ -155,8 +144,7 @@ func TestProviderKeyUnset(t *testing.T) {
 // A provider that never answers is cut off at the call deadline: a
 // call_deadline line names the driver, and the task fails.
 func TestProviderPastTheDeadline(t *testing.T) {
-	fake := fakeprovider.NewAnthropic()
-	defer fake.Close()
+	fake := fakeProvider(t, fakeprovider.Anthropic)
 	fake.Push(fakeprovider.Reply{Hang: true}, fakeprovider.Reply{Hang: true}, fakeprovider.Reply{Hang: true})
 	homeDir, base := t.TempDir(), t.TempDir()
 	proj := providerProject(t, homeDir, base, "murmur/driver-anthropic", fake.URL,
@@ -184,8 +172,7 @@ func TestProviderPastTheDeadline(t *testing.T) {
 // SIGTERM while the model is answering: the live task ends canceled in the
 // inference phase, session_end says canceled, exit 143.
 func TestProviderSIGTERMMidInference(t *testing.T) {
-	fake := fakeprovider.NewOpenAI()
-	defer fake.Close()
+	fake := fakeProvider(t, fakeprovider.OpenAI)
 	fake.Push(fakeprovider.Reply{Text: []string{"thinking", " more"}, HangAfter: 1})
 	homeDir, base := t.TempDir(), t.TempDir()
 	proj := providerProject(t, homeDir, base, "murmur/driver-openai", fake.URL)
@@ -216,8 +203,7 @@ func TestProviderSIGTERMMidInference(t *testing.T) {
 // fails the driver the same way; the replay built-in, which runs in mur
 // itself, still passes.
 func TestProviderWithoutTheHelper(t *testing.T) {
-	fake := fakeprovider.NewAnthropic()
-	defer fake.Close()
+	fake := fakeProvider(t, fakeprovider.Anthropic)
 	homeDir, base := t.TempDir(), t.TempDir()
 	proj := providerProject(t, homeDir, base, "murmur/driver-anthropic", fake.URL)
 	alone := filepath.Join(t.TempDir(), "mur")
@@ -229,9 +215,7 @@ func TestProviderWithoutTheHelper(t *testing.T) {
 		t.Fatal(err)
 	}
 	mur := func(args ...string) (string, int) {
-		cmd := exec.Command(alone, args...)
-		cmd.Dir = proj
-		cmd.Env = []string{"HOME=" + homeDir, "PATH=" + os.Getenv("PATH"), "PROVIDER_TEST_KEY=k"}
+		cmd := e2e.Command(t, alone, homeDir, proj, []string{"PROVIDER_TEST_KEY=k"}, args...)
 		out, err := cmd.CombinedOutput()
 		code := 0
 		if ee, ok := err.(*exec.ExitError); ok {
@@ -263,8 +247,7 @@ func TestProviderWithoutTheHelper(t *testing.T) {
 // provider built-ins and runs one in its own process, with no mur-driver
 // beside it or on PATH, and doctor passes the driver as built into mur.
 func TestPlainMurRunsProviderAlone(t *testing.T) {
-	fake := fakeprovider.NewAnthropic()
-	defer fake.Close()
+	fake := fakeProvider(t, fakeprovider.Anthropic)
 	fake.Push(fakeprovider.Reply{Text: []string{"Hello ", "alone."}, InputTokens: 12, OutputTokens: 3})
 	homeDir, base := t.TempDir(), t.TempDir()
 	proj := providerProject(t, homeDir, base, "murmur/driver-anthropic", fake.URL)
@@ -278,9 +261,7 @@ func TestPlainMurRunsProviderAlone(t *testing.T) {
 	}
 	shareCompileCache(t, homeDir)
 	mur := func(args ...string) (string, string, int) {
-		cmd := exec.Command(alone, args...)
-		cmd.Dir = proj
-		cmd.Env = []string{"HOME=" + homeDir, "PATH=" + os.Getenv("PATH"), "PROVIDER_TEST_KEY=sk-alone"}
+		cmd := e2e.Command(t, alone, homeDir, proj, []string{"PROVIDER_TEST_KEY=sk-alone"}, args...)
 		var so, se strings.Builder
 		cmd.Stdout, cmd.Stderr = &so, &se
 		err := cmd.Run()

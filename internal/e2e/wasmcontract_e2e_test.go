@@ -1,4 +1,4 @@
-package cli_test
+package e2e_test
 
 import (
 	"crypto/sha256"
@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/murmur-go/murmur/internal/driver/fakeprovider"
+	"github.com/murmur-go/murmur/internal/e2e"
 	"github.com/murmur-go/murmur/internal/trace"
 )
 
@@ -20,19 +21,7 @@ import (
 // of its .mur.zip in home's global store.
 func publishStoredDriver(t *testing.T, homeDir, base, fixture string) string {
 	t.Helper()
-	dir := filepath.Join(base, fixture)
-	os.MkdirAll(dir, 0o755)
-	os.WriteFile(filepath.Join(dir, "murmur.yaml"), []byte("name: acme/"+fixture+"\nversion: 1.0.0\nruntime: driver\n"), 0o644)
-	wasm, err := os.ReadFile(filepath.Join(repoRoot(), "testdata", "components", fixture, fixture+".wasm"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	os.WriteFile(filepath.Join(dir, fixture+".wasm"), wasm, 0o644)
-	for _, cmd := range []string{"build", "publish"} {
-		if r := runMur(t, homeDir, dir, nil, cmd); r.Code != 0 {
-			t.Fatalf("%s the driver: %+v", cmd, r)
-		}
-	}
+	publishTool(t, homeDir, filepath.Join(base, fixture), fixture, "name: acme/"+fixture+"\nversion: 1.0.0\nruntime: driver\n")
 	return filepath.Join(homeDir, ".murmur", "artifacts", "acme", fixture, "1.0.0", fixture+"-1.0.0.mur.zip")
 }
 
@@ -42,31 +31,21 @@ func driverProject(t *testing.T, base, driverName, endpoint, artifacts, extra st
 	t.Helper()
 	proj := filepath.Join(base, "agent")
 	os.MkdirAll(proj, 0o755)
-	manifest := fmt.Sprintf(`name: asker
-version: 1.0.0
-artifacts:
-  - name: %[1]s
-    version: 1.0.0
-    runtime: driver
-    gateway:
-      endpoint: %[2]s
-      api_key: ${PROVIDER_TEST_KEY}
-%[3]sinference:
+	manifest := fmt.Sprintf("name: asker\nversion: 1.0.0\nartifacts:\n%[2]s%[3]s"+`inference:
   model: test-model
   driver:
     artifact: %[1]s
   max_tokens: 256
-%[4]s`, driverName, endpoint, artifacts, extra)
+%[4]s`, driverName, e2e.ProviderArtifact(driverName, endpoint, "${PROVIDER_TEST_KEY}"), artifacts, extra)
 	os.WriteFile(filepath.Join(proj, "murmur.yaml"), []byte(manifest), 0o644)
 	return proj
 }
 
 // A WASM tool's manifest input_schema is the schema the model is offered
-// (contracts §15); a tool that declares none is offered {"type":"object"}.
+// (docs/manifest.md); a tool that declares none is offered {"type":"object"}.
 // Issue 22 item 21: every tool was offered {"type":"object"}.
 func TestWASMToolInputSchemaOffered(t *testing.T) {
-	fake := fakeprovider.NewAnthropic()
-	defer fake.Close()
+	fake := fakeProvider(t, fakeprovider.Anthropic)
 	fake.Push(fakeprovider.Reply{Text: []string{"done"}})
 	homeDir, base := t.TempDir(), t.TempDir()
 	publishTool(t, homeDir, filepath.Join(base, "typed"), "tool-echo", `name: acme/typed-echo
@@ -114,10 +93,9 @@ input_schema:
 }
 
 // session_start.driver.sha256 of a stored driver is the artifact's digest,
-// the SHA-256 of its .mur.zip (contracts §3, §13), not the component's.
+// the SHA-256 of its .mur.zip (docs/stores.md), not the component's.
 func TestStoredDriverSHA256IsTheArtifacts(t *testing.T) {
-	fake := fakeprovider.NewAnthropic()
-	defer fake.Close()
+	fake := fakeProvider(t, fakeprovider.Anthropic)
 	fake.Push(fakeprovider.Reply{Text: []string{"ok"}})
 	homeDir, base := t.TempDir(), t.TempDir()
 	zipPath := publishStoredDriver(t, homeDir, base, "driver-anthropic-c")
@@ -141,11 +119,10 @@ func TestStoredDriverSHA256IsTheArtifacts(t *testing.T) {
 
 // A stored driver waiting on its provider past the call deadline is stopped
 // at the deadline plus the 2 s grace and leaves a call_deadline line naming
-// the component and the call (capsules.txt, Execution limits). It used to be
+// the component and the call (docs/running-capsules.md "Endings"). It used to be
 // cut at the bare deadline by the loop's own timer, recorded as nothing.
 func TestStoredDriverWaitingPastTheDeadline(t *testing.T) {
-	fake := fakeprovider.NewAnthropic()
-	defer fake.Close()
+	fake := fakeProvider(t, fakeprovider.Anthropic)
 	fake.Push(fakeprovider.Reply{Hang: true}, fakeprovider.Reply{Hang: true}, fakeprovider.Reply{Hang: true})
 	homeDir, base := t.TempDir(), t.TempDir()
 	publishStoredDriver(t, homeDir, base, "driver-anthropic-c")

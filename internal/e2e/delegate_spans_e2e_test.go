@@ -1,4 +1,4 @@
-package cli_test
+package e2e_test
 
 import (
 	"bytes"
@@ -26,9 +26,9 @@ func TestDelegationSpans(t *testing.T) {
 	if r := runMur(t, homeDir, orch, []string{"MURMUR_ROOST_URL=" + roost}, "run", "--json", "--task", "delegate it"); r.Code != 0 {
 		t.Fatalf("run: %+v", r)
 	}
-	recv.mu.Lock()
-	spans := append([]*tracepb.Span(nil), recv.spans...)
-	recv.mu.Unlock()
+	recv.Mu.Lock()
+	spans := append([]*tracepb.Span(nil), recv.Spans...)
+	recv.Mu.Unlock()
 	attr := func(s *tracepb.Span, k string) string {
 		for _, a := range s.Attributes {
 			if a.Key == k {

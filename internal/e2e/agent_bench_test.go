@@ -1,4 +1,4 @@
-package cli_test
+package e2e_test
 
 import (
 	"bufio"
@@ -23,10 +23,7 @@ const sleepLifecycle = "lifecycle:\n  after_task: sleep\n"
 
 // murCmd is a `mur` process in dir with a private HOME, not yet started.
 func murCmd(b *testing.B, homeDir, dir string, args ...string) *exec.Cmd {
-	cmd := exec.Command(murBin(b), args...)
-	cmd.Dir = dir
-	cmd.Env = []string{"HOME=" + homeDir, "PATH=" + os.Getenv("PATH")}
-	return cmd
+	return murCmdEnv(b, homeDir, dir, nil, args...)
 }
 
 // startToReady starts cmd and returns, once its --json line is read, the

@@ -1,122 +1,20 @@
-package cli_test
+package e2e_test
 
 import (
-	"bufio"
 	"encoding/json"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
-	"github.com/murmur-go/murmur/internal/driver/fakeprovider"
 	"github.com/murmur-go/murmur/internal/home"
 	"github.com/murmur-go/murmur/internal/running"
-	"github.com/murmur-go/murmur/internal/testbin"
 	"github.com/murmur-go/murmur/internal/trace"
 )
-
-var roostListenRE = regexp.MustCompile(`^mur-roost: listening on (127\.0\.0\.1:\d+)$`)
-
-// startRoost starts the real mur-roost on a free loopback port under
-// homeDir and returns its base URL; it is stopped with the test.
-func startRoost(t testing.TB, homeDir string, args ...string) string {
-	t.Helper()
-	cmd := exec.Command(testbin.Path(t, "./cmd/mur-roost"), append([]string{"--port", "0"}, args...)...)
-	cmd.Env = []string{"HOME=" + homeDir, "PATH=" + os.Getenv("PATH")}
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cmd.Process.Signal(syscall.SIGTERM); cmd.Wait() })
-	addr := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(out)
-		for sc.Scan() {
-			if m := roostListenRE.FindStringSubmatch(sc.Text()); m != nil {
-				addr <- m[1]
-			}
-		}
-	}()
-	select {
-	case a := <-addr:
-		return "http://" + a
-	case <-time.After(20 * time.Second):
-		t.Fatal("mur-roost printed no listening line")
-	}
-	return ""
-}
-
-// replayCapsule writes and publishes an agent capsule driven by
-// murmur/driver-replay (its transcript at an absolute path, so an installed
-// copy finds it).
-func replayCapsule(t testing.TB, homeDir, dir, name, version, extra, transcript string) string {
-	t.Helper()
-	return replayCapsuleInference(t, homeDir, dir, name, version, "", extra, transcript)
-}
-
-// replayCapsuleInference is replayCapsule with more lines (indented by
-// two spaces) under inference:.
-func replayCapsuleInference(t testing.TB, homeDir, dir, name, version, inference, extra, transcript string) string {
-	t.Helper()
-	os.MkdirAll(dir, 0o755)
-	tp := filepath.Join(dir, "transcript.yaml")
-	os.WriteFile(tp, []byte(transcript), 0o644)
-	m := "name: " + name + "\nversion: " + version + `
-artifacts:
-  - name: murmur/driver-replay
-    version: 1.0.0
-    runtime: driver
-    config:
-      transcript: ` + tp + `
-inference:
-  model: replay
-  driver:
-    artifact: murmur/driver-replay
-  system_prompt: Work.
-` + inference + extra
-	os.WriteFile(filepath.Join(dir, "murmur.yaml"), []byte(m), 0o644)
-	for _, c := range []string{"build", "publish"} {
-		if r := runMur(t, homeDir, dir, nil, c); r.Code != 0 {
-			t.Fatalf("%s %s: %+v", c, name, r)
-		}
-	}
-	return dir
-}
-
-const workerTranscript = `version: 1
-responses:
-  - content:
-      - {type: text, text: "The report has three findings."}
-`
-
-const orchTranscript = `version: 1
-responses:
-  - content:
-      - {type: tool_call, id: call_1, name: delegate-task, input: {capsule: worker, version: 1.0.0, task: "find three things"}}
-  - content:
-      - {type: text, text: "Waiting for the worker."}
-  - content:
-      - {type: text, text: "The worker reported back."}
-`
-
-func byType(lines []trace.Line, typ string) []trace.Line {
-	var out []trace.Line
-	for _, l := range lines {
-		if l.EventType == typ {
-			out = append(out, l)
-		}
-	}
-	return out
-}
 
 // TestDelegateTaskEndToEnd: an orchestrator registers at the real
 // mur-roost, its model calls delegate-task, the worker runs as a child mur
@@ -217,18 +115,6 @@ func TestDelegateRegistrationErrors(t *testing.T) {
 	if r.Code == 0 || !strings.Contains(r.Stderr, "E-RUN-043") || !strings.Contains(r.Stderr, "http://127.0.0.1:1") {
 		t.Errorf("unreachable: %+v", r)
 	}
-}
-
-// gone reports whether pid has exited (a zombie waiting for its reaper
-// counts as exited).
-func gone(pid int) bool {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return true
-	}
-	s := string(b)
-	i := strings.LastIndexByte(s, ')')
-	return i > 0 && len(s) > i+2 && s[i+2] == 'Z'
 }
 
 // TestDelegateLifeline: kill -9 of a parent whose child is running closes
@@ -382,88 +268,6 @@ func TestDelegateCompletionAnswersAndWindDown(t *testing.T) {
 	}
 }
 
-// publishDir builds and publishes the capsule in dir.
-func publishDir(t testing.TB, homeDir, dir string) {
-	t.Helper()
-	for _, c := range []string{"build", "publish"} {
-		if r := runMur(t, homeDir, dir, nil, c); r.Code != 0 {
-			t.Fatalf("%s %s: %+v", c, dir, r)
-		}
-	}
-}
-
-// fakeModelCapsule writes and publishes an agent capsule on
-// murmur/driver-anthropic pointed at fp (its key is ${PROVIDER_TEST_KEY}:
-// run it with fakeKey in its environment), so a test scripts its model turn by
-// turn and reads what the model was sent (tool results, continuations).
-func fakeModelCapsule(t *testing.T, homeDir, dir, name, version, extra string, fp *fakeprovider.Server) string {
-	t.Helper()
-	os.MkdirAll(dir, 0o755)
-	m := "name: " + name + "\nversion: " + version + `
-artifacts:
-  - name: murmur/driver-anthropic
-    version: 1.0.0
-    runtime: driver
-    gateway:
-      endpoint: ` + fp.URL + `
-      api_key: ${PROVIDER_TEST_KEY}
-inference:
-  model: claude-test
-  driver:
-    artifact: murmur/driver-anthropic
-` + extra
-	os.WriteFile(filepath.Join(dir, "murmur.yaml"), []byte(m), 0o644)
-	publishDir(t, homeDir, dir)
-	return dir
-}
-
-// fakeKey is the environment a fakeModelCapsule runs with.
-const fakeKey = "PROVIDER_TEST_KEY=test-key"
-
-// delegateReply is a model reply calling delegate-task once per capsule.
-func delegateReply(version, task string, capsules ...string) fakeprovider.Reply {
-	var r fakeprovider.Reply
-	for i, c := range capsules {
-		in, _ := json.Marshal(map[string]string{"capsule": c, "version": version, "task": task})
-		r.ToolCalls = append(r.ToolCalls, fakeprovider.ToolCall{ID: "call_" + strconv.Itoa(i+1), Name: "delegate-task", Pieces: []string{string(in)}})
-	}
-	return r
-}
-
-// texts is every "text" string in an Anthropic request's last message, in
-// order: a tool result's or a continuation's text.
-func lastMessageText(t *testing.T, req fakeprovider.Request) string {
-	t.Helper()
-	msgs, _ := req.JSON()["messages"].([]any)
-	if len(msgs) == 0 {
-		t.Fatalf("request has no messages: %s", req.Body)
-	}
-	var out []string
-	var walk func(v any)
-	walk = func(v any) {
-		switch x := v.(type) {
-		case map[string]any:
-			if s, ok := x["text"].(string); ok {
-				out = append(out, s)
-			}
-			if s, ok := x["content"].(string); ok {
-				out = append(out, s)
-			}
-			for k, e := range x {
-				if k != "text" {
-					walk(e)
-				}
-			}
-		case []any:
-			for _, e := range x {
-				walk(e)
-			}
-		}
-	}
-	walk(msgs[len(msgs)-1])
-	return strings.Join(out, "\n")
-}
-
 // waitLines waits for at least n trace lines of type typ in recordsDir.
 func waitLines(t *testing.T, recordsDir, typ string, n int, stderr any) []trace.Line {
 	t.Helper()
@@ -529,14 +333,4 @@ func readTrace(recordsDir string) ([]trace.Line, error) {
 		return nil, err
 	}
 	return f.Lines, nil
-}
-
-// murCmdEnv is the real mur with a private HOME in dir and extra env, not
-// started.
-func murCmdEnv(t testing.TB, homeDir, dir string, env []string, args ...string) *exec.Cmd {
-	t.Helper()
-	cmd := exec.Command(murBin(t), args...)
-	cmd.Dir = dir
-	cmd.Env = append([]string{"HOME=" + homeDir, "PATH=" + os.Getenv("PATH")}, env...)
-	return cmd
 }

@@ -1,4 +1,4 @@
-package cli_test
+package e2e_test
 
 import (
 	"os"
@@ -23,27 +23,15 @@ func TestStoredDriverOverHTTPEndToEnd(t *testing.T) {
 }
 
 func storedDriverOverHTTP(t *testing.T, fixture string) {
-	fake := fakeprovider.NewAnthropic()
-	defer fake.Close()
+	fake := fakeProvider(t, fakeprovider.Anthropic)
 	fake.Push(
 		fakeprovider.Reply{Text: []string{"Let me ", "echo."}, InputTokens: 40, OutputTokens: 7,
 			ToolCalls: []fakeprovider.ToolCall{{ID: "call_a", Name: "echo", Pieces: []string{`{"mess`, `age":"hi"}`}}}},
 		fakeprovider.Reply{Text: []string{"Echo said ", "HI."}, InputTokens: 60, OutputTokens: 4},
 	)
 	homeDir, base := t.TempDir(), t.TempDir()
-	drv := filepath.Join(base, "driver")
-	os.MkdirAll(drv, 0o755)
-	os.WriteFile(filepath.Join(drv, "murmur.yaml"), []byte("name: acme/claude-http\nversion: 1.0.0\nruntime: driver\ndescription: Anthropic Messages over wasi:http.\n"), 0o644)
-	wasm, err := os.ReadFile(filepath.Join(repoRoot(), "testdata", "components", fixture, fixture+".wasm"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	os.WriteFile(filepath.Join(drv, fixture+".wasm"), wasm, 0o644)
-	for _, cmd := range []string{"build", "publish"} {
-		if r := runMur(t, homeDir, drv, nil, cmd); r.Code != 0 {
-			t.Fatalf("%s the driver: %+v", cmd, r)
-		}
-	}
+	publishTool(t, homeDir, filepath.Join(base, "driver"), fixture,
+		"name: acme/claude-http\nversion: 1.0.0\nruntime: driver\ndescription: Anthropic Messages over wasi:http.\n")
 	proj := providerProject(t, homeDir, base, "acme/claude-http", fake.URL)
 	r := runMur(t, homeDir, proj, []string{"PROVIDER_TEST_KEY=sk-test-right"}, "run", "--json", "--task", "echo hi")
 	if r.Code != 0 {

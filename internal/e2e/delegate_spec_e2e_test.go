@@ -1,4 +1,4 @@
-package cli_test
+package e2e_test
 
 import (
 	"encoding/json"
@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/murmur-go/murmur/internal/e2e"
 	"github.com/murmur-go/murmur/internal/trace"
 )
 
@@ -30,8 +31,8 @@ func containmentOf(t *testing.T, start trace.Line) (declared, achieved string) {
 
 // TestDelegateChildAtParentTier: a parent that declares no floor runs its
 // commands at the host's strongest tier; the child it delegates to
-// declares advisory, yet runs at the parent's tier (contracts §18 "The
-// parent's tier"): its session_start records it, and its command cannot
+// declares advisory, yet runs at the parent's tier (docs/delegation.md):
+// its session_start records it, and its command cannot
 // read /etc/shadow or a file of the parent's work folder.
 func TestDelegateChildAtParentTier(t *testing.T) {
 	if os.Geteuid() != 0 {
@@ -95,8 +96,7 @@ responses:
 
 // TestDelegateChildEnvBothLists: a name reaches the child only when both
 // the child's and the parent's capabilities.env.allow list it and the
-// parent's process holds it (roost-and-delegation "The child's
-// environment"); a name only the parent lists is absent from the child
+// parent's process holds it (docs/delegation.md); a name only the parent lists is absent from the child
 // though the parent holds it.
 func TestDelegateChildEnvBothLists(t *testing.T) {
 	homeDir, base := t.TempDir(), t.TempDir()
@@ -152,10 +152,8 @@ func netnsRefused(t *testing.T, homeDir, dir string, env []string, args ...strin
 		t.Skipf("unshare -U -r: %v", err)
 	}
 	shareCompileCache(t, homeDir)
-	cmd := exec.Command("unshare", append([]string{"-U", "-r", "sh", "-c",
+	cmd := e2e.Command(t, "unshare", homeDir, dir, env, append([]string{"-U", "-r", "sh", "-c",
 		`echo 0 > /proc/sys/user/max_net_namespaces && exec "$0" "$@"`, murBin(t)}, args...)...)
-	cmd.Dir = dir
-	cmd.Env = append([]string{"HOME=" + homeDir, "PATH=" + os.Getenv("PATH")}, env...)
 	var stdout, stderr strings.Builder
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()
@@ -246,7 +244,7 @@ func TestCompletionAnswersSpecWords(t *testing.T) {
 //     the spec's words for a delegation it is ending (the child's stderr,
 //     which the parent keeps as the child's log, says so).
 //   - The launcher's record is posted to nobody: delivered false, with
-//     the delegating task ended as delivery_error (contracts §18).
+//     the delegating task ended as delivery_error (docs/delegation.md).
 //   - SIGTERM goes to the child's process group, so a process the child
 //     started in its group is ended with it.
 func TestDelegateEndedByItsTask(t *testing.T) {

@@ -1,4 +1,4 @@
-package cli_test
+package e2e_test
 
 import (
 	"bufio"
@@ -93,8 +93,7 @@ func TestDelegateChildThatNeverStarts(t *testing.T) {
 	runs := make([]run, len(cases))
 	allow := []string{}
 	for i := range cases {
-		fp := fakeprovider.NewAnthropic()
-		t.Cleanup(fp.Close)
+		fp := fakeProvider(t, fakeprovider.Anthropic)
 		fp.Push(delegateReply("1.0.0", "answer", "worker"), fakeprovider.Reply{Text: []string{"It did not start."}})
 		name := "orch" + strconv.Itoa(i)
 		fakeModelCapsule(t, homeDir, filepath.Join(base, name), name, "0.1.0", "capabilities:\n  spawn:\n    allow: [local/worker]\n", fp)
@@ -266,26 +265,4 @@ func TestDelegateBadSpawnerVariables(t *testing.T) {
 	if m, _ := os.ReadDir(filepath.Join(homeDir, ".murmur", "running")); len(m) != 0 {
 		t.Errorf("running records were made: %v", m)
 	}
-}
-
-// sessionsUnder lists the session records dirs under homeDir.
-func sessionsUnder(homeDir string) []string {
-	var out []string
-	filepath.WalkDir(filepath.Join(homeDir, ".murmur", "records"), func(p string, d os.DirEntry, err error) error {
-		if err == nil && d.IsDir() && strings.HasPrefix(d.Name(), "ses_") {
-			out = append(out, p)
-			return filepath.SkipDir
-		}
-		return nil
-	})
-	return out
-}
-
-// jsonErrorOnly reports whether stdout is what `--json` prints for a run
-// refused before its session exists: one {"error":{...}} line with code.
-func jsonErrorOnly(stdout, code string) bool {
-	var e struct {
-		Error struct{ Code string } `json:"error"`
-	}
-	return strings.Count(stdout, "\n") == 1 && json.Unmarshal([]byte(stdout), &e) == nil && e.Error.Code == code
 }

@@ -1,10 +1,9 @@
-package cli_test
+package e2e_test
 
 import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -20,91 +19,6 @@ import (
 	"github.com/murmur-go/murmur/internal/running"
 	"github.com/murmur-go/murmur/internal/trace"
 )
-
-// agentTranscript has the model call the echo tool, then answer.
-const agentTranscript = `version: 1
-responses:
-  - chunks: ["Let me ", "echo that."]
-    content:
-      - {type: text, text: "Let me echo that."}
-      - {type: tool_call, id: call_1, name: echo, input: {message: "hello, agent"}}
-  - content:
-      - {type: text, text: "The echo tool said hello."}
-`
-
-// publishEchoTool builds the Go-kit tool-echo fixture as acme/echo@1.0.0
-// and publishes it into home's global store with the real binary.
-func publishEchoTool(t testing.TB, homeDir, base string) {
-	t.Helper()
-	publishTool(t, homeDir, filepath.Join(base, "echo"), "tool-echo",
-		"name: acme/echo\nversion: 1.0.0\nruntime: tool\ndescription: Echoes its input.\n")
-}
-
-// publishTool builds the committed component testdata/components/<fixture>
-// with manifest in dir and publishes it into home's global store with the
-// real binary.
-func publishTool(t testing.TB, homeDir, tool, fixture, manifest string) {
-	t.Helper()
-	os.MkdirAll(tool, 0o755)
-	os.WriteFile(filepath.Join(tool, "murmur.yaml"), []byte(manifest), 0o644)
-	wasm, err := os.ReadFile(filepath.Join(repoRoot(), "testdata", "components", fixture, fixture+".wasm"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	os.WriteFile(filepath.Join(tool, fixture+".wasm"), wasm, 0o644)
-	for _, cmd := range []string{"build", "publish"} {
-		if r := runMur(t, homeDir, tool, nil, cmd); r.Code != 0 {
-			t.Fatalf("%s the tool: %+v", cmd, r)
-		}
-	}
-}
-
-// agentProject writes an agent capsule driven by murmur/driver-replay that
-// declares the published tool acme/echo; lifecycle is extra YAML.
-func agentProject(t testing.TB, homeDir, base, lifecycle, transcript string) string {
-	t.Helper()
-	publishEchoTool(t, homeDir, base)
-	proj := filepath.Join(base, "agent")
-	os.MkdirAll(proj, 0o755)
-	os.WriteFile(filepath.Join(proj, "transcript.yaml"), []byte(transcript), 0o644)
-	manifest := `name: greeter
-version: 0.2.0
-artifacts:
-  - name: murmur/driver-replay
-    version: 1.0.0
-    runtime: driver
-    config:
-      transcript: transcript.yaml
-  - name: acme/echo
-    version: 1.0.0
-inference:
-  model: replay
-  driver:
-    artifact: murmur/driver-replay
-  system_prompt: Greet people.
-` + lifecycle
-	os.WriteFile(filepath.Join(proj, "murmur.yaml"), []byte(manifest), 0o644)
-	return proj
-}
-
-// lastOf is the last line of type typ, nil when there is none.
-func lastOf(lines []trace.Line, typ string) *trace.Line {
-	var found *trace.Line
-	for i := range lines {
-		if lines[i].EventType == typ {
-			found = &lines[i]
-		}
-	}
-	return found
-}
-
-func types(lines []trace.Line) string {
-	var ts []string
-	for _, l := range lines {
-		ts = append(ts, l.EventType)
-	}
-	return strings.Join(ts, " ")
-}
 
 // An agent capsule with --task runs the task through the loop (the replay
 // driver calls the real echo tool component) and exits when it ends.
@@ -159,24 +73,6 @@ func TestAgentFailedTask(t *testing.T) {
 	if r.Code != 1 || !strings.Contains(r.Stderr, "error[E-RUN-040]: the session ended failed") {
 		t.Fatalf("run: %+v", r)
 	}
-}
-
-func rpc(t *testing.T, url, body string) map[string]any {
-	t.Helper()
-	req, _ := http.NewRequest("POST", url, strings.NewReader(body))
-	req.Header.Set("A2A-Version", "1.0")
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	var out map[string]any
-	if err := json.Unmarshal(b, &out); err != nil {
-		t.Fatalf("%s: %v", b, err)
-	}
-	return out
 }
 
 // An after_task: sleep session serves its door until SIGTERM: the card, a
@@ -315,11 +211,11 @@ func TestAgentSpans(t *testing.T) {
 	if r := runMur(t, homeDir, proj, nil, "run", "--task", "say hello"); r.Code != 0 {
 		t.Fatalf("run: %+v", r)
 	}
-	recv.mu.Lock()
-	defer recv.mu.Unlock()
+	recv.Mu.Lock()
+	defer recv.Mu.Unlock()
 	byName := map[string][]string{}
 	ids := map[string]string{}
-	for _, s := range recv.spans {
+	for _, s := range recv.Spans {
 		byName[s.Name] = append(byName[s.Name], string(s.ParentSpanId))
 		ids[string(s.SpanId)] = s.Name
 	}
@@ -424,9 +320,7 @@ func TestAgentTwentyAtOnce(t *testing.T) {
 	results := make(chan out, 20)
 	for i := 0; i < 20; i++ {
 		go func() {
-			cmd := exec.Command(murBin(t), "run", "--json", "--task", "hi")
-			cmd.Dir = proj
-			cmd.Env = []string{"HOME=" + homeDir, "PATH=" + os.Getenv("PATH")}
+			cmd := murCmdEnv(t, homeDir, proj, nil, "run", "--json", "--task", "hi")
 			var so, se strings.Builder
 			cmd.Stdout, cmd.Stderr = &so, &se
 			err := cmd.Run()

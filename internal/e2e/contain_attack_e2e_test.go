@@ -1,4 +1,4 @@
-package cli_test
+package e2e_test
 
 import (
 	"bufio"
@@ -6,7 +6,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -16,6 +15,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/murmur-go/murmur/internal/e2e"
 	"github.com/murmur-go/murmur/internal/testbin"
 	"github.com/murmur-go/murmur/internal/trace"
 )
@@ -71,7 +71,7 @@ func shellLine(t *testing.T, recordsDir string) (trace.Line, string) {
 // (go test -v) as the transcript.
 func TestContainedCommandCannotTypeIntoTheTerminal(t *testing.T) {
 	binDir := t.TempDir()
-	testbin.Plain(t, "./internal/cli/testdata/ttyinject", binDir)
+	testbin.Plain(t, "./internal/e2e/testdata/ttyinject", binDir)
 	for _, tier := range tiers {
 		t.Run(tier, func(t *testing.T) {
 			homeDir, base := t.TempDir(), t.TempDir()
@@ -95,9 +95,7 @@ func TestContainedCommandCannotTypeIntoTheTerminal(t *testing.T) {
 			shareCompileCache(t, homeDir)
 			ctx, cancel := context.WithTimeout(context.Background(), murTimeout)
 			defer cancel()
-			cmd := exec.CommandContext(ctx, murBin(t), "run", "--json", "--task", "go")
-			cmd.Dir = proj
-			cmd.Env = []string{"HOME=" + homeDir, "PATH=" + binDir + ":" + os.Getenv("PATH")}
+			cmd := e2e.CommandContext(ctx, t, murBin(t), homeDir, proj, []string{"PATH=" + binDir + ":" + os.Getenv("PATH")}, "run", "--json", "--task", "go")
 			var stdout bytes.Buffer
 			cmd.Stdin, cmd.Stdout, cmd.Stderr = slave, &stdout, slave
 			// mur leads a session whose controlling terminal is the pty,

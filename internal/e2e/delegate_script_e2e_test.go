@@ -1,4 +1,4 @@
-package cli_test
+package e2e_test
 
 import (
 	"encoding/json"
@@ -32,9 +32,9 @@ func scriptCapsule(t *testing.T, homeDir, dir, manifest, wasmPath string) string
 }
 
 const (
-	workerWasm    = "examples/delegation/worker/delegation-worker.wasm"
-	delegatorWasm = "testdata/components/capsule-delegator/capsule-delegator.wasm"
-	probeWasm     = "testdata/components/capsule-probe/capsule-probe.wasm"
+	workerWasm = "examples/delegation/worker/delegation-worker.wasm"
+
+	probeWasm = "testdata/components/capsule-probe/capsule-probe.wasm"
 )
 
 // childRecordsIn finds a child's records dir from its parent's child_workdir.

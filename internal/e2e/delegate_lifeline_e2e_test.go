@@ -1,4 +1,4 @@
-package cli_test
+package e2e_test
 
 import (
 	"encoding/json"
@@ -30,8 +30,7 @@ responses:
 func TestDelegateParentSIGTERMEndsChildren(t *testing.T) {
 	t.Parallel()
 	homeDir, base := t.TempDir(), t.TempDir()
-	fp := fakeprovider.NewAnthropic()
-	t.Cleanup(fp.Close)
+	fp := fakeProvider(t, fakeprovider.Anthropic)
 	fp.Push(fakeprovider.Reply{Hang: true})
 	fakeModelCapsule(t, homeDir, filepath.Join(base, "busy"), "busy", "1.0.0",
 		"capabilities:\n  env:\n    allow: [PROVIDER_TEST_KEY]\nlifecycle:\n  after_task: exit\n", fp)

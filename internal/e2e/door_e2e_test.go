@@ -1,4 +1,4 @@
-package cli_test
+package e2e_test
 
 import (
 	"encoding/json"
@@ -80,7 +80,7 @@ func TestDoorA2AConformance(t *testing.T) {
 	if err != nil {
 		t.Skip("node is not on PATH")
 	}
-	cmd := exec.Command(node, filepath.Join(root, "internal", "cli", "testdata", "door", "list-tasks.mjs"), url, "3")
+	cmd := exec.Command(node, filepath.Join(root, "internal", "e2e", "testdata", "door", "list-tasks.mjs"), url, "3")
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()

@@ -1,4 +1,4 @@
-package cli_test
+package e2e_test
 
 import (
 	"encoding/json"
@@ -154,8 +154,7 @@ func runOutcomeCase(t *testing.T, c outcomeCase) {
 		after = "exit"
 	}
 	if c.hanging {
-		wfp := fakeprovider.NewAnthropic()
-		t.Cleanup(wfp.Close)
+		wfp := fakeProvider(t, fakeprovider.Anthropic)
 		wfp.Push(fakeprovider.Reply{Hang: true})
 		fakeModelCapsule(t, homeDir, filepath.Join(base, "worker"), "worker", "1.0.0",
 			"capabilities:\n  env:\n    allow: [PROVIDER_TEST_KEY]\nlifecycle:\n  after_task: "+after+"\n", wfp)
@@ -163,8 +162,7 @@ func runOutcomeCase(t *testing.T, c outcomeCase) {
 	} else {
 		replayCapsule(t, homeDir, filepath.Join(base, "worker"), "worker", "1.0.0", "lifecycle:\n  after_task: "+after+"\n", c.transcript)
 	}
-	fp := fakeprovider.NewAnthropic()
-	t.Cleanup(fp.Close)
+	fp := fakeProvider(t, fakeprovider.Anthropic)
 	fp.Push(delegateReply("1.0.0", "answer", "worker"), fakeprovider.Reply{Text: []string{"Waiting."}}, fakeprovider.Reply{Text: []string{"Read it."}})
 	orch := fakeModelCapsule(t, homeDir, filepath.Join(base, "orch"), "orch", "0.1.0",
 		"capabilities:\n  spawn:\n    allow: [local/worker]\n"+c.parentExtra, fp)
@@ -246,8 +244,7 @@ func TestDelegateFourAtOnce(t *testing.T) {
 	t.Parallel()
 	homeDir, base := t.TempDir(), t.TempDir()
 	replayCapsule(t, homeDir, filepath.Join(base, "worker"), "worker", "1.0.0", "lifecycle:\n  after_task: exit\n", workerTranscript)
-	fp := fakeprovider.NewAnthropic()
-	t.Cleanup(fp.Close)
+	fp := fakeProvider(t, fakeprovider.Anthropic)
 	fp.Push(delegateReply("1.0.0", "find three things", "worker", "worker", "worker", "worker"),
 		fakeprovider.Reply{Text: []string{"Waiting on four."}}, fakeprovider.Reply{Text: []string{"All four reported."}})
 	orch := fakeModelCapsule(t, homeDir, filepath.Join(base, "orch"), "orch", "0.1.0",

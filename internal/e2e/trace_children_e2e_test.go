@@ -1,4 +1,4 @@
-package cli_test
+package e2e_test
 
 import (
 	"os"
@@ -79,7 +79,7 @@ func mustBeGone(t *testing.T, what string, paths ...string) {
 // TestTraceRmRemovesChildRecords: `mur trace rm` of a parent removes its
 // delegated children's own records, which lie outside its records dir under
 // ~/.murmur/records/<parent records dir>/children/, and the grandchildren's
-// below theirs (contracts §18). Issue 22 item 15: they were left behind.
+// below theirs (docs/delegation.md "The tree"). Issue 22 item 15: they were left behind.
 func TestTraceRmRemovesChildRecords(t *testing.T) {
 	homeDir, base := t.TempDir(), t.TempDir()
 	orch, roost := delegationTree(t, homeDir, base, "")
@@ -106,7 +106,7 @@ func TestTraceRmRemovesChildRecords(t *testing.T) {
 }
 
 // TestRetainRemovesChildRecords: trace.retain removes a retired parent's
-// delegated children's records with the parent's (contracts §18).
+// delegated children's records with the parent's (docs/delegation.md).
 func TestRetainRemovesChildRecords(t *testing.T) {
 	homeDir, base := t.TempDir(), t.TempDir()
 	orch, roost := delegationTree(t, homeDir, base, "trace:\n  retain:\n    max_sessions: 2\n")
