@@ -14,8 +14,8 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/murmur-go/murmur/internal/logfile"
 	"github.com/murmur-go/murmur/internal/e2e"
+	"github.com/murmur-go/murmur/internal/logfile"
 	"github.com/murmur-go/murmur/internal/testbin"
 )
 
