@@ -8,7 +8,13 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/murmur-go/murmur/internal/trace"
 )
+
+// EnvMurmurEndpoint is trace.EnvCollector: it wins over the standard
+// variables below, and the manifest's endpoint over it.
+const EnvMurmurEndpoint = trace.EnvCollector
 
 // The OpenTelemetry SDKs' standard OTLP exporter variables; the _TRACES_
 // form of each, when set, is used instead of the general one.
@@ -26,7 +32,7 @@ const defaultExportTimeout = 2 * time.Second
 // Wanted reports whether a session exports spans: its manifest sets
 // observability.otel_endpoint, or the environment names an OTLP endpoint.
 func Wanted(manifestEndpoint string) bool {
-	return strings.TrimSpace(manifestEndpoint) != "" ||
+	return strings.TrimSpace(manifestEndpoint) != "" || os.Getenv(EnvMurmurEndpoint) != "" ||
 		os.Getenv(EnvTracesEndpoint) != "" || os.Getenv(EnvEndpoint) != ""
 }
 
@@ -60,14 +66,18 @@ func resolveTarget(manifestEndpoint string, timeout time.Duration, getenv func(s
 	} else {
 		// The signal's own variable is the whole URL; the general one is a
 		// base the signal's path is added to (the SDKs' rule).
-		name, ep := EnvTracesEndpoint, strings.TrimSpace(getenv(EnvTracesEndpoint))
-		t.url, t.base = ep, ep
+		name, ep := EnvMurmurEndpoint, strings.TrimRight(strings.TrimSpace(getenv(EnvMurmurEndpoint)), "/")
+		t.url, t.base = ep+"/v1/traces", ep
+		if ep == "" {
+			name, ep = EnvTracesEndpoint, strings.TrimSpace(getenv(EnvTracesEndpoint))
+			t.url, t.base = ep, ep
+		}
 		if ep == "" {
 			name, ep = EnvEndpoint, strings.TrimRight(strings.TrimSpace(getenv(EnvEndpoint)), "/")
 			t.url, t.base = ep+"/v1/traces", ep
 		}
 		if ep == "" {
-			return t, fmt.Errorf("no endpoint: neither observability.otel_endpoint nor %s is set", EnvEndpoint)
+			return t, fmt.Errorf("no endpoint: neither observability.otel_endpoint nor %s nor %s is set", EnvMurmurEndpoint, EnvEndpoint)
 		}
 		if !isHTTPURL(ep) {
 			return t, fmt.Errorf("%s %q is not an http:// or https:// URL", name, ep)

@@ -59,7 +59,7 @@ func (c *headerCollector) got() ([]string, []http.Header, []string) {
 // clearOTLPEnv unsets every OTLP variable for the test, so the developer's
 // own environment cannot leak in.
 func clearOTLPEnv(t *testing.T) {
-	for _, k := range []string{EnvEndpoint, EnvTracesEndpoint, EnvHeaders, EnvTracesHeaders, EnvTimeout, EnvTracesTimeout} {
+	for _, k := range []string{EnvMurmurEndpoint, EnvEndpoint, EnvTracesEndpoint, EnvHeaders, EnvTracesHeaders, EnvTimeout, EnvTracesTimeout} {
 		t.Setenv(k, "")
 		os.Unsetenv(k)
 	}
@@ -116,6 +116,33 @@ func TestEnvTracesEndpointIsTheWholeURL(t *testing.T) {
 	}
 	if paths, _, _ := other.got(); len(paths) != 0 {
 		t.Errorf("the general endpoint was posted to as well: %v", paths)
+	}
+}
+
+// MURMUR_OTEL_ENDPOINT (a container's collector, docs/deploy.md) is a base
+// URL like the manifest's, and wins over the standard variables.
+func TestMurmurEndpoint(t *testing.T) {
+	clearOTLPEnv(t)
+	c, other := &headerCollector{}, &headerCollector{}
+	srv, osrv := httptest.NewServer(c), httptest.NewServer(other)
+	defer srv.Close()
+	defer osrv.Close()
+	t.Setenv(EnvEndpoint, osrv.URL)
+	t.Setenv(EnvTracesEndpoint, osrv.URL+"/v1/traces")
+	t.Setenv(EnvMurmurEndpoint, srv.URL+"/pod")
+	if !Wanted("") {
+		t.Fatalf("Wanted is false with %s set", EnvMurmurEndpoint)
+	}
+	runOneSession(t, "")
+	if paths, _, spans := c.got(); len(paths) == 0 || paths[0] != "/pod/v1/traces" || len(spans) != 2 {
+		t.Errorf("MURMUR_OTEL_ENDPOINT got paths %v spans %v", paths, spans)
+	}
+	if paths, _, _ := other.got(); len(paths) != 0 {
+		t.Errorf("the standard variables' endpoint was posted to: %v", paths)
+	}
+	t.Setenv(EnvMurmurEndpoint, "ftp://x")
+	if _, err := resolveTarget("", 0, os.Getenv); err == nil || !strings.Contains(err.Error(), EnvMurmurEndpoint) {
+		t.Errorf("a bad %s: %v", EnvMurmurEndpoint, err)
 	}
 }
 

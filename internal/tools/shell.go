@@ -96,7 +96,8 @@ func (e *ShellEnv) Environ() []string {
 		}
 	}
 	env = append(env, fixed...)
-	taken := map[string]bool{"PATH": true, "LANG": true, "HOME": true, "MURMUR_CAPSULE_URL": true}
+	// The runtime's own collector is never handed to a capsule's code.
+	taken := map[string]bool{"PATH": true, "LANG": true, "HOME": true, "MURMUR_CAPSULE_URL": true, trace.EnvCollector: true}
 	for _, kv := range append(fixed, e.ProxyEnv...) {
 		k, _, _ := strings.Cut(kv, "=")
 		taken[k] = true

@@ -24,6 +24,13 @@ type SpanSink interface {
 	End(exitStatus, reason string, end time.Time)
 }
 
+// EnvCollector is Murmur's own variable naming an OpenTelemetry collector's
+// base URL for the runtime (a container's, a pod's): read by mur's span
+// export (internal/telemetry), handed on to a delegated child's mur, never
+// to a capsule's code. The manifest's observability.otel_endpoint wins
+// over it.
+const EnvCollector = "MURMUR_OTEL_ENDPOINT"
+
 // SpanExport is what a session's span export starts with.
 type SpanExport struct {
 	// Endpoint is observability.otel_endpoint.
