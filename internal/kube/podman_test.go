@@ -72,6 +72,10 @@ func needImage(t *testing.T) {
 			imageSkip = "the image's scratch base needs Debian's busybox-static"
 			return
 		}
+		if _, err := exec.LookPath("file"); err != nil {
+			imageSkip = "scripts/image.sh checks the binaries with the file command, which is not installed"
+			return
+		}
 		imageErr = buildImage(t, testImage)
 		if imageErr == nil {
 			if _, stderr, err := podman("run", "--rm", "--entrypoint", "/bin/true", testImage); err != nil {
