@@ -15,7 +15,7 @@
 # of a run that succeeds), the binaries into $MURMUR_DEMO_BIN (default ./bin); stores
 # and records under $HOME/.murmur as for any run. mur-roost listens on
 # 127.0.0.1:$MURMUR_DEMO_ROOST_PORT (default 7700) while the orchestrator runs.
-# internal/cli's TestDemoScript runs this script.
+# internal/e2e's TestDemoScript runs this script.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 made_work=

@@ -34,6 +34,7 @@ for t in podman buildah docker; do
   if command -v "$t" >/dev/null 2>&1; then tool=$t; break; fi
 done
 [ -n "$tool" ] || { echo "image: none of podman, buildah or docker is on PATH" >&2; exit 1; }
+command -v file >/dev/null 2>&1 || { echo "image: the file command is needed to check the binaries are static (apt-get install file)" >&2; exit 1; }
 
 ctx=$(mktemp -d "${TMPDIR:-/tmp}/murmur-image.XXXXXX")
 trap 'rm -rf "$ctx"' EXIT

@@ -1,5 +1,5 @@
-// Package agent is the inference loop of an agent capsule (contracts §11,
-// §13): per task, task_start → turns → task_end, where a turn is one driver
+// Package agent is the inference loop of an agent capsule (docs/agent-capsules.md):
+// per task, task_start → turns → task_end, where a turn is one driver
 // call and then every tool call it asked for, in order. It implements the
 // door's Runner, so every task — the --task one and each accepted message —
 // runs here; it knows tools only through the Tools interface, so a WASM tool,
@@ -26,7 +26,6 @@ import (
 	"github.com/murmur-go/murmur/internal/driver"
 	"github.com/murmur-go/murmur/internal/hooks"
 	"github.com/murmur-go/murmur/internal/store"
-	"github.com/murmur-go/murmur/internal/telemetry"
 	"github.com/murmur-go/murmur/internal/trace"
 	"github.com/murmur-go/murmur/internal/wit"
 )
@@ -53,9 +52,6 @@ type Call struct {
 	ParentID string
 	// Events lets a tool stream chunks and ask for input (INPUT_REQUIRED).
 	Events door.Events
-	// Span is the task's capsule.task span (nil without telemetry): a tool
-	// call's span goes under it.
-	Span *telemetry.Task
 }
 
 // Result is what a tool call gave.
@@ -86,11 +82,11 @@ type Config struct {
 	Params map[string]any
 	// System is the whole system prompt (the [Capsule] block and the
 	// configured prompt).
-	System   string
-	Tools    Tools
+	System string
+	Tools  Tools
+	// Recorder writes the task's lines (and, through its span sink, their
+	// spans).
 	Recorder *trace.Recorder
-	// Telemetry mirrors tasks and turns as spans; nil exports none.
-	Telemetry *telemetry.Session
 	// Hooks are the capsule's lifecycle hooks; nil runs none. The loop calls
 	// on-task-start, on-inference and on-task-end (its reopen-task output
 	// reruns the task, at most MaxTaskReopens times, within MaxTurns); the
@@ -105,7 +101,7 @@ type Config struct {
 	Now func() time.Time
 	// Waiter is the delegation runtime (nil: none): when the model ends
 	// its turn, the task waits for what it handed off and continues once
-	// with the outcomes (roost-and-delegation "How the outcome arrives").
+	// with the outcomes (docs/delegation.md).
 	Waiter Waiter
 }
 
@@ -165,13 +161,11 @@ func (s *Session) RunTask(ctx context.Context, t *door.Task, ev door.Events) doo
 	start := s.cfg.Now()
 	rec := s.cfg.Recorder
 	taskLine := rec.Emit(trace.TaskStart{TaskID: t.ID, ContextID: t.ContextID, Source: string(t.Source),
-		Origin: string(t.Origin), MessageBytes: t.MessageBytes})
-	span := s.cfg.Telemetry.StartTask(telemetry.TaskStartLine{TaskID: t.ID, ContextID: t.ContextID,
-		Source: string(t.Source), Origin: string(t.Origin), MessageBytes: t.MessageBytes}, t.TraceParent, start)
+		Origin: string(t.Origin), MessageBytes: t.MessageBytes, TraceParent: t.TraceParent})
 	s.hookOutputs(ev, s.cfg.Hooks.OnTaskStart(ctx, wit.TaskStartEvent{TaskID: t.ID, ContextID: t.ContextID,
 		Source: string(t.Source), InputBytes: uint64(t.MessageBytes)}))
 	var st taskState
-	status, out := s.loop(ctx, t, ev, taskLine, span, &st)
+	status, out := s.loop(ctx, t, ev, taskLine, &st)
 	if s.cfg.Waiter != nil {
 		s.cfg.Waiter.TaskEnded(t.ID, status)
 	}
@@ -187,19 +181,17 @@ func (s *Session) RunTask(ctx context.Context, t *door.Task, ev door.Events) doo
 		// An ok task has had its on-task-end (which may have reopened it).
 		s.hookOutputs(ev, s.cfg.Hooks.OnTaskEnd(ctx, wit.TaskEndEvent{TaskID: t.ID, ExitStatus: status}))
 	}
-	span.End(telemetry.TaskEndLine{ExitStatus: status, Turns: st.turns, InputTokens: st.inTok, OutputTokens: st.outTok,
-		ToolCalls: st.toolCalls, ToolErrors: st.toolErrors, ShellCalls: st.shellCalls}, s.cfg.Now())
 	return out
 }
 
 // loop is the turns of one task; it returns task_end's exit_status and the
 // task's outcome.
-func (s *Session) loop(ctx context.Context, t *door.Task, ev door.Events, taskLine string, span *telemetry.Task, st *taskState) (string, door.Outcome) {
+func (s *Session) loop(ctx context.Context, t *door.Task, ev door.Events, taskLine string, st *taskState) (string, door.Outcome) {
 	rec := s.cfg.Recorder
 	msgs := []driver.Message{{Role: driver.RoleUser, Content: []driver.Block{driver.TextBlock(taskText(t))}}}
 	tools := s.cfg.Tools.Specs()
 	// A stored driver may answer a continuation_id: the next turn then
-	// sends only the messages added since (contracts §14).
+	// sends only the messages added since (docs/drivers.md).
 	var cont driver.Continuation
 	reopens := 0
 	for turn := 1; turn <= s.cfg.MaxTurns; turn++ {
@@ -235,9 +227,8 @@ func (s *Session) loop(ctx context.Context, t *door.Task, ev door.Events, taskLi
 		st.inTok += inf.InputTokens
 		st.outTok += inf.OutputTokens
 		if err != nil {
-			inf.StopReason = driver.StopError
+			inf.StopReason, inf.Err = driver.StopError, err.Error()
 			rec.EmitUnder(taskLine, inf)
-			span.Inference(inferenceSpan(inf, err), callStart, s.cfg.Now())
 			if ctx.Err() != nil {
 				return trace.EndCanceled, door.Canceled()
 			}
@@ -249,7 +240,6 @@ func (s *Session) loop(ctx context.Context, t *door.Task, ev door.Events, taskLi
 			inf.ToolCalls = append(inf.ToolCalls, c.Name)
 		}
 		infLine := rec.EmitUnder(taskLine, inf)
-		span.Inference(inferenceSpan(inf, nil), callStart, s.cfg.Now())
 		msgs = append(msgs, driver.Message{Role: driver.RoleAssistant, Content: resp.Content})
 		s.hookOutputs(ev, s.cfg.Hooks.OnInference(ctx, inferenceEvent(turn, inf, resp)))
 		if len(calls) == 0 {
@@ -278,7 +268,7 @@ func (s *Session) loop(ctx context.Context, t *door.Task, ev door.Events, taskLi
 			}
 			ev.Phase(door.PhaseTool)
 			r := s.cfg.Tools.Call(ctx, Call{TaskID: t.ID, Turn: turn, ID: c.ID, Name: c.Name, Input: c.Input,
-				ParentID: infLine, Events: ev, Span: span})
+				ParentID: infLine, Events: ev})
 			if r.Shell {
 				st.shellCalls++
 			} else {
@@ -300,7 +290,7 @@ func (s *Session) callDriver(ctx context.Context, req *driver.Request, chunk dri
 	// A stored driver's call is bounded by its component's own limits: the
 	// engine stops it at the deadline plus the grace and records the
 	// call_deadline line itself; a context cut at the bare deadline would
-	// read as a cancel and leave neither (capsules.txt, Execution limits).
+	// read as a cancel and leave neither.
 	if s.cfg.CallDeadline <= 0 || s.cfg.Driver.Info().Implementation == driver.ImplementationWASM {
 		return s.cfg.Driver.Call(ctx, req, chunk)
 	}
@@ -385,15 +375,6 @@ func (s *Session) HookInference(ctx context.Context, hook string, req wit.Infere
 	return out, nil
 }
 
-func inferenceSpan(inf trace.Inference, err error) telemetry.InferenceLine {
-	l := telemetry.InferenceLine{Turn: inf.Turn, Model: inf.Model, InputTokens: inf.InputTokens,
-		OutputTokens: inf.OutputTokens, StopReason: inf.StopReason, ToolCalls: inf.ToolCalls}
-	if err != nil {
-		l.Err = err.Error()
-	}
-	return l
-}
-
 // admit is the session ceiling's admission check: used + this request's
 // input estimate + max_tokens must not pass the ceiling. A refusal latches.
 func (s *Session) admit(req *driver.Request) (refused bool, used, requested int) {
@@ -454,7 +435,7 @@ func failureText(err error) string {
 }
 
 // taskText is the task's first user message: its text parts, and each data
-// part as a fenced JSON block (contracts §11).
+// part as a fenced JSON block (docs/agent-capsules.md).
 func taskText(t *door.Task) string {
 	var parts []string
 	for _, p := range t.Parts {

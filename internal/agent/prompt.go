@@ -12,7 +12,7 @@ type Identity struct {
 	Name, Version, SessionID, Workdir string
 }
 
-// SystemPrompt is the prompt the driver receives (contracts §11): the
+// SystemPrompt is the prompt the driver receives (docs/agent-capsules.md): the
 // [Capsule] block, a blank line, then the configured prompt.
 func SystemPrompt(id Identity, configured string) string {
 	var b strings.Builder

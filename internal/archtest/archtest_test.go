@@ -7,10 +7,14 @@ package archtest
 import (
 	"bytes"
 	"encoding/json"
+	"go/doc"
+	"go/parser"
+	"go/token"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"sort"
 	"strings"
@@ -76,13 +80,15 @@ var levels = map[string]int{
 
 	// Test support: imported by tests only (checked below).
 	"internal/testbin":                  -1,
+	"internal/e2e":                      -1,
 	"internal/driver/fakeprovider":      -1,
 	"internal/archtest":                 -1,
 	"testdata/components/capsule-probe": -1,
 }
 
-// testOnly packages may be imported by _test.go files only.
-var testOnly = []string{"internal/testbin", "internal/driver/fakeprovider"}
+// testOnly packages may be imported by _test.go files only (and by one
+// another: the e2e harness builds on testbin and fakeprovider).
+var testOnly = []string{"internal/testbin", "internal/e2e", "internal/driver/fakeprovider"}
 
 // only lists import paths (prefixes) that exactly one package tree may use.
 var only = map[string][]string{
@@ -109,6 +115,8 @@ var roostForbidden = []string{
 
 type pkg struct {
 	ImportPath   string
+	Doc          string // the package doc comment's first sentence
+	TestGoFiles  []string
 	Dir          string
 	GoFiles      []string
 	Imports      []string
@@ -190,7 +198,7 @@ func TestPackageMap(t *testing.T) {
 			if !ok {
 				continue // reported on its own
 			}
-			if il < 0 {
+			if il < 0 && lvl >= 0 {
 				t.Errorf("%s imports the test-support package %s from non-test code", r, ir)
 				continue
 			}
@@ -228,7 +236,7 @@ func TestOneHome(t *testing.T) {
 		}
 		for _, imp := range p.Imports {
 			for _, to := range testOnly {
-				if rel(imp) == to {
+				if lvl, _, _ := levelOf(r); rel(imp) == to && lvl >= 0 {
 					t.Errorf("%s imports %s from non-test code", r, to)
 				}
 			}
@@ -296,8 +304,8 @@ func TestMurLinksNoProviderSDK(t *testing.T) {
 }
 
 // TestPlainMurLinksProviderSDK is the converse: a plain `go build ./cmd/mur`
-// links the provider built-ins, so it is complete alone (contracts §14: the
-// drivers are built into mur).
+// links the provider built-ins, so it is complete alone (the provider
+// drivers are built into mur: docs/drivers.md).
 func TestPlainMurLinksProviderSDK(t *testing.T) {
 	_, got := linksProviderSDK(t, "./cmd/mur")
 	for _, sdk := range []string{"github.com/anthropics/", "github.com/openai/"} {
@@ -343,6 +351,117 @@ func TestMapIsDocumented(t *testing.T) {
 			t.Errorf("docs/architecture.md does not name `%s`", p)
 		}
 	}
+}
+
+// TestMapRowsMatchPackageDocs keeps each package's one line on the map and
+// its doc comment in step. The rule: a row's description leads with a
+// phrase — its text up to the first ": ", "; ", " (", " — " or ". " — and
+// that phrase must appear in the first sentence of the package's doc comment
+// (the sentence go doc shows). A row naming several packages gives one
+// "; "-separated part per package, in order; in a "(+ sub, …)" row only the
+// first package is held to it. Backticks, case, runs of spaces and
+// parenthesised asides in the doc are ignored.
+func TestMapRowsMatchPackageDocs(t *testing.T) {
+	doc, err := readFile(filepath.Join(root(), "docs", "architecture.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	docs := map[string]string{}
+	for _, p := range list(t, nil, "./...") {
+		docs[rel(p.ImportPath)] = p.Doc
+		if p.Doc == "" {
+			docs[rel(p.ImportPath)] = testOnlyDoc(t, p)
+		}
+	}
+	rows := 0
+	for _, line := range strings.Split(doc, "\n") {
+		cells := strings.Split(strings.Trim(line, "| "), " | ")
+		if len(cells) < 3 || !mapLevel.MatchString(cells[0]) {
+			continue
+		}
+		rows++
+		pkgCell, _, _ := strings.Cut(cells[1], "(+")
+		var pkgs []string
+		for _, m := range backticked.FindAllStringSubmatch(pkgCell, -1) {
+			pkgs = append(pkgs, m[1])
+		}
+		job := strings.Join(cells[2:], " | ")
+		parts := []string{job}
+		if len(pkgs) > 1 {
+			parts = strings.Split(job, "; ")
+			if len(parts) < len(pkgs) {
+				t.Errorf("docs/architecture.md: the row for %s has %d \"; \"-separated parts, one per package wanted", strings.Join(pkgs, ", "), len(parts))
+				continue
+			}
+		}
+		for i, p := range pkgs {
+			synopsis, ok := docs[p]
+			if !ok {
+				continue // a planned package, not built yet
+			}
+			lead := leadPhrase(parts[i])
+			if synopsis == "" {
+				t.Errorf("%s has no package doc comment; its row on docs/architecture.md says %q", p, lead)
+				continue
+			}
+			if lead == "" || !strings.Contains(docNorm(synopsis), lead) {
+				t.Errorf("docs/architecture.md's row for %s leads with %q, which the first sentence of its package doc does not say:\n\t%s\nmake them agree: the row's text up to its first \": \", \"; \", \" (\", \" — \" or \". \" must appear in that sentence", p, lead, synopsis)
+			}
+		}
+	}
+	if rows < 20 {
+		t.Fatalf("found %d rows in docs/architecture.md's package table; has its shape changed?", rows)
+	}
+}
+
+var (
+	mapLevel    = regexp.MustCompile(`^(\d+|test)$`)
+	backticked  = regexp.MustCompile("`([^`]+)`")
+	parenthesis = regexp.MustCompile(`\([^()]*\)`)
+	spaces      = regexp.MustCompile(`\s+`)
+)
+
+// testOnlyDoc is the doc synopsis of a package made of test files only
+// (go list reports none for it), such as this one.
+func testOnlyDoc(t *testing.T, p pkg) string {
+	for _, f := range p.TestGoFiles {
+		af, err := parser.ParseFile(token.NewFileSet(), filepath.Join(p.Dir, f), nil, parser.PackageClauseOnly|parser.ParseComments)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if af.Doc != nil {
+			return new(doc.Package).Synopsis(af.Doc.Text())
+		}
+	}
+	return ""
+}
+
+// leadPhrase is a row's description up to its first separator, normalised.
+func leadPhrase(s string) string {
+	end := len(s)
+	for _, sep := range []string{": ", "; ", " (", " — ", ". "} {
+		if i := strings.Index(s, sep); i >= 0 && i < end {
+			end = i
+		}
+	}
+	return textNorm(s[:end])
+}
+
+// docNorm is a doc sentence without its parenthesised asides, normalised.
+func docNorm(s string) string {
+	for {
+		t := parenthesis.ReplaceAllString(s, "")
+		if t == s {
+			break
+		}
+		s = t
+	}
+	return textNorm(s)
+}
+
+func textNorm(s string) string {
+	s = strings.ReplaceAll(s, "`", "")
+	return strings.ToLower(strings.TrimSpace(spaces.ReplaceAllString(s, " ")))
 }
 
 func readFile(p string) (string, error) {

@@ -11,7 +11,7 @@ import (
 )
 
 // Every code the programs can print has a row (cause and fix) in the Codes
-// table of docs/diagnostics.md (contracts §8).
+// table of docs/diagnostics.md.
 func TestDiagnosticsDocListsEveryCode(t *testing.T) {
 	root := repoRoot()
 	doc, err := os.ReadFile(filepath.Join(root, "docs", "diagnostics.md"))

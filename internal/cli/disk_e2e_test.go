@@ -14,6 +14,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/murmur-go/murmur/internal/e2e"
 	"github.com/murmur-go/murmur/internal/logfile"
 	"github.com/murmur-go/murmur/internal/testbin"
 )
@@ -185,9 +186,7 @@ func runAs(t *testing.T, bin string, cred *syscall.Credential, home, dir string,
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), murTimeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, args...)
-	cmd.Dir = dir
-	cmd.Env = []string{"HOME=" + home, "PATH=" + os.Getenv("PATH")}
+	cmd := e2e.CommandContext(ctx, t, bin, home, dir, nil, args...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred}
 	var so, se bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &so, &se
@@ -362,9 +361,7 @@ capabilities:
 `), 0o644)
 	ctx, cancel := context.WithTimeout(context.Background(), murTimeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, mur, "run", "--json", "--task", "two commands")
-	cmd.Dir = proj
-	cmd.Env = []string{"HOME=" + homeDir, "PATH=" + os.Getenv("PATH")}
+	cmd := e2e.CommandContext(ctx, t, mur, homeDir, proj, nil, "run", "--json", "--task", "two commands")
 	var se bytes.Buffer
 	cmd.Stderr = &se
 	out, err := cmd.StdoutPipe()

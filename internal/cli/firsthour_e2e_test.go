@@ -5,18 +5,19 @@ import (
 	"context"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/murmur-go/murmur/internal/e2e"
 )
 
 // Without --json, mur run prints the answer on stdout once the session has
 // ended — an agent's last task result, a script's out/result.txt — and the
 // status and record paths on stderr; with --json, stdout holds the ready
-// line alone (contracts §10). mur trace show shows the answer too.
+// line alone (docs/cli.md). mur trace show shows the answer too.
 func TestRunPrintsTheAnswer(t *testing.T) {
 	homeDir, base := t.TempDir(), t.TempDir()
 	agentProj := agentProject(t, homeDir, base, "", agentTranscript)
@@ -109,7 +110,7 @@ func TestRunWithoutAnAnswer(t *testing.T) {
 }
 
 // On a terminal, an agent's session line names its door as a URL; the
-// --json line keeps the bare host:port (contracts §10).
+// --json line keeps the bare host:port a parent reads.
 func TestAgentDoorOnATerminal(t *testing.T) {
 	homeDir, base := t.TempDir(), t.TempDir()
 	proj := agentProject(t, homeDir, base, "", agentTranscript)
@@ -118,9 +119,7 @@ func TestAgentDoorOnATerminal(t *testing.T) {
 	defer master.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), murTimeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, murBin(t), "run", "--task", "say hello")
-	cmd.Dir = proj
-	cmd.Env = []string{"HOME=" + homeDir, "PATH=" + os.Getenv("PATH")}
+	cmd := e2e.CommandContext(ctx, t, murBin(t), homeDir, proj, nil, "run", "--task", "say hello")
 	var stdout bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, slave
 	if err := cmd.Start(); err != nil {

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/murmur-go/murmur/internal/e2e"
 	"github.com/murmur-go/murmur/internal/home"
 	"github.com/murmur-go/murmur/internal/ids"
 	"github.com/murmur-go/murmur/internal/running"
@@ -393,9 +394,7 @@ func TestColourOnATerminalOnly(t *testing.T) {
 		defer master.Close()
 		ctx, cancel := context.WithTimeout(context.Background(), murTimeout)
 		defer cancel()
-		cmd := exec.CommandContext(ctx, murBin(t), args...)
-		cmd.Dir = proj
-		cmd.Env = append([]string{"HOME=" + homeDir, "PATH=" + os.Getenv("PATH"), "TERM=xterm"}, env...)
+		cmd := e2e.CommandContext(ctx, t, murBin(t), homeDir, proj, append([]string{"TERM=xterm"}, env...), args...)
 		cmd.Stdout, cmd.Stderr = slave, slave
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)

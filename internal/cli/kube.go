@@ -143,6 +143,10 @@ func (f *kubeFlags) spec() (kube.Spec, error) {
 		}
 		return kube.Spec{}, err
 	}
+	if k := r.Manifest.RuntimeKind(); k != manifest.RuntimeCapsule {
+		return kube.Spec{}, diag.New("E-RUN-002", "%s is a %s artifact, not a capsule: only capsules run", full, k).
+			WithHint("name the capsule that declares it")
+	}
 	s := kube.Spec{Capsule: full, Version: f.version, Image: f.image}
 	s.FromManifest(r.Manifest)
 	return s, nil

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/murmur-go/murmur/internal/e2e"
 )
 
 // mur kube renders for an installed capsule and refuses what it cannot
@@ -13,7 +15,10 @@ import (
 // checked against the Kubernetes API types in internal/kube).
 func TestKubeCommand(t *testing.T) {
 	homeDir, base := t.TempDir(), t.TempDir()
-	publishTool(t, homeDir, filepath.Join(base, "flood"), "tool-flood", "name: acme/flood\nversion: 1.0.0\nruntime: tool\n")
+	e2e.PublishFixture(t, homeDir, filepath.Join(base, "flood"), "tool-flood", "name: acme/flood\nversion: 1.0.0\nruntime: tool\n")
+	script := filepath.Join(base, "hello-script")
+	e2e.CopyDir(t, filepath.Join(e2e.RepoRoot(), "examples", "hello-script"), script)
+	e2e.PublishDir(t, homeDir, script)
 	tasks := filepath.Join(base, "tasks")
 	os.Mkdir(tasks, 0o755)
 	for _, n := range []string{"b.md", "a.md", "skip.txt"} {
@@ -25,11 +30,12 @@ func TestKubeCommand(t *testing.T) {
 		code int
 		want string
 	}{
-		{"job", []string{"kube", "job", "--capsule", "acme/flood", "--capsule-version", "1.0.0", "--image", "murmur:1", "--task", "go"}, 0, "kind: Job"},
-		{"batch json", []string{"kube", "batch", "--capsule", "acme/flood", "--capsule-version", "1.0.0", "--image", "murmur:1", "--tasks", tasks, "--json"}, 0, `"task-0": "task a.md"`},
+		{"job", []string{"kube", "job", "--capsule", "local/hello-script", "--capsule-version", "0.1.0", "--image", "murmur:1", "--task", "go"}, 0, "kind: Job"},
+		{"batch json", []string{"kube", "batch", "--capsule", "hello-script", "--capsule-version", "0.1.0", "--image", "murmur:1", "--tasks", tasks, "--json"}, 0, `"task-0": "task a.md"`},
+		{"a tool", []string{"kube", "job", "--capsule", "acme/flood", "--capsule-version", "1.0.0", "--image", "murmur:1"}, 1, "error[E-RUN-002]: acme/flood is a tool artifact, not a capsule"},
 		{"not installed", []string{"kube", "job", "--capsule", "acme/none", "--capsule-version", "1.0.0", "--image", "murmur:1"}, 1, "error[E-RUN-008]: missing artifacts: acme/none@1.0.0 is not installed"},
 		{"no image", []string{"kube", "job", "--capsule", "acme/flood", "--capsule-version", "1.0.0"}, 2, "--capsule, --capsule-version and --image are required"},
-		{"no tasks dir", []string{"kube", "batch", "--capsule", "acme/flood", "--capsule-version", "1.0.0", "--image", "i", "--tasks", filepath.Join(base, "none")}, 1, "error[E-IO-001]: cannot read the tasks directory"},
+		{"no tasks dir", []string{"kube", "batch", "--capsule", "local/hello-script", "--capsule-version", "0.1.0", "--image", "i", "--tasks", filepath.Join(base, "none")}, 1, "error[E-IO-001]: cannot read the tasks directory"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

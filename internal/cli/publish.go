@@ -130,7 +130,7 @@ func readZip(p string) ([]byte, error) {
 	return data, nil
 }
 
-// storeProjectDir is the project of the current directory (contracts §3),
+// storeProjectDir is the project of the current directory (docs/stores.md),
 // for a command that has no -g.
 func storeProjectDir() (string, error) {
 	return storeProjectDirHint("run it inside a project: a directory holding murmur.yaml, or one below it")

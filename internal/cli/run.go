@@ -21,6 +21,7 @@ import (
 	"github.com/murmur-go/murmur/internal/launch/launchapi"
 	"github.com/murmur-go/murmur/internal/manifest"
 	"github.com/murmur-go/murmur/internal/store"
+	"github.com/murmur-go/murmur/internal/telemetry"
 )
 
 func init() { register(newRunCmd) }
@@ -187,6 +188,7 @@ func runCapsule(ctx context.Context, f runFlags, stdout, stderr io.Writer) error
 			ttyMu.Unlock()
 		}
 	}
+	opts.Spans = telemetry.Open // spans come from the trace when the manifest or the environment names a collector
 	res, err := launch.Run(ctx, plan, opts)
 	if err != nil {
 		return err

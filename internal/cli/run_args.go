@@ -30,7 +30,7 @@ func decorateRunCmd(cmd *cobra.Command) {
 
 // runArgs reads mur run's positional argument and --capsule: the project
 // may be given as DIR or FILE instead of --manifest. --capsule and
-// --capsule-version go together (contracts §10 writes them as one pair, so
+// --capsule-version go together (they are one pair in docs/running-capsules.md, so
 // a run never picks a version nobody named); half of the pair is a usage
 // error that lists the installed versions and names the newest.
 func runArgs(cmd *cobra.Command, args []string, f *runFlags, stderr io.Writer) error {

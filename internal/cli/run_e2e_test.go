@@ -2,12 +2,8 @@ package cli_test
 
 import (
 	"archive/zip"
-	"bufio"
 	"bytes"
-	"encoding/json"
 	"fmt"
-	"io"
-	"net/http"
 	"net/http/httptest"
 	"os"
 	"os/exec"
@@ -23,90 +19,7 @@ import (
 	"github.com/murmur-go/murmur/internal/running"
 	"github.com/murmur-go/murmur/internal/store"
 	"github.com/murmur-go/murmur/internal/trace"
-
-	coltrace "go.opentelemetry.io/proto/otlp/collector/trace/v1"
-	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
-	"google.golang.org/protobuf/proto"
 )
-
-// fixture returns the bytes of a WAT fixture of internal/script or of the
-// Go-kit capsule-probe component.
-func fixture(t testing.TB, name string) []byte {
-	t.Helper()
-	p := filepath.Join(repoRoot(), "internal", "script", "testdata", name)
-	if name == "capsule-probe.wasm" {
-		p = filepath.Join(repoRoot(), "testdata", "components", "capsule-probe", name)
-	}
-	b, err := os.ReadFile(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
-}
-
-// capsule writes a script capsule project: murmur.yaml and its component.
-func capsule(t testing.TB, dir, manifest string, wasm []byte) string {
-	t.Helper()
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	os.WriteFile(filepath.Join(dir, "murmur.yaml"), []byte(manifest), 0o644)
-	if wasm != nil {
-		os.WriteFile(filepath.Join(dir, "capsule.wasm"), wasm, 0o644)
-	}
-	return dir
-}
-
-// ready is the --json line.
-type ready struct {
-	URL        *string `json:"url"`
-	PID        int     `json:"pid"`
-	SessionID  string  `json:"session_id"`
-	Name       string  `json:"name"`
-	Version    string  `json:"version"`
-	Workdir    string  `json:"workdir"`
-	RecordsDir string  `json:"records_dir"`
-}
-
-func parseReady(t testing.TB, stdout string) ready {
-	t.Helper()
-	lines := strings.Split(strings.TrimRight(stdout, "\n"), "\n")
-	if len(lines) != 1 {
-		t.Fatalf("--json printed %d lines on stdout, want exactly 1:\n%s", len(lines), stdout)
-	}
-	var raw map[string]any
-	if err := json.Unmarshal([]byte(lines[0]), &raw); err != nil {
-		t.Fatalf("--json line %q: %v", lines[0], err)
-	}
-	for _, k := range []string{"url", "pid", "session_id", "name", "version", "workdir", "records_dir"} {
-		if _, ok := raw[k]; !ok {
-			t.Errorf("--json line lacks %q: %s", k, lines[0])
-		}
-	}
-	var r ready
-	json.Unmarshal([]byte(lines[0]), &r)
-	return r
-}
-
-func traceLines(t testing.TB, recordsDir string) []trace.Line {
-	t.Helper()
-	f, err := trace.ReadFile(filepath.Join(recordsDir, trace.FileName))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if f.Truncated || len(f.Bad) > 0 {
-		t.Fatalf("trace not clean: truncated %v bad %v", f.Truncated, f.Bad)
-	}
-	return f.Lines
-}
-
-func lastEnd(t testing.TB, lines []trace.Line) trace.Line {
-	t.Helper()
-	if len(lines) == 0 || lines[len(lines)-1].EventType != trace.TypeSessionEnd {
-		t.Fatalf("trace does not end with session_end: %+v", lines)
-	}
-	return lines[len(lines)-1]
-}
 
 func TestRunOKLeavesTheRecords(t *testing.T) {
 	homeDir, base := t.TempDir(), t.TempDir()
@@ -221,41 +134,6 @@ func TestRunEndings(t *testing.T) {
 			}
 		})
 	}
-}
-
-// startMur starts mur in the background; its stdout is read line by line.
-func startMur(t testing.TB, homeDir, dir string, args ...string) (*exec.Cmd, *bufio.Reader, *bytes.Buffer) {
-	t.Helper()
-	return startMurEnv(t, homeDir, dir, nil, args...)
-}
-
-// startMurEnv is startMur with extra environment variables.
-func startMurEnv(t testing.TB, homeDir, dir string, env []string, args ...string) (*exec.Cmd, *bufio.Reader, *bytes.Buffer) {
-	t.Helper()
-	shareCompileCache(t, homeDir)
-	cmd := exec.Command(murBin(t), args...)
-	cmd.Dir = dir
-	cmd.Env = append([]string{"HOME=" + homeDir, "PATH=" + os.Getenv("PATH")}, env...)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	return cmd, bufio.NewReader(out), &stderr
-}
-
-func readReady(t testing.TB, br *bufio.Reader) ready {
-	t.Helper()
-	line, err := br.ReadString('\n')
-	if err != nil {
-		t.Fatalf("reading the --json line: %v", err)
-	}
-	return parseReady(t, line)
 }
 
 func TestRunKilledAndTerminated(t *testing.T) {
@@ -519,32 +397,6 @@ func TestRunTraceOnFullDisk(t *testing.T) {
 	}
 }
 
-// otlpReceiver is a real OTLP/HTTP endpoint that decodes each protobuf
-// ExportTraceServiceRequest and keeps the span names and attributes.
-type otlpReceiver struct {
-	mu    sync.Mutex
-	spans []*tracepb.Span
-}
-
-func (o *otlpReceiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	body, _ := io.ReadAll(r.Body)
-	var req coltrace.ExportTraceServiceRequest
-	if r.URL.Path != "/v1/traces" || proto.Unmarshal(body, &req) != nil {
-		http.Error(w, "bad request", 400)
-		return
-	}
-	o.mu.Lock()
-	for _, rs := range req.ResourceSpans {
-		for _, ss := range rs.ScopeSpans {
-			o.spans = append(o.spans, ss.Spans...)
-		}
-	}
-	o.mu.Unlock()
-	out, _ := proto.Marshal(&coltrace.ExportTraceServiceResponse{})
-	w.Header().Set("Content-Type", "application/x-protobuf")
-	w.Write(out)
-}
-
 // A capsule that invokes a declared WASM tool: one tool_call line per
 // invoke (ok or error), totals in session_end, and with otel_endpoint set,
 // one capsule.session span and one capsule.tool_call span per invoke.
@@ -580,12 +432,12 @@ func TestRunToolCallsAndSpans(t *testing.T) {
 	if end := lastEnd(t, lines); end.Int("tool_calls") != 1 || end.Int("tool_errors") != 0 {
 		t.Errorf("session_end %v", end.Fields)
 	}
-	recv.mu.Lock()
+	recv.Mu.Lock()
 	names := map[string]int{}
-	for _, s := range recv.spans {
+	for _, s := range recv.Spans {
 		names[s.Name]++
 	}
-	recv.mu.Unlock()
+	recv.Mu.Unlock()
 	if names["capsule.session"] != 1 || names["capsule.tool_call"] != 1 {
 		t.Errorf("spans received: %v", names)
 	}
@@ -621,27 +473,6 @@ func TestRunToolCallsAndSpans(t *testing.T) {
 	}
 	if log, _ := os.ReadFile(filepath.Join(rd.RecordsDir, "logs", "otel.log")); !strings.Contains(string(log), "level=ERROR") {
 		t.Errorf("otel.log:\n%s", log)
-	}
-}
-
-// copyDir copies the regular files of src into dst (no recursion needed for
-// the examples).
-func copyDir(t testing.TB, src, dst string) {
-	t.Helper()
-	entries, err := os.ReadDir(src)
-	if err != nil {
-		t.Fatal(err)
-	}
-	os.MkdirAll(dst, 0o755)
-	for _, e := range entries {
-		if !e.Type().IsRegular() {
-			continue
-		}
-		b, err := os.ReadFile(filepath.Join(src, e.Name()))
-		if err != nil {
-			t.Fatal(err)
-		}
-		os.WriteFile(filepath.Join(dst, e.Name()), b, 0o644)
 	}
 }
 

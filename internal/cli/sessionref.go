@@ -23,9 +23,9 @@ import (
 // status 2), E-RUN-053 for a suffix no session ends with, E-RUN-054 for one
 // several do.
 
-// minSuffix is the shortest session-id suffix a command takes: contracts §10
-// gives `mur stop` "a unique suffix of ≥ 4 characters", and every command
-// that names a session takes the same. A suffix that several ids end with is
+// minSuffix is the shortest session-id suffix a command takes: `mur stop`
+// takes a unique suffix of ≥ 4 characters (docs/running-capsules.md "Naming
+// a session"), and every command that names a session takes the same. A suffix that several ids end with is
 // E-RUN-054, never a guess.
 const minSuffix = 4
 

@@ -1,16 +1,15 @@
 package cli_test
 
 import (
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/murmur-go/murmur/internal/driver/fakeprovider"
+	"github.com/murmur-go/murmur/internal/e2e"
 	"github.com/murmur-go/murmur/internal/home"
 	"github.com/murmur-go/murmur/internal/ids"
 	"github.com/murmur-go/murmur/internal/running"
@@ -108,27 +107,18 @@ func TestStopAgentSession(t *testing.T) {
 // inference until it is cancelled.
 func hangingAgent(t *testing.T, base string) (string, *fakeprovider.Server) {
 	t.Helper()
-	fp := fakeprovider.NewAnthropic()
-	t.Cleanup(fp.Close)
+	fp := fakeProvider(t, fakeprovider.Anthropic)
 	fp.Push(fakeprovider.Reply{Hang: true})
 	proj := filepath.Join(base, "hang")
 	os.MkdirAll(proj, 0o755)
-	manifest := fmt.Sprintf(`name: hanger
-version: 1.0.0
-artifacts:
-  - name: murmur/driver-anthropic
-    version: 1.0.0
-    runtime: driver
-    gateway:
-      endpoint: %s
-      api_key: test-key
-inference:
+	manifest := "name: hanger\nversion: 1.0.0\nartifacts:\n" +
+		e2e.ProviderArtifact("murmur/driver-anthropic", fp.URL, "test-key") + `inference:
   model: claude-test
   driver:
     artifact: murmur/driver-anthropic
 lifecycle:
   after_task: sleep
-`, fp.URL)
+`
 	os.WriteFile(filepath.Join(proj, "murmur.yaml"), []byte(manifest), 0o644)
 	return proj, fp
 }
@@ -286,18 +276,3 @@ func TestStopRefusals(t *testing.T) {
 		t.Errorf("negative --timeout: %+v", r)
 	}
 }
-
-// waitFor waits until cond holds, failing the test after a bounded number
-// of tries (it asserts an event, not a time).
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	for i := 0; i < 3000; i++ {
-		if cond() {
-			return
-		}
-		sleepBriefly()
-	}
-	t.Fatalf("gave up waiting for %s", what)
-}
-
-func sleepBriefly() { time.Sleep(10 * time.Millisecond) }

@@ -8,7 +8,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"sync"
 	"syscall"
@@ -45,11 +44,6 @@ func toolDir(t testing.TB, dir, name, version, body string) string {
 	return dir
 }
 
-func repoRoot() string {
-	_, file, _, _ := runtime.Caller(0)
-	return filepath.Join(filepath.Dir(file), "..", "..")
-}
-
 // expectFail checks a mur run failed with the diagnostic code (and exit status).
 func expectFail(t *testing.T, r murResult, code string, status int) {
 	t.Helper()
@@ -63,20 +57,6 @@ func expectOK(t *testing.T, r murResult) {
 	if r.Code != 0 {
 		t.Fatalf("exit %d\nstdout: %s\nstderr: %s", r.Code, r.Stdout, r.Stderr)
 	}
-}
-
-// tree lists every path under root with its size: what "left the store as it
-// was" compares.
-func tree(t testing.TB, root string) string {
-	t.Helper()
-	var b strings.Builder
-	filepath.Walk(root, func(p string, fi os.FileInfo, err error) error {
-		if err == nil {
-			fmt.Fprintf(&b, "%s %d\n", strings.TrimPrefix(p, root), fi.Size())
-		}
-		return nil
-	})
-	return b.String()
 }
 
 func TestStoreBuildPublishInstallListDoctor(t *testing.T) {

@@ -3,39 +3,14 @@ package cli_test
 import (
 	"bytes"
 	"context"
-	"fmt"
 	"io"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
 
-	"golang.org/x/sys/unix"
+	"github.com/murmur-go/murmur/internal/e2e"
 )
-
-// openPTY opens a pseudo-terminal pair: the test reads master, the child
-// writes to slave, which is a real terminal to it.
-func openPTY(t *testing.T) (master, slave *os.File) {
-	t.Helper()
-	m, err := os.OpenFile("/dev/ptmx", os.O_RDWR|unix.O_NOCTTY, 0)
-	if err != nil {
-		t.Skipf("no pseudo-terminals here: %v", err)
-	}
-	if err := unix.IoctlSetPointerInt(int(m.Fd()), unix.TIOCSPTLCK, 0); err != nil {
-		t.Fatal(err)
-	}
-	n, err := unix.IoctlGetInt(int(m.Fd()), unix.TIOCGPTN)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := os.OpenFile(fmt.Sprintf("/dev/pts/%d", n), os.O_RDWR|unix.O_NOCTTY, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return m, s
-}
 
 // On a terminal, a cold mur run says which session it is when it starts
 // and what it is compiling (issue 14 item 16); into a pipe it says neither.
@@ -49,9 +24,7 @@ func TestRunOnATerminal(t *testing.T) {
 	defer master.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), murTimeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, murBin(t), "run", "--task", "task")
-	cmd.Dir = proj
-	cmd.Env = []string{"HOME=" + homeDir, "PATH=" + os.Getenv("PATH")}
+	cmd := e2e.CommandContext(ctx, t, murBin(t), homeDir, proj, nil, "run", "--task", "task")
 	var stdout bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, slave
 	if err := cmd.Start(); err != nil {

@@ -398,7 +398,7 @@ func renderSummary(w io.Writer, path string, s trace.Summary, livePID int, each 
 // named by its path and size.
 const answerShown = 2 << 10
 
-// renderAnswer prints the session's answer (contracts §5's out/result.txt)
+// renderAnswer prints the session's answer (the records dir's out/result.txt)
 // under the summary: the text when short, else its path.
 func renderAnswer(w io.Writer, tracePath string, s trace.Summary) {
 	p, ok := answerOf(tracePath, s)
@@ -599,7 +599,8 @@ func traceRm(ref string, stdout io.Writer) error {
 		return diag.Wrap(err, "E-TRC-008", "cannot remove %s", dir)
 	}
 	fmt.Fprintf(stdout, "removed %s\n", dir)
-	// Its delegated children's records, which lie outside dir (contracts §18).
+	// Its delegated children's records, which lie outside dir, under the
+	// children's own work folders (docs/delegation.md "The tree").
 	tree := session.ChildRecordsTree(home.Records(homeDir), dir)
 	if _, err := os.Lstat(tree); err != nil {
 		return nil

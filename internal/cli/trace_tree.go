@@ -29,8 +29,8 @@ type treeNode struct {
 
 // renderTree prints the whole delegation tree under the session whose
 // trace is at path: each node's capsule, session, outcome and duration,
-// following the children/ each delegation_start names (contracts §18: a
-// child's records are $HOME/.murmur/records/<child workdir>/<session>).
+// following the children/ each delegation_start names (a child's records
+// are $HOME/.murmur/records/<child workdir>/<session>: docs/delegation.md).
 func renderTree(w io.Writer, path string) error {
 	homeDir, err := home.Dir()
 	if err != nil {

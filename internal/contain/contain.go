@@ -1,5 +1,5 @@
 // Package contain holds how the kernel holds a capsule's native commands
-// (contracts §19): the host probe, one Plan per tier as plain data, and the
+// (docs/containment.md): the host probe, one Plan per tier as plain data, and the
 // code that applies a plan — a re-exec'd init helper of the running binary
 // that sets up namespaces and a composed root (sealed), Landlock (sealed,
 // scoped), rlimits, dropped capabilities, no_new_privs and a seccomp
@@ -62,7 +62,8 @@ func Rank(class string) int {
 }
 
 // SystemDirs are the directories every tier lets a command read and exec
-// from (contracts §19), absent ones skipped.
+// from (docs/containment.md "What every tier's view contains"), absent
+// ones skipped.
 var SystemDirs = []string{"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"}
 
 // SystemEtc is the fixed list from /etc every tier lets a command read;
@@ -73,7 +74,7 @@ var SystemEtc = []string{
 }
 
 // Resources are capabilities.resources.*; zero fields take the spec's
-// defaults (contracts §19).
+// defaults (docs/containment.md "Resources").
 type Resources struct {
 	MaxProcesses     uint64 `json:"max_processes"`
 	MaxOpenFiles     uint64 `json:"max_open_files"`
@@ -93,7 +94,8 @@ const (
 	PlaneRlimits = "rlimits"
 )
 
-// DefaultResources are the defaults of capabilities.resources.* (contracts §19).
+// DefaultResources are the defaults of capabilities.resources.*
+// (docs/containment.md "Resources").
 var DefaultResources = Resources{
 	MaxProcesses:     128,
 	MaxOpenFiles:     1024,
@@ -143,8 +145,8 @@ type Input struct {
 	Resources   Resources // capabilities.resources.*
 	// Egress, when set, puts every command in a network namespace of its
 	// own with only loopback, the proxy listening inside at ProxyAddr
-	// (contracts §19: a capsule with a non-empty shell.allow or
-	// spawn.allow). nil: the host's network.
+	// (a capsule with a non-empty shell.allow or spawn.allow;
+	// docs/containment.md "The network namespace and the egress proxy"). nil: the host's network.
 	Egress Egress
 }
 

@@ -14,7 +14,8 @@ import (
 const mechAdvisory = MechSeccompOnly
 
 // allowed are the syscalls a contained command may make with any arguments.
-// Everything else gets EPERM — among them (contracts §19) unshare, setns,
+// Everything else gets EPERM — among them (docs/containment.md "The
+// seccomp allow-list") unshare, setns,
 // mount, umount2, pivot_root, chroot, ptrace, process_vm_*, bpf,
 // perf_event_open, userfaultfd, the keyring calls, module and kexec calls,
 // clock setting, reboot, swapon/swapoff, the new mount API and io_uring.

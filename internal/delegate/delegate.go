@@ -25,7 +25,6 @@ import (
 	"github.com/murmur-go/murmur/internal/diag"
 	"github.com/murmur-go/murmur/internal/manifest"
 	"github.com/murmur-go/murmur/internal/roost/roostapi"
-	"github.com/murmur-go/murmur/internal/telemetry"
 	"github.com/murmur-go/murmur/internal/trace"
 )
 
@@ -113,10 +112,6 @@ type Config struct {
 	MurBinary string
 	// Deadline is the child watch.
 	Deadline time.Duration
-	// Telemetry is the session's spans (nil without
-	// observability.otel_endpoint): a script parent's delegation spans
-	// open under its session span.
-	Telemetry *telemetry.Session
 	// FormationID is the parent's formation ("" for none).
 	FormationID string
 	Recorder    *trace.Recorder

@@ -65,7 +65,6 @@ type delegation struct {
 	// watchUntil is when the child watch ends the child: tReady plus the
 	// deadline.
 	watchUntil time.Time
-	span       spanHandle // nil without telemetry
 }
 
 func (d *delegation) exited() bool {
@@ -287,7 +286,8 @@ func (r *Runtime) childEnv(d *delegation) []string {
 	look := r.cfg.Lookup
 	var env []string
 	runtimeNames := map[string]bool{"PATH": true, "HOME": true, "USER": true, "LOGNAME": true,
-		EnvRoostURL: true, EnvHostWarnings: true, EnvSpawnerLifeline: true, EnvSpawner: true, EnvFormationID: true}
+		EnvRoostURL: true, EnvHostWarnings: true, EnvSpawnerLifeline: true, EnvSpawner: true, EnvFormationID: true,
+		trace.EnvCollector: true}
 	for _, name := range r.cfg.EnvAllow {
 		// A name reaches the child only when both its env.allow and the
 		// parent's list it (and the parent holds it): every other
@@ -309,6 +309,11 @@ func (r *Runtime) childEnv(d *delegation) []string {
 	}
 	if r.cfg.FormationID != "" {
 		env = append(env, EnvFormationID+"="+r.cfg.FormationID)
+	}
+	// The runtime's collector (a container's): the child's spans join the
+	// same trace wherever they are exported from.
+	if v, ok := look(trace.EnvCollector); ok && v != "" {
+		env = append(env, trace.EnvCollector+"="+v)
 	}
 	sp := Spawner{URL: r.cfg.DoorURL, SessionID: r.cfg.SessionID, ContextID: d.contextID, DelegationID: d.id}
 	env = append(env, EnvHostWarnings+"=1", EnvSpawnerLifeline+"="+strconv.Itoa(launchapi.LifelineFD), EnvRoostURL+"="+r.cfg.RoostURL, EnvSpawner+"="+sp.EnvValue())

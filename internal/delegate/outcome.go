@@ -127,7 +127,6 @@ func (r *Runtime) childExited(d *delegation) {
 	}
 	r.cfg.Recorder.Emit(trace.Delegation{DelegationID: d.id, Capsule: d.bare, Version: d.version,
 		ChildSessionID: d.sessionID, DurationMS: dur, Outcome: rec.Status, Reason: reason})
-	endSpan(d, rec.Status, reason)
 	r.mu.Lock()
 	d.outcome = &rec
 	r.changedLocked()

@@ -13,6 +13,7 @@ import (
 	"github.com/murmur-go/murmur/internal/door"
 	"github.com/murmur-go/murmur/internal/ids"
 	"github.com/murmur-go/murmur/internal/store"
+	"github.com/murmur-go/murmur/internal/tools"
 	"github.com/murmur-go/murmur/internal/wit"
 )
 
@@ -51,26 +52,35 @@ func NewScript(cfg Config) (*Runtime, error) {
 	return r, nil
 }
 
-// Invoke is delegate-task called from a script through
-// murmur:tool-registry/invoke: the input's data is the call's JSON object.
-// It returns at start, as for an agent: the result object as data, passed
-// when the child started and failed when its launch failed. A refusal or
-// bad input is the error, its text the plain sentence.
-func (t *Tool) Invoke(ctx context.Context, in wit.ToolInput) (wit.ToolResult, error) {
+// Call is delegate-task called through the session's tool inventory. A
+// model's call gets the result object as text, and a refusal or bad input
+// as an error given verbatim (the daemon's sentence). A script's call
+// (through murmur:tool-registry/invoke, the input's data is the call's JSON
+// object) returns at start, as for an agent: the result object as data,
+// passed when the child started and failed when its launch failed; a
+// refusal or bad input is the error, its text the plain sentence.
+func (t *Tool) Call(ctx context.Context, c *tools.Call) tools.Outcome {
 	data := ""
-	if in.Data != nil {
-		data = *in.Data
+	if c.Input.Data != nil {
+		data = *c.Input.Data
 	}
-	text, isErr := t.Run(ctx, Call{TaskID: ScriptTaskID, ContextID: t.r.scriptContext, Input: []byte(data)})
+	call := Call{TaskID: ScriptTaskID, ContextID: t.r.scriptContext, Input: []byte(data)}
+	if tc := c.Task; tc != nil {
+		call = Call{TaskID: tc.TaskID, ContextID: tc.ContextID, TraceParent: tc.TraceParent, Input: []byte(data), ParentID: tc.ParentID}
+	}
+	text, isErr := t.Run(ctx, call)
+	if c.Task != nil && c.Task.InFlight != nil {
+		c.Task.InFlight(t.InFlight(c.Task.TaskID))
+	}
 	if isErr {
-		return wit.ToolResult{}, errors.New(text)
+		return tools.Outcome{Err: errors.New(text), Verbatim: true}
 	}
 	st := wit.StatusFailed
 	var res Result
 	if json.Unmarshal([]byte(text), &res) == nil && res.Status == "started" {
 		st = wit.StatusPassed
 	}
-	return wit.ToolResult{Status: st, Data: &text}, nil
+	return tools.Outcome{Result: wit.ToolResult{Status: st, Data: &text}, Text: text}
 }
 
 // EndScript ends the delegations still running when the script's run

@@ -11,7 +11,6 @@ import (
 
 	"github.com/murmur-go/murmur/internal/ids"
 	"github.com/murmur-go/murmur/internal/roost/roostapi"
-	"github.com/murmur-go/murmur/internal/telemetry"
 	"github.com/murmur-go/murmur/internal/tools"
 	"github.com/murmur-go/murmur/internal/trace"
 )
@@ -74,11 +73,11 @@ func bareOf(full string) string {
 type Call struct {
 	TaskID, ContextID, TraceParent string
 	Input                          json.RawMessage
-	// Span is the calling task's capsule.task span (nil without
-	// telemetry): the delegation's capsule.delegation span opens under it,
-	// and the child's task is delivered with that span's traceparent, so
-	// the child's spans land under it in one trace.
-	Span *telemetry.Task
+	// ParentID is the event_id of the calling turn's inference line ("" for
+	// a script parent): the delegation's span opens under its task's, and
+	// the child's task is delivered with that span's traceparent, so the
+	// child's spans land under it in one trace.
+	ParentID string
 }
 
 // Result is the delegate-task call's result object (docs/delegation.md).
@@ -118,17 +117,14 @@ func (t *Tool) Run(ctx context.Context, c Call) (text string, isError bool) {
 	d := &delegation{id: ids.New(ids.Delegation), taskID: c.TaskID, contextID: c.ContextID,
 		full: r.bare[*in.Capsule], bare: *in.Capsule, version: *in.Version, decided: make(chan struct{})}
 	start := time.Now()
-	r.openSpan(d, c.Span, start)
-	if tp := d.span.Traceparent(); tp != "" {
-		c.TraceParent = tp
-	}
 	r.mu.Lock()
 	closed := r.closed
 	r.mu.Unlock()
 	if closed {
-		msg := "this session is ending and starts no delegation"
-		endSpan(d, "refused", &msg)
-		return msg, true
+		return "this session is ending and starts no delegation", true
+	}
+	if tp := r.cfg.Recorder.OpenDelegation(c.ParentID, trace.DelegationStart{DelegationID: d.id, Capsule: d.bare, Version: d.version}); tp != "" {
+		c.TraceParent = tp
 	}
 	sctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	g, err := r.client.Spawn(sctx, r.cfg.Credential, roostapi.SpawnRequest{Name: d.full, Version: d.version})
@@ -182,36 +178,10 @@ func (t *Tool) names() []string {
 	return n
 }
 
-// line writes the delegation trace line.
+// line writes the delegation trace line (which closes its span).
 func (r *Runtime) line(d *delegation, start time.Time, outcome string, reason *string) {
 	r.cfg.Recorder.Emit(trace.Delegation{DelegationID: d.id, Capsule: d.bare, Version: d.version,
 		ChildSessionID: d.sessionID, DurationMS: time.Since(start).Milliseconds(), Outcome: outcome, Reason: reason})
-	endSpan(d, outcome, reason)
-}
-
-// spanHandle is a delegation's capsule.delegation span.
-type spanHandle = *telemetry.Delegation
-
-// openSpan opens the delegation's capsule.delegation span: under the
-// calling task's span, or under the session span for a script parent
-// (which has no tasks). Without telemetry it is nil and does nothing.
-func (r *Runtime) openSpan(d *delegation, task *telemetry.Task, start time.Time) {
-	line := telemetry.DelegationStartLine{DelegationID: d.id, Capsule: d.bare, Version: d.version}
-	switch {
-	case task != nil:
-		d.span = task.StartDelegation(line, start)
-	case r.cfg.Telemetry != nil:
-		d.span = r.cfg.Telemetry.StartDelegation(line, start)
-	}
-}
-
-// endSpan closes the delegation span with its delegation line.
-func endSpan(d *delegation, outcome string, reason *string) {
-	l := telemetry.DelegationLine{ChildSessionID: d.sessionID, Outcome: outcome}
-	if reason != nil {
-		l.Reason = *reason
-	}
-	d.span.End(l, time.Now())
 }
 
 // InFlight lists the task's delegations whose outcome has not arrived.

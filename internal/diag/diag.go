@@ -1,5 +1,5 @@
 // Package diag holds Murmur's diagnostics: the coded errors and warnings a person
-// reads (contracts §8). Every failure a user can hit leaves the program as a
+// reads (docs/diagnostics.md). Every failure a user can hit leaves the program as a
 // *Diagnostic, so the CLI prints one shape: "error[E-AREA-NNN]: what happened",
 // optionally "  hint: what to do", and exits with the diagnostic's status.
 //
@@ -14,7 +14,7 @@ import (
 	"strings"
 )
 
-// Exit statuses (contracts §8).
+// Exit statuses (docs/cli.md "Errors and exit statuses").
 const (
 	ExitFailure = 1 // any failure
 	ExitUsage   = 2 // a usage error: unknown flag, wrong argument count

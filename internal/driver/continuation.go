@@ -1,7 +1,7 @@
 package driver
 
 // Continuation carries a driver's continuation_id from one turn of a task to
-// the next (contracts §14): a response with a ContinuationID makes the next
+// the next (docs/drivers.md): a response with a ContinuationID makes the next
 // request carry that id and only the messages added to the conversation
 // since the request that got it (the assistant message built from that
 // response, then the tool results); a response without one makes the next

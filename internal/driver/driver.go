@@ -1,4 +1,4 @@
-// Package driver holds the normalized driver protocol (contracts §14): the one
+// Package driver holds the normalized driver protocol (docs/drivers.md): the one
 // request and response shape every driver speaks, whatever provider or
 // component sits behind it, and the Driver interface the agent loop calls once
 // per turn.
@@ -169,7 +169,7 @@ type Tool struct {
 	Parameters  json.RawMessage `json:"parameters"`
 }
 
-// Request is one turn's call (contracts §14).
+// Request is one turn's call (docs/drivers.md).
 type Request struct {
 	Model     string    `json:"model"`
 	MaxTokens int64     `json:"max_tokens"`
@@ -217,7 +217,7 @@ type Usage struct {
 	OutputTokens int64 `json:"output_tokens"`
 }
 
-// Response is one turn's answer (contracts §14).
+// Response is one turn's answer (docs/drivers.md).
 type Response struct {
 	StopReason string  `json:"stop_reason"`
 	Content    []Block `json:"content"`

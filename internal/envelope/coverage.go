@@ -7,7 +7,7 @@ import (
 // The coverage predicates themselves are internal/manifest's (NetCovers,
 // InstallCovers, ScopeCovers, ContainmentRank), so the referee, the
 // manifest's per-artifact narrowing (W-SEC-007) and --explain-scope apply one
-// reading of contracts §7. This file adapts them to lists and to the
+// reading of the coverage rules (docs/roost.md "What it checks"). This file adapts them to lists and to the
 // manifest's declared/undeclared values.
 
 // netCovered reports whether some parent entry covers the child entry. An

@@ -1,6 +1,6 @@
-// Package envelope decides the spawn envelope (roost-and-delegation.txt "Spawn
-// envelope"): whether a child capsule's registry manifest holds no more
-// capability than its parent's, axis by axis, in the specification table's order.
+// Package envelope decides the spawn envelope (docs/roost.md "What it
+// checks"): whether a child capsule's registry manifest holds no more
+// capability than its parent's, axis by axis, in the order docs/roost.md lists.
 //
 // The daemon refuses rather than narrows, so the answer is either "covered" or
 // the first axis that is not, with the child's offending entry. That first
@@ -8,8 +8,8 @@
 // `mur run --explain-scope` can show, so the message text lives here once.
 //
 // The coverage predicates (network entries, install patterns, filesystem
-// scope, containment rank) are internal/manifest's, which follow contracts.md
-// §7 "Readings of the daemon text where it is unclear"; this package applies
+// scope, containment rank) are internal/manifest's, which settle where the
+// daemon's rules could be read two ways; this package applies
 // them axis by axis and words the refusal.
 package envelope
 
@@ -49,7 +49,7 @@ type Refusal struct {
 }
 
 // Error is the refusal sentence exactly as the specification words it
-// (contracts §7 "An envelope refusal reports the first failing axis …").
+// (a refusal reports the first failing axis only).
 func (r *Refusal) Error() string {
 	return fmt.Sprintf("%s: the child declares '%s', which its parent does not hold — a spawned capsule can never hold more capability than the capsule that spawned it", r.Key, r.Entry)
 }
@@ -150,7 +150,7 @@ func firstUncoveredInstall(parent, child []string) (string, bool) {
 // StateStores lists the stores a capsule's artifacts would open, in the order
 // its artifacts declare them, without repeats. An artifact that declares
 // `state:` without a `store:` opens a store named after its own capsule's bare
-// name (contracts §4).
+// name (docs/manifest.md).
 func StateStores(m *manifest.Manifest) []string {
 	var out []string
 	seen := map[string]bool{}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/murmur-go/murmur/internal/manifest"
 	"github.com/murmur-go/murmur/internal/session"
+	"github.com/murmur-go/murmur/internal/trace"
 	"github.com/murmur-go/murmur/internal/wasmhost"
 )
 
@@ -40,7 +41,7 @@ func Env(s *session.Session, allow []string, lookup func(string) (string, bool))
 	names := append([]string(nil), allow...)
 	sort.Strings(names)
 	for _, n := range names {
-		if _, isIdentity := identity[n]; isIdentity || n == "MURMUR_CAPSULE_URL" {
+		if _, isIdentity := identity[n]; isIdentity || n == "MURMUR_CAPSULE_URL" || n == trace.EnvCollector {
 			continue
 		}
 		if v, ok := lookup(n); ok {

@@ -6,6 +6,7 @@ import (
 
 	"github.com/murmur-go/murmur/internal/manifest"
 	"github.com/murmur-go/murmur/internal/session"
+	"github.com/murmur-go/murmur/internal/trace"
 )
 
 func TestEnvOnlyAllowedAndIdentity(t *testing.T) {
@@ -50,5 +51,15 @@ func TestPreopensAndLimits(t *testing.T) {
 	l := Limits(manifest.EffLimits{DeadlineSeconds: 3, MemoryBytes: 1 << 20, TableElements: 7, Instances: 2})
 	if l.Deadline.Seconds() != 3 || l.MemoryBytes != 1<<20 || l.TableElements != 7 || l.Instances != 2 {
 		t.Errorf("Limits = %+v", l)
+	}
+}
+
+// The runtime's collector (MURMUR_OTEL_ENDPOINT) never reaches a component,
+// even when env.allow names it.
+func TestEnvNeverHandsOnTheCollector(t *testing.T) {
+	sess := &session.Session{ID: "ses_x", Name: "local/x", Version: "0.1.0"}
+	env := Env(sess, []string{trace.EnvCollector, "KEEP"}, func(n string) (string, bool) { return "v-" + n, true })
+	if _, ok := env[trace.EnvCollector]; ok || env["KEEP"] != "v-KEEP" {
+		t.Fatalf("env %v", env)
 	}
 }

@@ -65,7 +65,14 @@ const MaxMeasureDepth = 1024
 // cannot be read (a chmod 000 directory, a tree deeper than
 // MaxMeasureDepth) is an *UnreadableError.
 func WorkdirBytes(dirs ...string) (int64, error) {
-	m := measure{seen: map[fileKey]bool{}}
+	return workdirBytes(nil, dirs...)
+}
+
+// workdirBytes is WorkdirBytes calling watch with each directory's
+// descriptor before it is listed (nil: none), so that a change made after
+// the listing is reported to the watcher.
+func workdirBytes(watch func(fd int), dirs ...string) (int64, error) {
+	m := measure{seen: map[fileKey]bool{}, watch: watch}
 	for _, dir := range dirs {
 		fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 		if errors.Is(err, unix.ENOENT) {
@@ -88,11 +95,15 @@ type fileKey struct{ dev, ino uint64 }
 type measure struct {
 	seen  map[fileKey]bool
 	total int64
+	watch func(fd int)
 }
 
 func (m *measure) dir(fd int, path string, depth int) error {
 	if depth > MaxMeasureDepth {
 		return &UnreadableError{Path: path, Err: fmt.Errorf("deeper than %d directories", MaxMeasureDepth)}
+	}
+	if m.watch != nil {
+		m.watch(fd)
 	}
 	names, err := dirNames(fd)
 	if err != nil {
@@ -154,11 +165,23 @@ func dirNames(fd int) ([]string, error) {
 // so watching a large folder costs at most a tenth of a core.
 const WorkdirPollInterval = 20 * time.Millisecond
 
+// WorkdirRecheckInterval is how often a watched folder is measured when no
+// change was reported: a safety net for what the kernel's notifications do
+// not report (an overflowed event queue, a directory made between its
+// parent's listing and its own watch).
+const WorkdirRecheckInterval = 5 * time.Second
+
 // WatchWorkdir measures dir until ctx ends, and calls stop once with a
 // *WorkdirLimitError when it holds more than max bytes. A folder already
-// past max is stopped at the first measure. Between two measures a guest
-// can write more: the overshoot is bounded by what it writes in one
-// interval, not by the limit.
+// past max is stopped at the first measure.
+//
+// Where the kernel reports changes (inotify), a folder is measured when
+// something in it changed — at most every WorkdirPollInterval — and every
+// WorkdirRecheckInterval besides, so an idle session costs next to nothing;
+// a change is seen as soon as it is made. Elsewhere, or when a watch cannot
+// be added (the watch limit), it is measured every WorkdirPollInterval.
+// Between two measures a guest can write more: the overshoot is bounded by
+// what it writes in one interval, not by the limit.
 func WatchWorkdir(ctx context.Context, dir string, max int64, stop func(*WorkdirLimitError)) {
 	WatchWorkdirAndHome(ctx, dir, "", max, stop)
 }
@@ -175,15 +198,18 @@ func WatchWorkdirAndHome(ctx context.Context, dir, home string, max int64, stop 
 	if home != "" {
 		dirs = append(dirs, home)
 	}
-	wait := time.Duration(0)
+	var tw *treeWatch
+	if !pollOnly {
+		tw = newTreeWatch(ctx)
+		defer tw.close()
+	}
 	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-time.After(wait):
-		}
 		start := time.Now()
-		used, err := WorkdirBytes(dirs...)
+		var watch func(int)
+		if tw.ok() {
+			watch = tw.add
+		}
+		used, err := workdirBytes(watch, dirs...)
 		var ue *UnreadableError
 		switch {
 		case errors.As(err, &ue):
@@ -193,9 +219,22 @@ func WatchWorkdirAndHome(ctx context.Context, dir, home string, max int64, stop 
 			stop(&WorkdirLimitError{Dir: dir, Home: home, Max: max, Used: used})
 			return
 		}
-		wait = WorkdirPollInterval
+		wait := WorkdirPollInterval
 		if took := time.Since(start); 10*took > wait {
 			wait = 10 * took
 		}
+		if tw.ok() && !tw.wait(WorkdirRecheckInterval) {
+			return // ctx ended
+		}
+		// At most one measure per wait, however many changes are reported.
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(time.Until(start.Add(wait))):
+		}
 	}
 }
+
+// pollOnly makes WatchWorkdir measure every WorkdirPollInterval without
+// watching (tests and benchmarks compare the two).
+var pollOnly = false

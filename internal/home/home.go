@@ -1,5 +1,6 @@
 // Package home is the one rule for finding the user's home directory and the
-// one map of what Murmur keeps under it (contracts §3, §5, §6):
+// one map of what Murmur keeps under it (docs/stores.md,
+// docs/running-capsules.md "Session files"):
 //
 //	~/.murmur/artifacts   the global artifact store
 //	~/.murmur/compiled    compiled components (wasmtime's cache)

@@ -1,12 +1,12 @@
-// Package hooks runs an agent capsule's lifecycle hooks (contracts §16):
+// Package hooks runs an agent capsule's lifecycle hooks (docs/agent-capsules.md):
 // components of the hook world declared in its manifest with `runtime: hook`.
 //
 // Load compiles every hook at staging, checks that it is a component of the
 // hook world, reads its binding from its own manifest and keeps one warm
 // instance per hook for the session. The Dispatcher the loop holds then
 // calls, at each event, every hook bound to it, in manifest order and
-// blocking; each call is bounded by the hook's deadline (capsules.txt
-// "Execution limits": 30 s by default, a declared
+// blocking; each call is bounded by the hook's deadline (docs/agent-capsules.md,
+// "Hooks": 30 s by default, a declared
 // capabilities.limits.deadline_seconds replaces it, the hook's own entry's
 // deadline_seconds wins) and leaves one hook_call line. A hook's error, trap
 // or limit is that line plus one line in logs/hooks/<hook>.log, and the
@@ -42,7 +42,7 @@ import (
 	"github.com/murmur-go/murmur/internal/wit"
 )
 
-// hook_call statuses (contracts §13).
+// hook_call statuses (docs/agent-capsules.md).
 const (
 	StatusOK               = "ok"
 	StatusError            = "error"
@@ -55,7 +55,7 @@ const (
 // BindingKey is the key of a hook's own manifest that binds it to one event.
 const BindingKey = "binding"
 
-// Call is one hook_call line (contracts §13).
+// Call is one hook_call line (docs/agent-capsules.md).
 type Call struct {
 	Hook       string `json:"hook"`
 	Event      string `json:"event"`
@@ -65,7 +65,7 @@ type Call struct {
 	// nil when the call was ok or not made.
 	Error *string `json:"error"`
 	// Output is the name of the hook-output case an ok call returned
-	// ("none" included: contracts §13 records the variant's name); nil when
+	// ("none" included: docs/agent-capsules.md records the variant's name); nil when
 	// the call failed or was not made.
 	Output *string `json:"output"`
 	// InputTokens and OutputTokens are the run-inference calls' totals.
@@ -98,7 +98,7 @@ type Hook struct {
 	// env.allow names).
 	Env map[string]string
 	// Preopens are the folders it sees: none unless its entry declares
-	// capabilities.filesystem (contracts §16), then the work folder or its
+	// capabilities.filesystem (docs/agent-capsules.md), then the work folder or its
 	// filesystem.scope and the runtime dir, as a tool sees them
 	// (grant.Preopens).
 	Preopens []wasmhost.Preopen

@@ -111,9 +111,8 @@ func New(cfg Config) (*Imports, error) {
 // Register grants the three murmur:* interfaces to a run's Host, recording
 // through rec (nil records nothing). *trace.Recorder is one; the
 // script runtime's Imports hook is a two-line adapter calling Register.
-// delegate-task is not among the tools:
-// delegation is a later issue, so a capsule that declares spawn.allow finds
-// no such tool (invoke answers err naming it, like any undeclared name).
+// invoke reaches whatever the inventory holds that a script may call: tool
+// components, and delegate-task for a capsule that declares spawn.allow.
 func (s *Imports) Register(h *wasmhost.Host, rec Recorder) {
 	s.mu.Lock()
 	s.rec = rec

@@ -1,4 +1,4 @@
-// Package ids makes and checks Murmur's identifiers (contracts §2): a prefix
+// Package ids makes and checks Murmur's identifiers: a prefix
 // and the 32 lowercase hex digits of a UUIDv7. A UUIDv7 begins with its
 // creation time in milliseconds, so ids of one kind sort by when they were
 // made; trace.retain relies on that to find the oldest sessions without

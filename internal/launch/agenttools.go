@@ -8,30 +8,28 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"time"
 	"unicode/utf8"
 
 	"github.com/murmur-go/murmur/internal/agent"
-	"github.com/murmur-go/murmur/internal/delegate"
+	"github.com/murmur-go/murmur/internal/door"
 	"github.com/murmur-go/murmur/internal/driver"
 	"github.com/murmur-go/murmur/internal/hooks"
 	"github.com/murmur-go/murmur/internal/ids"
 	"github.com/murmur-go/murmur/internal/manifest"
-	"github.com/murmur-go/murmur/internal/telemetry"
 	"github.com/murmur-go/murmur/internal/tools"
 	"github.com/murmur-go/murmur/internal/trace"
 	"github.com/murmur-go/murmur/internal/wit"
 )
 
 // MaxToolResultBytes bounds what the model sees of one tool result
-// (contracts §15); the whole result is kept in the records dir.
+// (docs/agent-capsules.md); the whole result is kept in the records dir.
 const MaxToolResultBytes = 64 << 10
 
 // agentTools is the model's view of the session's inventory: the loop's
-// agent.Tools over internal/tools, with the per-call rules every kind
-// shares — the input must be a JSON object, the result is cut to 64 KiB
-// (the whole kept under logs/tools/), and one trace line is written under
-// the turn's inference line.
+// agent.Tools over internal/tools, a thin adapter for the model's rules —
+// its tool names, input that must be a JSON object, a result cut to 64 KiB
+// (the whole kept under logs/tools/). The inventory runs the call and
+// writes its line under the turn's inference line.
 type agentTools struct {
 	inv        *tools.Inventory
 	rec        *trace.Recorder
@@ -68,171 +66,97 @@ func modelName(e tools.Entry, bare map[string]int) string {
 
 func (a *agentTools) Specs() []driver.Tool { return a.specs }
 
-// Call runs one tool call (agent.Tools).
+// Call runs one tool call (agent.Tools) through the inventory, which
+// writes its line and fires its hooks; what is left here is the model's
+// side: its names, the JSON-object rule and the cut.
 func (a *agentTools) Call(ctx context.Context, c agent.Call) agent.Result {
-	start := time.Now()
-	line := trace.AgentToolCall{TaskID: c.TaskID, Turn: c.Turn, ToolCallID: c.ID}
-	line.ToolName, line.InputBytes = tools.Clip(c.Name), len(c.Input)
+	in := string(c.Input)
+	tc := &tools.TaskCall{TaskID: c.TaskID, Turn: c.Turn, ID: c.ID, ParentID: c.ParentID, Lines: a.rec}
+	if a.hooks != nil {
+		tc.Hooks = callHooks{a.hooks, c.Events}
+	}
+	tctx := a.tasks.get(c.TaskID)
+	tc.ContextID, tc.TraceParent = tctx.contextID, tctx.traceparent
+	if ev := c.Events; ev != nil {
+		tc.InFlight = ev.Delegations
+		tc.Chunks = func(_ context.Context, chunk string, thinking bool) error {
+			if !thinking {
+				ev.AppendText(chunk)
+			}
+			return nil
+		}
+		tc.RequestInput = func(ctx context.Context, prompt string) (string, error) {
+			reply, err := ev.RequestInput(ctx, prompt)
+			if err != nil {
+				return "", err
+			}
+			var parts []string
+			for _, p := range reply.Parts {
+				if p.Data != nil {
+					parts = append(parts, string(p.Data))
+				} else {
+					parts = append(parts, p.Text)
+				}
+			}
+			return strings.Join(parts, "\n\n"), nil
+		}
+	}
+	call := tools.Call{Name: c.Name, Input: wit.ToolInput{Data: &in}, Recorder: a.rec, Task: tc}
 	e, ok := a.byModel[c.Name]
 	if !ok {
 		if found, err := a.inv.Lookup(c.Name); err == nil {
 			e, ok = found, true
 		}
 	}
-	if sh, ok := e.(*tools.Shell); ok && isObject(c.Input) {
-		return a.shell(ctx, sh, c, start)
-	}
-	var text, errText string
+	object := isObject(c.Input)
 	switch {
 	case !ok:
-		errText = fmt.Sprintf("there is no tool named %q; the tools are %s", tools.Clip(c.Name), a.names())
-	case !isObject(c.Input):
-		line.ToolName, line.Kind = e.Name(), e.Kind()
-		errText = fmt.Sprintf("the input to %s must be a JSON object", e.Name())
+		call.Refused = fmt.Errorf("there is no tool named %q; the tools are %s", tools.Clip(c.Name), a.names())
+	case !object:
+		call.Entry, call.Refused = e, fmt.Errorf("the input to %s must be a JSON object", e.Name())
 	default:
-		line.ToolName, line.Kind = e.Name(), e.Kind()
-		text, errText, line.Ending = a.run(ctx, e, c)
+		call.Entry = e
 	}
-	res := agent.Result{Source: "tool:" + line.ToolName}
-	full := text
-	if errText != "" {
-		res.IsError = true
-		full = "error: " + errText
-		if _, ok := e.(*delegate.Tool); ok {
-			full = errText // a refusal is the daemon's sentence, verbatim (contracts §18)
-		}
-		line.Status, line.Error = "error", &errText
-	} else {
-		line.Status = "ok"
+	o := a.inv.Call(ctx, call)
+	if o.Shell != nil && o.Err == nil {
+		return agent.Result{Text: a.cut(c.ID, o.Text), Shell: true, Source: "shell:" + e.Name()}
 	}
-	line.OutputBytes = len(full)
-	res.Text = a.cut(c.ID, full)
-	line.DurationMS = time.Since(start).Milliseconds()
-	a.rec.EmitUnder(c.ParentID, line)
-	c.Span.ToolCall(telemetry.ToolCallLine{ToolName: line.ToolName, Turn: c.Turn, ToolCallID: c.ID, Kind: line.Kind,
-		InputBytes: line.InputBytes, OutputBytes: line.OutputBytes, Status: line.Status, Error: errText,
-		Ending: line.Ending}, start, time.Now())
-	a.toolHook(ctx, c, line)
-	return res
-}
-
-// toolHook calls on-tool-call with the call's tool_call line.
-func (a *agentTools) toolHook(ctx context.Context, c agent.Call, line trace.AgentToolCall) {
-	if a.hooks == nil {
-		return
-	}
-	outs := a.hooks.OnToolCall(ctx, wit.ToolEvent{Turn: uint32(c.Turn), ToolName: line.ToolName,
-		InputBytes: uint64(line.InputBytes), OutputBytes: uint64(line.OutputBytes), DurationMS: uint64(line.DurationMS),
-		Status: line.Status})
-	hookArtifacts(c, outs)
-}
-
-// hookArtifacts streams a hook's artifact outputs to the task.
-func hookArtifacts(c agent.Call, outs []hooks.Output) {
-	for _, o := range outs {
-		if o.Case == wit.OutputArtifact && c.Events != nil {
-			c.Events.ToolResult("hook:"+o.Hook, o.Hook, o.Text, nil)
-		}
-	}
-}
-
-// shell runs a shell tool call: a command that ran writes a shell line and
-// counts in shell_calls; one that could not run (bad input, a binary off
-// PATH) is an error result with a tool_call line, counted in tool_errors.
-func (a *agentTools) shell(ctx context.Context, sh *tools.Shell, c agent.Call, start time.Time) agent.Result {
-	r, err := sh.Run(ctx, tools.ShellCall{TaskID: c.TaskID, Turn: c.Turn, ToolCallID: c.ID, Input: c.Input})
-	if err != nil {
-		errText := err.Error()
-		line := trace.AgentToolCall{TaskID: c.TaskID, Turn: c.Turn, ToolCallID: c.ID, Kind: tools.KindShell}
-		line.ToolName, line.InputBytes, line.Status, line.Error = sh.Name(), len(c.Input), "error", &errText
-		line.OutputBytes = len("error: " + errText)
-		line.DurationMS = time.Since(start).Milliseconds()
-		a.rec.EmitUnder(c.ParentID, line)
-		c.Span.ToolCall(telemetry.ToolCallLine{ToolName: sh.Name(), Turn: c.Turn, ToolCallID: c.ID, Kind: tools.KindShell,
-			InputBytes: len(c.Input), Status: "error", Error: errText}, start, time.Now())
-		a.toolHook(ctx, c, line)
-		return agent.Result{Text: "error: " + errText, IsError: true, Source: "shell:" + sh.Name()}
-	}
-	a.rec.EmitUnder(c.ParentID, r.Line)
-	l := r.Line
-	c.Span.Shell(telemetry.ShellLine{Turn: c.Turn, ToolCallID: c.ID, Binary: l.Binary, Command: l.Command,
-		ExitCode: l.ExitCode, StdoutBytes: int(l.StdoutBytes), StderrBytes: int(l.StderrBytes), Truncated: l.Truncated,
-		LogPath: l.LogPath}, start, time.Now())
-	if a.hooks != nil {
-		hookArtifacts(c, a.hooks.OnShell(ctx, wit.ShellEvent{Turn: uint32(c.Turn), Binary: l.Binary, Command: l.Command,
-			ExitCode: int32(l.ExitCode), Stdout: r.Stdout, Stderr: r.Stderr, StdoutBytes: uint64(l.StdoutBytes),
-			StderrBytes: uint64(l.StderrBytes), DurationMS: uint64(l.DurationMS)}))
-	}
-	return agent.Result{Text: a.cut(c.ID, r.Text), Shell: true, Source: "shell:" + sh.Name()}
-}
-
-// run calls one entry by its kind and returns the text the model sees, the
-// error text ("" when it succeeded) and a component call's ending.
-func (a *agentTools) run(ctx context.Context, e tools.Entry, c agent.Call) (text, errText, ending string) {
-	switch t := e.(type) {
-	case *tools.Skill:
-		return t.Text(), "", ""
-	case *delegate.Tool:
-		tc := a.tasks.get(c.TaskID)
-		text, isErr := t.Run(ctx, delegate.Call{TaskID: c.TaskID, ContextID: tc.contextID, TraceParent: tc.traceparent, Input: c.Input,
-			Span: c.Span})
-		if c.Events != nil {
-			c.Events.Delegations(t.InFlight(c.TaskID))
-		}
-		if isErr {
-			return "", text, ""
-		}
-		return text, "", ""
-	case *tools.WASM:
-		in := string(c.Input)
-		inv := tools.Invocation{Input: wit.ToolInput{Data: &in}, Recorder: a.rec}
-		if ev := c.Events; ev != nil {
-			inv.Chunks = func(_ context.Context, chunk string, thinking bool) error {
-				if !thinking {
-					ev.AppendText(chunk)
-				}
-				return nil
-			}
-			inv.RequestInput = func(ctx context.Context, prompt string) (string, error) {
-				reply, err := ev.RequestInput(ctx, prompt)
-				if err != nil {
-					return "", err
-				}
-				var parts []string
-				for _, p := range reply.Parts {
-					if p.Data != nil {
-						parts = append(parts, string(p.Data))
-					} else {
-						parts = append(parts, p.Text)
-					}
-				}
-				return strings.Join(parts, "\n\n"), nil
-			}
-		}
-		r, err := t.Run(ctx, inv)
-		if err != nil {
-			return "", err.Error(), tools.EndingOf(err)
-		}
-		out := resultText(r)
-		if r.Status != wit.StatusPassed {
-			return "", fmt.Sprintf("%s answered %s: %s", t.Name(), r.Status, out), trace.EndOK
-		}
-		return out, "", trace.EndOK
-	}
-	return "", fmt.Sprintf("%s is a %s tool this build cannot call", e.Name(), e.Kind()), ""
-}
-
-// resultText is what a tool result says: its data, else its summary.
-func resultText(r wit.ToolResult) string {
+	source := "tool:" + tools.Clip(c.Name)
 	switch {
-	case r.Data != nil:
-		return *r.Data
-	case r.Summary != nil:
-		return *r.Summary
-	case r.DataPath != nil:
-		return "the result is in " + *r.DataPath
+	case ok && object && e.Kind() == tools.KindShell:
+		source = "shell:" + e.Name()
+	case ok:
+		source = "tool:" + e.Name()
 	}
-	return "(no output)"
+	return agent.Result{Text: a.cut(c.ID, o.Text), IsError: o.Err != nil, Source: source}
+}
+
+// callHooks fires a call's hooks and streams their artifact outputs to
+// the task.
+type callHooks struct {
+	d  *hooks.Dispatcher
+	ev door.Events
+}
+
+func (h callHooks) OnToolCall(ctx context.Context, c *tools.TaskCall, l trace.AgentToolCall) {
+	h.artifacts(h.d.OnToolCall(ctx, wit.ToolEvent{Turn: uint32(c.Turn), ToolName: l.ToolName,
+		InputBytes: uint64(l.InputBytes), OutputBytes: uint64(l.OutputBytes), DurationMS: uint64(l.DurationMS),
+		Status: l.Status}))
+}
+
+func (h callHooks) OnShell(ctx context.Context, c *tools.TaskCall, r tools.ShellResult) {
+	l := r.Line
+	h.artifacts(h.d.OnShell(ctx, wit.ShellEvent{Turn: uint32(c.Turn), Binary: l.Binary, Command: l.Command,
+		ExitCode: int32(l.ExitCode), Stdout: r.Stdout, Stderr: r.Stderr, StdoutBytes: uint64(l.StdoutBytes),
+		StderrBytes: uint64(l.StderrBytes), DurationMS: uint64(l.DurationMS)}))
+}
+
+func (h callHooks) artifacts(outs []hooks.Output) {
+	for _, o := range outs {
+		if o.Case == wit.OutputArtifact && h.ev != nil {
+			h.ev.ToolResult("hook:"+o.Hook, o.Hook, o.Text, nil)
+		}
+	}
 }
 
 // cut bounds a result to MaxToolResultBytes on a character boundary; the

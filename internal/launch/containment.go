@@ -12,7 +12,7 @@ import (
 )
 
 // Containment is the decision, made once per plan, of how this build holds
-// the capsule (contracts §19): what --explain-scope prints and what Prepare
+// the capsule (docs/containment.md): what --explain-scope prints and what Prepare
 // enforces. The tier applies to the native processes a capsule's commands
 // start (shell tools); components are confined by the WASM sandbox whatever
 // the tier.
@@ -70,7 +70,7 @@ var (
 	resourcePlane = contain.ResourcePlane
 )
 
-// decideContainment applies contracts §19: the strongest tier the host
+// decideContainment applies the tier rules (docs/containment.md): the strongest tier the host
 // delivers, or exactly the declared floor; a floor the host cannot deliver
 // (or that workdir_exec forbids) is refused, naming what is missing and the
 // tier the host could deliver. The host is probed only when it matters: a
@@ -152,7 +152,7 @@ func decideContainment(p *Plan, requested, parentTier string) Containment {
 	c.Mechanism = contain.MechanismFor(c.Achieved)
 	c.FloorMet = contain.Rank(c.Achieved) >= contain.Rank(c.Declared)
 	// Host warnings print once per process tree: a delegated child's
-	// parent printed them already (contracts §19).
+	// parent printed them already (docs/containment.md).
 	if v, _ := p.lookup(envHostWarningsReported); v != "1" {
 		for _, w := range rep.HostWarnings {
 			c.Warnings = append(c.Warnings, diag.Warn("W-SEC-013", "%s", w))
@@ -173,7 +173,7 @@ func (c Containment) declaredText() string {
 	return c.Declared
 }
 
-// Lines are --explain-scope's containment lines (contracts §19).
+// Lines are --explain-scope's containment lines (docs/containment.md).
 func (c Containment) Lines() []string {
 	met := "yes"
 	if !c.FloorMet {

@@ -8,7 +8,7 @@ import (
 )
 
 // TestParentTier: a delegated child's floor is the higher of its own and
-// its parent's achieved tier (contracts §18 "The parent's tier"). It is
+// its parent's achieved tier (docs/delegation.md). It is
 // raised, never lowered; a child with no floor of its own keeps the host's
 // strongest tier; a floor the host or the child's workdir_exec cannot
 // deliver is E-CAP-003 naming the parent.

@@ -1,4 +1,4 @@
-// Package launch is one `mur run`, as data (contracts §5, §10): Load reads the
+// Package launch is one `mur run`, as data (docs/running-capsules.md): Load reads the
 // manifest once into a Plan — its bytes kept, the effective grants computed
 // once, the containment decision made once — which is also what
 // --explain-scope prints; Prepare then resolves what the run needs (secrets
@@ -157,7 +157,7 @@ func Load(req Request) (*Plan, error) {
 }
 
 // decide makes the containment decision and the effective grants that
-// carry it (session_start.effective_grants, contracts §19).
+// carry it (session_start.effective_grants, docs/containment.md).
 func (p *Plan) decide(parentTier string) error {
 	p.Containment = decideContainment(p, p.requested, parentTier)
 	b, err := json.Marshal(struct {
@@ -172,7 +172,7 @@ func (p *Plan) decide(parentTier string) error {
 	return nil
 }
 
-// raiseToParent applies a delegated child's parent_tier (contracts §18):
+// raiseToParent applies a delegated child's parent_tier (docs/delegation.md):
 // its floor becomes the higher of its own and its parent's achieved tier,
 // decided again before its session exists; a floor this host (or the
 // capsule's own workdir_exec) cannot deliver is E-CAP-003.
@@ -368,7 +368,7 @@ func (p *Plan) readComponentInDir() error {
 	return nil
 }
 
-// resolveSecrets resolves ${NAME} in gateway.api_key (contracts §4: an unset
+// resolveSecrets resolves ${NAME} in gateway.api_key (docs/manifest.md: an unset
 // variable fails the load with E-MAN-003) by parsing the kept bytes again
 // with secrets on; a manifest without such a reference is not parsed again.
 func (p *Plan) resolveSecrets() error {

@@ -11,7 +11,7 @@ import (
 // a person) say how this mur runs the provider built-ins
 // (murmur/driver-anthropic, murmur/driver-openai). This is the plain build
 // (no murdriver tag): they are linked into mur and run in its own process,
-// so mur needs no other binary for them (contracts §14, §20).
+// so mur needs no other binary for them (docs/drivers.md).
 const (
 	ProviderBuild     = "in-process"
 	ProviderBuildText = "the provider drivers are built into mur"

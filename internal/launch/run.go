@@ -17,13 +17,9 @@ import (
 	"github.com/murmur-go/murmur/internal/diag"
 	"github.com/murmur-go/murmur/internal/grant"
 	"github.com/murmur-go/murmur/internal/home"
-	"github.com/murmur-go/murmur/internal/hooks"
-	"github.com/murmur-go/murmur/internal/hostapi"
 	"github.com/murmur-go/murmur/internal/launch/launchapi"
 	"github.com/murmur-go/murmur/internal/manifest"
-	"github.com/murmur-go/murmur/internal/script"
 	"github.com/murmur-go/murmur/internal/session"
-	"github.com/murmur-go/murmur/internal/telemetry"
 	"github.com/murmur-go/murmur/internal/tools"
 	"github.com/murmur-go/murmur/internal/trace"
 	"github.com/murmur-go/murmur/internal/wasmhost"
@@ -54,7 +50,7 @@ type Options struct {
 	// Exit ends the process on the fallback path; nil is os.Exit.
 	Exit func(code int)
 	// SpawnApprovalStdin is --spawn-approval-stdin: Stdin holds the one
-	// line a parent's runtime wrote (contracts §18).
+	// line a parent's runtime wrote (docs/delegation.md).
 	SpawnApprovalStdin bool
 	Stdin              io.Reader
 	// OnCompile, when set, is called with an artifact's name@version (or
@@ -64,6 +60,10 @@ type Options struct {
 	// session_start, so no compile time lands in a tool_call's duration.
 	// A CLI prints "compiling <name>" from it on a terminal.
 	OnCompile func(name string)
+	// Spans starts the session's span export when the manifest sets
+	// observability.otel_endpoint (internal/telemetry's Open); nil exports
+	// none.
+	Spans func(trace.SpanExport) (trace.SpanSink, error)
 }
 
 // Ready describes a session once it is ready: the --json ready line.
@@ -84,7 +84,7 @@ type Result struct {
 	// logged in EgressLog rather than on stderr.
 	Refused   int64
 	EgressLog string
-	// Answer is where the session's answer is (contracts §5): a script's
+	// Answer is where the session's answer is (docs/running-capsules.md): a script's
 	// out/result.txt in its work folder, an agent's in its records dir. The
 	// file may not exist (a capsule that wrote none).
 	Answer string
@@ -97,17 +97,25 @@ const AnswerFile = "out/result.txt"
 // run is one session's state, shared by the ordinary ending and the
 // fallback.
 type run struct {
+	p    *Plan
 	opts Options
+	// dl is the session's part in delegation, read before it exists.
+	dl *spawnWiring
+	// task is the run's task text ("" for none).
+	task string
+	// url is an agent's door ("" for a script): MURMUR.md names it.
+	url string
+	// eng and pre are the run's engine and its preloaded tools.
+	eng *wasmhost.Engine
+	pre tools.Preloaded
+
 	mu   sync.Mutex
 	sess *session.Session
 	tw   *trace.Writer
 	rec  *trace.Recorder
-	tel  *telemetry.Session // nil without observability.otel_endpoint
 	// cancel ends the run's context with a cause (a trace that cannot be
-	// written).
+	// written, a lifeline that closed).
 	cancel context.CancelCauseFunc
-	// hooks are an agent's lifecycle hooks (nil: none).
-	hooks *hooks.Dispatcher
 	// agent is set for an agent session: its session_end carries the
 	// task totals.
 	agent bool
@@ -115,6 +123,38 @@ type run struct {
 	// exists, or when it could not be made: lines then stay on Log).
 	egress *egressLog
 	done   bool // the ordinary path has its result; the fallback stands down
+}
+
+// runKind is what one kind of capsule (script, agent; next formation
+// members and plan steps) adds to the one run path. Run calls, in order:
+// open before any session file exists, start once the session and its
+// trace do, serve once it is registered, and close after session_end.
+type runKind interface {
+	// name is session_start's kind.
+	name() string
+	// open does what must succeed before the session exists (read the
+	// task, compile, listen): an error leaves nothing behind.
+	open(ctx context.Context, r *run) error
+	// start writes session_start (with what it needs first, such as the
+	// hooks it names); an error removes the session it was given.
+	start(r *run, sess *session.Session, rec *trace.Recorder) error
+	// serve runs the registered session until it ends, calling r.ready
+	// once it can be observed. An error is a session that could not begin
+	// serving (tools that cannot be built): Run ends it failed.
+	serve(ctx context.Context, r *run) (ending, error)
+	// close releases what open and serve made.
+	close()
+}
+
+// ending is how serve ended a session.
+type ending struct {
+	Result
+	// flush waits for spans to reach the collector at session_end.
+	flush bool
+	// traceFailed is set when the trace could not be written: E-IO-056.
+	traceFailed *TraceFailed
+	// resultDir holds the out/result.txt a delegated child reports.
+	resultDir string
 }
 
 // Run runs a prepared plan to its end. Errors before the session exists
@@ -147,10 +187,11 @@ func Run(ctx context.Context, p *Plan, opts Options) (Result, error) {
 	// capsule must not go on unrecorded (one tool_call per invoke).
 	ctx, cancelRun := context.WithCancelCause(ctx)
 	defer cancelRun(nil)
-	r := &run{opts: opts, cancel: cancelRun}
+	r := &run{p: p, opts: opts, cancel: cancelRun}
+	var k runKind = &scriptRun{}
 	limit := HardExitAfter
 	if p.Manifest.IsAgent() {
-		limit = WindDownLimit
+		k, limit = &agentRun{}, WindDownLimit
 	}
 	stop := context.AfterFunc(ctx, func() {
 		again := make(<-chan struct{})
@@ -166,121 +207,111 @@ func Run(ctx context.Context, p *Plan, opts Options) (Result, error) {
 		r.hardExit(ctx)
 	})
 	defer stop()
-	if p.Manifest.IsAgent() {
-		return runAgent(ctx, p, opts, r)
-	}
+	defer r.release(k)
+	return r.lifecycle(ctx, k)
+}
 
-	// Compile (or load from the cache) before any session file exists: a
-	// component that cannot run is refused without leaving a session behind.
-	eng, err := p.newEngine(opts)
-	if err != nil {
+// lifecycle is the one run path: delegation, the kind's open, the
+// session with its trace and session_start, the running record,
+// registration, the kind's serve, then session_end and the completion
+// report. A failure once the session exists is ended in one place.
+func (r *run) lifecycle(ctx context.Context, k runKind) (Result, error) {
+	var err error
+	if r.dl, err = openDelegation(r.p, r.opts); err != nil {
 		return Result{}, err
 	}
-	defer eng.Close()
-	what := p.ComponentName
-	if p.ManifestDir != "" {
-		what = filepath.Join(p.ManifestDir, p.ComponentName)
-	}
-	co := wasmhost.CompileOptions{Name: what, Digest: p.ComponentDigest}
-	if p.installed != nil {
-		co.Name = p.installed.Ref()
-	}
-	comp, err := script.CompileDigest(eng, what, co, p.LoadComponent)
-	if err != nil {
+	if err := k.open(ctx, r); err != nil {
 		return Result{}, err
-	}
-	defer comp.Close()
-	// Every tool too, before the session exists: a tool_call's duration is
-	// its call's, never a compile's.
-	pre := tools.Preload(eng, p.Manifest, p.Tools)
-	defer pre.Close()
-	dl, err := openDelegation(p, opts)
-	if err != nil {
-		return Result{}, err
-	}
-	if err := p.needNetNS(); err != nil {
-		return Result{}, err
-	}
-	task, fromParent := dl.scriptTask()
-	if !fromParent {
-		if task, err = readTask(opts.Task, os.Stdin, opts.Stderr); err != nil {
-			return Result{}, err
-		}
 	}
 	if s, ok := signalled(ctx); ok {
 		return Result{Signal: s, Ending: trace.EndFailed, Reason: s.Reason()}, nil
 	}
-
-	if err := r.open(p, task, dl); err != nil {
+	if err := r.open(k); err != nil {
 		return Result{}, err
 	}
-	opts.Log = r.opts.Log // now routing network refusals to logs/egress.log
-	sess := r.sess
-	if err := dl.register(ctx, sess); err != nil {
-		r.end(trace.EndFailed, err.Error(), true)
-		return Result{}, err
+	// The record is written once the door is bound and before the session
+	// registers: it is the evidence mur-roost's census counts a
+	// registration on.
+	if w := r.sess.WriteRunningRecord(); w != nil {
+		fmt.Fprintln(r.opts.Stderr, w.String())
 	}
-	if opts.Ready != nil {
-		opts.Ready(Ready{PID: os.Getpid(), SessionID: sess.ID, Name: sess.Name, Version: sess.Version,
-			Workdir: sess.Workdir, RecordsDir: sess.RecordsDir, FormationID: dl.formationID})
+	if err := r.dl.register(ctx, r.sess); err != nil {
+		return r.fail(err)
 	}
-
-	inv, err := tools.Build(&tools.Env{Engine: eng, Session: sess, Lookup: p.lookup, Logger: opts.Log, Preloaded: pre},
-		p.Manifest, p.Grants, p.Tools)
+	e, err := k.serve(ctx, r)
 	if err != nil {
-		dl.close(trace.EndFailed)
-		r.end(trace.EndFailed, err.Error(), true)
-		return Result{}, err
+		return r.fail(err)
 	}
-	defer inv.Close()
-	rt, err := dl.scriptRuntime(p, sess, r.rec, r.tel, opts)
-	if err == nil && rt != nil {
-		err = inv.Add(rt.Tool())
-	}
-	if err != nil {
-		dl.close(trace.EndFailed)
-		r.end(trace.EndFailed, err.Error(), true)
-		return Result{}, err
-	}
-	dl.watchLifeline(r.rec, filepath.Join(sess.RecordsDir, "logs", "bootstrap.log"), r.cancel)
-	host, err := hostapi.New(hostapi.Config{Manifest: p.Manifest, Tools: inv, Grants: &p.Grants, Stores: p.Stores,
-		Session: sess, Lookup: p.lookup})
-	if err != nil {
-		err = diag.Wrap(err, "E-IO-057", "the murmur:* host interfaces cannot be set up for this run")
-		dl.close(trace.EndFailed)
-		r.end(trace.EndFailed, err.Error(), true)
-		return Result{}, err
-	}
-	defer host.Close()
-	imports := hostImports{host}
-	res := script.Run(ctx, script.Config{
-		Engine: eng, Component: comp, ComponentName: p.ComponentName,
-		Session: sess, Recorder: r.rec, Limits: p.Manifest.Capabilities.EffLimits(),
-		EnvAllow: p.Manifest.Capabilities.Env.Allow, Lookup: p.lookup,
-		NetworkAllow: p.Grants.Capsule.NetworkAllow,
-		Imports:      imports,
-	})
-	out := Result{SessionID: sess.ID, Name: sess.Name, Version: sess.Version, RecordsDir: sess.RecordsDir,
-		Ending: res.Ending, Reason: res.Reason, Answer: filepath.Join(sess.Workdir, filepath.FromSlash(AnswerFile))}
-	if s, ok := signalled(ctx); ok {
-		out.Signal, out.Ending, out.Reason = s, trace.EndFailed, s.Reason()
-	}
-	var tf *TraceFailed
-	if errors.As(context.Cause(ctx), &tf) && out.Signal == nil {
-		out.Ending, out.Reason = trace.EndFailed, tf.Error()
-	}
-	out.Refused, out.EgressLog = r.egress.count(nil)
-	dl.endScript(out.Ending)
-	r.end(out.Ending, out.Reason, out.Signal == nil)
-	dl.reportScript(sess, out.Ending, opts)
-	switch {
-	case tf != nil && out.Signal == nil:
-		out.Err = diag.New("E-IO-056", "%s@%s was ended: %s", sess.Name, sess.Version, tf.Error()).
+	sess, out := r.sess, e.Result
+	r.mu.Lock()
+	r.done = true
+	r.endLocked(out.Ending, out.Reason, e.flush)
+	r.mu.Unlock()
+	r.dl.reportFrom(sess, e.resultDir, out.Ending, r.opts)
+	if e.traceFailed != nil {
+		out.Err = diag.New("E-IO-056", "%s@%s was ended: %s", sess.Name, sess.Version, e.traceFailed.Error()).
 			WithHint("free space where %s is (the records dir) and run it again; what was written is kept", sess.RecordsDir)
-	case out.Signal == nil && out.Ending != trace.EndOK:
-		out.Err = endingError(sess, out)
 	}
 	return out, nil
+}
+
+// fail ends a session that could not begin serving: children and
+// registration ended, session_end failed with err's text.
+func (r *run) fail(err error) (Result, error) {
+	r.dl.close(trace.EndFailed)
+	r.end(trace.EndFailed, err.Error(), true)
+	return Result{}, err
+}
+
+// release closes what the run made, the kind's first.
+func (r *run) release(k runKind) {
+	k.close()
+	if r.pre != nil {
+		r.pre.Close()
+	}
+	if r.eng != nil {
+		r.eng.Close()
+	}
+}
+
+// ready reports the session ready to be observed (the --json line); url is
+// an agent's door address.
+func (r *run) ready(url *string) {
+	if r.opts.Ready == nil {
+		return
+	}
+	sess := r.sess
+	r.opts.Ready(Ready{URL: url, PID: os.Getpid(), SessionID: sess.ID, Name: sess.Name, Version: sess.Version,
+		Workdir: sess.Workdir, RecordsDir: sess.RecordsDir, FormationID: r.dl.formationID})
+}
+
+// engine makes the run's engine and preloads every tool with it, before
+// the session exists: a tool_call's duration is its call's, never a
+// compile's.
+func (r *run) engine() error {
+	eng, err := r.p.newEngine(r.opts)
+	if err != nil {
+		return err
+	}
+	r.eng = eng
+	r.pre = tools.Preload(eng, r.p.Manifest, r.p.Tools)
+	return nil
+}
+
+// watchLifeline winds the session down when its spawner's lifeline closes,
+// by cancelling with end.
+func (r *run) watchLifeline(end context.CancelCauseFunc) {
+	r.dl.watchLifeline(r.rec, filepath.Join(r.sess.RecordsDir, "logs", "bootstrap.log"), end)
+}
+
+// traceFailure is the cause of a run ended because its trace could not be
+// written; nil otherwise.
+func traceFailure(ctx context.Context) *TraceFailed {
+	var tf *TraceFailed
+	if errors.As(context.Cause(ctx), &tf) {
+		return tf
+	}
+	return nil
 }
 
 // newEngine is the run's engine: the compile cache and its key in the
@@ -290,28 +321,30 @@ func (p *Plan) newEngine(opts Options) (*wasmhost.Engine, error) {
 		OnCompile: opts.OnCompile})
 }
 
-// open creates a script capsule's session, its trace and recorder, writes
-// session_start and the running record.
-func (r *run) open(p *Plan, task string, dl *spawnWiring) error {
+// open creates the session (an agent's MURMUR.md names its door), its
+// trace and recorder, and has the kind write session_start.
+func (r *run) open(k runKind) error {
+	p, dl := r.p, r.dl
 	m := p.Manifest
 	sess, err := session.New(session.Config{
 		Home: p.Home, ManifestDir: p.ManifestDir, Workdir: r.opts.Workdir,
-		Name: m.Name, Version: m.Version, Task: task,
+		Name: m.Name, Version: m.Version, Task: r.task, CapsuleURL: r.url,
 		ManifestYAML: p.ManifestYAML, Grants: p.GrantsJSON, SpawnedBy: dl.spawnedBy(), FormationID: dl.formationID,
 		ParentCopy: dl.parentCopy(), RuntimeBinaries: p.runtimeBinaries(),
 	})
 	if err != nil {
 		return err
 	}
-	tw, rec, err := r.openTrace(p, sess, "script")
+	tw, rec, err := r.openTrace(p, sess, k.name())
 	if err != nil {
 		sess.Close()
 		return err
 	}
-	rec.Emit(dl.sessionStart(trace.SessionStart{CapsuleName: sess.Name, CapsuleVersion: sess.Version, Kind: "script",
-		ToolsDeclared: p.ToolNames(), EffectiveGrants: p.GrantsJSON}, p))
-	if w := sess.WriteRunningRecord(); w != nil {
-		fmt.Fprintln(r.opts.Stderr, w.String())
+	if err := k.start(r, sess, rec); err != nil {
+		tw.Close()
+		sess.Close()
+		os.Remove(filepath.Join(sess.RecordsDir, trace.FileName))
+		return err
 	}
 	r.mu.Lock()
 	r.sess, r.tw, r.rec = sess, tw, rec
@@ -320,7 +353,8 @@ func (r *run) open(p *Plan, task string, dl *spawnWiring) error {
 }
 
 // openTrace applies trace.retain, creates the session's trace and its
-// recorder, with spans when observability.otel_endpoint is set.
+// recorder, with spans when observability.otel_endpoint or the OTLP
+// environment variables name a collector.
 func (r *run) openTrace(p *Plan, sess *session.Session, kind string) (*trace.Writer, *trace.Recorder, error) {
 	m := p.Manifest
 	if el, lg, err := openEgressLog(sess.RecordsDir, r.opts.Log); err == nil {
@@ -347,18 +381,17 @@ func (r *run) openTrace(p *Plan, sess *session.Session, kind string) (*trace.Wri
 	if err != nil {
 		return nil, nil, err
 	}
-	var spans trace.Spans
-	if ep := m.Observability.OtelEndpoint; ep != "" {
-		tel, err := telemetry.Start(ep, telemetry.Identity{SessionID: sess.ID, CapsuleName: sess.Name,
-			CapsuleVersion: sess.Version, Kind: kind}, filepath.Join(sess.RecordsDir, "logs", "otel.log"),
-			telemetry.Options{}, sess.Started)
+	var spans trace.SpanSink
+	if r.opts.Spans != nil {
+		// Spans decides whether to export: the manifest's endpoint, or the
+		// runtime's environment naming a collector (docs/telemetry.md).
+		sink, err := r.opts.Spans(trace.SpanExport{Endpoint: m.Observability.OtelEndpoint, SessionID: sess.ID, CapsuleName: sess.Name,
+			CapsuleVersion: sess.Version, Kind: kind, LogPath: filepath.Join(sess.RecordsDir, "logs", "otel.log"),
+			Started: sess.Started})
 		if err != nil {
 			fmt.Fprintln(r.opts.Stderr, diag.Warn("W-IO-053", "spans will not be exported: %v", err).String())
-		} else {
-			spans = tel
-			r.mu.Lock()
-			r.tel = tel
-			r.mu.Unlock()
+		} else if sink != nil {
+			spans = sink
 		}
 	}
 	return tw, trace.NewRecorder(tw, spans, sess.Started, r.opts.Log), nil
@@ -416,31 +449,6 @@ func (t *TraceFailed) Error() string {
 	return "a trace line could not be written (" + t.Warning.Message + "), so the session was ended rather than go on unrecorded"
 }
 
-// hostImports grants internal/hostapi's murmur:* interfaces to a run,
-// recording through the run's recorder (trace lines and OTel spans).
-type hostImports struct{ s *hostapi.Imports }
-
-func (h hostImports) Define(host *wasmhost.Host, rec *trace.Recorder) error {
-	h.s.Register(host, rec)
-	return nil
-}
-
-// endingError is the diagnostic for a run that did not end ok.
-func endingError(sess *session.Session, res Result) error {
-	codes := map[string]string{
-		trace.EndTrapped:          "E-RUN-010",
-		trace.EndDeadlineExceeded: "E-RUN-011",
-		trace.EndResourceLimit:    "E-RUN-012",
-		trace.EndFailed:           "E-RUN-013",
-	}
-	reason := res.Reason
-	if reason == "" {
-		reason = "no reason given"
-	}
-	return diag.New(codes[res.Ending], "%s@%s ended %s: %s", sess.Name, sess.Version, res.Ending, reason).
-		WithHint("its stderr is in %s; run 'mur trace show %s' (and 'mur explain %s')", filepath.Join(sess.RecordsDir, "logs", script.StderrLog), sess.ID, codes[res.Ending])
-}
-
 // removeDefaultWorkdirs removes the default work folders
 // (<project>/workdir/<session>) of the sessions whose records trace.retain
 // just removed, so that a project does not fill with workdir/ses_* folders:
@@ -472,7 +480,7 @@ func retainOf(m *manifest.Manifest) session.Retain {
 }
 
 // readTask reads --task: "-" is standard input, a path to a regular file is
-// that file, and anything else is the task's text (contracts §10). Text with
+// that file, and anything else is the task's text (docs/cli.md). Text with
 // no whitespace that looks like a path to nothing is most likely a mistyped
 // file name: it is still the text, with a W-RUN-001 warning on stderr, so
 // that no task changes meaning over a guess.

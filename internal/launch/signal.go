@@ -17,7 +17,7 @@ type Signalled struct {
 
 func (s *Signalled) Error() string { return s.Signal.String() + " received" }
 
-// Reason is the session_end reason the signal gives (contracts §5).
+// Reason is the session_end reason the signal gives (docs/running-capsules.md).
 func (s *Signalled) Reason() string {
 	if s.Signal == syscall.SIGINT {
 		return "interrupted"

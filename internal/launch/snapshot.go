@@ -16,7 +16,7 @@ import (
 )
 
 // workdirSnapshot is the parent's side of the workdir snapshot
-// (roost-and-delegation "Workdir snapshot"): it copies the session's work
+// (docs/delegation.md): it copies the session's work
 // folder into a child's directory, under the ceiling the child's own
 // manifest declares (capabilities.resources.workdir_max_bytes, 10 GiB when
 // it declares none). The child's manifest is read where the child will
@@ -65,7 +65,7 @@ func (p *Plan) childWorkdirMax(full, version string) (int64, error) {
 
 // childEnvAllow is a child's capabilities.env.allow, read where the child
 // will read it: the parent hands on only names both lists hold
-// (roost-and-delegation "The child's environment").
+// (docs/delegation.md).
 func (p *Plan) childEnvAllow(full, version string) ([]string, error) {
 	m, err := p.childManifest(full, version, "capabilities.env.allow")
 	if err != nil {
@@ -89,7 +89,7 @@ func (p *Plan) childManifest(full, version, key string) (*manifest.Manifest, err
 }
 
 // Restriction is parent_workdir.restriction for a child applying the tier
-// achieved (roost-and-delegation "Workdir snapshot"): absent when the
+// achieved (docs/delegation.md): absent when the
 // parent's folder is not in its composed root (sealed), enforced when
 // Landlock refuses it (scoped), advisory when nothing in the kernel does.
 func Restriction(achieved string) string {

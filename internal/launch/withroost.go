@@ -20,7 +20,7 @@ import (
 	"github.com/murmur-go/murmur/internal/roost/roostapi"
 )
 
-// mur run --with-roost (contracts §28): a mur-roost started as a child of
+// mur run --with-roost (docs/roost.md): a mur-roost started as a child of
 // this run, ended after it. The daemon is the same binary a user starts by
 // hand, run as a process (never linked): its flags and its lines are its own.
 

@@ -1,7 +1,7 @@
 package manifest
 
 // The published implementation's ways of saying what a tool is made of
-// (contracts §4, issue 14 item 20): `runtime: wasm|native`, `implementation`
+// (issue 14 item 20; docs/manifest.md): `runtime: wasm|native`, `implementation`
 // and `execution`. They are read here, checked against one another, and a
 // native tool is recognised so that a launch can refuse it by name; parsing
 // never refuses one, because a manifest that describes a native tool is

@@ -11,7 +11,7 @@ import (
 )
 
 // Manifests written for the published implementation load unchanged
-// (issue 14 item 20, contracts §4).
+// (issue 14 item 20; docs/manifest.md).
 func TestPublishedManifestsLoad(t *testing.T) {
 	load := func(dir string) *Manifest {
 		t.Helper()

@@ -58,7 +58,7 @@ type EffLimits struct {
 }
 
 // ContainmentClass is the declared containment floor, or "advisory" when none
-// is declared (contracts §7: undeclared ranks as advisory).
+// is declared: for the spawn envelope, undeclared ranks as advisory.
 func (c Capabilities) ContainmentClass() string {
 	return c.Containment.Or(ContainmentAdvisory)
 }
@@ -211,7 +211,7 @@ func (m *Manifest) declaresGrants(i int) bool {
 // capsule's on every access axis (an axis it leaves out is empty), and each
 // entry the capsule does not cover is dropped with a W-SEC-007 warning naming
 // the artifact, the key and the entry. Coverage is the spawn envelope's
-// (contracts §7). Limits an artifact declares apply when no higher than the
+// (docs/roost.md "What it checks"). Limits an artifact declares apply when no higher than the
 // capsule's (a higher one is dropped and warned the same way); containment
 // takes the higher of the two floors. A hook's own deadline_seconds sets its
 // hook deadline ahead of the capsule-wide value.

@@ -5,7 +5,8 @@ import (
 	"strings"
 )
 
-// DefaultScope is the scope a bare manifest name is given (contracts §2).
+// DefaultScope is the scope a bare manifest name is given: "hello" is
+// local/hello.
 const DefaultScope = "local"
 
 // validSegment reports whether s is one scope or name: [a-z0-9][a-z0-9-]{0,62}.
@@ -52,7 +53,8 @@ func NormalizeName(s string) (string, error) {
 }
 
 // ReservedVersion reports whether v is one of the versions that resolve to
-// nothing (contracts §2), which no manifest may declare.
+// nothing (latest, stable, edge: no store resolves them), which no manifest
+// may declare.
 func ReservedVersion(v string) bool {
 	switch v {
 	case "latest", "stable", "edge":

@@ -118,7 +118,7 @@ func ParseNetEntry(s string) (NetEntry, error) {
 
 // validHost accepts DNS names and IPv4 literals: labels of letters, digits,
 // '-' and '_' separated by single dots. No wildcards: a host entry covers that
-// host only (contracts §7).
+// host only, never its subdomains.
 func validHost(h string) bool {
 	if h == "" || len(h) > 253 {
 		return false
@@ -156,7 +156,8 @@ func validIPv6(h string) bool {
 }
 
 // NetCovers reports whether the parent entry covers the child entry
-// (contracts §7): hosts must be equal (never subdomains); a bare host covers
+// (the spawn envelope's network axis, docs/roost.md): hosts must be equal
+// (never subdomains); a bare host covers
 // both schemes and every port; a bare host:port covers that port on both
 // schemes; scheme://host[:port] covers only that exact form, a missing port
 // being the scheme's default.
@@ -190,7 +191,8 @@ func NetListCovers(parents []string, child string) bool {
 }
 
 // InstallCovers reports whether an install grant pattern covers a child
-// name or pattern (contracts §7): "*" covers everything, "p*" every name and
+// name or pattern (the spawn envelope's install axis, docs/roost.md): "*"
+// covers everything, "p*" every name and
 // pattern beginning with "p", an exact name only itself.
 func InstallCovers(parentPattern, child string) bool {
 	if strings.HasSuffix(parentPattern, "*") {

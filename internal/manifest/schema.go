@@ -1,6 +1,6 @@
 package manifest
 
-// The schema of murmur.yaml (contracts §4): one walker per block, each
+// The schema of murmur.yaml (docs/manifest.md): one walker per block, each
 // recording declared keys and refusing a bad value where it was written.
 
 import (
@@ -295,7 +295,7 @@ func (p *parser) artifact(n *yaml.Node, path string, a *Artifact) {
 				return true
 			}
 			// A bare name means local/<name>, as a bare capsule name does
-			// (contracts §2, §4): the published implementation writes them so.
+			// (DefaultScope): the published implementation writes them so.
 			full, err := NormalizeName(s)
 			if err != nil {
 				p.fail(deref(v), "E-MAN-005", "%s: %v", kp, err).
@@ -347,7 +347,7 @@ func (p *parser) config(v *yaml.Node, kp string) map[string]any {
 	return out
 }
 
-// inputSchema reads a tool's input_schema (contracts §15): the JSON Schema
+// inputSchema reads a tool's input_schema (docs/manifest.md): the JSON Schema
 // of its input, written as a YAML mapping or as a string holding a JSON
 // object. It is kept as JSON, the form the model is offered.
 func (p *parser) inputSchema(v *yaml.Node, kp string) json.RawMessage {
@@ -742,7 +742,7 @@ func (p *parser) snapshotSubset(path string, c Capabilities) {
 }
 
 // spawnBareNames refuses two spawn.allow entries with one bare name
-// (contracts §4): delegate-task names its child by the bare name, so one of
+// (docs/manifest.md): delegate-task names its child by the bare name, so one of
 // the two could never be delegated to.
 func (p *parser) spawnBareNames(path string, c Capabilities) {
 	first := map[string]int{}

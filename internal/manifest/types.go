@@ -1,4 +1,4 @@
-// Package manifest reads murmur.yaml (contracts §4) into typed values.
+// Package manifest reads murmur.yaml (docs/manifest.md) into typed values.
 //
 // The model keeps whether each key was declared: the specification treats
 // "declared nothing" differently from a default (a parent with no
@@ -40,7 +40,7 @@ const (
 	RuntimeSkill   = "skill"
 )
 
-// The published implementation's own spellings (contracts §4): top-level
+// The published implementation's own spellings (docs/manifest.md): top-level
 // `runtime: wasm` is a WASM tool and `runtime: native` a native tool; both
 // read as RuntimeTool with the implementation they name.
 const (
@@ -59,14 +59,16 @@ const (
 	ExecutionStatic      = "static"
 )
 
-// Containment floors, lowest first (contracts §7: undeclared ranks as advisory).
+// Containment floors, lowest first (undeclared ranks as advisory;
+// docs/containment.md).
 const (
 	ContainmentAdvisory = "advisory"
 	ContainmentScoped   = "scoped"
 	ContainmentSealed   = "sealed"
 )
 
-// Built-in defaults (contracts §4, capsules.txt "Execution limits").
+// Built-in defaults: what a manifest that declares no limit gets
+// (docs/manifest.md, docs/running-capsules.md "Endings").
 const (
 	DefaultMemoryBytes        int64 = 512 << 20
 	DefaultTableElements      int64 = 100_000
@@ -87,11 +89,11 @@ const (
 	DefaultQueueDepth               = 1
 	DefaultDelegationDeadline       = 600
 	// DefaultMemories and DefaultTables cap how many linear memories and
-	// tables one run may create, so the total stays bounded (contracts §4).
+	// tables one run may create, so the total stays bounded.
 	DefaultMemories int64 = 100
 	DefaultTables   int64 = 1_000
 	// GraceSeconds: a call waiting on the runtime is stopped at its
-	// deadline plus this grace (capsules.txt "Execution limits").
+	// deadline plus this grace, so a call cut at its deadline still ends.
 	GraceSeconds = 2
 )
 

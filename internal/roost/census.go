@@ -296,7 +296,7 @@ func (s *startupSet) moveToSlow(r *startupRecord) {
 
 // absorb stops counting the start-up record with this session id while the
 // session it registered as is running: a start-up record and a registration
-// with the same session id are one capsule (contracts §7), counted as the
+// with the same session id are one capsule, counted as the
 // session. The record stays watched, because the session's deregistration is
 // only the client's word: the capsule stops counting once the daemon has
 // evidence that it is gone, and release hands the count back to the record

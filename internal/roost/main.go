@@ -1,6 +1,6 @@
-// Package roost is mur-roost, the spawn referee daemon
-// (roost-and-delegation.txt "mur-roost HTTP API" through "No total cap";
-// contracts.md §6, §7).
+// Package roost is mur-roost, the spawn referee daemon (docs/roost.md): it
+// registers sessions, approves and refuses spawns against the registry and the
+// spawn envelope, and counts what runs.
 //
 // Everything the daemon knows is held in memory behind one lock: sessions,
 // approvals, reservations and the two MAC keys. That is the specification's

@@ -3,7 +3,7 @@ package roost
 import "fmt"
 
 // Every sentence a caller or operator reads from mur-roost is the
-// specification's, word for word (contracts §7: no diagnostic code). They are
+// specification's, word for word, and carries no diagnostic code. They are
 // kept together here so a reviewer can hold this file against the text.
 
 // msgIdentity is the one identity refusal, the same on every endpoint and

@@ -32,7 +32,8 @@ type Options struct {
 
 // Referee is mur-roost's decisions and everything it keeps in memory:
 // sessions, approvals, reservations, the census and the two MAC keys. Each
-// method is one endpoint's contract, in the order of checks of contracts §7,
+// method is one endpoint's contract, in the order of checks docs/roost.md
+// "What it checks" gives,
 // taking the decoded request and the token text the caller presented (an
 // absent or repeated header is ""). A refusal is a *roostapi.Error carrying
 // the status and the specification's sentence. It knows nothing of HTTP

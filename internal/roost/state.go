@@ -81,8 +81,8 @@ func (s *session) liveChildren() int { return s.children + len(s.pending) }
 // census from its grant until it is redeemed, its 60 seconds pass, or its
 // parent deregisters — and only those: one presented for the wrong artifact
 // is consumed (it can never be redeemed) but keeps its slot until its expiry,
-// "whether or not anybody ever presented it" (roost-and-delegation.txt, The
-// concurrency cap).
+// whether or not anybody ever presented it: an unused approval holds its
+// place in the concurrency cap until it expires.
 const (
 	apPending  = iota // granted, not yet presented; reserves a slot
 	apConsumed        // presented, and the comparison failed; still reserves its slot

@@ -18,7 +18,8 @@ import (
 // SHA-256, its entries verified, the sidecars checked against the hash, the
 // manifest parsed) is reused while the .mur.zip, the .sha256 and the
 // .meta.json each keep their device, inode, size, mtime and ctime in
-// nanoseconds (contracts §3). Any difference in any of them — a new file
+// nanoseconds (the file identity docs/stores.md "Every resolve verifies"
+// uses). Any difference in any of them — a new file
 // renamed in, an edit in place, a chmod — re-reads and re-hashes everything,
 // so an approval names the bytes on disk and "the same coordinates resolving
 // to different bytes" is still refused.
@@ -57,7 +58,7 @@ type resolved struct {
 	art   Artifact
 }
 
-// fileID is a file's identity as contracts §3 names it.
+// fileID is a file's identity: device, inode, size, mtime and ctime.
 type fileID struct {
 	dev, ino           uint64
 	size, mtime, ctime int64

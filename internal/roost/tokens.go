@@ -12,7 +12,7 @@ import (
 	"sync"
 )
 
-// Token prefixes (contracts §7).
+// Token prefixes (docs/roost.md "Tokens").
 const (
 	credentialPrefix = "msc1."
 	approvalPrefix   = "msa1."

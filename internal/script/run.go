@@ -1,5 +1,5 @@
-// Package script runs a script capsule to one of its endings (capsules.txt
-// "Script capsules", "Execution limits"): one fresh instance of the capsule's
+// Package script runs a script capsule to one of its endings
+// (docs/running-capsules.md "Endings"): one fresh instance of the capsule's
 // component, `run` called once, inside the session's work folder with the
 // runtime dir mounted read-only, bounded by the manifest's limits.
 //
@@ -78,7 +78,7 @@ func Run(ctx context.Context, cfg Config) Result {
 	env := grant.Env(s, cfg.EnvAllow, cfg.Lookup)
 	host := wasmhost.NewHost()
 	// wasi:http: a request goes out when capabilities.network.allow covers
-	// it (contracts §17); a refusal is logged to logs/http.log. The capsule's
+	// it; a refusal is logged to logs/http.log. The capsule's
 	// own requests are not traced.
 	httpLog, err := logfile.NewCappedLog(filepath.Join(s.RecordsDir, "logs", HTTPLog), 0, 0, true)
 	if err != nil {

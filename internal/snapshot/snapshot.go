@@ -1,5 +1,4 @@
-// Package snapshot is the workdir snapshot (roost-and-delegation "Workdir
-// snapshot"): a one-time copy of a parent capsule's work folder into a
+// Package snapshot is the workdir snapshot (docs/delegation.md): a one-time copy of a parent capsule's work folder into a
 // delegated child's directory, made before the child process exists.
 //
 // The copy walks the source with descriptors (openat with O_NOFOLLOW and
@@ -53,7 +52,7 @@ const (
 )
 
 // topLevelRuntime are the entries at the top of a work folder the runtime
-// writes (roost-and-delegation "Workdir snapshot").
+// writes, which a snapshot never copies.
 var topLevelRuntime = map[string]bool{"peer-in": true, "out": true}
 
 // Options bound one copy.
@@ -83,8 +82,8 @@ func (e *TooLarge) Error() string {
 }
 
 // Copy copies the folder src into dst, an existing empty directory, and
-// returns the summary delegation_start.workdir_snapshot records (contracts
-// §18: files, directories below the top, symlinks, bytes of regular files,
+// returns the summary delegation_start.workdir_snapshot records (files,
+// directories below the top, symlinks, bytes of regular files,
 // skipped entries by path relative to src). dst's own mode and times are
 // left as the caller made them. A cancelled ctx stops the copy between
 // entries with ctx's error. On any error the partial copy is left for the

@@ -51,7 +51,7 @@ func digest(t *testing.T, p string) [32]byte {
 // A sparse file is copied as sparse: the copy's blocks are its data
 // extents' (a hole-only 3 GiB file costs no block at all), its size and
 // contents are the source's, and the summary counts its apparent size
-// (contracts §18: bytes of regular files). Issue 22 item 13: before, every
+// (the bytes of regular files). Issue 22 item 13: before, every
 // snapshot wrote the holes out as zeros (3 GiB of disk per delegation).
 func TestCopyKeepsHoles(t *testing.T) {
 	src, dst := t.TempDir(), t.TempDir()

@@ -3,7 +3,6 @@ package telemetry
 import (
 	"bytes"
 	"context"
-	"encoding/binary"
 	"fmt"
 	"io"
 	"math"
@@ -14,28 +13,33 @@ import (
 	"go.opentelemetry.io/otel/codes"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
+	"google.golang.org/protobuf/encoding/protowire"
 )
 
 // otlpExporter posts spans as an OTLP/HTTP protobuf
 // ExportTraceServiceRequest to one URL, once, without retries.
 //
-// It writes the protobuf wire format itself rather than using the OTel
-// project's exporter: that exporter links grpc, the protobuf runtime and a
-// gRPC gateway whose package initialisation every mur process paid for at
-// start, endpoint or not (issue 15). The message is small and fixed
-// (opentelemetry-proto's trace/v1 and common/v1 field numbers), and the
-// tests decode what is sent with the generated OTLP types, so a wrong field
-// number fails them.
+// It builds the message itself rather than using the OTel project's
+// exporter: that exporter links grpc, the generated OTLP types, the protobuf
+// runtime and a gRPC gateway, whose package initialisation every mur process
+// paid for at start, endpoint or not (issue 15; docs/benchmarks.md "Process
+// start"). The message is small and fixed (opentelemetry-proto's trace/v1 and
+// common/v1 field numbers). The wire primitives (tags, varints, fixed-width
+// and length-delimited fields) are protowire's, the protobuf module's wire
+// layer alone, which links none of the runtime (its package initialisation,
+// three packages, measured 0.03-0.05 ms). The tests decode what is sent with
+// the generated OTLP types, so a wrong field number fails them.
 type otlpExporter struct {
-	url    string
-	client *http.Client
+	url     string
+	headers http.Header
+	client  *http.Client
 }
 
-func newOTLPExporter(url string, timeout time.Duration) *otlpExporter {
+func newOTLPExporter(t exportTarget) *otlpExporter {
 	// The proxy rule is the one the OTel exporter used (the environment's,
 	// which never proxies a loopback collector).
 	tr := &http.Transport{Proxy: http.ProxyFromEnvironment, MaxIdleConns: 1, IdleConnTimeout: 30 * time.Second}
-	return &otlpExporter{url: url, client: &http.Client{Transport: tr, Timeout: timeout}}
+	return &otlpExporter{url: t.url, headers: t.headers, client: &http.Client{Transport: tr, Timeout: t.timeout}}
 }
 
 func (e *otlpExporter) ExportSpans(ctx context.Context, spans []sdktrace.ReadOnlySpan) error {
@@ -46,6 +50,9 @@ func (e *otlpExporter) ExportSpans(ctx context.Context, spans []sdktrace.ReadOnl
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, e.url, bytes.NewReader(body))
 	if err != nil {
 		return err
+	}
+	for k, v := range e.headers {
+		req.Header[k] = v
 	}
 	req.Header.Set("Content-Type", "application/x-protobuf")
 	resp, err := e.client.Do(req)
@@ -263,14 +270,14 @@ func (p *pbuf) anyValue(v attribute.Value) {
 	case attribute.BOOL:
 		p.boolean(fAnyBool, v.AsBool())
 	case attribute.INT64:
-		p.tag(fAnyInt, wireVarint)
-		p.uvarint(uint64(v.AsInt64()))
+		p.tag(fAnyInt, protowire.VarintType)
+		p.b = protowire.AppendVarint(p.b, uint64(v.AsInt64()))
 	case attribute.FLOAT64:
-		p.tag(fAnyDouble, wireFixed64)
-		p.b = binary.LittleEndian.AppendUint64(p.b, math.Float64bits(v.AsFloat64()))
+		p.tag(fAnyDouble, protowire.Fixed64Type)
+		p.b = protowire.AppendFixed64(p.b, math.Float64bits(v.AsFloat64()))
 	case attribute.STRING:
-		p.tag(fAnyString, wireBytes)
-		p.lenBytes([]byte(v.AsString()))
+		p.tag(fAnyString, protowire.BytesType)
+		p.b = protowire.AppendString(p.b, v.AsString())
 	case attribute.BOOLSLICE:
 		p.array(func(a *pbuf) {
 			for _, x := range v.AsBoolSlice() {
@@ -298,8 +305,8 @@ func (p *pbuf) anyValue(v attribute.Value) {
 	default:
 		// An attribute type this encoder does not know is sent as its
 		// string form rather than dropped.
-		p.tag(fAnyString, wireBytes)
-		p.lenBytes([]byte(v.String()))
+		p.tag(fAnyString, protowire.BytesType)
+		p.b = protowire.AppendString(p.b, v.String())
 	}
 }
 
@@ -309,75 +316,59 @@ func (p *pbuf) array(fill func(*pbuf)) { p.message(fAnyArray, fill) }
 // does; a oneof member (AnyValue) is written even when zero.
 type pbuf struct{ b []byte }
 
-const (
-	wireVarint  = 0
-	wireFixed64 = 1
-	wireBytes   = 2
-	wireFixed32 = 5
-)
-
-func (p *pbuf) tag(field, wire int) { p.uvarint(uint64(field)<<3 | uint64(wire)) }
-
-func (p *pbuf) uvarint(v uint64) { p.b = binary.AppendUvarint(p.b, v) }
-
-func (p *pbuf) lenBytes(b []byte) {
-	p.uvarint(uint64(len(b)))
-	p.b = append(p.b, b...)
+func (p *pbuf) tag(field protowire.Number, t protowire.Type) {
+	p.b = protowire.AppendTag(p.b, field, t)
 }
 
-func (p *pbuf) varint(field int, v uint64) {
+func (p *pbuf) varint(field protowire.Number, v uint64) {
 	if v == 0 {
 		return
 	}
-	p.tag(field, wireVarint)
-	p.uvarint(v)
+	p.tag(field, protowire.VarintType)
+	p.b = protowire.AppendVarint(p.b, v)
 }
 
-func (p *pbuf) boolean(field int, v bool) {
-	p.tag(field, wireVarint)
-	if v {
-		p.uvarint(1)
-	} else {
-		p.uvarint(0)
-	}
+func (p *pbuf) boolean(field protowire.Number, v bool) {
+	p.tag(field, protowire.VarintType)
+	p.b = protowire.AppendVarint(p.b, protowire.EncodeBool(v))
 }
 
-func (p *pbuf) fixed64(field int, v uint64) {
+func (p *pbuf) fixed64(field protowire.Number, v uint64) {
 	if v == 0 {
 		return
 	}
-	p.tag(field, wireFixed64)
-	p.b = binary.LittleEndian.AppendUint64(p.b, v)
+	p.tag(field, protowire.Fixed64Type)
+	p.b = protowire.AppendFixed64(p.b, v)
 }
 
-func (p *pbuf) fixed32(field int, v uint32) {
+func (p *pbuf) fixed32(field protowire.Number, v uint32) {
 	if v == 0 {
 		return
 	}
-	p.tag(field, wireFixed32)
-	p.b = binary.LittleEndian.AppendUint32(p.b, v)
+	p.tag(field, protowire.Fixed32Type)
+	p.b = protowire.AppendFixed32(p.b, v)
 }
 
-func (p *pbuf) str(field int, s string) {
+func (p *pbuf) str(field protowire.Number, s string) {
 	if s == "" {
 		return
 	}
-	p.tag(field, wireBytes)
-	p.lenBytes([]byte(s))
+	p.tag(field, protowire.BytesType)
+	p.b = protowire.AppendString(p.b, s)
 }
 
-func (p *pbuf) bytes(field int, b []byte) {
+func (p *pbuf) bytes(field protowire.Number, b []byte) {
 	if len(b) == 0 {
 		return
 	}
-	p.tag(field, wireBytes)
-	p.lenBytes(b)
+	p.tag(field, protowire.BytesType)
+	p.b = protowire.AppendBytes(p.b, b)
 }
 
 // message writes a length-delimited sub-message built by fill.
-func (p *pbuf) message(field int, fill func(*pbuf)) {
+func (p *pbuf) message(field protowire.Number, fill func(*pbuf)) {
 	var sub pbuf
 	fill(&sub)
-	p.tag(field, wireBytes)
-	p.lenBytes(sub.b)
+	p.tag(field, protowire.BytesType)
+	p.b = protowire.AppendBytes(p.b, sub.b)
 }

@@ -13,7 +13,7 @@ import (
 )
 
 // The line types below carry the fields of the trace line of the same name
-// (contracts §13, §18); each becomes a span attribute under the field's own
+// (docs/agent-capsules.md); each becomes a span attribute under the field's own
 // name. task_id is the task's and is not repeated here.
 
 // TaskStartLine is task_start's fields.
@@ -102,6 +102,7 @@ type Task struct {
 	mu    sync.Mutex
 	ended bool
 	open  map[*Delegation]struct{}
+	lines []string // the event_ids that lead to it (Session.Line); under Session.mu
 }
 
 // Delegation is an open capsule.delegation span: started when the child's

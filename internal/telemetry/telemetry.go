@@ -1,13 +1,17 @@
 // Package telemetry posts a session's OpenTelemetry spans when the manifest
-// sets observability.otel_endpoint, over OTLP/HTTP (protobuf) to
+// sets observability.otel_endpoint (or the environment the standard
+// OTEL_EXPORTER_OTLP_* variables), over OTLP/HTTP (protobuf) to
 // <endpoint>/v1/traces: one capsule.session span per session; for a script
 // capsule a capsule.tool_call span per tool invoke under it; for an agent a
 // capsule.task span per task under it, and under each task a
 // capsule.inference, capsule.tool_call, capsule.shell or capsule.delegation
-// span per trace line of the same name (contracts §13). docs/telemetry.md
-// describes the spans and their attributes.
+// span per trace line of the same name. docs/telemetry.md describes the
+// spans and their attributes.
 //
-// The trace.jsonl is the record; spans are a copy for a collector. So export
+// Spans come from the trace: the session's recorder hands every line to
+// Session.Line (trace.SpanSink), and lines.go is the one table of which
+// line becomes which span. The trace.jsonl is the record; spans are a copy
+// for a collector. So export
 // is asynchronous (a batch processor), never retried, and bounded at
 // shutdown: a collector that is down or slow costs the session nothing, and
 // export failures go to logs/otel.log in the records dir instead of the
@@ -20,9 +24,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net/url"
 	"os"
-	"strings"
 	"sync"
 	"time"
 
@@ -34,7 +36,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 )
 
-// Span names (capsules.txt "Script capsules", contracts §13).
+// Span names (docs/telemetry.md).
 const (
 	SpanSession    = "capsule.session"
 	SpanToolCall   = "capsule.tool_call"
@@ -81,6 +83,11 @@ type Session struct {
 	open  map[*Task]struct{}
 	dlg   map[*Delegation]struct{} // a script's delegations
 	ended bool
+	// byLine finds the task of a line by its event_id (a task_start's or
+	// an inference's), and delegations an open delegation span by its
+	// delegation_id: how Line places the lines under it.
+	byLine      map[string]*Task
+	delegations map[string]*Delegation
 
 	// ending is held for reading by a Task.End in flight, and taken by End
 	// before the exporter shuts down: a task that left the open set just
@@ -89,17 +96,17 @@ type Session struct {
 	ending sync.RWMutex
 }
 
-// Start opens the exporter and the session span. endpoint is the collector's
-// base URL; logPath is logs/otel.log. A bad endpoint is returned as an error
+// Start opens the exporter and the session span. endpoint is the manifest's
+// observability.otel_endpoint, the collector's base URL; when it is empty the
+// standard OTEL_EXPORTER_OTLP_* variables name the collector (resolveTarget).
+// logPath is logs/otel.log. A bad endpoint is returned as an error
 // the caller reports; nothing is sent then.
 func Start(endpoint string, id Identity, logPath string, opts Options, started time.Time) (*Session, error) {
-	endpoint = strings.TrimRight(strings.TrimSpace(endpoint), "/")
-	if !strings.HasPrefix(endpoint, "http://") && !strings.HasPrefix(endpoint, "https://") {
-		return nil, fmt.Errorf("observability.otel_endpoint %q is not an http:// or https:// URL", endpoint)
+	tgt, err := resolveTarget(endpoint, opts.ExportTimeout, os.Getenv)
+	if err != nil {
+		return nil, err
 	}
-	if opts.ExportTimeout <= 0 {
-		opts.ExportTimeout = 2 * time.Second
-	}
+	opts.ExportTimeout = tgt.timeout
 	if opts.ShutdownTimeout <= 0 {
 		opts.ShutdownTimeout = 2 * time.Second
 	}
@@ -113,12 +120,11 @@ func Start(endpoint string, id Identity, logPath string, opts Options, started t
 	// otherwise prints to stderr; one mur process runs one session, so the
 	// session's otel.log is the right place for them.
 	otel.SetErrorHandler(otel.ErrorHandlerFunc(func(err error) { logger.Error("otel", "err", err) }))
-
-	if _, err := url.Parse(endpoint + "/v1/traces"); err != nil {
-		lf.Close()
-		return nil, fmt.Errorf("observability.otel_endpoint %q: %w", endpoint, err)
+	for _, n := range tgt.notes {
+		logger.Warn(n)
 	}
-	exp := newOTLPExporter(endpoint+"/v1/traces", opts.ExportTimeout)
+	exp := newOTLPExporter(tgt)
+	endpoint = tgt.base
 	res := resource.NewSchemaless(
 		attribute.String("service.name", id.CapsuleName),
 		attribute.String("service.version", id.CapsuleVersion),
@@ -137,7 +143,8 @@ func Start(endpoint string, id Identity, logPath string, opts Options, started t
 			sdktrace.WithMaxExportBatchSize(min(opts.QueueSize, sdktrace.DefaultMaxExportBatchSize))),
 	)
 	s := &Session{tp: tp, tracer: tp.Tracer("github.com/murmur-go/murmur"), log: logger, logFile: lf,
-		shutdown: opts.ShutdownTimeout, open: map[*Task]struct{}{}, dlg: map[*Delegation]struct{}{}}
+		shutdown: opts.ShutdownTimeout, open: map[*Task]struct{}{}, dlg: map[*Delegation]struct{}{},
+		byLine: map[string]*Task{}, delegations: map[string]*Delegation{}}
 	s.ctx, s.root = s.tracer.Start(context.Background(), SpanSession,
 		trace.WithTimestamp(started),
 		trace.WithSpanKind(trace.SpanKindInternal),
@@ -147,7 +154,7 @@ func Start(endpoint string, id Identity, logPath string, opts Options, started t
 			attribute.String("capsule_version", id.CapsuleVersion),
 			attribute.String("kind", id.Kind),
 		))
-	logger.Info("exporting spans", "endpoint", endpoint+"/v1/traces", "session_id", id.SessionID)
+	logger.Info("exporting spans", "endpoint", tgt.url, "session_id", id.SessionID)
 	return s, nil
 }
 
@@ -184,7 +191,7 @@ func (s *Session) End(exitStatus, reason string, end time.Time) {
 		s.mu.Lock()
 		s.ended = true
 		open, dlg := s.open, s.dlg
-		s.open, s.dlg = nil, nil
+		s.open, s.dlg, s.byLine, s.delegations = nil, nil, nil, nil
 		s.mu.Unlock()
 		for t := range open {
 			t.cutShort(end)

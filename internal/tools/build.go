@@ -1,6 +1,7 @@
 package tools
 
 import (
+	"context"
 	"encoding/json"
 	"time"
 
@@ -21,7 +22,7 @@ func Build(env *Env, m *manifest.Manifest, g manifest.Grants, resolved []*store.
 	for _, r := range resolved {
 		byRef[r.Name+"@"+r.Version] = r
 	}
-	// One shell tool per shell.allow binary (contracts §15), sharing one
+	// One shell tool per shell.allow binary (docs/agent-capsules.md), sharing one
 	// environment: the session's, the capsule's env.allow and scope.
 	if len(g.Capsule.ShellAllow) > 0 && env.Session != nil {
 		se := &ShellEnv{Session: env.Session, Scope: g.Capsule.FilesystemScope, EnvAllow: g.Capsule.EnvAllow,
@@ -102,3 +103,12 @@ func (s *Skill) Schema() json.RawMessage { return DefaultSchema }
 
 // Text is the skill's instructions.
 func (s *Skill) Text() string { return s.text }
+
+// Call answers the model with the skill's instructions; a script cannot
+// invoke a skill.
+func (s *Skill) Call(_ context.Context, c *Call) Outcome {
+	if c.Task == nil {
+		return refuseScript(s, c.Name)
+	}
+	return Outcome{Text: s.text}
+}

@@ -1,17 +1,18 @@
-// Package tools is a session's tool inventory and its dispatch (contracts
-// §9, §15): the tools a script capsule invokes through
-// murmur:tool-registry and the model of an agent capsule calls. It is built
-// once, at launch, from the plan's resolved artifacts — nothing is resolved
-// again on a call — and every kind of tool registers into it the same way:
-// WASM tool components and skills today; shell tools and runtime tools such
-// as delegate-task next.
+// Package tools is a session's tool inventory and the one place a tool is
+// called: the tools a script capsule invokes through murmur:tool-registry
+// and the model of an agent capsule calls. It is built once, at launch,
+// from the plan's resolved artifacts — nothing is resolved again on a call
+// — and every kind of tool (WASM tool components, skills, shell tools,
+// runtime tools such as delegate-task) is an Entry with its own Call.
 //
 // A caller finds a tool by its full name, or by its bare name when that is
-// unambiguous, and gets an Entry; what an entry does depends on its kind,
-// but how it is found, named and described does not.
+// unambiguous. Every call goes through Inventory.Call, which runs the
+// entry's Call, writes the call's one trace line and fires its hooks; what
+// a script or the model sees of it is the caller's thin adapter.
 package tools
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"sort"
@@ -40,6 +41,9 @@ type Entry interface {
 	Description() string
 	// Schema is the tool's input JSON Schema.
 	Schema() json.RawMessage
+	// Call runs one call of the tool. Only Inventory.Call calls it: that
+	// is where the call's line is written and its hooks fire.
+	Call(ctx context.Context, c *Call) Outcome
 }
 
 // DefaultSchema is the input schema of a tool that declares none.

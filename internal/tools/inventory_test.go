@@ -1,6 +1,7 @@
 package tools
 
 import (
+	"context"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -10,10 +11,11 @@ import (
 
 type stub struct{ name, kind string }
 
-func (s stub) Name() string            { return s.name }
-func (s stub) Kind() string            { return s.kind }
-func (s stub) Description() string     { return "d" }
-func (s stub) Schema() json.RawMessage { return DefaultSchema }
+func (s stub) Name() string                        { return s.name }
+func (s stub) Kind() string                        { return s.kind }
+func (s stub) Description() string                 { return "d" }
+func (s stub) Schema() json.RawMessage             { return DefaultSchema }
+func (s stub) Call(context.Context, *Call) Outcome { return Outcome{} }
 
 func TestLookup(t *testing.T) {
 	inv := NewInventory("local/cap")

@@ -20,7 +20,7 @@ import (
 	"github.com/murmur-go/murmur/internal/trace"
 )
 
-// Bounds of a shell call (contracts §15, issue 11 "Bad input").
+// Bounds of a shell call (docs/agent-capsules.md, issue 11 "Bad input").
 const (
 	// MaxShellStreamBytes is how much of each stream the model sees.
 	MaxShellStreamBytes = 16 << 10
@@ -58,7 +58,7 @@ type ShellEnv struct {
 	// KillGrace is the time between SIGTERM and SIGKILL; 0 is 2 s.
 	KillGrace time.Duration
 	// ProxyEnv is added to every command's environment where the network
-	// namespace of contracts §19 applies (HTTP_PROXY=… and the rest); nil
+	// network namespace (docs/containment.md) applies (HTTP_PROXY=… and the rest); nil
 	// until then.
 	ProxyEnv []string
 	// Wrap is containment's hook (command.Spec.Wrap); nil runs commands
@@ -73,8 +73,8 @@ func (e *ShellEnv) lookup(name string) (string, bool) {
 	return e.Lookup(name)
 }
 
-// Environ is a command's whole environment (contracts §15): PATH and LANG
-// from the host, HOME the session's own, the identity of §10 with the host
+// Environ is a command's whole environment (docs/agent-capsules.md): PATH and LANG
+// from the host, HOME the session's own, the session's identity (MURMUR_* variables) with the host
 // path of the runtime dir, the env.allow names the host holds, and ProxyEnv
 // — nothing else. An env.allow entry cannot replace one of the others.
 func (e *ShellEnv) Environ() []string {
@@ -96,7 +96,8 @@ func (e *ShellEnv) Environ() []string {
 		}
 	}
 	env = append(env, fixed...)
-	taken := map[string]bool{"PATH": true, "LANG": true, "HOME": true, "MURMUR_CAPSULE_URL": true}
+	// The runtime's own collector is never handed to a capsule's code.
+	taken := map[string]bool{"PATH": true, "LANG": true, "HOME": true, "MURMUR_CAPSULE_URL": true, trace.EnvCollector: true}
 	for _, kv := range append(fixed, e.ProxyEnv...) {
 		k, _, _ := strings.Cut(kv, "=")
 		taken[k] = true
@@ -114,7 +115,7 @@ func (e *ShellEnv) Environ() []string {
 }
 
 // Shell is the tool of one capabilities.shell.allow binary: named after
-// it, it runs the model's command with that binary (contracts §15).
+// it, it runs the model's command with that binary (docs/agent-capsules.md).
 type Shell struct {
 	binary string
 	env    *ShellEnv
@@ -159,6 +160,20 @@ type ShellResult struct {
 	// Stdout and Stderr are the streams as the model sees them (each cut at
 	// MaxShellStreamBytes): what an on-shell hook is given.
 	Stdout, Stderr string
+}
+
+// Call runs a model's command: one that ran is the call's Shell (its line
+// is a shell line), one that could not run is the call's error. A script
+// cannot invoke a shell tool.
+func (s *Shell) Call(ctx context.Context, c *Call) Outcome {
+	if c.Task == nil {
+		return refuseScript(s, c.Name)
+	}
+	r, err := s.Run(ctx, ShellCall{TaskID: c.Task.TaskID, Turn: c.Task.Turn, ToolCallID: c.Task.ID, Input: []byte(dataOf(c.Input))})
+	if err != nil {
+		return Outcome{Err: err}
+	}
+	return Outcome{Shell: &r}
 }
 
 // Run runs one call. The error is a call that ran nothing — input that is

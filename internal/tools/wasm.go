@@ -168,7 +168,7 @@ func (t *WASM) Description() string {
 	return "the tool " + ref(t.decl)
 }
 
-// Schema is the input_schema of the tool's own manifest (contracts §15),
+// Schema is the input_schema of the tool's own manifest (docs/agent-capsules.md),
 // else DefaultSchema.
 func (t *WASM) Schema() json.RawMessage {
 	if t.resolved != nil && t.resolved.Manifest != nil && len(t.resolved.Manifest.InputSchema) > 0 {
@@ -244,6 +244,41 @@ func loadComponent(eng *wasmhost.Engine, decl manifest.Artifact, r *store.Resolv
 			WithHint("build it against the tool world (murmur:runtime-guest/tool)")
 	}
 	return comp, nil
+}
+
+// Call runs the tool once for either caller. A model's call sees the
+// result's data (else its summary) as text, and a result that did not pass
+// as an error naming its status.
+func (t *WASM) Call(ctx context.Context, c *Call) Outcome {
+	inv := Invocation{Input: c.Input}
+	if c.Recorder != nil {
+		inv.Recorder = c.Recorder
+	}
+	if c.Task != nil {
+		inv.Chunks, inv.RequestInput = c.Task.Chunks, c.Task.RequestInput
+	}
+	r, err := t.Run(ctx, inv)
+	if err != nil {
+		return Outcome{Err: err, Ending: EndingOf(err)}
+	}
+	out := Outcome{Result: r, Text: resultText(r), Ending: trace.EndOK}
+	if c.Task != nil && r.Status != wit.StatusPassed {
+		out.Err = fmt.Errorf("%s answered %s: %s", t.Name(), r.Status, out.Text)
+	}
+	return out
+}
+
+// resultText is what a tool result says: its data, else its summary.
+func resultText(r wit.ToolResult) string {
+	switch {
+	case r.Data != nil:
+		return *r.Data
+	case r.Summary != nil:
+		return *r.Summary
+	case r.DataPath != nil:
+		return "the result is in " + *r.DataPath
+	}
+	return "(no output)"
 }
 
 // Run instantiates the tool in a fresh store and calls its run once. A tool
@@ -539,7 +574,7 @@ func (t *WASM) host(inv Invocation) *wasmhost.Host {
 		}
 	}
 	wit.GrantTask(h, ask)
-	// wasi:http: the tool's own narrowed network.allow (contracts §17); a
+	// wasi:http: the tool's own narrowed network.allow (docs/manifest.md); a
 	// refusal is a log line, the request's error is the tool's to handle.
 	wit.GrantHTTPBounded(h, wit.NetworkAllow(t.grant.Grants.NetworkAllow, "capabilities.network.allow"),
 		t.httpLog(),

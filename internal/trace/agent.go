@@ -1,6 +1,6 @@
 package trace
 
-// Agent event types (contracts §12, §13).
+// Agent event types (docs/agent-capsules.md).
 const (
 	TypeTaskStart           = "task_start"
 	TypeInference           = "inference"
@@ -27,7 +27,7 @@ type DriverInfo struct {
 	SHA256         string `json:"sha256"`
 }
 
-// AgentSessionStart is an agent capsule's session_start: §5's fields plus
+// AgentSessionStart is an agent capsule's session_start: a script's session_start fields plus
 // the inference settings (the embedded struct's fields marshal flat).
 type AgentSessionStart struct {
 	SessionStart
@@ -49,6 +49,9 @@ type TaskStart struct {
 	Source       string `json:"source"` // task_md | a2a
 	Origin       string `json:"origin"`
 	MessageBytes int    `json:"message_bytes"`
+	// TraceParent is the W3C header the task arrived with (not a field of
+	// the line): its span goes under that remote parent.
+	TraceParent string `json:"-"`
 }
 
 // Inference is one driver call (one turn); the turn's tool lines go under it.
@@ -61,9 +64,12 @@ type Inference struct {
 	StopReason   string   `json:"stop_reason"`
 	ToolCalls    []string `json:"tool_calls"`
 	DurationMS   int64    `json:"duration_ms"`
+	// Err is why the driver call failed (not a field of the line): its
+	// span's error status.
+	Err string `json:"-"`
 }
 
-// AgentToolCall is a tool call the model asked for: §5's tool_call plus
+// AgentToolCall is a tool call the model asked for: a script's tool_call fields plus
 // where it belongs and how its component call ended.
 type AgentToolCall struct {
 	ToolCall
@@ -127,7 +133,7 @@ type SpendCeilingReached struct {
 	Requested int    `json:"requested"`
 }
 
-// HookCall is one lifecycle hook call (contracts §13).
+// HookCall is one lifecycle hook call (docs/agent-capsules.md).
 type HookCall struct {
 	Hook         string  `json:"hook"`
 	Event        string  `json:"event"`

@@ -1,6 +1,6 @@
 package trace
 
-// Delegation event types (contracts §18).
+// Delegation event types (docs/delegation.md).
 const (
 	TypeDelegationStart = "delegation_start"
 	TypeDelegation      = "delegation"

@@ -6,12 +6,48 @@ import (
 	"time"
 )
 
-// Spans mirrors the recorder's events as OpenTelemetry spans;
-// internal/telemetry implements it. The recorder never waits on it beyond
-// the call itself: a span exporter batches.
-type Spans interface {
-	ToolCall(tool string, start, end time.Time, inBytes, outBytes int, status, errText string)
+// SpanSink mirrors a session's lines as OpenTelemetry spans: spans come
+// from the trace, so no caller writes an event twice. internal/telemetry
+// implements it and is the one place that says which line becomes which
+// span. The recorder hands it every line it writes, in the order written;
+// it never waits on it beyond the call itself (a span exporter batches).
+type SpanSink interface {
+	// Line is one line just written.
+	Line(l Emitted)
+	// OpenDelegation opens the span of a delegation about to start, under
+	// the span of the line parent ("" for the session's), and returns its
+	// W3C traceparent ("" for none): the child's task is sent with it, so
+	// the child's spans join the parent's trace. The delegation line
+	// closes it.
+	OpenDelegation(parent string, d DelegationStart, at time.Time) string
+	// End closes the session span.
 	End(exitStatus, reason string, end time.Time)
+}
+
+// EnvCollector is Murmur's own variable naming an OpenTelemetry collector's
+// base URL for the runtime (a container's, a pod's): read by mur's span
+// export (internal/telemetry), handed on to a delegated child's mur, never
+// to a capsule's code. The manifest's observability.otel_endpoint wins
+// over it.
+const EnvCollector = "MURMUR_OTEL_ENDPOINT"
+
+// SpanExport is what a session's span export starts with.
+type SpanExport struct {
+	// Endpoint is observability.otel_endpoint.
+	Endpoint                                     string
+	SessionID, CapsuleName, CapsuleVersion, Kind string
+	// LogPath is the session's logs/otel.log.
+	LogPath string
+	Started time.Time
+}
+
+// Emitted is one line as the recorder wrote it.
+type Emitted struct {
+	EventID string
+	// ParentID is the parent line's event_id; "" is session_start.
+	ParentID string
+	Event    any
+	At       time.Time
 }
 
 // Recorder is the one sink of a session's events: every kind of capsule and
@@ -25,7 +61,7 @@ type Spans interface {
 // concurrent use.
 type Recorder struct {
 	tw      *Writer
-	spans   Spans // nil when observability.otel_endpoint is unset
+	spans   SpanSink // nil when observability.otel_endpoint is unset
 	started time.Time
 	log     *slog.Logger
 
@@ -59,7 +95,7 @@ func (a *agentTotals) add(e TaskEnd) {
 // NewRecorder records into tw, and into spans when it is not nil, for a
 // session that started at started. log receives the one line about refused
 // late events; nil is slog.Default().
-func NewRecorder(tw *Writer, spans Spans, started time.Time, log *slog.Logger) *Recorder {
+func NewRecorder(tw *Writer, spans SpanSink, started time.Time, log *slog.Logger) *Recorder {
 	if log == nil {
 		log = slog.Default()
 	}
@@ -91,7 +127,11 @@ func (r *Recorder) emitLocked(parent string, ev any) string {
 		r.agent.inTok += e.InputTokens
 		r.agent.outTok += e.OutputTokens
 	}
-	return r.tw.EmitUnder(parent, ev)
+	id := r.tw.EmitUnder(parent, ev)
+	if r.spans != nil {
+		r.spans.Line(Emitted{EventID: id, ParentID: parent, Event: ev, At: time.Now()})
+	}
+	return id
 }
 
 // Emit records one event under session_start (or, for session_start, as the
@@ -130,9 +170,18 @@ func (r *Recorder) ToolCall(tool string, start time.Time, inBytes, outBytes int,
 	if errText != "" {
 		r.toolErrors++
 	}
-	if r.spans != nil {
-		r.spans.ToolCall(tool, start, end, inBytes, outBytes, status, errText)
+}
+
+// OpenDelegation opens a delegation's span under the line parent's ("" for
+// the session's) and returns its traceparent; "" without spans or once the
+// session has ended.
+func (r *Recorder) OpenDelegation(parent string, d DelegationStart) string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.spans == nil || r.ended {
+		return ""
 	}
+	return r.spans.OpenDelegation(parent, d, time.Now())
 }
 
 // ArtifactPulled records one pull through murmur:artifact-manager.

@@ -1,6 +1,6 @@
 package trace
 
-// TypeShell is the event_type of a shell tool call (contracts §13).
+// TypeShell is the event_type of a shell tool call (docs/agent-capsules.md).
 const TypeShell = "shell"
 
 // Shell is one shell tool call the model asked for, under its turn's

@@ -47,7 +47,7 @@ type Summary struct {
 	// trace that lost lines, or totals that were never brought to agree.
 	Disagreements []string
 
-	// An agent trace (contracts §13): its tasks in the order they started,
+	// An agent trace (docs/agent-capsules.md): its tasks in the order they started,
 	// the messages the door rejected, the shell calls and delegations.
 	Tasks       []TaskSummary
 	Rejected    []Line // task_rejected lines (at most MaxListed)
@@ -75,7 +75,7 @@ type TaskSummary struct {
 	Duration                  time.Duration
 }
 
-// DelegationSummary is one delegation of the session (contracts §18): the
+// DelegationSummary is one delegation of the session (docs/delegation.md): the
 // delegation_start line, and the delegation line with its outcome.
 type DelegationSummary struct {
 	DelegationID, Capsule, Version, ChildSession string
@@ -85,8 +85,9 @@ type DelegationSummary struct {
 	Duration        time.Duration
 }
 
-// Trace lines of the shell tools and of delegation (contracts §13, §18),
-// read here by name: their writers live with those features.
+// Trace lines of the shell tools and of delegation (docs/agent-capsules.md,
+// docs/delegation.md), read here by name: their writers live with those
+// features.
 const (
 	evShell           = "shell"
 	evDelegationStart = "delegation_start"

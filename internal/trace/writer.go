@@ -1,5 +1,5 @@
 // Package trace writes and reads trace.jsonl, a session's record of what
-// happened (contracts §5).
+// happened (docs/running-capsules.md).
 //
 // Every event goes through a Writer: one JSON object per line, handed to the
 // kernel with one write(2) as the event happens and never buffered across
@@ -25,7 +25,7 @@ import (
 // FileName is the trace's name in a session's records dir.
 const FileName = "trace.jsonl"
 
-// Event types (contracts §5).
+// Event types (docs/running-capsules.md).
 const (
 	TypeSessionStart   = "session_start"
 	TypeToolCall       = "tool_call"

@@ -1,5 +1,5 @@
-// Package wit is Murmur's WIT vocabulary (contracts §9, §16; wit/ in the
-// repository) spoken over the engine of internal/wasmhost. It is pure Go: the
+// Package wit is Murmur's WIT vocabulary (the interfaces of wit/ in the
+// repository; docs/guest-kit.md) spoken over the engine of internal/wasmhost. It is pure Go: the
 // engine owns cgo and knows nothing of Murmur, and this package knows
 // nothing of wasmtime.
 //
@@ -17,6 +17,8 @@
 //     and the guest goes on; for the others it traps the guest.
 //   - Callers: CallCapsuleRun, CallToolRun, and the checks ExportsCapsuleRun
 //     / ExportsToolRun a runtime makes before it runs a component.
-//   - wasi:http policy: GrantHTTP with an HTTPPolicy (DenyAllHTTP for now)
-//     over the engine's wasi:http mechanism, one log line per request.
+//   - wasi:http policies: GrantHTTP with an HTTPPolicy — DenyAllHTTP,
+//     NetworkAllow (a capsule's or tool's capabilities.network.allow) or a
+//     driver's Gateway (its endpoint only, its key swapped in) — over the
+//     engine's wasi:http mechanism, one log line per request.
 package wit

@@ -800,7 +800,7 @@ func TestGoKitComponentShapes(t *testing.T) {
 			if !slices.Equal(exports, tt.exports) {
 				t.Errorf("exports %q, want %q", exports, tt.exports)
 			}
-			// The full contracts §9 shape, as the engine's introspection prints it.
+			// The full WIT shape, as the engine's introspection prints it.
 			const invokeWIT = "invoke: func(name: string, input: record { data: option<string>, log-path: option<string> }) -> " +
 				"result<record { status: enum { passed, failed, error }, summary: option<string>, data: option<string>, " +
 				"data-path: option<string>, truncated: bool, metadata: list<tuple<string, string>> }, string>"

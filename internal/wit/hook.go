@@ -9,7 +9,7 @@ import (
 	"github.com/murmur-go/murmur/internal/wasmhost"
 )
 
-// The hook world of contracts §16: murmur:hook/lifecycle@0.5.0 (exported by a
+// The hook world (docs/agent-capsules.md): murmur:hook/lifecycle@0.5.0 (exported by a
 // hook) and murmur:runtime/inference@0.2.0 (what a hook may import), as Go
 // records with their conversions, a typed caller per lifecycle function, the
 // run-inference host helper and the check a runtime makes before it keeps a
@@ -417,7 +417,7 @@ func sameFunc(a, b *wasmhost.FuncType) bool {
 
 // ExportsHookLifecycle checks that c is a component of the hook world
 // (murmur:runtime/hook@0.2.0): it exports murmur:hook/lifecycle@0.5.x with
-// all nine lifecycle functions of the contracts §16 signatures, and imports
+// all nine lifecycle functions with their WIT signatures, and imports
 // no murmur interface but murmur:runtime/inference@0.2.x (with its WIT
 // signature). It returns the exported interface's exact name, which the
 // callers take, or an E-RUN-096 diagnostic naming what is missing or wrong.

@@ -9,7 +9,7 @@ import (
 	"github.com/murmur-go/murmur/internal/wasmhost"
 )
 
-// Typed host helpers: each grants one murmur host interface of contracts §9
+// Typed host helpers: each grants one murmur host interface (wit/)
 // on a wasmhost.Host, decoding the guest's arguments into the records of
 // records.go and encoding the answer. The runtime decides what the functions
 // do; the helpers only speak the WIT.

@@ -52,7 +52,7 @@ func (m fakeManager) Diagnostics(context.Context) (RuntimeState, error) {
 }
 
 // TestTypedHelpersShapes calls every typed helper's host function the way the
-// dispatcher does and checks each answer against the contracts §9 WIT type.
+// dispatcher does and checks each answer against its WIT type (wit/).
 func TestTypedHelpersShapes(t *testing.T) {
 	resultOf := func(ok *wasmhost.Type) *wasmhost.Type { return tResult(ok, tString) }
 	want := map[string]*wasmhost.Type{

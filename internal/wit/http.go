@@ -13,7 +13,7 @@ import (
 	"github.com/murmur-go/murmur/internal/wasmhost"
 )
 
-// HTTPPolicy decides an outgoing wasi:http request (contracts §17): nil
+// HTTPPolicy decides an outgoing wasi:http request (docs/guest-kit.md): nil
 // allows it, an error denies it (the guest gets HTTP-request-denied; the
 // error, which names the manifest key to edit, is logged). A policy may
 // rewrite the request's headers (the gateway key swap). The engine carries
@@ -28,7 +28,7 @@ var ErrHTTPDenied = errors.New("outbound HTTP is not granted")
 // nothing.
 func DenyAllHTTP(context.Context, *wasmhost.HTTPRequest) error { return ErrHTTPDenied }
 
-// The bounds of contracts §17.
+// The bounds on a component's outgoing HTTP.
 const (
 	// DefaultHTTPMaxBodyBytes bounds one response body; HTTPMaxBodyEnv
 	// overrides it.
@@ -56,7 +56,7 @@ func HTTPMaxBodyBytes(lookup func(string) (string, bool)) int64 {
 
 // NetworkAllow is the grant of a capsule and its tools: a request goes out
 // when capabilities.network.allow covers its scheme://authority under the
-// coverage rule of contracts §7 (a bare host covers both schemes and every
+// coverage rule of the spawn envelope (a bare host covers both schemes and every
 // port; a scheme form only itself, at its port or the scheme's default).
 // key is the manifest key a refusal names ("capabilities.network.allow").
 func NetworkAllow(allow []string, key string) HTTPPolicy {
@@ -70,7 +70,7 @@ func NetworkAllow(allow []string, key string) HTTPPolicy {
 	}
 }
 
-// Gateway is a driver's grant (contracts §14): its wasi:http reaches the
+// Gateway is a driver's grant (docs/drivers.md): its wasi:http reaches the
 // gateway endpoint's scheme://authority only. The component sees
 // Placeholder as MURMUR_INFERENCE_API_KEY; on a request to the endpoint the
 // host puts Key in its place in x-api-key and authorization headers, and a

@@ -6,7 +6,8 @@ import (
 	"github.com/murmur-go/murmur/internal/wasmhost"
 )
 
-// Interface names, as components import and export them (contracts §9).
+// Interface names, as components import and export them (wit/ in the
+// repository).
 // This is their one home: the runtime, the CLI and the host interfaces all
 // name Murmur's interfaces through these constants.
 const (
@@ -24,13 +25,13 @@ const (
 	IfaceTextChunks      = "murmur:text/chunks@0.1.0"
 
 	// IfaceHookLifecycle is exported by a hook; IfaceHookInference is what a hook may
-	// import (contracts §16).
+	// import.
 	IfaceHookLifecycle = "murmur:hook/lifecycle@0.5.0"
 	IfaceHookInference = "murmur:runtime/inference@0.2.0"
 )
 
 // World names of murmur:runtime-guest@0.1.0 (wit/runtime-guest.wit) and of
-// the hook world (contracts §16).
+// the hook world.
 const (
 	WorldCapsule = "murmur:runtime-guest/capsule@0.1.0"
 	WorldTool    = "murmur:runtime-guest/tool@0.1.0"

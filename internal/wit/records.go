@@ -6,7 +6,7 @@ import (
 	"github.com/murmur-go/murmur/internal/wasmhost"
 )
 
-// The records of contracts §9 as Go structs, with their conversion to and
+// The records of the murmur interfaces (wit/ in the repository) as Go structs, with their conversion to and
 // from the engine's values. Encoding cannot fail (Value); decoding checks the
 // shape and reports a mismatch as an error, never a panic (wasmtime's type
 // check already guarantees the shapes, but a bug should not crash a run).

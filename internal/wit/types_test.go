@@ -2,7 +2,7 @@ package wit
 
 import "github.com/murmur-go/murmur/internal/wasmhost"
 
-// WIT types of the records (contracts §9): the tests check answers against them.
+// WIT types of the records (wit/ in the repository): the tests check answers against them.
 var (
 	tStatus     = tEnum("passed", "failed", "error")
 	tToolInput  = tRecord(wasmhost.Field{Name: "data", Type: tOption(tString)}, wasmhost.Field{Name: "log-path", Type: tOption(tString)})

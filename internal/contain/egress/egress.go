@@ -1,5 +1,5 @@
 // Package egress is the runtime's egress proxy for native commands
-// (contracts §19): an explicit HTTP proxy that a command reaches at
+// (docs/containment.md "The network namespace and the egress proxy"): an explicit HTTP proxy that a command reaches at
 // contain.ProxyAddr inside its network namespace, serving from the host's
 // namespace on the listener the helper hands out. It forwards plain HTTP
 // (absolute-form requests) and CONNECT tunnels to the hosts
@@ -77,7 +77,7 @@ func Start(allow []string) (*Proxy, error) {
 // needs one, so its launch is refused before its session exists.
 func NeedNetNS() error {
 	if r := contain.Probe(); !r.NetNS {
-		return diag.New("E-CAP-005", "the capsule's commands need a network namespace of their own (contracts §19) and this host refuses one: %s", r.NetNSBlocker)
+		return diag.New("E-CAP-005", "the capsule's commands need a network namespace of their own (docs/containment.md) and this host refuses one: %s", r.NetNSBlocker)
 	}
 	return nil
 }
@@ -241,7 +241,7 @@ func (p *Proxy) untrack(c net.Conn) {
 	c.Close()
 }
 
-// refuse answers 403 naming host:port and the manifest key (contracts §19).
+// refuse answers 403 naming host:port and the manifest key to edit.
 func (p *Proxy) refuse(w http.ResponseWriter, r *http.Request, host, port string) {
 	asked := net.JoinHostPort(host, port)
 	if host == "" {

@@ -182,7 +182,7 @@ func TestEnv(t *testing.T) {
 		}
 	}
 	if len(got) != 6 {
-		t.Errorf("Env sets %d names, want the six of contracts §15: %v", len(got), got)
+		t.Errorf("Env sets %d names, want the six proxy variables: %v", len(got), got)
 	}
 }
 

@@ -1,5 +1,5 @@
-// Package builtin constructs the drivers built into mur by name (contracts
-// §14): murmur/driver-anthropic, murmur/driver-openai and murmur/driver-replay,
+// Package builtin constructs the drivers built into mur by name
+// (docs/drivers.md): murmur/driver-anthropic, murmur/driver-openai and murmur/driver-replay,
 // each at whatever version the manifest asks for. Resolution order — project
 // store, global store, then these — is the caller's: a stored artifact of the
 // exact name and version wins over a built-in.

@@ -13,7 +13,7 @@
 // context ends first, {"id","cancel":true}; the helper answers with any number
 // of {"id","chunk"} lines, in order, then one {"id","result"} or
 // {"id","error"}. Calls may overlap; the helper answers each as it finishes.
-// The request and response are the driver protocol's own JSON (contracts §14).
+// The request and response are the driver protocol's own JSON (docs/drivers.md).
 package remote
 
 import (

@@ -16,7 +16,7 @@
 //	  - content:
 //	      - {type: text, text: "Done."}
 //
-// Each response is a normalized response (contracts §14) without usage. When
+// Each response is a normalized response (docs/drivers.md) without usage. When
 // chunks is absent, each text block is streamed as one chunk; when present,
 // the chunks must join to the response's text. docs/drivers.md is the
 // reference.

@@ -1,5 +1,5 @@
-// Package wasm is the driver adapter for stored driver components (contracts
-// §14): a .mur.zip with runtime: driver whose component exports
+// Package wasm is the driver adapter for stored driver components
+// (docs/drivers.md): a .mur.zip with runtime: driver whose component exports
 // murmur:tool/run@0.1.0 (world driver). The agent loop sees it as one more
 // driver.Driver: each turn's normalized request goes in, as JSON, in
 // tool-input.data, and the normalized response comes back, as JSON, in
@@ -77,7 +77,7 @@ type Config struct {
 	// of Component, computed when empty.
 	Name, Version, SHA256 string
 	// ArtifactSHA256 is the digest of the stored artifact's .mur.zip, what
-	// Info reports (contracts §3, §13: an artifact's content hash is its
+	// Info reports (docs/stores.md: an artifact's content hash is its
 	// zip's); empty: SHA256, for a component that comes from no store.
 	ArtifactSHA256 string
 	// Component is the component's bytes (binary, or WAT for tests).
@@ -85,7 +85,8 @@ type Config struct {
 	// Limits bounds every call (grant.Limits of the entry's effective
 	// limits); the engine refuses a zero field.
 	Limits wasmhost.Limits
-	// Session gives the identity of contracts §10; nil gives none.
+	// Session gives the session's identity (its MURMUR_* variables); nil
+	// gives none.
 	Session *session.Session
 	// Model is inference.model, MURMUR_INFERENCE_MODEL.
 	Model string
@@ -99,11 +100,11 @@ type Config struct {
 	Settings map[string]any
 	// APIKey is gateway.api_key as resolved: never in the component's
 	// environment, only put in place of the placeholder in the x-api-key
-	// or authorization header of a request to Endpoint (contracts §14).
+	// or authorization header of a request to Endpoint (docs/drivers.md).
 	APIKey string
 	// HTTP decides the component's wasi:http requests; nil is the gateway
 	// grant (wit.Gateway of Endpoint, the placeholder and APIKey): the
-	// endpoint's origin only, with the key swap (contracts §14, §17).
+	// endpoint's origin only, with the key swap (docs/drivers.md).
 	HTTP wit.HTTPPolicy
 	// Recorder receives call_deadline lines; nil records none (the error of
 	// such a call still says so: see Ending).
@@ -197,6 +198,15 @@ func New(cfg Config) (*Driver, error) {
 		rec:    cfg.Recorder,
 		log:    log.With("driver", cfg.Name),
 	}, nil
+}
+
+// Bind gives a driver made before its session existed (to refuse one that
+// cannot load before any session file is written) the session's identity
+// and its recorder. It is called once, before the first Call.
+func (d *Driver) Bind(sess *session.Session, rec DeadlineRecorder) {
+	env := grant.Env(sess, nil, nil)
+	maps.Copy(env, d.env)
+	d.env, d.rec = env, rec
 }
 
 // Info is {name, version, "wasm", the artifact's sha256}.

@@ -1,6 +1,6 @@
 // Package roostapi is mur-roost's HTTP interface as Go: the request and
 // response bodies of every endpoint, the header names, and a typed client
-// (roost-and-delegation.txt "Endpoints"; contracts.md §7).
+// (docs/roost.md).
 //
 // The daemon encodes and decodes with these same types, so a field renamed
 // here is renamed on both sides at once. The client is what a capsule's

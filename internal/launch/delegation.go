@@ -1,0 +1,295 @@
+package launch
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/murmur-go/murmur/internal/agent"
+	"github.com/murmur-go/murmur/internal/delegate"
+	"github.com/murmur-go/murmur/internal/diag"
+	"github.com/murmur-go/murmur/internal/door"
+	"github.com/murmur-go/murmur/internal/roost/roostapi"
+	"github.com/murmur-go/murmur/internal/session"
+	"github.com/murmur-go/murmur/internal/trace"
+)
+
+// spawnWiring is a session's part in delegation (docs/delegation.md): as a
+// child (the approval it was launched under, its spawner handle and
+// lifeline) and as a parent (the delegate-task runtime). Every method is a
+// no-op on a session that takes no part.
+type spawnWiring struct {
+	roostURL    string
+	spawnAllow  []string
+	launched    *delegate.Launched
+	spawner     *delegate.Spawner
+	lifeline    *os.File
+	formationID string // "" for a session in no formation
+	cred        roostapi.Credential
+	registered  bool
+	rt          *delegate.Runtime
+	windingDown atomic.Bool
+	// tasks maps a running task to its context and traceparent, for the
+	// delegate-task call made from it.
+	tasks *taskContexts
+	// republishHint is said under a spawn_allow refusal when the published
+	// copy mur-roost judges differs from the manifest on disk.
+	republishHint string
+}
+
+// openDelegation reads what delegation needs before any session exists:
+// the lifeline and the spawner handle (E-RUN-020), the approval on stdin,
+// and MURMUR_ROOST_URL for a session that must register (E-RUN-019).
+func openDelegation(p *Plan, opts Options) (*spawnWiring, error) {
+	w := &spawnWiring{spawnAllow: p.Grants.Capsule.SpawnAllow, tasks: &taskContexts{m: map[string]taskContext{}}}
+	var err error
+	if w.formationID, err = delegate.ReadFormation(p.lookup); err != nil {
+		return nil, err
+	}
+	if w.lifeline, err = delegate.OpenLifeline(p.lookup); err != nil {
+		return nil, err
+	}
+	if w.spawner, err = delegate.ReadSpawner(p.lookup); err != nil {
+		return nil, err
+	}
+	if opts.SpawnApprovalStdin {
+		in := opts.Stdin
+		if in == nil {
+			in = os.Stdin
+		}
+		if w.launched, err = delegate.ReadLaunched(in); err != nil {
+			return nil, err
+		}
+		if err := p.raiseToParent(w.launched.ParentTier); err != nil {
+			return nil, err
+		}
+	}
+	w.roostURL = delegate.RoostURL(p.lookup)
+	if (len(w.spawnAllow) > 0 || w.launched != nil) && w.roostURL == "" {
+		return nil, diag.New("E-RUN-019", "this capsule declares capabilities.spawn.allow and MURMUR_ROOST_URL is not set; delegation requires mur-roost").
+			WithHint("start mur-roost and set MURMUR_ROOST_URL=http://127.0.0.1:7700")
+	}
+	w.republishHint = republishCheck(p, opts.Stderr)
+	return w, nil
+}
+
+// parentCopy is MURMUR.md's workdir-snapshot line of a child that has one.
+func (w *spawnWiring) parentCopy() *session.ParentCopy {
+	if w.launched == nil || w.launched.Snapshot == nil {
+		return nil
+	}
+	return &session.ParentCopy{Files: w.launched.Snapshot.Files, Bytes: w.launched.Snapshot.Bytes}
+}
+
+func (w *spawnWiring) spawnedBy() string {
+	if w.spawner != nil {
+		return w.spawner.SessionID
+	}
+	return ""
+}
+
+// sessionStart adds the delegation fields to session_start: spawned_by and
+// delegation_id on a child, delegate-task in tools_declared on a parent.
+func (w *spawnWiring) sessionStart(s trace.SessionStart, p *Plan) trace.SessionStart {
+	if w.spawner != nil {
+		by := w.spawner.SessionID
+		s.SpawnedBy, s.DelegationID = &by, w.spawner.DelegationID
+	}
+	if len(w.spawnAllow) > 0 {
+		s.ToolsDeclared = append(s.ToolsDeclared, delegate.ToolName)
+	}
+	if w.launched != nil {
+		s.EffectiveGrants = withParentWorkdir(s.EffectiveGrants, w.launched.Snapshot, p.Containment.Achieved)
+	}
+	return s
+}
+
+// register announces the session at mur-roost when it must: before the
+// --json line, so a parent's launcher sees a registered child.
+func (w *spawnWiring) register(ctx context.Context, sess *session.Session) error {
+	if len(w.spawnAllow) == 0 && w.launched == nil {
+		return nil
+	}
+	var approval roostapi.Approval
+	if w.launched != nil {
+		approval = w.launched.Approval
+	}
+	cred, err := delegate.Register(ctx, w.roostURL, roostapi.RegisterRequest{SessionID: sess.ID, Name: sess.Name, Version: sess.Version}, approval)
+	if err != nil {
+		return err
+	}
+	w.cred, w.registered = cred, true
+	return nil
+}
+
+// runtime makes the delegate-task runtime of a session whose spawn.allow
+// is non-empty; nil otherwise.
+func (w *spawnWiring) runtime(p *Plan, sess *session.Session, rec *trace.Recorder, doorURL string, opts Options) *delegate.Runtime {
+	if len(w.spawnAllow) == 0 || !w.registered {
+		return nil
+	}
+	bin := p.murBinary()
+	g := p.Grants.Capsule
+	w.rt = delegate.New(delegate.Config{RoostURL: w.roostURL, Credential: w.cred,
+		SessionID: sess.ID, Name: sess.Name, Version: sess.Version, RecordsDir: sess.RecordsDir, RuntimeDir: sess.RuntimeDir,
+		DoorURL: doorURL, SpawnAllow: g.SpawnAllow, WorkdirSnapshot: g.WorkdirSnapshot, EnvAllow: g.EnvAllow,
+		Lookup: p.lookup, MurBinary: bin, Deadline: delegate.Deadline(p.Manifest, p.lookup),
+		Snapshot: p.workdirSnapshot(sess), ChildEnvAllow: p.childEnvAllow, Tier: p.Containment.Achieved, FormationID: w.formationID, Recorder: rec, Log: opts.Log,
+		RefusalHint: w.republishHint})
+	return w.rt
+}
+
+func (w *spawnWiring) waiter() agent.Waiter {
+	if w.rt == nil {
+		return nil
+	}
+	return w.rt
+}
+
+func (w *spawnWiring) completions() door.CompletionHandler {
+	if w.rt == nil {
+		return nil
+	}
+	return w.rt
+}
+
+// runner notes each task's context for the delegate-task calls it makes.
+func (w *spawnWiring) runner(loop door.Runner) door.Runner {
+	if w.rt == nil {
+		return loop
+	}
+	return door.RunnerFunc(func(ctx context.Context, t *door.Task, ev door.Events) door.Outcome {
+		w.tasks.set(t.ID, taskContext{contextID: t.ContextID, traceparent: t.TraceParent})
+		defer w.tasks.drop(t.ID)
+		return loop.RunTask(ctx, t, ev)
+	})
+}
+
+// watchLifeline winds the session down on EOF as a first SIGTERM does,
+// after spawner_ended; EOF once a wind-down has begun writes nothing.
+func (w *spawnWiring) watchLifeline(rec *trace.Recorder, bootstrapLog string, endRun context.CancelCauseFunc) {
+	if w.lifeline == nil {
+		return
+	}
+	delegate.WatchLifeline(w.lifeline, bootstrapLog, func() {
+		if w.windingDown.Load() {
+			return
+		}
+		rec.Emit(trace.SpawnerEnded{})
+		endRun(&Signalled{Signal: syscall.SIGTERM})
+	})
+}
+
+// close ends the children still running and deregisters, best effort.
+func (w *spawnWiring) close(status string) {
+	outcome := roostapi.StatusComplete
+	if status != trace.EndOK {
+		outcome = roostapi.StatusFailed
+	}
+	switch {
+	case w.rt != nil:
+		w.rt.Close(outcome)
+	case w.registered:
+		delegate.Deregister(w.roostURL, w.cred, outcome, nil)
+	}
+}
+
+// reportFrom reports a delegated child's completion with resultDir's
+// out/result.txt as its result, when that is a regular file.
+func (w *spawnWiring) reportFrom(sess *session.Session, resultDir, status string, opts Options) {
+	if w.spawner == nil {
+		return
+	}
+	st := delegate.StatusOK
+	if status != trace.EndOK {
+		st = delegate.StatusError
+	}
+	rec := delegate.Completion{CapsuleName: sess.Name, CapsuleVersion: sess.Version, SessionID: sess.ID, Status: st,
+		Workdir: sess.Workdir, DurationMS: time.Since(sess.Started).Milliseconds()}
+	if p := filepath.Join(resultDir, "out", "result.txt"); isRegular(p) {
+		rec.ResultPath = p
+	}
+	delegate.Report(w.spawner, sess.RecordsDir, rec, opts.Stderr, opts.Log)
+}
+
+func isRegular(p string) bool {
+	st, err := os.Lstat(p)
+	return err == nil && st.Mode().IsRegular()
+}
+
+type taskContext struct{ contextID, traceparent string }
+
+// taskContexts is the running tasks' contexts, by task id.
+type taskContexts struct {
+	mu sync.Mutex
+	m  map[string]taskContext
+}
+
+func (t *taskContexts) set(id string, c taskContext) {
+	t.mu.Lock()
+	t.m[id] = c
+	t.mu.Unlock()
+}
+
+func (t *taskContexts) drop(id string) {
+	t.mu.Lock()
+	delete(t.m, id)
+	t.mu.Unlock()
+}
+
+func (t *taskContexts) get(id string) taskContext {
+	if t == nil {
+		return taskContext{}
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.m[id]
+}
+
+// A script capsule's part in delegation (docs/delegation.md):
+// as a parent it has no door, so its runtime opens a completion listener
+// of its own; as a child its task came on standard input and its answer is
+// its work folder's out/result.txt.
+
+// scriptRuntime makes a script parent's delegate-task runtime; nil when
+// spawn.allow is empty or the session is not registered.
+func (w *spawnWiring) scriptRuntime(p *Plan, sess *session.Session, rec *trace.Recorder, opts Options) (*delegate.Runtime, error) {
+	if len(w.spawnAllow) == 0 || !w.registered {
+		return nil, nil
+	}
+	bin := p.murBinary()
+	g := p.Grants.Capsule
+	rt, err := delegate.NewScript(delegate.Config{RoostURL: w.roostURL, Credential: w.cred,
+		SessionID: sess.ID, Name: sess.Name, Version: sess.Version, RecordsDir: sess.RecordsDir, RuntimeDir: sess.RuntimeDir,
+		SpawnAllow: g.SpawnAllow, WorkdirSnapshot: g.WorkdirSnapshot, EnvAllow: g.EnvAllow,
+		Lookup: p.lookup, MurBinary: bin, Deadline: delegate.Deadline(p.Manifest, p.lookup),
+		Snapshot: p.workdirSnapshot(sess), ChildEnvAllow: p.childEnvAllow, Tier: p.Containment.Achieved, FormationID: w.formationID, Recorder: rec, Log: opts.Log})
+	if err != nil {
+		return nil, err
+	}
+	w.rt = rt
+	return rt, nil
+}
+
+// scriptTask is a delegated script child's task: the one its parent wrote
+// on standard input, which goes into its task.md.
+func (w *spawnWiring) scriptTask() (string, bool) {
+	if w.launched == nil {
+		return "", false
+	}
+	return w.launched.Task, true
+}
+
+// endScript ends what a script parent's run leaves running (the task ended
+// first: ending is its session_end exit_status) and deregisters.
+func (w *spawnWiring) endScript(ending string) {
+	w.windingDown.Store(true)
+	if w.rt != nil {
+		w.rt.EndScript(ending)
+	}
+	w.close(ending)
+}

@@ -1,0 +1,71 @@
+package telemetry
+
+import (
+	"net/http/httptest"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/murmur-go/murmur/internal/trace"
+)
+
+// TestLinesBecomeSpans drives a real recorder into the sink: each line
+// becomes its span, placed by its parent_id, with the line's fields as
+// attributes, and a delegation's span opened ahead of its line is closed by
+// it.
+func TestLinesBecomeSpans(t *testing.T) {
+	c := &collector{}
+	srv := httptest.NewServer(c)
+	defer srv.Close()
+	dir := t.TempDir()
+	sink, err := Open(trace.SpanExport{Endpoint: srv.URL, SessionID: "ses_l", CapsuleName: "local/agent", CapsuleVersion: "0.2.0",
+		Kind: "agent", LogPath: filepath.Join(dir, "otel.log"), Started: time.Now()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tw, err := trace.Create(filepath.Join(dir, trace.FileName), "ses_l", trace.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tw.Close()
+	rec := trace.NewRecorder(tw, sink, time.Now(), nil)
+	rec.Emit(trace.AgentSessionStart{SessionStart: trace.SessionStart{CapsuleName: "local/agent", CapsuleVersion: "0.2.0", Kind: "agent"}})
+	task := rec.Emit(trace.TaskStart{TaskID: "tsk_1", ContextID: "ctx_1", Source: "a2a", Origin: "user", MessageBytes: 3})
+	inf := rec.EmitUnder(task, trace.Inference{TaskID: "tsk_1", Turn: 1, Model: "replay", StopReason: "tool_call", ToolCalls: []string{"echo"}, DurationMS: 5})
+	errText := "boom"
+	rec.EmitUnder(inf, trace.AgentToolCall{ToolCall: trace.ToolCall{ToolName: "echo", InputBytes: 2, OutputBytes: 11, DurationMS: 3,
+		Status: "error", Error: &errText}, TaskID: "tsk_1", Turn: 1, ToolCallID: "call_1", Kind: "wasm", Ending: "trapped"})
+	rec.EmitUnder(inf, trace.Shell{TaskID: "tsk_1", Turn: 1, ToolCallID: "call_2", Binary: "/bin/ls", Command: "ls", ExitCode: 1})
+	tp := rec.OpenDelegation(inf, trace.DelegationStart{DelegationID: "dlg_1", Capsule: "child", Version: "1.0.0"})
+	rec.Emit(trace.Delegation{DelegationID: "dlg_1", Capsule: "child", Version: "1.0.0", ChildSessionID: "ses_c", Outcome: "ok"})
+	rec.EmitUnder(task, &trace.TaskEnd{TaskID: "tsk_1", ExitStatus: "ok", Turns: 1, ToolCalls: 1, ToolErrors: 1, ShellCalls: 1})
+	rec.ToolCall("local/echo", time.Now().Add(-2*time.Millisecond), 1, 2, "")
+	rec.EndAgent("ok", "", true)
+
+	root, ts := c.one(t, SpanSession), c.one(t, SpanTask)
+	if !under(ts, root) || attrs(ts)["task_id"] != "tsk_1" || attrs(ts)["tool_errors"] != int64(1) {
+		t.Errorf("task span %v", attrs(ts))
+	}
+	for _, name := range []string{SpanInference, SpanShell, SpanDelegation} {
+		if sp := c.one(t, name); !under(sp, ts) {
+			t.Errorf("%s is not under the task span", name)
+		}
+	}
+	var agentCall, scriptCall bool
+	for _, sp := range c.byName(SpanToolCall) {
+		a := attrs(sp)
+		switch {
+		case under(sp, ts):
+			agentCall = a["tool_name"] == "echo" && a["error"] == "boom" && a["ending"] == "trapped" && a["duration_ms"] == int64(3)
+		case under(sp, root):
+			scriptCall = a["tool_name"] == "local/echo" && a["status"] == "ok"
+		}
+	}
+	if !agentCall || !scriptCall {
+		t.Errorf("tool_call spans: the agent's %v, the script's %v", agentCall, scriptCall)
+	}
+	d := c.one(t, SpanDelegation)
+	if a := attrs(d); a["outcome"] != "ok" || a["child_session_id"] != "ses_c" || tp == "" {
+		t.Errorf("delegation span %v, traceparent %q", a, tp)
+	}
+}

@@ -1,0 +1,186 @@
+package tools
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/murmur-go/murmur/internal/diag"
+	"github.com/murmur-go/murmur/internal/trace"
+	"github.com/murmur-go/murmur/internal/wit"
+)
+
+// Call is one tool call, by a script through murmur:tool-registry or by
+// the model of an agent's task. Every call of every kind goes through
+// Inventory.Call.
+type Call struct {
+	// Name is the name the caller gave (full or bare; clipped in lines).
+	Name string
+	// Entry is the tool when the caller resolved Name by rules of its own
+	// (the model's tool names); nil looks Name up in the inventory.
+	Entry Entry
+	// Refused is the caller's own refusal, made before any tool runs (a
+	// session that is over, input that is not a JSON object): the call's
+	// line is written all the same, with it as the error.
+	Refused error
+	// Input is the tool's input record; a model's call carries its JSON
+	// object in Data.
+	Input wit.ToolInput
+	// Recorder receives a script's tool_call line and any call_deadline
+	// line; nil records none.
+	Recorder Recorder
+	// Task is set for a model's call, nil for a script's.
+	Task *TaskCall
+}
+
+// Recorder is where a script's call is recorded (*trace.Recorder is one).
+type Recorder interface {
+	ToolCall(tool string, start time.Time, inBytes, outBytes int, errText string)
+	DeadlineRecorder
+}
+
+// TaskCall is where a model's call belongs and what it may use of its task.
+type TaskCall struct {
+	TaskID, ContextID, TraceParent string
+	Turn                           int
+	// ID is the driver's tool_call id.
+	ID string
+	// ParentID is the event_id of the turn's inference line: the call's
+	// line goes under it.
+	ParentID string
+	// Lines writes the call's tool_call or shell line.
+	Lines interface {
+		EmitUnder(parent string, ev any) string
+	}
+	// Hooks fires on-tool-call and on-shell (nil: none).
+	Hooks CallHooks
+	// Chunks receives a component tool's murmur:text/chunks; nil logs them.
+	Chunks func(ctx context.Context, text string, thinking bool) error
+	// RequestInput asks the task's sender (INPUT_REQUIRED); nil refuses.
+	RequestInput func(ctx context.Context, prompt string) (string, error)
+	// InFlight is told the task's delegations still running after a call
+	// that started one (nil: nobody asks).
+	InFlight func(delegationIDs []string)
+}
+
+// CallHooks are the lifecycle hooks a model's call fires once its line is
+// written.
+type CallHooks interface {
+	OnToolCall(ctx context.Context, c *TaskCall, line trace.AgentToolCall)
+	OnShell(ctx context.Context, c *TaskCall, r ShellResult)
+}
+
+// Outcome is what one tool did.
+type Outcome struct {
+	// Result is the tool's result record: what a script gets.
+	Result wit.ToolResult
+	// Text is what the model sees of a call that succeeded.
+	Text string
+	// Err is a call that failed; its text is the error both callers see.
+	Err error
+	// Verbatim gives the model Err's text as it is, not after "error: "
+	// (delegate-task's refusals are the daemon's sentence, verbatim).
+	Verbatim bool
+	// Ending is a component call's ending ("" for none).
+	Ending string
+	// Shell is a shell command that ran: its shell line is the call's line.
+	Shell *ShellResult
+}
+
+// notForScripts is an entry's refusal of a script's call: the script named
+// a tool murmur:tool-registry cannot invoke, so its line names what the
+// script asked for, as for a name that is not declared.
+type notForScripts struct{ error }
+
+func refuseScript(e Entry, name string) Outcome {
+	return Outcome{Err: notForScripts{diag.New("E-RUN-062", "tool %q is the %s %s, which murmur:tool-registry cannot invoke: it runs tool components", Clip(name), e.Kind(), e.Name()).
+		WithHint("declare a tool artifact (runtime: tool) instead")}}
+}
+
+// Call is the one way any tool is called: it finds the entry, runs the
+// entry's own Call, writes the call's one line (tool_call, or shell for a
+// command that ran) and fires on-tool-call or on-shell. A policy gate
+// belongs here, in front of e.Call: no call reaches a tool another way.
+func (inv *Inventory) Call(ctx context.Context, c Call) Outcome {
+	start := time.Now()
+	e, err := c.Entry, c.Refused
+	if e == nil && err == nil {
+		e, err = inv.Lookup(c.Name)
+	}
+	var out Outcome
+	if err != nil {
+		out.Err = err
+	} else {
+		out = e.Call(ctx, &c)
+	}
+	label, kind := Clip(c.Name), ""
+	var nf notForScripts
+	if errors.As(out.Err, &nf) {
+		out.Err = nf.error
+	} else if e != nil {
+		label, kind = e.Name(), e.Kind()
+	}
+	if c.Task == nil {
+		if c.Recorder != nil {
+			c.Recorder.ToolCall(label, start, inputBytes(c.Input), outputBytes(out), errText(out.Err))
+		}
+		return out
+	}
+	inv.taskLine(ctx, c.Task, label, kind, start, len(dataOf(c.Input)), &out)
+	return out
+}
+
+// taskLine writes a model's call's line (the recorder mirrors it as a
+// span) and fires its hook. out.Text becomes the whole text the model is given.
+func (inv *Inventory) taskLine(ctx context.Context, t *TaskCall, label, kind string, start time.Time, inBytes int, out *Outcome) {
+	if sh := out.Shell; sh != nil && out.Err == nil {
+		t.Lines.EmitUnder(t.ParentID, sh.Line)
+		if t.Hooks != nil {
+			t.Hooks.OnShell(ctx, t, *sh)
+		}
+		out.Text = sh.Text
+		return
+	}
+	line := trace.AgentToolCall{TaskID: t.TaskID, Turn: t.Turn, ToolCallID: t.ID, Kind: kind, Ending: out.Ending}
+	line.ToolName, line.InputBytes = label, inBytes
+	line.Status = "ok"
+	if out.Err != nil {
+		msg := out.Err.Error()
+		line.Status, line.Error = "error", &msg
+		out.Text = "error: " + msg
+		if out.Verbatim {
+			out.Text = msg
+		}
+	}
+	line.OutputBytes = len(out.Text)
+	line.DurationMS = time.Since(start).Milliseconds()
+	t.Lines.EmitUnder(t.ParentID, line)
+	if t.Hooks != nil {
+		t.Hooks.OnToolCall(ctx, t, line)
+	}
+}
+
+// inputBytes and outputBytes measure a script's call by its payload: the
+// data strings (what a tool consumes and produces), not the record fields.
+func inputBytes(in wit.ToolInput) int { return len(dataOf(in)) }
+
+func outputBytes(o Outcome) int {
+	if o.Err != nil || o.Result.Data == nil {
+		return 0
+	}
+	return len(*o.Result.Data)
+}
+
+func dataOf(in wit.ToolInput) string {
+	if in.Data == nil {
+		return ""
+	}
+	return *in.Data
+}
+
+func errText(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
+}
