@@ -75,7 +75,10 @@ type doctorArtifact struct {
 	Store   string         `json:"store,omitempty"`
 	SHA256  string         `json:"sha256,omitempty"`
 	Locked  bool           `json:"locked"`
-	Error   *jsonErrorBody `json:"error,omitempty"`
+	// Precompiled tells whether the compile cache holds its component
+	// (absent for an artifact with none: an agent capsule, a skill).
+	Precompiled *bool          `json:"precompiled,omitempty"`
+	Error       *jsonErrorBody `json:"error,omitempty"`
 }
 
 // builtInStore is doctorArtifact.Store for a driver mur has built in.
@@ -154,6 +157,9 @@ func runDoctor(asJSON bool, stdout, stderr io.Writer) error {
 			failures = append(failures, rerr)
 		} else {
 			da.OK, da.Runtime, da.Store, da.SHA256, da.Locked = true, r.Runtime, r.Store.Kind, r.SHA256, chain.Lock != nil
+			if comp, cached, err := launch.IsPrecompiled(homeDir, r); err == nil && comp != "" {
+				da.Precompiled = &cached
+			}
 		}
 		rep.Artifacts = append(rep.Artifacts, da)
 	}
@@ -215,6 +221,9 @@ func printDoctor(stdout, stderr io.Writer, rep doctorReport, failures []error) {
 		}
 		fmt.Fprintf(stdout, "%s    %s (%s) installed in the %s store, sha256 %s matches its sidecars, %s\n", paint(stdout, "ok"),
 			ref, a.Runtime, a.Store, a.SHA256[:12], pinned)
+		if a.Precompiled != nil && !*a.Precompiled {
+			fmt.Fprintf(stdout, "%s  %s's component is not compiled yet: its first run compiles it ('mur install %s' compiles it now)\n", paint(stdout, "warn"), ref, ref)
+		}
 	}
 	if rep.OK {
 		fmt.Fprintf(stdout, "all %d declared artifact(s) resolve\n", len(rep.Artifacts))

@@ -3,6 +3,7 @@ package launch
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"os"
 	"path/filepath"
 
 	"github.com/murmur-go/murmur/internal/home"
@@ -72,6 +73,13 @@ func IsPrecompiled(homeDir string, r *store.Resolved) (component string, cached 
 	file, ok := r.Archive.PayloadName()
 	if !ok || filepath.Ext(file) != ".wasm" {
 		return "", false, nil
+	}
+	// Read only: with no cache or no key yet nothing is compiled, and
+	// making them is a run's business, not a check's.
+	for _, p := range []string{home.Compiled(homeDir), home.CacheKey(homeDir)} {
+		if _, err := os.Stat(p); err != nil {
+			return file, false, nil
+		}
 	}
 	data, err := r.Archive.ReadFile(file)
 	if err != nil {
