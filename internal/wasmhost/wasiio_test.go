@@ -18,6 +18,9 @@ import (
 
 const streamClosedU32 = ^uint32(0)
 
+// goWritePermit is what Go's wasi:io grants a check-write (wasiio).
+const goWritePermit = 64 << 10
+
 func driverRun(t *testing.T, rc RunConfig) *Instance {
 	t.Helper()
 	rc.GoIO = true
@@ -173,8 +176,8 @@ func TestRunKindsLinkApart(t *testing.T) {
 		if v, err := i.Call(bg, "", "read-stdin", uint64(8)); err != nil || v != uint32(3) {
 			t.Fatalf("GoIO %v: read-stdin = %v, %v", goIO, v, err)
 		}
-		if (i.run.io != nil) != goIO {
-			t.Fatalf("GoIO %v: Go wasi:io %v", goIO, i.run.io != nil)
+		if i.run.goIO != goIO {
+			t.Fatalf("GoIO %v: Go wasi:io %v", goIO, i.run.goIO)
 		}
 	}
 }
@@ -262,7 +265,7 @@ func TestLiveBodyPump(t *testing.T) {
 			}()
 			var got int64
 			for {
-				b, ending, ok := s.take(8 << 10)
+				b, ending, ok := s.Take(8 << 10)
 				if !ok {
 					if v, _ := ending.(Variant); v.Case != c.want || (c.want == "") != (ending == nil) {
 						t.Fatalf("ending %v, want %q", ending, c.want)
