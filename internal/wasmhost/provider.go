@@ -62,10 +62,10 @@ func providerNamed(name string) Provider {
 // call's thread.
 type Run struct{ r *run }
 
-// NewObject puts v in the run's table: the handle a host function returns
+// NewObject puts o in the run's table: the handle a host function returns
 // for an own<R> or borrow<R> of a host-defined resource. When the guest
-// drops its last handle, v's drop method runs, if it has one (an object
-// that is the parent of live pollables or streams traps the guest).
+// drops its last handle, an engine stream or pollable acts on it, and an
+// object embedding Family with live children traps the guest.
 func (v *Run) NewObject(o any) HostResource { return v.r.newObj(o) }
 
 // Object is the object behind a handle the guest passed, if it is one of
