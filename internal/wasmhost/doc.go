@@ -2,11 +2,13 @@
 // component C API — wasmtime 39, linked from the static library inside
 // github.com/bytecodealliance/wasmtime-go/v39 — via cgo. It is the only
 // package of Murmur with cgo. It knows no Murmur interface, record or
-// policy (those are internal/wit's). Beside the engine it still holds Go's
-// wasi:io and the wasi:http mechanism, which reach into a run's store; the
-// HTTP/1.1 client they drive, with its connection pool, is the pure-Go
-// wasihttp/h1, and the pool is the caller's (HTTPGrant.Conns): the engine
-// owns no sockets. Everything else sees a small Go API:
+// policy (those are internal/wit's). Host interfaces answered in Go are
+// plugged in as providers (Provider, Register): Go's wasi:io is the
+// package wasiio. Beside the engine it still holds the wasi:http
+// mechanism, which reaches into a run's store; the HTTP/1.1 client it
+// drives, with its connection pool, is the pure-Go wasihttp/h1, and the
+// pool is the caller's (HTTPGrant.Conns): the engine owns no sockets.
+// Everything else sees a small Go API:
 //
 //   - Engine (NewEngine): one per process. Cranelift, the component model,
 //     an epoch ticker (every 10 ms) for deadlines, and a memory creator that
@@ -21,6 +23,13 @@
 //     request, the caller's function decides it, over the caller's pool). Whatever a component
 //     imports that the Host does not grant is linked anyway and fails when
 //     called with "capability not granted: <iface>#<func>".
+//   - Provider (Register): a host interface answered in Go, such as Go's
+//     wasi:io (internal/wasmhost/wasiio, for runs with RunConfig.GoIO). It
+//     names the instances it answers, gives each function's Go answer, and
+//     keeps per-run state; it sees the run through Run (its table of host
+//     objects, the deadline-aware waits on Pollables), and the Go streams
+//     and pollables it hands out (InputStream, OutputStream, Pollable) are
+//     the engine's, so that other providers' objects can wait with them.
 //   - Instance (Engine.Instantiate with a RunConfig: Limits, WASI, Host): one
 //     store for one run. Call calls an export with Go values (see Value),
 //     bounded by the deadline. Limits has no defaults: every field is given

@@ -118,7 +118,7 @@ type linkerEntry struct {
 	// linker defined for it.
 	resIDs map[string]uint32
 	// goIO: the linker of runs where Go answers wasi:io and what hands
-	// out its streams and pollables (wasiio.go).
+	// out its streams and pollables (the wasi:io provider).
 	goIO bool
 }
 
@@ -162,7 +162,7 @@ func (le *linkerEntry) build(imports []Item) (*C.wasmtime_component_linker_t, er
 	for _, imp := range imports {
 		switch imp.Kind {
 		case ItemInstance:
-			if le.goIO && goIOProvides(imp.Name) {
+			if _, ok := goIOProvides(imp.Name); le.goIO && ok {
 				// Shadows wasip2's instance of the same name.
 				if err := le.addDispatchInstance(l, imp); err != nil {
 					return fail(err)
@@ -222,8 +222,8 @@ func (le *linkerEntry) addDispatchInstance(l *C.wasmtime_component_linker_t, imp
 					continue
 				}
 				b := builtinFor(imp.Name, x.Name)
-				if le.goIO && goIOProvides(imp.Name) {
-					b = goIOBuiltin(imp.Name, x.Name, x.Func)
+				if p, ok := goIOProvides(imp.Name); le.goIO && ok {
+					b = providerBuiltin(p, imp.Name, x.Name, x.Func)
 				}
 				if err := le.addSlot(li, imp.Name, x.Name, x.Func, b); err != nil {
 					return err
@@ -295,7 +295,7 @@ func whHostCall(slotH C.uintptr_t, ctx *C.wasmtime_context_t, args *C.wasmtime_c
 		if err == errNotGranted {
 			return r.hostFailed(s, &CapabilityError{Name: s.key})
 		}
-		if err == nil && r.io != nil && !r.deadline.IsZero() && time.Now().After(r.deadline) {
+		if err == nil && r.goIO && !r.deadline.IsZero() && time.Now().After(r.deadline) {
 			// A Go-owned wasi:io run waits up to the grace (waitEnd): a
 			// builtin that returns past the deadline was waited on.
 			r.waitedCall = s.bareKey

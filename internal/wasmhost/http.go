@@ -274,7 +274,7 @@ type inBody struct {
 	done     bool // the exchange is finished with the file
 	released bool // the guest is finished with the body
 
-	live *goInput // a driver run's body: the Go stream it arrives on
+	live *InputStream // a driver run's body: the Go stream it arrives on
 }
 
 // poolFile is a body file of the run's spool. A pooled one is used again
@@ -899,7 +899,7 @@ var httpTypes = map[string]func(*run, []Value) (Value, error){
 		return r.newObj(&httpFields{immutable: true}), nil
 	},
 	"[method]outgoing-body.write": func(r *run, a []Value) (Value, error) {
-		if r.io != nil {
+		if r.goIO {
 			return r.liveBodyWrite(a)
 		}
 		b := objAs[*outBody](r, a[0])
@@ -948,7 +948,7 @@ var httpTypes = map[string]func(*run, []Value) (Value, error){
 		return &o.betweenBytes
 	}),
 	"[method]future-incoming-response.subscribe": func(r *run, a []Value) (Value, error) {
-		if r.io != nil {
+		if r.goIO {
 			return r.liveFutureSubscribe(a)
 		}
 		if f := objAs[*httpFuture](r, a[0]); f != nil {
@@ -1032,7 +1032,7 @@ var httpTypes = map[string]func(*run, []Value) (Value, error){
 		return Ok(r.newObj(resp.body)), nil
 	},
 	"[method]incoming-body.stream": func(r *run, a []Value) (Value, error) {
-		if r.io != nil {
+		if r.goIO {
 			return r.liveBodyStream(a)
 		}
 		b := objAs[*inBody](r, a[0])
@@ -1062,7 +1062,7 @@ var httpTypes = map[string]func(*run, []Value) (Value, error){
 	},
 	"[static]incoming-body.finish": func(r *run, a []Value) (Value, error) {
 		b := objAs[*inBody](r, a[0])
-		if r.io != nil {
+		if r.goIO {
 			if err := r.liveBodyFinish(b); err != nil {
 				return nil, err
 			}
@@ -1075,7 +1075,7 @@ var httpTypes = map[string]func(*run, []Value) (Value, error){
 		return r.newObj(&futureTrailers{body: b}), nil
 	},
 	"[method]future-trailers.subscribe": func(r *run, a []Value) (Value, error) {
-		if r.io != nil {
+		if r.goIO {
 			return r.liveTrailersSubscribe(a)
 		}
 		if f := objAs[*futureTrailers](r, a[0]); f != nil {
@@ -1108,7 +1108,7 @@ var httpTypes = map[string]func(*run, []Value) (Value, error){
 		return Some(Ok(Ok(Some(r.newObj(&httpFields{entries: f.body.trailers, immutable: true}))))), nil
 	},
 	"http-error-code": func(r *run, a []Value) (Value, error) {
-		if r.io != nil {
+		if r.goIO {
 			return r.liveHTTPErrorCode(a)
 		}
 		// The io-error is wasip2's; nothing of ours to read from it.

@@ -31,7 +31,7 @@ import (
 // syncBody is a response body the guest's thread reads from the socket.
 type syncBody struct {
 	ex   *syncEx
-	s    *goInput
+	s    *InputStream
 	resp *http.Response
 	n    int64 // bytes handed to the guest
 	// waitFrom is when the guest began waiting on the server with nothing

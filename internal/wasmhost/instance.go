@@ -102,9 +102,10 @@ type RunConfig struct {
 	// run's result past MaxResultListBytes (resultabi.go); the result
 	// keeps the elements before them. Nil: they are dropped.
 	ResultSpill func(Value)
-	// GoIO makes Go answer the run's wasi:io instead of wasip2
-	// (wasiio.go): wasi:http response bodies are then Go streams read from
-	// the socket as they arrive (live), not files of the run's spool; the
+	// GoIO makes Go answer the run's wasi:io instead of wasip2 (the
+	// provider registered as ProviderGoIO: internal/wasmhost/wasiio, which
+	// must be imported): wasi:http response bodies are then Go streams read
+	// from the socket as they arrive (live), not files of the run's spool; the
 	// run has no filesystem (WASI.Preopens must be empty), and stdin,
 	// stdout and stderr are WASI's as for any run. The caller decides
 	// (Murmur's rule is internal/wit.ChooseIO).
@@ -156,7 +157,11 @@ type run struct {
 	helper    *helperInst
 	spool     *spoolHelper
 	http      *httpRun // wasi:http state of this run (nil without Host.HTTP)
-	io        *ioRun   // Go-owned wasi:io of a driver run (nil otherwise)
+	// goIO: the run's wasi:io is the provider's (RunConfig.GoIO), whose
+	// per-run state is provState.
+	goIO      bool
+	provState any
+	view      Run // what providers see of the run
 
 	objs    map[uint32]any // host-defined resources of this run, by rep
 	nextRep uint32
@@ -206,6 +211,7 @@ func (e *Engine) Instantiate(ctx context.Context, c *Component, rc RunConfig) (*
 	r.c = C.wh_run_new()
 	r.c.mem_limit = C.int64_t(lim.MemoryBytes)
 	r.c.late_ns = C.int64_t(lateStop)
+	r.view.r = r
 	r.h = cgo.NewHandle(r)
 	r.c.gohandle = C.uintptr_t(r.h)
 
@@ -219,13 +225,13 @@ func (e *Engine) Instantiate(ctx context.Context, c *Component, rc RunConfig) (*
 
 	wasi := rc.WASI
 	if rc.GoIO {
-		if wasi, err = r.ownIO(wasi); err != nil {
+		if wasi, err = r.providerOpen(wasi); err != nil {
 			i.Close()
 			return nil, err
 		}
 	}
 	if rc.Host != nil && rc.Host.http != nil && c.importsHTTP {
-		hr, err := newHTTPRun(rc.Host.http, r.io != nil)
+		hr, err := newHTTPRun(rc.Host.http, r.goIO)
 		if err != nil {
 			i.Close()
 			return nil, err
@@ -485,7 +491,7 @@ func (r *run) ctx() context.Context {
 // DeadlineError. The spool path of capsules and tools keeps stopping such
 // waits at the deadline itself (RATIONALE.md).
 func (r *run) waitEnd() time.Time {
-	if r.deadline.IsZero() || r.io == nil {
+	if r.deadline.IsZero() || !r.goIO {
 		return r.deadline
 	}
 	return r.deadline.Add(r.limits.Grace)
@@ -869,8 +875,8 @@ func (i *Instance) free() {
 	if r.http != nil {
 		r.http.close()
 	}
-	if r.io != nil {
-		r.io.close()
+	if r.goIO {
+		r.providerClose()
 	}
 	C.wh_run_free(r.c)
 	r.c = nil

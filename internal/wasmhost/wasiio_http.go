@@ -39,14 +39,14 @@ func (r *run) liveBodyWrite(a []Value) (Value, error) {
 	mem := []byte{}
 	b.taken, b.mem = true, &mem
 	limit := r.http.grant.MaxBodyBytes
-	return Ok(r.newObj(&goOutput{write: func(p []byte) error {
+	return Ok(r.newObj(NewOutputStream(func(p []byte) error {
 		if int64(len(mem))+int64(len(p)) > limit {
 			return fmt.Errorf("the request body is larger than the %d bytes the host allows", limit)
 		}
 		mem = append(mem, p...)
 		*b.mem = mem
 		return nil
-	}})), nil
+	}))), nil
 }
 
 func (r *run) liveBodyStream(a []Value) (Value, error) {
@@ -83,7 +83,7 @@ func (r *run) liveFutureSubscribe(a []Value) (Value, error) {
 		}
 		return r.newObj(chanPollable(f.done, call)), nil
 	}
-	return r.newObj(readyPollable(call)), nil
+	return r.newObj(ReadyPollable(call)), nil
 }
 
 func (r *run) liveTrailersSubscribe(a []Value) (Value, error) {
@@ -91,13 +91,13 @@ func (r *run) liveTrailersSubscribe(a []Value) (Value, error) {
 	if f := objAs[*futureTrailers](r, a[0]); f != nil {
 		return r.newObj(chanPollable(f.body.spooled, call)), nil
 	}
-	return r.newObj(readyPollable(call)), nil
+	return r.newObj(ReadyPollable(call)), nil
 }
 
 // liveHTTPErrorCode reads the error-code behind a body stream's error.
 func (r *run) liveHTTPErrorCode(a []Value) (Value, error) {
-	if e := objAs[*ioError](r, a[0]); e != nil && e.code != nil {
-		return Some(e.code), nil
+	if e := objAs[*IOError](r, a[0]); e != nil && e.Code != nil {
+		return Some(e.Code), nil
 	}
 	return None, nil
 }
@@ -123,7 +123,7 @@ func (h *httpRun) streamLive(ctx context.Context, cancel context.CancelFunc, res
 // pumpBody copies the response body into s as it arrives, at most max
 // bytes; the between-bytes timeout counts only time spent waiting on the
 // server, not on the guest.
-func pumpBody(ctx context.Context, resp *http.Response, s *goInput, max int64, between time.Duration, cancel context.CancelFunc) Value {
+func pumpBody(ctx context.Context, resp *http.Response, s *InputStream, max int64, between time.Duration, cancel context.CancelFunc) Value {
 	return readBody(ctx, resp, make([]byte, 32<<10), max, between, cancel, func(b []byte) Value {
 		if !s.push(b, ctx.Done()) {
 			return codeOf(ctx, ctx.Err())

@@ -4,6 +4,8 @@ import (
 	"strings"
 
 	"github.com/murmur-go/murmur/internal/wasmhost"
+	// Go's wasi:io, registered with the engine for the runs GoIO gives it.
+	_ "github.com/murmur-go/murmur/internal/wasmhost/wasiio"
 )
 
 // GoIO is Murmur's rule for who answers a capsule's, tool's or hook's
