@@ -72,7 +72,9 @@ fi
 for c in ${capsules[@]+"${capsules[@]}"}; do
   zip=$ctx/$(basename "$c").mur.zip
   HOME=$ctx/home "$bin/mur" build "$c" -o "$zip" >/dev/null
-  HOME=$ctx/home "$bin/mur" publish "$zip" >/dev/null
+  # No compile cache in the image: its entries are bound to the files that
+  # hold them, which an image layer does not keep (docs/deploy.md).
+  HOME=$ctx/home "$bin/mur" publish --no-precompile "$zip" >/dev/null
   rm -f "$zip"
 done
 rm -rf "$ctx/home/.murmur/cache" "$ctx/home/.murmur/records" "$ctx/home/.murmur/sessions"

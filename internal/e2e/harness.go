@@ -81,9 +81,10 @@ const MurTimeout = 3 * time.Minute
 // printed.
 func RunMur(t testing.TB, home, dir string, env []string, args ...string) Result {
 	t.Helper()
-	if len(args) > 0 && (args[0] == "run" || args[0] == "publish" || args[0] == "install") {
-		// These compile (publish and install ahead of the first run); the
-		// other commands must see HOME untouched.
+	if len(args) > 0 && args[0] == "run" {
+		// Only a run shares the test process's compile cache: other commands
+		// must see HOME untouched (a publish or install compiles into the
+		// HOME's own cache, which a later run then uses).
 		ShareCompileCache(t, home)
 	}
 	cmd := MurCmdEnv(t, home, dir, env, args...)
