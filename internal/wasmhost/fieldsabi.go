@@ -60,7 +60,12 @@ func boundFieldsABI(wasm []byte) []byte {
 
 // fieldsComponent rewrites the type sections (7) of a component and of its
 // nested components (4).
-func fieldsComponent(b []byte) ([]byte, bool, error) {
+func fieldsComponent(b []byte) ([]byte, bool, error) { return rewriteTypeSections(b, fieldsTypeSection) }
+
+// rewriteTypeSections applies fix to every type section (7) of a component
+// and of its nested components (4), returning the component with the
+// sections fix changed.
+func rewriteTypeSections(b []byte, fix func([]byte) ([]byte, bool, error)) ([]byte, bool, error) {
 	secs, err := readSections(b)
 	if err != nil {
 		return nil, false, err
@@ -71,9 +76,9 @@ func fieldsComponent(b []byte) ([]byte, bool, error) {
 		var ch bool
 		switch s.id {
 		case 7:
-			body, ch, err = fieldsTypeSection(s.body)
+			body, ch, err = fix(s.body)
 		case 4:
-			body, ch, err = fieldsComponent(s.body)
+			body, ch, err = rewriteTypeSections(s.body, fix)
 		}
 		if err != nil {
 			return nil, false, err

@@ -111,33 +111,7 @@ func exportsToolRun(b []byte) bool {
 
 // resultComponent rewrites the type sections (7) of a component and of its
 // nested components (4).
-func resultComponent(b []byte) ([]byte, bool, error) {
-	secs, err := readSections(b)
-	if err != nil {
-		return nil, false, err
-	}
-	changed := false
-	for k, s := range secs {
-		var body []byte
-		var ch bool
-		switch s.id {
-		case 7:
-			body, ch, err = resultTypeSection(s.body)
-		case 4:
-			body, ch, err = resultComponent(s.body)
-		}
-		if err != nil {
-			return nil, false, err
-		}
-		if ch {
-			secs[k].body, changed = body, true
-		}
-	}
-	if !changed {
-		return b, false, nil
-	}
-	return writeSections(b[:8], secs), true, nil
-}
+func resultComponent(b []byte) ([]byte, bool, error) { return rewriteTypeSections(b, resultTypeSection) }
 
 // resultTypeSection rewrites each direct func type of a type section that
 // has the one parameter "input" and a result given by type index.
