@@ -12,27 +12,14 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/murmur-go/murmur/internal/contain"
+	"github.com/murmur-go/murmur/internal/testbin"
 )
 
 // openPTY opens a pseudo-terminal pair, the slave non-canonical so that
 // TIOCINQ counts every byte pushed into its input.
 func openPTY(t *testing.T) (master, slave *os.File) {
 	t.Helper()
-	m, err := os.OpenFile("/dev/ptmx", os.O_RDWR|unix.O_NOCTTY, 0)
-	if err != nil {
-		t.Skipf("no pseudo-terminals here: %v", err)
-	}
-	if err := unix.IoctlSetPointerInt(int(m.Fd()), unix.TIOCSPTLCK, 0); err != nil {
-		t.Fatal(err)
-	}
-	n, err := unix.IoctlGetInt(int(m.Fd()), unix.TIOCGPTN)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := os.OpenFile(fmt.Sprintf("/dev/pts/%d", n), os.O_RDWR|unix.O_NOCTTY, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
+	m, s := testbin.OpenPTY(t)
 	tio, err := unix.IoctlGetTermios(int(s.Fd()), unix.TCGETS)
 	if err != nil {
 		t.Fatal(err)
