@@ -3,7 +3,9 @@ package grant
 import (
 	"context"
 	"errors"
+	"os"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -13,10 +15,12 @@ import (
 // inotify: each directory gets a watch (by its descriptor, so a path of any
 // length works) before it is listed. A watch that cannot be added (the
 // user's watch limit, no /proc) marks it failed, and WatchWorkdir goes back
-// to polling.
+// to polling. It holds one descriptor, waited on through Go's poller: no
+// thread sleeps in it, and nothing wakes while nothing changes.
 type treeWatch struct {
+	f        *os.File
 	fd       int
-	wake     [2]int // a pipe written when the context ends
+	ended    atomic.Bool
 	stopWake func() bool
 	failed   bool
 	buf      []byte
@@ -33,12 +37,13 @@ func newTreeWatch(ctx context.Context) *treeWatch {
 	if err != nil {
 		return nil
 	}
-	t := &treeWatch{fd: fd, buf: make([]byte, 16<<10)}
-	if err := unix.Pipe2(t.wake[:], unix.O_CLOEXEC|unix.O_NONBLOCK); err != nil {
-		unix.Close(fd)
-		return nil
-	}
-	t.stopWake = context.AfterFunc(ctx, func() { unix.Write(t.wake[1], []byte{1}) })
+	// A non-blocking descriptor is registered with the runtime's poller, so
+	// reads park the goroutine and deadlines interrupt them.
+	t := &treeWatch{f: os.NewFile(uintptr(fd), "inotify"), fd: fd, buf: make([]byte, 16<<10)}
+	t.stopWake = context.AfterFunc(ctx, func() {
+		t.ended.Store(true)
+		t.f.SetReadDeadline(time.Now())
+	})
 	return t
 }
 
@@ -58,28 +63,31 @@ func (t *treeWatch) add(dirfd int) {
 // context ends (false). Reported changes are drained: one measure answers
 // them all.
 func (t *treeWatch) wait(d time.Duration) bool {
-	fds := []unix.PollFd{{Fd: int32(t.fd), Events: unix.POLLIN}, {Fd: int32(t.wake[0]), Events: unix.POLLIN}}
-	deadline := time.Now().Add(d)
-	for {
-		ms := max(int(time.Until(deadline)/time.Millisecond), 0)
-		n, err := unix.Poll(fds, ms)
-		switch {
-		case errors.Is(err, unix.EINTR):
-			continue
-		case err != nil:
-			t.failed = true
-			return true
-		case fds[1].Revents != 0:
-			return false
-		case n > 0:
-			for {
-				if k, err := unix.Read(t.fd, t.buf); k <= 0 || err != nil {
-					break
-				}
-			}
-		}
+	if t.ended.Load() {
+		return false
+	}
+	if err := t.f.SetReadDeadline(time.Now().Add(d)); err != nil {
+		t.failed = true // not pollable here: poll instead
 		return true
 	}
+	_, err := t.f.Read(t.buf)
+	if t.ended.Load() {
+		return false
+	}
+	switch {
+	case err == nil:
+		// Drain what else is queued without blocking.
+		t.f.SetReadDeadline(time.Now())
+		for {
+			if _, err := t.f.Read(t.buf); err != nil {
+				break
+			}
+		}
+	case errors.Is(err, os.ErrDeadlineExceeded):
+	default:
+		t.failed = true
+	}
+	return true
 }
 
 func (t *treeWatch) close() {
@@ -87,7 +95,5 @@ func (t *treeWatch) close() {
 		return
 	}
 	t.stopWake()
-	unix.Close(t.fd)
-	unix.Close(t.wake[0])
-	unix.Close(t.wake[1])
+	t.f.Close()
 }
