@@ -164,6 +164,11 @@ func runCapsule(ctx context.Context, f runFlags, stdout, stderr io.Writer) error
 	opts := launch.Options{
 		Task: f.task, Workdir: f.workdir, Stderr: stderr, SpawnApprovalStdin: f.spawnApprovalStdin, Stdin: os.Stdin,
 		Ready: func(r launch.Ready) {
+			if r.URL != nil && AgentReady != nil {
+				// An agent's start-up is over: it now serves tasks for as
+				// long as it lives (cmd/mur/gc.go).
+				AgentReady()
+			}
 			if f.json {
 				line, _ := json.Marshal(r) // launchapi.Ready
 				fmt.Fprintln(stdout, string(line))

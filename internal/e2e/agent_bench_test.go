@@ -233,3 +233,68 @@ func BenchmarkAgentIdleRSS(b *testing.B) {
 	b.ReportMetric(mib(file), "idle-file-MiB")
 	b.ReportMetric(mib(after), "after-task-MiB")
 }
+
+// toolTurnAnswers is a replay transcript of n tasks, each one tool call of
+// the echo tool then an answer.
+func toolTurnAnswers(n int) string {
+	var sb strings.Builder
+	sb.WriteString("version: 1\nresponses:\n")
+	for i := 0; i < n; i++ {
+		fmt.Fprintf(&sb, "  - content: [{type: tool_call, id: c%d, name: echo, input: {message: m%d}}]\n", i, i)
+		fmt.Fprintf(&sb, "  - content: [{type: text, text: \"answer %d\"}]\n", i)
+	}
+	return sb.String()
+}
+
+// BenchmarkAgentLongSessionRSS: the resident set of one sleeping agent
+// session over many tasks through its door, each a call of the Go-kit echo
+// tool and an answer: VmRSS after the first tenth of the tasks and after all
+// of them, and the peak (VmHWM), in MiB. Run with -benchtime 1x;
+// MURMUR_BENCH_TASKS sets the tasks (default 2,000), MURMUR_BENCH_GOGC a
+// GOGC for mur (which turns off its start-up GC setting).
+func BenchmarkAgentLongSessionRSS(b *testing.B) {
+	tasks := 2000
+	if v, err := strconv.Atoi(os.Getenv("MURMUR_BENCH_TASKS")); err == nil && v > 0 {
+		tasks = v
+	}
+	for b.Loop() {
+		homeDir, base := b.TempDir(), b.TempDir()
+		proj := agentProject(b, homeDir, base, sleepLifecycle, toolTurnAnswers(tasks))
+		shareCompileCache(b, homeDir)
+		var env []string
+		if g := os.Getenv("MURMUR_BENCH_GOGC"); g != "" {
+			env = append(env, "GOGC="+g) // against the start-up GC setting (cmd/mur/gc.go)
+		}
+		cmd := murCmdEnv(b, homeDir, proj, env, "run", "--json")
+		_, rd, _ := startToReady(b, cmd)
+		ready := vmRSS(b, cmd.Process.Pid)
+		ctx := context.Background()
+		c, err := a2aclient.NewFromEndpoints(ctx,
+			[]*a2a.AgentInterface{a2a.NewAgentInterface("http://"+*rd.URL, a2a.TransportProtocolJSONRPC)})
+		if err != nil {
+			b.Fatal(err)
+		}
+		var early int
+		for i := 0; i < tasks; i++ {
+			res, err := c.SendMessage(ctx, &a2a.SendMessageRequest{
+				Message: a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart("hello")),
+			})
+			if err != nil {
+				b.Fatal(err)
+			}
+			if task, ok := res.(*a2a.Task); !ok || task.Status.State != a2a.TaskStateCompleted {
+				b.Fatalf("task %d answered %#v", i, res)
+			}
+			if i == tasks/10 {
+				early = vmRSS(b, cmd.Process.Pid)
+			}
+		}
+		late, peak := vmRSS(b, cmd.Process.Pid), procStatus(b, cmd.Process.Pid, "VmHWM")
+		c.Destroy()
+		terminate(b, cmd)
+		b.ReportMetric(float64(ready)/1024, "MiB-at-ready")
+		b.ReportMetric(float64(early)/1024, "MiB-after-a-tenth")
+		b.ReportMetric(float64(late)/1024, "MiB-at-the-end")
+		b.ReportMetric(float64(peak)/1024, "MiB-peak")
+	}
+}
