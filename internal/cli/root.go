@@ -198,7 +198,7 @@ func orList(names []string) string {
 	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
 }
 
-// AgentReady, when set, is called once when an agent session of mur run is
+// AgentReady is called (when set) once an agent session of mur run is
 // ready to serve tasks: cmd/mur resumes the Go collector's default pacing
 // there rather than after a fixed pause, so the first tasks are not served
 // with the collector held back.
