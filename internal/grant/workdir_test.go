@@ -35,7 +35,7 @@ func TestWatchWorkdir(t *testing.T) {
 	ctx, cancel := context.WithCancelCause(context.Background())
 	defer cancel(nil)
 	stopped := make(chan *WorkdirLimitError, 1)
-	go WatchWorkdir(ctx, dir, 1<<20, func(e *WorkdirLimitError) { stopped <- e; cancel(e) })
+	go WatchWorkdir(ctx, dir, 1<<20, func(e *WorkdirLimitError) { cancel(e); stopped <- e })
 	f, err := os.Create(filepath.Join(dir, "big"))
 	if err != nil {
 		t.Fatal(err)
