@@ -68,13 +68,13 @@ type doctorLock struct {
 // (project|global), SHA256 and Locked (it matches murmur.lock) are set;
 // without, Error says why.
 type doctorArtifact struct {
-	Name    string         `json:"name"`
-	Version string         `json:"version"`
-	OK      bool           `json:"ok"`
-	Runtime string         `json:"runtime,omitempty"`
-	Store   string         `json:"store,omitempty"`
-	SHA256  string         `json:"sha256,omitempty"`
-	Locked  bool           `json:"locked"`
+	Name    string `json:"name"`
+	Version string `json:"version"`
+	OK      bool   `json:"ok"`
+	Runtime string `json:"runtime,omitempty"`
+	Store   string `json:"store,omitempty"`
+	SHA256  string `json:"sha256,omitempty"`
+	Locked  bool   `json:"locked"`
 	// Precompiled tells whether the compile cache holds its component
 	// (absent for an artifact with none: an agent capsule, a skill).
 	Precompiled *bool          `json:"precompiled,omitempty"`

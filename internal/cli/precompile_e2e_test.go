@@ -67,3 +67,14 @@ func TestPublishPrecompiles(t *testing.T) {
 		t.Fatalf("doctor still warns after install compiled it:\n%s", out)
 	}
 }
+
+// A component that does not compile is still published, with W-REG-002
+// naming it; the exit is 0.
+func TestPublishWarnsWhenItCannotPrecompile(t *testing.T) {
+	base := t.TempDir()
+	zip := bigZip(t, base, "garbage", 1024) // random bytes as its .wasm
+	r := runMur(t, t.TempDir(), base, nil, "publish", zip)
+	if r.Code != 0 || !strings.Contains(r.Stderr, "warning[W-REG-002]: acme/garbage@1.0.0 is stored, but its component could not be compiled") {
+		t.Fatalf("exit %d, stderr:\n%s", r.Code, r.Stderr)
+	}
+}

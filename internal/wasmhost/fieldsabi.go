@@ -60,7 +60,9 @@ func boundFieldsABI(wasm []byte) []byte {
 
 // fieldsComponent rewrites the type sections (7) of a component and of its
 // nested components (4).
-func fieldsComponent(b []byte) ([]byte, bool, error) { return rewriteTypeSections(b, fieldsTypeSection) }
+func fieldsComponent(b []byte) ([]byte, bool, error) {
+	return rewriteTypeSections(b, fieldsTypeSection)
+}
 
 // rewriteTypeSections applies fix to every type section (7) of a component
 // and of its nested components (4), returning the component with the

@@ -111,7 +111,9 @@ func exportsToolRun(b []byte) bool {
 
 // resultComponent rewrites the type sections (7) of a component and of its
 // nested components (4).
-func resultComponent(b []byte) ([]byte, bool, error) { return rewriteTypeSections(b, resultTypeSection) }
+func resultComponent(b []byte) ([]byte, bool, error) {
+	return rewriteTypeSections(b, resultTypeSection)
+}
 
 // resultTypeSection rewrites each direct func type of a type section that
 // has the one parameter "input" and a result given by type index.
