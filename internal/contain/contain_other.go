@@ -44,3 +44,6 @@ func ResourcePlane() (plane, blocker string) {
 
 // SweepStaleCgroups has nothing to sweep off Linux.
 func SweepStaleCgroups() int { return 0 }
+
+// hostFacts: off Linux the probe is a constant answer, never cached.
+func hostFacts() []string { return nil }

@@ -26,3 +26,10 @@ func CgroupBases() []string {
 	}
 	return out
 }
+
+// ProbeFile is ProbeCached's work without the once per process: each call
+// reads or writes file afresh.
+func ProbeFile(file string) *Report { return probeCachedUncached(file) }
+
+// HostKey is the key a cached probe answer must carry on this host.
+func HostKey() string { return hostKey() }

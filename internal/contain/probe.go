@@ -34,10 +34,7 @@ var (
 
 // Probe tests the host once per process, by really trying each mechanism
 // (never by a kernel version), and returns the cached report.
-func Probe() *Report {
-	probeOnce.Do(func() { probed = probe() })
-	return probed
-}
+func Probe() *Report { return ProbeCached("") }
 
 // Best is the strongest class this host delivers.
 func (r *Report) Best() string {

@@ -58,6 +58,10 @@ func Compiled(home string) string { return filepath.Join(home, ".murmur", "compi
 // internal/wasmhost).
 func CacheKey(home string) string { return filepath.Join(home, ".murmur", "keys", "compiled.key") }
 
+// HostProbe is the containment probe's answer, kept for the next launch
+// on the same host state (internal/contain, ProbeCached).
+func HostProbe(home string) string { return filepath.Join(home, ".murmur", "host-probe.json") }
+
 // Records is the root of every records dir.
 func Records(home string) string { return filepath.Join(home, ".murmur", "records") }
 

@@ -8,6 +8,7 @@ import (
 
 	"github.com/murmur-go/murmur/internal/contain"
 	"github.com/murmur-go/murmur/internal/diag"
+	"github.com/murmur-go/murmur/internal/home"
 	"github.com/murmur-go/murmur/internal/manifest"
 )
 
@@ -63,10 +64,15 @@ func delegateDetail(spawnAllow []string) string {
 		" (spawn.allow), each child approved by mur-roost at MURMUR_ROOST_URL and run as its own mur process under its own grant"
 }
 
-// probe is the host probe and resourcePlane the cgroup probe; tests
-// replace them.
+// probe is the host probe (its answer kept under the user's home for the
+// next launch) and resourcePlane the cgroup probe; tests replace them.
 var (
-	probe         = contain.Probe
+	probe = func(h string) *contain.Report {
+		if h == "" {
+			return contain.Probe()
+		}
+		return contain.ProbeCached(home.HostProbe(h))
+	}
 	resourcePlane = contain.ResourcePlane
 )
 
@@ -112,7 +118,7 @@ func decideContainment(p *Plan, requested, parentTier string) Containment {
 		c.Mechanism = "WASM component sandbox; no native commands to contain"
 		return c
 	}
-	rep := probe()
+	rep := probe(p.Home)
 	if c.Native {
 		c.Plane, c.PlaneBlocker = resourcePlane()
 	}

@@ -10,8 +10,8 @@ import (
 // W-SEC-013: a host warning from the probe prints once per launch, and
 // never in a child whose parent reported it (MURMUR_HOST_WARNINGS_REPORTED=1).
 func TestHostWarnings(t *testing.T) {
-	defer func(p func() *contain.Report) { probe = p }(probe)
-	probe = func() *contain.Report {
+	defer func(p func(string) *contain.Report) { probe = p }(probe)
+	probe = func(string) *contain.Report {
 		r := weakHost()
 		r.HostWarnings = []string{"this host restricts user namespaces (user namespaces are denied): no command can be sealed here, and the strongest tier is advisory"}
 		return r

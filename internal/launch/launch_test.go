@@ -72,8 +72,8 @@ func weakHost() *contain.Report {
 }
 
 func TestPrepareRefusals(t *testing.T) {
-	defer func(p func() *contain.Report) { probe = p }(probe)
-	probe = weakHost
+	defer func(p func(string) *contain.Report) { probe = p }(probe)
+	probe = func(string) *contain.Report { return weakHost() }
 	tests := []struct {
 		name, manifest, wat, containment, code string
 	}{
@@ -190,8 +190,8 @@ func TestRunEndingDiagnostic(t *testing.T) {
 // capsule with native commands, exactly the floor when one is declared, and
 // a refusal naming what the host lacks and what it can deliver.
 func TestDecideContainment(t *testing.T) {
-	defer func(p func() *contain.Report) { probe = p }(probe)
-	probe = weakHost
+	defer func(p func(string) *contain.Report) { probe = p }(probe)
+	probe = func(string) *contain.Report { return weakHost() }
 	dir := project(t, "name: s\nversion: 1.0.0\ncapabilities:\n  shell:\n    allow: [bash]\n", "ok.wat")
 	p, err := Load(Request{ManifestPath: dir, Home: t.TempDir()})
 	if err != nil {
@@ -213,8 +213,8 @@ func TestDecideContainment(t *testing.T) {
 // TestContainmentResources: the declared capabilities.resources.* reach the
 // plan every command runs under, and --explain-scope's resources: line.
 func TestContainmentResources(t *testing.T) {
-	defer func(p func() *contain.Report) { probe = p }(probe)
-	probe = weakHost
+	defer func(p func(string) *contain.Report) { probe = p }(probe)
+	probe = func(string) *contain.Report { return weakHost() }
 	dir := project(t, "name: s\nversion: 1.0.0\ncapabilities:\n  shell:\n    allow: [bash]\n  resources:\n    max_processes: 16\n    cpu_seconds: 5\n", "ok.wat")
 	p, err := Load(Request{ManifestPath: dir, Home: t.TempDir()})
 	if err != nil {

@@ -13,7 +13,7 @@ import (
 // strongest tier; a floor the host or the child's workdir_exec cannot
 // deliver is E-CAP-003 naming the parent.
 func TestParentTier(t *testing.T) {
-	defer func(p func() *contain.Report) { probe = p }(probe)
+	defer func(p func(string) *contain.Report) { probe = p }(probe)
 	strong := func() *contain.Report {
 		return &contain.Report{OS: "linux", Seccomp: true, LandlockABI: 4, Namespaces: true, NetNS: true}
 	}
@@ -40,7 +40,7 @@ func TestParentTier(t *testing.T) {
 			"error[E-CAP-003]: local/t is delegated by a parent whose commands run at scoped, so its containment floor is scoped, but capabilities.filesystem.workdir_exec: true caps containment at advisory"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			probe = c.host
+			probe = func(string) *contain.Report { return c.host() }
 			dir := project(t, "name: t\nversion: 1.0.0\ncapabilities:\n"+c.caps, "ok.wat")
 			p, err := Load(Request{ManifestPath: dir, Home: t.TempDir()})
 			if err != nil {
