@@ -19,8 +19,8 @@ import (
 )
 
 // TestExchangeMatrix holds both of wasi:http's exchanges to the same
-// answers over every way a body reaches a guest (RATIONALE.md, "Two
-// exchanges, one behaviour"): {spool, Go streams} × {the guest's thread,
+// answers over every way a body reaches a guest (RATIONALE.md, "The
+// exchange matrix, decided"): {spool, Go streams} × {the guest's thread,
 // the transport} × {a declared body of at most 64 KiB (read where the
 // head is), a larger declared one, a chunked one}. The guest is the C
 // tool http-get-c, which makes n GETs and sums the bytes it read; each

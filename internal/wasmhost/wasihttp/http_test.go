@@ -16,7 +16,7 @@ import (
 	"github.com/murmur-go/murmur/internal/wasmhost"
 )
 
-// TestHTTPDecision: handle hands the guest's request to Host.HTTP's decide
+// TestHTTPDecision: handle hands the guest's request to Enable's decide
 // and answers by its verdict (http.wat returns 1 for HTTP-request-denied, 2
 // for another error, 0 for a future); nil decide denies.
 func TestHTTPDecision(t *testing.T) {
