@@ -15,13 +15,11 @@ func init() { wasmhost.Register(ProviderName, provider{}) }
 // provider is Go's wasi:http as the engine's Provider.
 type provider struct{}
 
-// Provides: wasi:http/types and wasi:http/outgoing-handler at any 0.2.x
-// version (the types are taken from the guest's own imports).
+// Provides: wasi:http/types and wasi:http/outgoing-handler, at whatever
+// version the component imports (the types are taken from its own
+// imports; what is not 0.2-shaped fails when called).
 func (provider) Provides(instance string) bool {
-	iface, ver, ok := strings.Cut(instance, "@")
-	if !ok || !strings.HasPrefix(ver, "0.2.") {
-		return false
-	}
+	iface, _, _ := strings.Cut(instance, "@")
 	return iface == "wasi:http/types" || iface == "wasi:http/outgoing-handler"
 }
 
