@@ -35,8 +35,8 @@ import (
 // wasihttp/h1's Exchange: net/http's wire code, our connection); the others
 // go through net/http's Transport on a goroutine.
 //
-// What is allowed is the caller's policy (Grant.Decide), not the
-// engine's. The engine enforces the mechanics the policy relies on: no
+// What is allowed is the caller's policy (Grant.Decide), not this
+// package's. It enforces the mechanics the policy relies on: no
 // redirects followed (the 3xx goes to the guest), no proxy variables read,
 // each name resolved once and the resolved address dialled, every request
 // bounded by the call (it ends with the call at the latest), the body bound
@@ -73,7 +73,7 @@ func (r Request) effectiveScheme() string {
 // outgoing-handler.handle, on the guest's call: nil allows it (possibly with
 // rewritten headers), an error denies it (the guest gets
 // HTTP-request-denied). A nil Decide denies every request. The bounds must
-// be positive (the engine has no defaults): MaxBodyBytes bounds a response
+// be positive (wasi:http has no defaults): MaxBodyBytes bounds a response
 // body (the guest reading past it gets HTTP-response-body-size), and
 // MaxInFlight the requests one call has outstanding at once (more wait for
 // a slot).
@@ -125,7 +125,7 @@ type httpRun struct {
 	inUse   int
 	closing []uint32 // pooled files' helper descriptors to close
 	// live: the run's wasi:io is Go's (RunConfig.GoIO), so bodies are Go
-	// streams (wasiio_http.go) instead of spool files.
+	// streams (live.go) instead of spool files.
 	live bool
 
 	// The synchronous exchange (httpsync.go): the run's own connections,
@@ -1137,7 +1137,7 @@ func optSetter(field func(*requestOptions) *time.Duration) func(*run, []wasmhost
 // closed or its call ends. Blocking here rather than in a pollable keeps the
 // guest's pollable a plain ready wasip2 one (only wasip2 can mint
 // pollables); the guest only subscribes when it is about to wait anyway.
-// It waits up to the deadline plus the grace (waitEnd); woken past the
+// It waits up to the deadline plus the grace (Run.WaitEnd); woken past the
 // call's deadline it gives up with a waiting DeadlineError naming
 // fn, even if ch closed meanwhile (a request ends at the same deadline):
 // nothing the guest did after it would run, and the ending should say what

@@ -34,7 +34,7 @@ type syncEx struct {
 	body     *outBody
 	opts     requestOptions
 	f        *httpFuture
-	deadline time.Time // the call's deadline plus the grace (run.waitEnd)
+	deadline time.Time // the call's deadline plus the grace (Run.WaitEnd)
 
 	// x is the HTTP/1.1 exchange itself: its connection, the request as
 	// written, when it was written.
