@@ -147,13 +147,4 @@ func asTrap(t *testing.T, err error) *wasmhost.TrapError {
 	return te
 }
 
-func asDeadline(t *testing.T, err error) *wasmhost.DeadlineError {
-	t.Helper()
-	var de *wasmhost.DeadlineError
-	if !errors.As(err, &de) {
-		t.Fatalf("want *DeadlineError, got %T: %v", err, err)
-	}
-	return de
-}
-
 func allowAll(context.Context, *Request) error { return nil }
