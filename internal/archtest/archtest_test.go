@@ -75,8 +75,9 @@ var levels = map[string]int{
 
 	// The engine's HTTP/1.1 client: pure Go, imports nothing of ours.
 	"internal/wasmhost/wasihttp/h1": 1,
-	// Go's wasi:io, a provider the engine's callers plug in.
-	"internal/wasmhost/wasiio": 1,
+	// Go's wasi:io and wasi:http, providers the engine's callers plug in.
+	"internal/wasmhost/wasiio":   1,
+	"internal/wasmhost/wasihttp": 1,
 
 	"guest": 0, // the public guest kit: compiled to wasm, imports nothing of ours
 

@@ -18,11 +18,10 @@ const dialer = "internal/wasmhost/wasihttp/h1"
 var socketCode = []string{"net", "crypto/tls", "crypto/x509", "golang.org/x/net/"}
 
 // httpStack is net/http. The engine proper must not import it either: it
-// runs components and knows no protocol. wasmhost itself is listed until
-// Go's wasi:http moves out into wasihttp (issue 23).
+// runs components and knows no protocol; Go's wasi:http, a provider, may.
 var (
 	httpStack   = []string{"net/http"}
-	httpAllowed = []string{"internal/wasmhost", "internal/wasmhost/wasihttp"}
+	httpAllowed = []string{"internal/wasmhost/wasihttp"}
 )
 
 // socketCalls are the raw-socket calls that would dial without package

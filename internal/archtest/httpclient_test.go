@@ -15,7 +15,7 @@ import (
 // by hand outside an *api package: a file, or a package tree.
 var handBuiltAllowed = map[string]string{
 	"internal/e2e":               "test support: the harness sends raw JSON-RPC to a door under test",
-	"internal/wasmhost":          "the wasi:http provider: a component's own outgoing requests",
+	"internal/wasmhost/wasihttp": "the wasi:http provider: a component's own outgoing requests",
 	"internal/telemetry":         "the OTLP exporter",
 	"internal/driver":            "the model drivers and the fake providers of their tests",
 	"internal/contain/egress":    "the egress proxy",

@@ -28,10 +28,6 @@ type Component struct {
 	imports, exports []Item
 
 	importKey string // the imports, printed: selects the shared linker
-	// importsHTTP: some import is a wasi:http interface. Only such a
-	// component can reach the wasi:http builtins, so only its runs get an
-	// HTTP run (a spool directory made and removed per instantiation).
-	importsHTTP bool
 	// mayBlock: some import can block inside wasmtime's native code where
 	// neither the epoch nor a context reaches (see blockingImports), so its
 	// instantiations and calls run under the watchdog.
@@ -361,9 +357,6 @@ func (e *Engine) newComponent(cc *C.wasmtime_component_t, cached bool, imgs []me
 	var key strings.Builder
 	for _, it := range c.imports {
 		it.write(&key, "", nil, false)
-		if strings.HasPrefix(it.Name, "wasi:http/") {
-			c.importsHTTP = true
-		}
 		if mayBlock(it.Name) {
 			c.mayBlock = true
 		}

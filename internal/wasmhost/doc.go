@@ -4,11 +4,10 @@
 // package of Murmur with cgo. It knows no Murmur interface, record or
 // policy (those are internal/wit's). Host interfaces answered in Go are
 // plugged in as providers (Provider, Register): Go's wasi:io is the
-// package wasiio. Beside the engine it still holds the wasi:http
-// mechanism, which reaches into a run's store; the HTTP/1.1 client it
-// drives, with its connection pool, is the pure-Go wasihttp/h1, and the
-// pool is the caller's (HTTPGrant.Conns): the engine owns no sockets.
-// Everything else sees a small Go API:
+// package wasiio, Go's wasi:http the package wasihttp (over the pure-Go
+// HTTP/1.1 client wasihttp/h1, with the caller's connection pool). The
+// engine imports no HTTP stack and owns no sockets. Everything else sees a
+// small Go API:
 //
 //   - Engine (NewEngine): one per process. Cranelift, the component model,
 //     an epoch ticker (every 10 ms) for deadlines, and a memory creator that
@@ -19,17 +18,20 @@
 //   - Component: immutable, shared by all runs; Imports/Exports describe it
 //     with WIT-like types.
 //   - Host: the Go functions a run grants, by interface and function name
-//     (Define), and the wasi:http hook point (HTTP: the engine builds the
-//     request, the caller's function decides it, over the caller's pool). Whatever a component
+//     (Define), and the providers it grants with their configuration
+//     (Provide; wasihttp.Enable grants wasi:http). Whatever a component
 //     imports that the Host does not grant is linked anyway and fails when
 //     called with "capability not granted: <iface>#<func>".
-//   - Provider (Register): a host interface answered in Go, such as Go's
-//     wasi:io (internal/wasmhost/wasiio, for runs with RunConfig.GoIO). It
-//     names the instances it answers, gives each function's Go answer, and
-//     keeps per-run state; it sees the run through Run (its table of host
-//     objects, the deadline-aware waits on Pollables), and the Go streams
-//     and pollables it hands out (InputStream, OutputStream, Pollable) are
-//     the engine's, so that other providers' objects can wait with them.
+//   - Provider (Register): a host interface answered in Go: Go's wasi:io
+//     (internal/wasmhost/wasiio, for runs with RunConfig.GoIO) and Go's
+//     wasi:http (internal/wasmhost/wasihttp, for runs whose Host grants
+//     it). It names the instances it answers, gives each function's Go
+//     answer, and keeps per-run state; it sees the run through Run (its
+//     table of host objects, the call's deadline and context, the
+//     deadline-aware waits on Pollables, the guest's memory, and wasip2
+//     streams over files of its stream directory), and the Go streams and
+//     pollables it hands out (InputStream, OutputStream, Pollable) are the
+//     engine's, so that other providers' objects can wait with them.
 //   - Instance (Engine.Instantiate with a RunConfig: Limits, WASI, Host): one
 //     store for one run. Call calls an export with Go values (see Value),
 //     bounded by the deadline. Limits has no defaults: every field is given

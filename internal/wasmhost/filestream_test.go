@@ -19,11 +19,11 @@ func TestFileStreamEOFIsFinal(t *testing.T) {
 	var body *os.File
 	var name string
 	h := NewHost()
-	h.HTTP(HTTPGrant{Decide: allowAll, MaxBodyBytes: 1 << 20, MaxInFlight: 4})
+	sd := newStreamDir(t)
 	h.Define("murmur:probe/spool", "open", func(ctx context.Context, _ []Value) (Value, error) {
 		r := ctx.Value(reentryKey{}).(*run)
 		if body == nil {
-			f, n, err := r.http.spool.create("probe")
+			f, n, err := sd.create("probe")
 			if err != nil {
 				return nil, err
 			}
@@ -34,7 +34,7 @@ func TestFileStreamEOFIsFinal(t *testing.T) {
 		}
 		return r.openStream(name, false)
 	})
-	i := instantiateSpool(t, "filestream.wat", RunConfig{Host: h})
+	i := instantiateSpool(t, "filestream.wat", RunConfig{Host: h, WASI: sd.wasi()})
 	t.Cleanup(func() {
 		if body != nil {
 			body.Close()
@@ -68,10 +68,10 @@ func TestFileStreamEOFIsFinal(t *testing.T) {
 func TestFileStreamOverFIFOFails(t *testing.T) {
 	var writer *os.File
 	h := NewHost()
-	h.HTTP(HTTPGrant{Decide: allowAll, MaxBodyBytes: 1 << 20, MaxInFlight: 4})
+	sd := newStreamDir(t)
 	h.Define("murmur:probe/spool", "open", func(ctx context.Context, _ []Value) (Value, error) {
 		r := ctx.Value(reentryKey{}).(*run)
-		path := r.http.spool.path("fifo")
+		path := sd.path("fifo")
 		if err := syscall.Mkfifo(path, 0o600); err != nil {
 			return nil, err
 		}
@@ -87,7 +87,7 @@ func TestFileStreamOverFIFOFails(t *testing.T) {
 		}
 		return r.openStream("fifo", false)
 	})
-	i := instantiateSpool(t, "filestream.wat", RunConfig{Host: h})
+	i := instantiateSpool(t, "filestream.wat", RunConfig{Host: h, WASI: sd.wasi()})
 	t.Cleanup(func() {
 		if writer != nil {
 			writer.Close()
@@ -109,10 +109,10 @@ func TestFileStreamOverFIFOFails(t *testing.T) {
 func TestWasip2HandleOpaque(t *testing.T) {
 	var reps []bool
 	h := NewHost()
-	h.HTTP(HTTPGrant{Decide: allowAll, MaxBodyBytes: 1 << 20, MaxInFlight: 4})
+	sd := newStreamDir(t)
 	h.Define("murmur:probe/spool", "open", func(ctx context.Context, _ []Value) (Value, error) {
 		r := ctx.Value(reentryKey{}).(*run)
-		f, name, err := r.http.spool.create("probe")
+		f, name, err := sd.create("probe")
 		if err != nil {
 			return nil, err
 		}
@@ -125,7 +125,7 @@ func TestWasip2HandleOpaque(t *testing.T) {
 		reps = append(reps, ok)
 		return s, nil
 	})
-	i := instantiateSpool(t, "filestream.wat", RunConfig{Host: h})
+	i := instantiateSpool(t, "filestream.wat", RunConfig{Host: h, WASI: sd.wasi()})
 	if _, err := i.Call(bg, "", "open"); err != nil {
 		t.Fatal(err)
 	}
@@ -176,10 +176,10 @@ func BenchmarkFileStreamRead(b *testing.B) {
 		b.Run(strconv.Itoa(n>>10)+"KiB", func(b *testing.B) {
 			var body *os.File
 			h := NewHost()
-			h.HTTP(HTTPGrant{Decide: allowAll, MaxBodyBytes: 1 << 20, MaxInFlight: 4})
+			sd := newStreamDir(b)
 			h.Define("murmur:probe/spool", "open", func(ctx context.Context, _ []Value) (Value, error) {
 				r := ctx.Value(reentryKey{}).(*run)
-				f, name, err := r.http.spool.create("probe")
+				f, name, err := sd.create("probe")
 				if err != nil {
 					return nil, err
 				}
@@ -196,7 +196,7 @@ func BenchmarkFileStreamRead(b *testing.B) {
 			}
 			defer c.Close()
 			SpoolOnly(c)
-			i, err := instantiateFull(e, context.Background(), c, RunConfig{Host: h})
+			i, err := instantiateFull(e, context.Background(), c, RunConfig{Host: h, WASI: sd.wasi()})
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -223,16 +223,16 @@ func BenchmarkFileStreamRead(b *testing.B) {
 // handle and drops the previous one.
 func BenchmarkOpenStream(b *testing.B) {
 	h := NewHost()
-	h.HTTP(HTTPGrant{Decide: allowAll, MaxBodyBytes: 1 << 20, MaxInFlight: 4})
+	sd := newStreamDir(b)
 	h.Define("murmur:probe/spool", "open", func(ctx context.Context, _ []Value) (Value, error) {
 		r := ctx.Value(reentryKey{}).(*run)
-		f, name, err := r.http.spool.create("probe")
+		f, name, err := sd.create("probe")
 		if err != nil {
 			return nil, err
 		}
 		f.Close()
 		s, err := r.openStream(name, false)
-		os.Remove(r.http.spool.path(name))
+		os.Remove(sd.path(name))
 		return s, err
 	})
 	e := benchEngine(b, false)
@@ -242,7 +242,7 @@ func BenchmarkOpenStream(b *testing.B) {
 	}
 	defer c.Close()
 	SpoolOnly(c)
-	i, err := instantiateFull(e, context.Background(), c, RunConfig{Host: h})
+	i, err := instantiateFull(e, context.Background(), c, RunConfig{Host: h, WASI: sd.wasi()})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -253,4 +253,36 @@ func BenchmarkOpenStream(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// streamDir stands in for wasi:http's spool in the tests of the engine's
+// file streams: a directory the run has as its ForStreams preopen, on a
+// tmpfs where there is one (as the spool is).
+type streamDir struct {
+	dir string
+	n   int
+}
+
+func newStreamDir(t testing.TB) *streamDir {
+	d, err := os.MkdirTemp("/dev/shm", "wasmhost-streams-")
+	if err != nil {
+		d = t.TempDir()
+	} else {
+		t.Cleanup(func() { os.RemoveAll(d) })
+	}
+	return &streamDir{dir: d}
+}
+
+// create makes a new empty file, open for writing.
+func (d *streamDir) create(kind string) (*os.File, string, error) {
+	d.n++
+	name := kind + "-" + strconv.Itoa(d.n)
+	f, err := os.OpenFile(d.path(name), os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+	return f, name, err
+}
+
+func (d *streamDir) path(name string) string { return d.dir + "/" + name }
+
+func (d *streamDir) wasi() WASI {
+	return WASI{Preopens: []Preopen{{HostDir: d.dir, GuestPath: "/.murmur-http", ForStreams: true}}}
 }

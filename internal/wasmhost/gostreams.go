@@ -2,7 +2,6 @@ package wasmhost
 
 import (
 	"context"
-	"errors"
 	"os"
 	"reflect"
 	"sync"
@@ -21,7 +20,8 @@ import (
 // its stream) is alive, trapping the guest, and so does the Go side.
 type Family struct{ kids int }
 
-func (f *Family) liveKids() int { return f.kids }
+// LiveKids is how many children made from it are alive.
+func (f *Family) LiveKids() int { return f.kids }
 
 // Adopt makes p a child of f (a stream's pollable): f cannot be dropped
 // while p is alive.
@@ -30,8 +30,6 @@ func (f *Family) Adopt(p *Pollable) *Pollable {
 	p.parent = f
 	return p
 }
-
-type parent interface{ liveKids() int }
 
 // Pollable is a Go-owned pollable. state reports whether it is ready
 // and, when it is not, a channel closed when that may have changed and/or
@@ -56,8 +54,8 @@ func (s *InputStream) pollable(parent *Family) *Pollable {
 
 // pollFD is the socket the guest's thread reads s's body from, or -1.
 func (s *InputStream) pollFD() int {
-	if s.src != nil && s.src.ex.x.Conn != nil {
-		return s.src.ex.x.Conn.FD()
+	if s.src != nil {
+		return s.src.FD()
 	}
 	return -1
 }
@@ -79,8 +77,9 @@ func ReadyPollable(call string) *Pollable {
 	return &Pollable{call: call, state: func() (bool, <-chan struct{}, time.Time) { return true, nil, time.Time{} }}
 }
 
-// chanPollable is ready once ch is closed.
-func chanPollable(ch <-chan struct{}, call string) *Pollable {
+// ChanPollable is ready once ch is closed; call names it in a deadline
+// ending.
+func ChanPollable(ch <-chan struct{}, call string) *Pollable {
 	return &Pollable{call: call, state: func() (bool, <-chan struct{}, time.Time) {
 		select {
 		case <-ch:
@@ -106,14 +105,11 @@ func (r *run) timerPollable(at time.Time, fn string) *Pollable {
 	}}
 }
 
-// errCallEnded: the call ended (cancelled) while the guest waited.
-var errCallEnded = errors.New("the call ended while the guest was waiting")
-
 // waitAny blocks until one of ps is ready and returns the indices of those
 // that are. It waits up to the deadline plus the grace; woken past the
 // call's deadline it gives up with a waiting DeadlineError naming what the
 // first pending pollable waits on; a
-// cancelled call ends it with errCallEnded.
+// cancelled call ends it with ErrCallEnded.
 func (r *run) waitAny(ps []*Pollable) ([]uint32, error) {
 	ctx := r.ctx()
 	for {
@@ -154,7 +150,7 @@ func (r *run) waitAny(ps []*Pollable) ([]uint32, error) {
 			return ready, nil
 		}
 		if ctx.Err() != nil {
-			return nil, errCallEnded
+			return nil, ErrCallEnded
 		}
 		wake := r.waitEnd() // a guest waiting on the runtime gets the grace
 		if !at.IsZero() && (wake.IsZero() || at.Before(wake)) {
@@ -220,7 +216,7 @@ func pollSockets(ctx context.Context, fds []unix.PollFd, wake time.Time, mixed b
 		return os.NewSyscallError("ppoll", err)
 	}
 	if ctx.Err() != nil {
-		return errCallEnded
+		return ErrCallEnded
 	}
 	return nil
 }
@@ -257,12 +253,65 @@ type InputStream struct {
 	dropped bool
 	changed chan struct{} // closed (and replaced) when buf, end or dropped change
 	// src, when set, is a response body the guest's thread reads from the
-	// socket (httpsynclive.go); only that thread touches it.
-	src *syncBody
+	// socket (wasi:http's, internal/wasmhost/wasihttp); only that thread
+	// touches it.
+	src InputSource
+}
+
+// InputSource feeds an InputStream on the guest's own thread (a response
+// body read from the socket by the guest's reads): the stream asks it
+// before it waits or reads.
+type InputSource interface {
+	// Ready reports whether a read would not wait (bytes buffered, the
+	// socket readable, or the wait's limit passed).
+	Ready() bool
+	// LimitAt is when a wait for the next bytes gives up (zero: none).
+	LimitAt() time.Time
+	// Fill reads what is there (at most n bytes) into the stream
+	// (InputStream.Append), or finishes it.
+	Fill(n uint64)
+	// ToAsync hands the rest to a goroutine (the stream dropped early).
+	ToAsync()
+	// FD is the socket a wait may sleep on in ppoll(2), or -1.
+	FD() int
 }
 
 func newGoInput(max int) *InputStream {
 	return &InputStream{max: max, changed: make(chan struct{})}
+}
+
+// NewInputStream is an empty stream a producer pushes into, at most max
+// bytes ahead of the guest; a blocking read of it waiting at the deadline
+// is named call.
+func NewInputStream(max int, call string) *InputStream {
+	s := newGoInput(max)
+	s.call = call
+	return s
+}
+
+// Buffered is how many bytes wait in s for the guest.
+func (s *InputStream) Buffered() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.buf)
+}
+
+// SetSource makes src feed s on the guest's thread; nil ends that.
+func (s *InputStream) SetSource(src InputSource) { s.src = src }
+
+// Source is what feeds s on the guest's thread, or nil.
+func (s *InputStream) Source() InputSource { return s.src }
+
+// Append hands p to the guest at once, past the stream's bound (a source
+// filling it on the guest's thread).
+func (s *InputStream) Append(p []byte) {
+	if len(p) == 0 {
+		return
+	}
+	s.mu.Lock()
+	s.buf = append(s.buf, p...)
+	s.signal()
+	s.mu.Unlock()
 }
 
 // WholeInputStream is a stream of b, ended after it (stdin); a blocking
@@ -279,9 +328,9 @@ func (s *InputStream) signal() {
 	s.changed = make(chan struct{})
 }
 
-// push hands p to the guest, waiting while the stream is full; done ends
-// the wait (the exchange ended). A dropped stream takes everything.
-func (s *InputStream) push(p []byte, done <-chan struct{}) bool {
+// Push hands p to the guest, waiting while the stream is full; done ends
+// the wait (the exchange ended): false. A dropped stream takes everything.
+func (s *InputStream) Push(p []byte, done <-chan struct{}) bool {
 	s.mu.Lock()
 	for len(p) > 0 {
 		if s.dropped {
@@ -309,10 +358,10 @@ func (s *InputStream) push(p []byte, done <-chan struct{}) bool {
 	return true
 }
 
-// finish ends the stream: err nil is a clean end (the guest reads closed
+// Finish ends the stream: err nil is a clean end (the guest reads closed
 // once the bytes are read), else an error-code the guest reads as
 // last-operation-failed.
-func (s *InputStream) finish(err Value) {
+func (s *InputStream) Finish(err Value) {
 	s.mu.Lock()
 	if !s.end {
 		s.end, s.err = true, err
@@ -326,11 +375,10 @@ func (s *InputStream) state() (bool, <-chan struct{}, time.Time) {
 		s.mu.Lock()
 		has := len(s.buf) > 0 || s.end
 		s.mu.Unlock()
-		if has || src.ready() {
+		if has || src.Ready() {
 			return true, nil, time.Time{}
 		}
-		at, _ := src.limitAt()
-		return false, nil, at
+		return false, nil, src.LimitAt()
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -348,7 +396,7 @@ func (s *InputStream) Take(n uint64) (b []byte, ending Value, ok bool) {
 		empty := len(s.buf) == 0 && !s.end
 		s.mu.Unlock()
 		if empty {
-			src.fill(n)
+			src.Fill(n)
 		}
 	}
 	s.mu.Lock()
@@ -375,7 +423,7 @@ func (s *InputStream) Take(n uint64) (b []byte, ending Value, ok bool) {
 
 func (s *InputStream) drop() {
 	if src := s.src; src != nil {
-		src.toAsync() // the rest of the body is read (and discarded) for its trailers
+		src.ToAsync() // the rest of the body is read (and discarded) for its trailers
 	}
 	s.mu.Lock()
 	s.dropped = true
@@ -384,7 +432,8 @@ func (s *InputStream) drop() {
 	s.mu.Unlock()
 }
 
-func (s *InputStream) isDropped() bool {
+// Dropped reports whether the guest dropped s.
+func (s *InputStream) Dropped() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.dropped

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -113,7 +114,8 @@ func instantiateFull(e *Engine, ctx context.Context, c *Component, rc RunConfig)
 // its reach), unless it was compiled for a test of the spool path
 // (SpoolOnly).
 func callerIO(c *Component, rc *RunConfig) {
-	if _, spool := spoolOnly.Load(c); !rc.GoIO && !spool && c.importsHTTP && !c.importsFS {
+	usesHTTP := c.importsAny(func(name string) bool { return strings.HasPrefix(name, "wasi:http/") })
+	if _, spool := spoolOnly.Load(c); !rc.GoIO && !spool && usesHTTP && !c.importsFS {
 		rc.GoIO = true
 		rc.WASI.Preopens = nil
 	}

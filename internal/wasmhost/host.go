@@ -32,7 +32,9 @@ type HostFunc func(ctx context.Context, args []Value) (Value, error)
 // use it; one Host may serve many runs.
 type Host struct {
 	funcs map[string]HostFunc
-	http  *HTTPGrant
+	// grants: the providers the Host grants, with their configuration
+	// (Provide).
+	grants map[string]any
 }
 
 // NewHost returns an empty Host: a component importing anything beyond WASI
@@ -221,9 +223,9 @@ func (le *linkerEntry) addDispatchInstance(l *C.wasmtime_component_linker_t, imp
 					// import undefined so instantiation fails cleanly.
 					continue
 				}
-				b := builtinFor(imp.Name, x.Name)
+				b := grantedBuiltin(imp.Name, x.Name, x.Func)
 				if p, ok := goIOProvides(imp.Name); le.goIO && ok {
-					b = providerBuiltin(p, imp.Name, x.Name, x.Func)
+					b = providerBuiltin(ProviderGoIO, p, imp.Name, x.Name, x.Func)
 				}
 				if err := le.addSlot(li, imp.Name, x.Name, x.Func, b); err != nil {
 					return err
@@ -322,7 +324,7 @@ func whHostCall(slotH C.uintptr_t, ctx *C.wasmtime_context_t, args *C.wasmtime_c
 			r.deadlineStop = true
 			return cError("murmur: " + de.Error())
 		}
-		if errors.Is(err, errCallEnded) && r.parentCtx != nil && r.parentCtx.Err() != nil {
+		if errors.Is(err, ErrCallEnded) && r.parentCtx != nil && r.parentCtx.Err() != nil {
 			// The caller cancelled while the guest waited in Go: the same
 			// ending as an epoch stop for the cancellation.
 			r.c.stop = C.WH_STOP_CANCEL
@@ -359,19 +361,17 @@ func whResourceDrop(slotH C.uintptr_t, ctx *C.wasmtime_context_t, rep C.uint32_t
 	// letting it act: an unread response stops downloading).
 	r := runOf(ctx)
 	obj := r.objs[uint32(rep)]
-	if p, ok := obj.(parent); ok && p.liveKids() > 0 {
+	if p, ok := obj.(Parent); ok && p.LiveKids() > 0 {
 		// As wasmtime's resource table: a stream outlives neither its
 		// pollables' parent nor its body.
 		delete(r.objs, uint32(rep))
-		err := fmt.Errorf("a resource was dropped while %d resources made from it (its stream or pollables) are alive", p.liveKids())
+		err := fmt.Errorf("a resource was dropped while %d resources made from it (its stream or pollables) are alive", p.LiveKids())
 		if r.hostErr == nil {
 			r.hostErr = err
 		}
 		return cError(err.Error())
 	}
-	if d, ok := obj.(dropper); ok {
-		d.drop()
-	}
+	dropObject(obj)
 	delete(r.objs, uint32(rep))
 	return nil
 }

@@ -71,7 +71,10 @@ type Preopen struct {
 	HostDir   string
 	GuestPath string
 	ReadOnly  bool
-	spool     bool // the wasi:http spool (see spool.go)
+	// ForStreams marks the directory a provider's Run.FileStream opens
+	// files in (wasi:http's spool): it must be the last preopen, and it is
+	// set up even when the component imports no wasi:filesystem.
+	ForStreams bool
 }
 
 // WASI configures a run's WASI 0.2 context. It is always set up (a component
@@ -156,12 +159,10 @@ type run struct {
 	resources []*Resource
 	helper    *helperInst
 	spool     *spoolHelper
-	http      *httpRun // wasi:http state of this run (nil without Host.HTTP)
-	// goIO: the run's wasi:io is the provider's (RunConfig.GoIO), whose
-	// per-run state is provState.
-	goIO      bool
-	provState any
-	view      Run // what providers see of the run
+	// goIO: the run's wasi:io is the provider's (RunConfig.GoIO).
+	goIO bool
+	// provs: the providers the run has (provider.go), in the order opened.
+	provs []*provSlot
 
 	objs    map[uint32]any // host-defined resources of this run, by rep
 	nextRep uint32
@@ -211,7 +212,6 @@ func (e *Engine) Instantiate(ctx context.Context, c *Component, rc RunConfig) (*
 	r.c = C.wh_run_new()
 	r.c.mem_limit = C.int64_t(lim.MemoryBytes)
 	r.c.late_ns = C.int64_t(lateStop)
-	r.view.r = r
 	r.h = cgo.NewHandle(r)
 	r.c.gohandle = C.uintptr_t(r.h)
 
@@ -223,26 +223,12 @@ func (e *Engine) Instantiate(ctx context.Context, c *Component, rc RunConfig) (*
 	i.cctx = C.wasmtime_store_context(i.store)
 	r.cctx = i.cctx
 
-	wasi := rc.WASI
-	if rc.GoIO {
-		if wasi, err = r.providerOpen(wasi); err != nil {
-			i.Close()
-			return nil, err
-		}
+	wasi, err := r.providersOpen(c, rc)
+	if err != nil {
+		i.Close()
+		return nil, err
 	}
-	if rc.Host != nil && rc.Host.http != nil && c.importsHTTP {
-		hr, err := newHTTPRun(rc.Host.http, r.goIO)
-		if err != nil {
-			i.Close()
-			return nil, err
-		}
-		r.http = hr
-		if !hr.live {
-			// Last: the stream helper opens through the last preopen.
-			wasi.Preopens = append(append([]Preopen(nil), wasi.Preopens...), Preopen{HostDir: hr.spool.dir, GuestPath: spoolGuestPath, spool: true})
-		}
-	}
-	reach := wasiReach{fs: c.importsFS || r.http != nil, stdout: c.importsStdout, stderr: c.importsStderr}
+	reach := wasiReach{fs: c.importsFS || forStreams(wasi.Preopens), stdout: c.importsStdout, stderr: c.importsStderr}
 	if err := setWASI(i.cctx, wasi, reach); err != nil {
 		i.Close()
 		return nil, err
@@ -267,6 +253,16 @@ func (e *Engine) Instantiate(ctx context.Context, c *Component, rc RunConfig) (*
 		return nil, o.err
 	}
 	return i, nil
+}
+
+// forStreams reports whether a preopen is a provider's stream directory.
+func forStreams(ps []Preopen) bool {
+	for _, p := range ps {
+		if p.ForStreams {
+			return true
+		}
+	}
+	return false
 }
 
 // wasiReach says which parts of a WASI context the component can reach: a
@@ -872,12 +868,7 @@ func (i *Instance) free() {
 	r.resources = nil
 	r.peak = int64(r.c.mem_peak)
 	C.wasmtime_store_delete(i.store)
-	if r.http != nil {
-		r.http.close()
-	}
-	if r.goIO {
-		r.providerClose()
-	}
+	r.providersClose()
 	C.wh_run_free(r.c)
 	r.c = nil
 	r.h.Delete()

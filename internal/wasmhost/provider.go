@@ -6,18 +6,23 @@ package wasmhost
 import "C"
 
 import (
+	"context"
+	"errors"
 	"fmt"
+	"sort"
 	"sync"
 	"time"
 )
 
 // Host interfaces plugged into the engine. A Provider answers some WASI
-// instances in Go for the runs that ask for it (Go's wasi:io,
-// internal/wasmhost/wasiio, for runs with RunConfig.GoIO): the linker
-// shadows wasip2's instance of the same name with the provider's
-// functions, the run keeps the provider's per-run state, and the
-// provider's objects live in the run's resource table (Run). Providers
-// register at init (Register); whoever builds runs imports them.
+// instances in Go for the runs that ask for it: Go's wasi:io
+// (internal/wasmhost/wasiio) for runs with RunConfig.GoIO, whose instances
+// shadow wasip2's of the same name, and Go's wasi:http
+// (internal/wasmhost/wasihttp) for runs whose Host grants it
+// (Host.Provide), which answers instances wasip2 has not. The run keeps
+// each provider's per-run state, and the provider's objects live in the
+// run's resource table (Run). Providers register at init (Register);
+// whoever builds runs imports them.
 
 // Provider answers host interfaces in Go.
 type Provider interface {
@@ -29,18 +34,21 @@ type Provider interface {
 	// function's type as the component imports it.
 	Func(iface, fn string, t *FuncType) ProviderFunc
 	// Open makes a run's state (Run.SetState) from the run's WASI
-	// configuration, and returns what of it wasip2 still answers.
+	// configuration and, for a granted provider, the Host's configuration
+	// (Run.Config), and returns the WASI configuration the run gets (what
+	// of it wasip2 still answers, or with a preopen the provider needs).
 	Open(r *Run, w WASI) (WASI, error)
 }
 
 // ProviderFunc is a provider's host function: args are the guest's
 // arguments, the result is checked and lowered as a HostFunc's. An error
-// traps the guest, except a DeadlineError and a cancelled wait, which end
-// the call as waiting past its deadline or cancelled.
+// traps the guest, except a DeadlineError and ErrCallEnded, which end the
+// call as waiting past its deadline or cancelled.
 type ProviderFunc func(r *Run, args []Value) (Value, error)
 
 // ProviderGoIO is the name Go's wasi:io registers under: runs with
-// RunConfig.GoIO use it.
+// RunConfig.GoIO use it. Every other registered provider is granted by a
+// run's Host (Host.Provide).
 const ProviderGoIO = "wasi:io"
 
 var providers sync.Map // name → Provider
@@ -56,32 +64,91 @@ func providerNamed(name string) Provider {
 	return nil
 }
 
+// Provide grants the provider registered as name to the runs of this
+// Host (its instances, as the component imports them); cfg is what the
+// provider's Open reads (Run.Config). Without it, the provider's
+// functions fail as not granted.
+func (h *Host) Provide(name string, cfg any) {
+	if h.grants == nil {
+		h.grants = map[string]any{}
+	}
+	h.grants[name] = cfg
+}
+
+// provSlot is one provider's part of a run.
+type provSlot struct {
+	name  string
+	p     Provider
+	cfg   any
+	state any
+	view  Run
+}
+
 // Run is a provider's view of one run: its table of host objects, its
 // per-run state, and the engine's waits, which honour the call's deadline
 // and cancellation. It is valid during the run's host calls, on the
 // call's thread.
-type Run struct{ r *run }
+type Run struct {
+	r    *run
+	slot *provSlot
+}
 
 // NewObject puts o in the run's table: the handle a host function returns
 // for an own<R> or borrow<R> of a host-defined resource. When the guest
-// drops its last handle, an engine stream or pollable acts on it, and an
-// object embedding Family with live children traps the guest.
+// drops its last handle, an engine stream or pollable acts on it, an
+// object with a Drop method (Dropper) is dropped, and an object with
+// live children (Parent, or embedding Family) traps the guest.
 func (v *Run) NewObject(o any) HostResource { return v.r.newObj(o) }
 
 // Object is the object behind a handle the guest passed, if it is one of
 // the run's.
 func (v *Run) Object(h Value) (any, bool) { return v.r.objOf(h) }
 
+// Objects is how many objects the run's table holds, and the handle the
+// next one gets (for ForgetFrom).
+func (v *Run) Objects() (held int, next uint32) { return len(v.r.objs), v.r.nextRep + 1 }
+
+// ForgetFrom drops (as the guest would) and forgets every object made
+// since Objects answered next: a call undoing what it made.
+func (v *Run) ForgetFrom(next uint32) {
+	for rep := next; rep <= v.r.nextRep; rep++ {
+		dropObject(v.r.objs[rep])
+		delete(v.r.objs, rep)
+	}
+}
+
 // State is what the provider's Open set.
-func (v *Run) State() any { return v.r.provState }
+func (v *Run) State() any { return v.slot.state }
 
 // SetState keeps s for the run; it is closed with the run if it has a
 // Close method.
-func (v *Run) SetState(s any) { v.r.provState = s }
+func (v *Run) SetState(s any) { v.slot.state = s }
+
+// Config is what the run's Host gave the provider (Host.Provide); nil for
+// Go's wasi:io.
+func (v *Run) Config() any { return v.slot.cfg }
+
+// GoIO reports whether the run's wasi:io is Go's (RunConfig.GoIO).
+func (v *Run) GoIO() bool { return v.r.goIO }
+
+// Context is the call's context: cancelled at the call's deadline plus
+// the grace, or when the caller cancels.
+func (v *Run) Context() context.Context { return v.r.ctx() }
+
+// Deadline is the call's deadline; zero without one.
+func (v *Run) Deadline() time.Time { return v.r.deadline }
+
+// WaitEnd is when a guest waiting on the runtime is stopped: the deadline
+// plus the grace for a run whose wasi:io is Go's, else the deadline; zero
+// without a deadline.
+func (v *Run) WaitEnd() time.Time { return v.r.waitEnd() }
+
+// Cancelled reports whether the caller has cancelled the call.
+func (v *Run) Cancelled() bool { return v.r.parentCtx != nil && v.r.parentCtx.Err() != nil }
 
 // WaitAny blocks until one of ps is ready and returns the indices of those
 // that are, or the call's ending: a waiting DeadlineError past the
-// deadline, or a cancelled wait.
+// deadline, or ErrCallEnded.
 func (v *Run) WaitAny(ps []*Pollable) ([]uint32, error) { return v.r.waitAny(ps) }
 
 // Timer is a pollable ready at at, for the monotonic clock's fn
@@ -89,57 +156,202 @@ func (v *Run) WaitAny(ps []*Pollable) ([]uint32, error) { return v.r.waitAny(ps)
 // clock wait, as on wasip2's clock.
 func (v *Run) Timer(at time.Time, fn string) *Pollable { return v.r.timerPollable(at, fn) }
 
+// ReadyWASIPollable is a ready wasip2 pollable (only wasip2 can mint the
+// pollables of a run whose wasi:io is wasip2's).
+func (v *Run) ReadyWASIPollable() (Value, error) { return v.r.subscribe(0, "") }
+
+// GuestRead copies n bytes at ptr of the guest's memory; false when the
+// range is outside it.
+func (v *Run) GuestRead(ptr, n uint32) ([]byte, bool) { return v.r.guestRead(ptr, n) }
+
+// FileStream opens the file name of the run's stream directory (the last
+// preopen, which has ForStreams) as a wasip2 stream for the guest: an
+// input-stream, or with write an output-stream.
+func (v *Run) FileStream(name string, write bool) (*Resource, error) {
+	return v.r.openStream(name, write)
+}
+
+// OpenFileDesc opens the file name of the stream directory for reading
+// and keeps the descriptor in the run, for DescStream and CloseFileDesc.
+func (v *Run) OpenFileDesc(name string) (uint32, error) { return v.r.openDesc(name) }
+
+// DescStream is a new input-stream at the start of a descriptor
+// OpenFileDesc kept (no open-at, so no thread handoff inside wasmtime);
+// with prime its first read is started at once (only for a complete
+// file: a file stream's read at the end of the file closes it for good).
+func (v *Run) DescStream(desc uint32, prime bool) (*Resource, error) {
+	return v.r.streamDesc(desc, prime)
+}
+
+// CloseFileDesc closes a descriptor OpenFileDesc kept.
+func (v *Run) CloseFileDesc(desc uint32) { v.r.closeDesc(desc) }
+
+// DropResource drops a stream the host made and never handed to the
+// guest.
+func (v *Run) DropResource(s *Resource) { v.r.dropStream(s) }
+
 // MonotonicZero is the instant the monotonic clock counts from, the same
 // for wasip2's clock and a provider's.
 func MonotonicZero() time.Time { return procStart }
 
+// ErrCallEnded ends a wait the caller cancelled: a provider function
+// returning it ends the call as cancelled.
+var ErrCallEnded = errors.New("the call ended while the guest was waiting")
+
+// Dropper is a provider's object that acts when the guest drops its last
+// handle (an unread response stops downloading).
+type Dropper interface{ Drop() }
+
+// Parent is a provider's object with children the guest must drop first
+// (a body and its stream).
+type Parent interface{ LiveKids() int }
+
+// dropper is an engine object that acts when the guest drops its handle.
+type dropper interface{ drop() }
+
+// maxHostObjects caps the host resources one run of Go's wasi:io holds at
+// once (each is host memory the guest's own limits do not count); a call
+// that would pass it traps, naming the cap. Go's wasi:http keeps its own.
+var maxHostObjects = 100_000
+
+func dropObject(o any) {
+	switch d := o.(type) {
+	case dropper:
+		d.drop()
+	case Dropper:
+		d.Drop()
+	}
+}
+
 // providerBuiltin is the linked function of a provider's iface#fn, or nil.
-func providerBuiltin(p Provider, iface, fn string, typ *FuncType) func(*run, []Value) (Value, error) {
+// A run without the provider (no RunConfig.GoIO, or a Host without
+// Provide) fails the call as not granted.
+func providerBuiltin(name string, p Provider, iface, fn string, typ *FuncType) func(*run, []Value) (Value, error) {
 	bare := stripVersion(iface)
 	impl := p.Func(bare, fn, typ)
 	if impl == nil {
 		return nil
 	}
-	name := bare + "#" + fn
+	full := bare + "#" + fn
+	if name != ProviderGoIO {
+		return func(r *run, args []Value) (Value, error) {
+			s := r.slot(name)
+			if s == nil {
+				return nil, errNotGranted
+			}
+			return impl(&s.view, args)
+		}
+	}
 	return func(r *run, args []Value) (Value, error) {
-		if !r.goIO {
-			return nil, fmt.Errorf("%s: the run's wasi:io is not the host's", name)
+		s := r.slot(name)
+		if s == nil {
+			return nil, fmt.Errorf("%s: the run's wasi:io is not the host's", full)
 		}
 		first := r.nextRep + 1
-		v, err := impl(&r.view, args)
+		v, err := impl(&s.view, args)
 		r.releaseArgs(args)
 		if len(r.objs) > maxHostObjects && r.nextRep >= first {
 			for rep := first; rep <= r.nextRep; rep++ {
-				if d, ok := r.objs[rep].(dropper); ok {
-					d.drop()
-				}
+				dropObject(r.objs[rep])
 				delete(r.objs, rep)
 			}
 			return nil, fmt.Errorf("%s: the component holds %d host resources (streams, pollables, wasi:http values) it has not dropped; the host allows %d",
-				name, len(r.objs), maxHostObjects)
+				full, len(r.objs), maxHostObjects)
 		}
 		return v, err
 	}
 }
 
-// providerOpen opens the run's wasi:io provider (RunConfig.GoIO).
-func (r *run) providerOpen(w WASI) (WASI, error) {
-	p := providerNamed(ProviderGoIO)
+// grantedBuiltin is the function of the granted provider that answers
+// iface#fn, or nil.
+func grantedBuiltin(iface, fn string, typ *FuncType) func(*run, []Value) (Value, error) {
+	var b func(*run, []Value) (Value, error)
+	providers.Range(func(k, v any) bool {
+		name, p := k.(string), v.(Provider)
+		if name != ProviderGoIO && p.Provides(iface) {
+			b = providerBuiltin(name, p, iface, fn, typ)
+			return false
+		}
+		return true
+	})
+	return b
+}
+
+// ProviderState is the per-run state of the provider named name
+// (Run.SetState), or nil when the run does not have it: what a provider's
+// tests look at.
+func (i *Instance) ProviderState(name string) any {
+	if s := i.run.slot(name); s != nil {
+		return s.state
+	}
+	return nil
+}
+
+// slot is the run's part of the provider named name, or nil.
+func (r *run) slot(name string) *provSlot {
+	for _, s := range r.provs {
+		if s.name == name {
+			return s
+		}
+	}
+	return nil
+}
+
+// openProvider opens the provider named name for the run.
+func (r *run) openProvider(name string, cfg any, w WASI) (WASI, error) {
+	p := providerNamed(name)
 	if p == nil {
-		return w, fmt.Errorf("wasmhost: no %s provider is registered (import internal/wasmhost/wasiio)", ProviderGoIO)
+		return w, fmt.Errorf("wasmhost: no %s provider is registered (import its package)", name)
 	}
-	w, err := p.Open(&r.view, w)
-	if err != nil {
-		return w, err
+	s := &provSlot{name: name, p: p, cfg: cfg}
+	s.view = Run{r: r, slot: s}
+	r.provs = append(r.provs, s)
+	return p.Open(&s.view, w)
+}
+
+// providersOpen opens the run's providers: Go's wasi:io with
+// RunConfig.GoIO, then each one the Host grants whose instances the
+// component imports.
+func (r *run) providersOpen(c *Component, rc RunConfig) (WASI, error) {
+	w := rc.WASI
+	if rc.GoIO {
+		if providerNamed(ProviderGoIO) == nil {
+			return w, fmt.Errorf("wasmhost: no %s provider is registered (import internal/wasmhost/wasiio)", ProviderGoIO)
+		}
+		var err error
+		if w, err = r.openProvider(ProviderGoIO, nil, w); err != nil {
+			return w, err
+		}
+		r.goIO = true
 	}
-	r.goIO = true
+	if rc.Host == nil || len(rc.Host.grants) == 0 {
+		return w, nil
+	}
+	names := make([]string, 0, len(rc.Host.grants))
+	for name := range rc.Host.grants {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		p := providerNamed(name)
+		if p == nil || name == ProviderGoIO || !c.importsAny(p.Provides) {
+			continue
+		}
+		var err error
+		if w, err = r.openProvider(name, rc.Host.grants[name], w); err != nil {
+			return w, err
+		}
+	}
 	return w, nil
 }
 
-// providerClose closes the provider's per-run state.
-func (r *run) providerClose() {
-	if c, ok := r.provState.(interface{ Close() error }); ok {
-		c.Close()
+// providersClose closes the providers' per-run states, the last opened
+// first.
+func (r *run) providersClose() {
+	for i := len(r.provs) - 1; i >= 0; i-- {
+		if c, ok := r.provs[i].state.(interface{ Close() error }); ok {
+			c.Close()
+		}
 	}
 }
 
@@ -148,6 +360,17 @@ func (r *run) providerClose() {
 func goIOProvides(name string) (Provider, bool) {
 	p := providerNamed(ProviderGoIO)
 	return p, p != nil && p.Provides(name)
+}
+
+// importsAny reports whether some instance the component imports is one
+// provides answers.
+func (c *Component) importsAny(provides func(string) bool) bool {
+	for _, it := range c.imports {
+		if it.Kind == ItemInstance && provides(it.Name) {
+			return true
+		}
+	}
+	return false
 }
 
 // releaseArgs ends the borrows a Go builtin was lent and frees their

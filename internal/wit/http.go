@@ -11,22 +11,23 @@ import (
 
 	"github.com/murmur-go/murmur/internal/manifest"
 	"github.com/murmur-go/murmur/internal/wasmhost"
+	"github.com/murmur-go/murmur/internal/wasmhost/wasihttp"
 )
 
 // HTTPPolicy decides an outgoing wasi:http request (docs/guest-kit.md): nil
 // allows it, an error denies it (the guest gets HTTP-request-denied; the
 // error, which names the manifest key to edit, is logged). A policy may
 // rewrite the request's headers (the gateway key swap). The engine carries
-// the request to the policy (wasmhost.HTTPGrant); what Murmur allows is
+// the request to the policy (wasihttp.Grant); what Murmur allows is
 // decided here.
-type HTTPPolicy func(ctx context.Context, req *wasmhost.HTTPRequest) error
+type HTTPPolicy func(ctx context.Context, req *wasihttp.Request) error
 
 // ErrHTTPDenied is the policy answer of DenyAllHTTP.
 var ErrHTTPDenied = errors.New("outbound HTTP is not granted")
 
 // DenyAllHTTP denies every request: the grant of a component that may reach
 // nothing.
-func DenyAllHTTP(context.Context, *wasmhost.HTTPRequest) error { return ErrHTTPDenied }
+func DenyAllHTTP(context.Context, *wasihttp.Request) error { return ErrHTTPDenied }
 
 // The bounds on a component's outgoing HTTP.
 const (
@@ -61,7 +62,7 @@ func HTTPMaxBodyBytes(lookup func(string) (string, bool)) int64 {
 // key is the manifest key a refusal names ("capabilities.network.allow").
 func NetworkAllow(allow []string, key string) HTTPPolicy {
 	allow = append([]string(nil), allow...)
-	return func(_ context.Context, req *wasmhost.HTTPRequest) error {
+	return func(_ context.Context, req *wasihttp.Request) error {
 		origin := req.Origin()
 		if manifest.NetListCovers(allow, origin) {
 			return nil
@@ -93,7 +94,7 @@ func (g Gateway) Policy() HTTPPolicy {
 		}
 		origin = strings.ToLower(g.Endpoint[:i]) + "://" + strings.ToLower(rest)
 	}
-	return func(_ context.Context, req *wasmhost.HTTPRequest) error {
+	return func(_ context.Context, req *wasihttp.Request) error {
 		carries := false
 		for _, h := range req.Headers {
 			if g.Placeholder != "" && strings.Contains(h[1], g.Placeholder) {
@@ -166,8 +167,8 @@ func GrantHTTPBounded(h *wasmhost.Host, policy HTTPPolicy, log *slog.Logger, b H
 	if log == nil {
 		log = slog.Default()
 	}
-	h.HTTP(wasmhost.HTTPGrant{
-		Decide: func(ctx context.Context, req *wasmhost.HTTPRequest) error {
+	wasihttp.Enable(h, wasihttp.Grant{
+		Decide: func(ctx context.Context, req *wasihttp.Request) error {
 			if err := policy(ctx, req); err != nil {
 				log.Info(HTTPDenied, "method", req.Method, "url", req.URL(), "reason", err.Error())
 				return err

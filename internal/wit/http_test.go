@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/murmur-go/murmur/internal/wasmhost"
+	"github.com/murmur-go/murmur/internal/wasmhost/wasihttp"
 )
 
 // http.wat builds GET https://blocked.example.com/secret?x=1 and returns 1
@@ -21,17 +22,17 @@ func TestGrantHTTPPolicy(t *testing.T) {
 		want    uint32
 		logLine string
 	}{
-		{"denied", func(context.Context, *wasmhost.HTTPRequest) error { return errors.New("not in the allowlist") },
+		{"denied", func(context.Context, *wasihttp.Request) error { return errors.New("not in the allowlist") },
 			1, "wasi:http request denied"},
 		{"deny all (nil policy)", nil, 1, "reason=\"outbound HTTP is not granted\""},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			var logBuf bytes.Buffer
-			var seen []wasmhost.HTTPRequest
+			var seen []wasihttp.Request
 			policy := c.policy
 			if policy != nil {
-				policy = func(ctx context.Context, req *wasmhost.HTTPRequest) error {
+				policy = func(ctx context.Context, req *wasihttp.Request) error {
 					seen = append(seen, *req)
 					return c.policy(ctx, req)
 				}

@@ -15,7 +15,7 @@ import (
 // nothing in its run needs wasmtime's file streams: its response bodies
 // are read from the socket as they arrive, where a body through the spool
 // costs a round trip to a thread of wasmtime's blocking pool for every read
-// that meets its end (internal/wasmhost/RATIONALE.md, "Bodies: the spool,
+// that meets its end (internal/wasmhost/wasihttp/RATIONALE.md, "Bodies: the spool,
 // or Go's wasi:io"). A component with a filesystem keeps the spool, whose
 // bulk throughput Go's streams do not match. A driver's run always gets
 // Go's wasi:io (internal/driver/wasm).

@@ -20,6 +20,7 @@ import (
 	"github.com/murmur-go/murmur/internal/session"
 	"github.com/murmur-go/murmur/internal/trace"
 	"github.com/murmur-go/murmur/internal/wasmhost"
+	"github.com/murmur-go/murmur/internal/wasmhost/wasihttp"
 	"github.com/murmur-go/murmur/internal/wit"
 )
 
@@ -442,7 +443,7 @@ func TestHTTPPolicy(t *testing.T) {
 	var seen []string
 	// The policy records what it was asked and refuses it: the request must
 	// not leave this machine (there is no llm.example.com here).
-	recordAndRefuse := func(_ context.Context, req *wasmhost.HTTPRequest) error {
+	recordAndRefuse := func(_ context.Context, req *wasihttp.Request) error {
 		seen = append(seen, req.Method+" "+req.URL())
 		return wit.ErrHTTPDenied
 	}

@@ -111,7 +111,7 @@ func bytesOf(v wasmhost.Value) string {
 }
 
 // Go-owned wasi:io, for the runs whose caller asks for it (RunConfig.GoIO;
-// see internal/wasmhost/RATIONALE.md, "Go's wasi:io: what it answers"): Murmur gives it to
+// see this package's RATIONALE.md, "Go's wasi:io: what it answers"): Murmur gives it to
 // a driver's runs, and to a capsule's or tool's whose component uses
 // wasi:http without wasi:filesystem (internal/wit.ChooseIO).
 //

@@ -355,7 +355,7 @@ func (c *Conn) BytesRead() int64 { return c.raw.nread }
 func (c *Conn) ResetRead() { c.raw.nread = 0 }
 
 // Spin makes the next wait look for readiness for d before sleeping in
-// poll(2) (see RATIONALE.md, "The exchange on the guest's thread").
+// poll(2) (see wasihttp's RATIONALE.md, "The exchange on the guest's thread").
 func (c *Conn) Spin(d time.Duration) { c.raw.spin, c.raw.spinHit = d, false }
 
 // EndSpin ends a Spin and reports whether it paid: the wait found the

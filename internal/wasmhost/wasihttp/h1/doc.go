@@ -9,9 +9,9 @@
 // what a guest controls in a request (ValidAuthority, ValidPath, …), and the
 // mapping of a failure onto a wasi:http error-code (Classify).
 //
-// It is pure Go, with no cgo and no engine: internal/wasmhost drives it from
-// a guest's host calls, and its tests run on httptest servers. It is the
+// It is pure Go, with no cgo and no engine: internal/wasmhost/wasihttp drives
+// it from a guest's host calls, and its tests run on httptest servers. It is the
 // only package of the engine's tree that dials (internal/archtest). Why the
 // exchange is done on the calling thread, and what it saves, is in
-// internal/wasmhost/RATIONALE.md ("The exchange on the guest's thread").
+// internal/wasmhost/wasihttp/RATIONALE.md ("The exchange on the guest's thread").
 package h1

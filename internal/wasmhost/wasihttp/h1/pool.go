@@ -8,10 +8,10 @@ import (
 
 // Pool holds idle connections between exchanges, by origin and the
 // address dialled (scheme://authority/ip:port): a run's caller hands one
-// in (HTTPGrant.Conns in internal/wasmhost; DefaultPool otherwise), so a
+// in (Grant.Conns in internal/wasmhost/wasihttp; DefaultPool otherwise), so a
 // connection outlives the run that dialled it and the next run to the same
-// origin and address takes it (RATIONALE.md, "Connections kept across
-// runs"). A connection goes back only after a response read to its end
+// origin and address takes it (wasihttp's RATIONALE.md, "Connections kept
+// across runs"). A connection goes back only after a response read to its end
 // that neither side ended with close; it is never in the pool while an
 // exchange uses it. The pool is bounded per key and in total, closes a
 // connection idle for longer than idleFor, and closes all at Close.

@@ -1,4 +1,4 @@
-package wasmhost
+package wasihttp
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/murmur-go/murmur/internal/wasmhost"
 	"github.com/murmur-go/murmur/internal/wasmhost/wasihttp/h1"
 )
 
@@ -65,7 +66,7 @@ type runKind struct {
 }
 
 // fixture is the fixture name compiled for runs of k.
-func (k runKind) fixture(t testing.TB, name string) *Component {
+func (k runKind) fixture(t testing.TB, name string) *wasmhost.Component {
 	if k.spool {
 		return spoolFixture(t, name)
 	}
@@ -76,10 +77,10 @@ func (k runKind) fixture(t testing.TB, name string) *Component {
 // thread.
 func fetchRun(t *testing.T, k runKind, host string) {
 	t.Helper()
-	h := NewHost()
-	h.HTTP(HTTPGrant{Decide: allowAll, MaxBodyBytes: 1 << 20, MaxInFlight: 4})
+	h := wasmhost.NewHost()
+	Enable(h, Grant{Decide: allowAll, MaxBodyBytes: 1 << 20, MaxInFlight: 4})
 	i, err := instantiateFull(testEngine, context.Background(), k.fixture(t, "httpopts.wat"),
-		RunConfig{GoIO: k.goIO, Host: h, Limits: Limits{Deadline: 20 * time.Second}})
+		wasmhost.RunConfig{GoIO: k.goIO, Host: h, Limits: wasmhost.Limits{Deadline: 20 * time.Second}})
 	if err != nil {
 		t.Error(err)
 		return

@@ -1,4 +1,4 @@
-package wasmhost
+package wasihttp
 
 import (
 	"bufio"
@@ -38,7 +38,7 @@ func FuzzHTTPRequest(f *testing.F) {
 		if !tok || !auth || !p || !fname || !fval || h1.ForbiddenField(name) {
 			return
 		}
-		send := HTTPRequest{Method: method, Scheme: "http", Authority: authority, PathWithQuery: path,
+		send := Request{Method: method, Scheme: "http", Authority: authority, PathWithQuery: path,
 			Headers: [][2]string{{name, value}}}
 		hreq, code := buildRequest(context.Background(), send, nil)
 		if code != nil {

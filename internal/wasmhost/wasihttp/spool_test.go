@@ -1,4 +1,4 @@
-package wasmhost
+package wasihttp
 
 import (
 	"os"
@@ -13,7 +13,7 @@ import (
 // caller's goroutine and a small one when it is next taken: a reused file
 // starts empty, and nothing stays open after the run.
 func TestSpoolPoolBounds(t *testing.T) {
-	h, err := newHTTPRun(&HTTPGrant{MaxBodyBytes: 1 << 20, MaxInFlight: 1, Conns: h1.NewPool()}, false)
+	h, err := newHTTPRun(&Grant{MaxBodyBytes: 1 << 20, MaxInFlight: 1, Conns: h1.NewPool()}, false)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package wasmhost_test
+package wasihttp_test
 
 import (
 	"context"
@@ -13,12 +13,14 @@ import (
 	"time"
 
 	"github.com/murmur-go/murmur/internal/wasmhost"
+	"github.com/murmur-go/murmur/internal/wasmhost/wasihttp"
+	"github.com/murmur-go/murmur/internal/wasmhost/wasihttp/h1"
 	"github.com/murmur-go/murmur/internal/wit"
 )
 
 // TestExchangeMatrix holds both of wasi:http's exchanges to the same
-// answers over every way a body reaches a guest (RATIONALE.md, "Two
-// exchanges, one behaviour"): {spool, Go streams} × {the guest's thread,
+// answers over every way a body reaches a guest (RATIONALE.md, "The
+// exchange matrix, decided"): {spool, Go streams} × {the guest's thread,
 // the transport} × {a declared body of at most 64 KiB (read where the
 // head is), a larger declared one, a chunked one}. The guest is the C
 // tool http-get-c, which makes n GETs and sums the bytes it read; each
@@ -53,11 +55,11 @@ func TestExchangeMatrix(t *testing.T) {
 	srv.Start()
 	defer srv.Close()
 
-	src, err := os.ReadFile("../../testdata/components/http-get-c/http-get-c.wasm")
+	src, err := os.ReadFile("../../../testdata/components/http-get-c/http-get-c.wasm")
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := wasmhost.SharedEngine()
+	e := wasihttp.SharedEngine()
 	c, err := e.Compile(src)
 	if err != nil {
 		t.Fatal(err)
@@ -76,12 +78,12 @@ func TestExchangeMatrix(t *testing.T) {
 			}{{"/small", small}, {"/large", large}, {"/chunked", chunked}} {
 				name := bodies.name + "/" + map[bool]string{true: "guest's thread", false: "transport"}[onThread] + size.path
 				t.Run(name, func(t *testing.T) {
-					defer wasmhost.SetSyncExchanges(onThread)()
-					wasmhost.DefaultPoolCloseIdle()
+					defer wasihttp.SetSyncExchanges(onThread)()
+					h1.DefaultPool.CloseIdle()
 					accepts.Store(0)
 					h := wasmhost.NewHost()
-					h.HTTP(wasmhost.HTTPGrant{
-						Decide:       func(context.Context, *wasmhost.HTTPRequest) error { return nil },
+					wasihttp.Enable(h, wasihttp.Grant{
+						Decide:       func(context.Context, *wasihttp.Request) error { return nil },
 						MaxBodyBytes: 1 << 20, MaxInFlight: 4,
 					})
 					inst, err := e.Instantiate(context.Background(), c, wasmhost.RunConfig{

@@ -1,4 +1,4 @@
-package wasmhost
+package wasihttp
 
 import (
 	"context"
@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"testing"
 	"time"
+
+	"github.com/murmur-go/murmur/internal/wasmhost"
 )
 
 // TestHTTPRequestOptions: request-options timeouts end a request with the
@@ -67,10 +69,10 @@ func TestHTTPRequestOptions(t *testing.T) {
 				t.Run(name, func(t *testing.T) {
 					syncExchanges = onThread
 					defer func() { syncExchanges = true }()
-					h := NewHost()
-					h.HTTP(HTTPGrant{Decide: allowAll, MaxBodyBytes: 1 << 20, MaxInFlight: 4})
+					h := wasmhost.NewHost()
+					Enable(h, Grant{Decide: allowAll, MaxBodyBytes: 1 << 20, MaxInFlight: 4})
 					i, err := instantiateFull(testEngine, context.Background(), k.fixture(t, "httpopts.wat"),
-						RunConfig{GoIO: k.goIO, Host: h, Limits: Limits{Deadline: 20 * time.Second}})
+						wasmhost.RunConfig{GoIO: k.goIO, Host: h, Limits: wasmhost.Limits{Deadline: 20 * time.Second}})
 					if err != nil {
 						t.Fatal(err)
 					}
@@ -139,10 +141,10 @@ func TestHTTPTwoOutstanding(t *testing.T) {
 				t.Run(fmt.Sprintf("%s %s thread=%v", k.name, a, onThread), func(t *testing.T) {
 					syncExchanges = onThread
 					defer func() { syncExchanges = true }()
-					h := NewHost()
-					h.HTTP(HTTPGrant{Decide: allowAll, MaxBodyBytes: 64 << 20, MaxInFlight: 4})
+					h := wasmhost.NewHost()
+					Enable(h, Grant{Decide: allowAll, MaxBodyBytes: 64 << 20, MaxInFlight: 4})
 					i, err := instantiateFull(testEngine, context.Background(), k.fixture(t, "httpopts.wat"),
-						RunConfig{GoIO: k.goIO, Host: h, Limits: Limits{Deadline: 20 * time.Second}})
+						wasmhost.RunConfig{GoIO: k.goIO, Host: h, Limits: wasmhost.Limits{Deadline: 20 * time.Second}})
 					if err != nil {
 						t.Fatal(err)
 					}
@@ -178,10 +180,10 @@ func TestHTTPEmptyBodyEnds(t *testing.T) {
 	for _, k := range runKinds {
 		for _, path := range []string{"/zero", "/nocontent", "/nochunks"} {
 			t.Run(k.name+" "+path, func(t *testing.T) {
-				h := NewHost()
-				h.HTTP(HTTPGrant{Decide: allowAll, MaxBodyBytes: 1 << 20, MaxInFlight: 4})
+				h := wasmhost.NewHost()
+				Enable(h, Grant{Decide: allowAll, MaxBodyBytes: 1 << 20, MaxInFlight: 4})
 				i, err := instantiateFull(testEngine, context.Background(), k.fixture(t, "httpopts.wat"),
-					RunConfig{GoIO: k.goIO, Host: h, Limits: Limits{Deadline: 5 * time.Second}})
+					wasmhost.RunConfig{GoIO: k.goIO, Host: h, Limits: wasmhost.Limits{Deadline: 5 * time.Second}})
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -1,4 +1,4 @@
-package wasmhost
+package wasihttp
 
 import (
 	"context"
@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"net/http"
 	"time"
+
+	"github.com/murmur-go/murmur/internal/wasmhost"
 )
 
 // wasi:http bodies as Go streams, for runs whose wasi:io is Go's (driver
@@ -24,22 +26,22 @@ const liveReadCall = "wasi:io/streams#[method]input-stream.blocking-read"
 
 // liveKids: an incoming-body is the parent of its stream; wasmtime traps a
 // guest that drops or finishes the body while the stream is alive.
-func (b *inBody) liveKids() int {
-	if b.live != nil && b.streamed && !b.live.isDropped() {
+func (b *inBody) LiveKids() int {
+	if b.live != nil && b.streamed && !b.live.Dropped() {
 		return 1
 	}
 	return 0
 }
 
-func (r *run) liveBodyWrite(a []Value) (Value, error) {
+func (r *run) liveBodyWrite(a []wasmhost.Value) (wasmhost.Value, error) {
 	b := objAs[*outBody](r, a[0])
 	if b == nil || b.taken {
-		return Err(nil), nil
+		return wasmhost.Err(nil), nil
 	}
 	mem := []byte{}
 	b.taken, b.mem = true, &mem
 	limit := r.http.grant.MaxBodyBytes
-	return Ok(r.newObj(NewOutputStream(func(p []byte) error {
+	return wasmhost.Ok(r.NewObject(wasmhost.NewOutputStream(func(p []byte) error {
 		if int64(len(mem))+int64(len(p)) > limit {
 			return fmt.Errorf("the request body is larger than the %d bytes the host allows", limit)
 		}
@@ -49,65 +51,64 @@ func (r *run) liveBodyWrite(a []Value) (Value, error) {
 	}))), nil
 }
 
-func (r *run) liveBodyStream(a []Value) (Value, error) {
+func (r *run) liveBodyStream(a []wasmhost.Value) (wasmhost.Value, error) {
 	b := objAs[*inBody](r, a[0])
 	if b == nil || b.streamed || b.live == nil {
-		return Err(nil), nil
+		return wasmhost.Err(nil), nil
 	}
 	b.streamed = true
-	return Ok(r.newObj(b.live)), nil
+	return wasmhost.Ok(r.NewObject(b.live)), nil
 }
 
 func (r *run) liveBodyFinish(b *inBody) error {
-	if b != nil && b.liveKids() > 0 {
+	if b != nil && b.LiveKids() > 0 {
 		return errors.New("wasi:http/types#[static]incoming-body.finish: the body's input-stream is still alive (drop it first)")
 	}
-	if b != nil && b.live != nil && b.live.src != nil {
-		b.live.src.toAsync() // the trailers come after the rest of the body
+	if b != nil && b.live != nil && b.live.Source() != nil {
+		b.live.Source().ToAsync() // the trailers come after the rest of the body
 	}
 	return nil
 }
 
-func (r *run) liveFutureSubscribe(a []Value) (Value, error) {
+func (r *run) liveFutureSubscribe(a []wasmhost.Value) (wasmhost.Value, error) {
 	const call = "wasi:http/types#[method]future-incoming-response.subscribe"
 	if f := objAs[*httpFuture](r, a[0]); f != nil {
 		if f.sync.onGuestThread() && f.sync.pull == nil {
 			// The guest is about to wait for the head: read it here.
 			f.sync.completeOnThread()
-			if r.callCancelled() {
-				return nil, errCallEnded
+			if r.Cancelled() {
+				return nil, wasmhost.ErrCallEnded
 			}
-			if !r.deadline.IsZero() && !time.Now().Before(r.deadline) {
-				return nil, &DeadlineError{Waiting: true, Call: "wasi:http/types#[method]future-incoming-response.subscribe"}
+			if !r.Deadline().IsZero() && !time.Now().Before(r.Deadline()) {
+				return nil, &wasmhost.DeadlineError{Waiting: true, Call: "wasi:http/types#[method]future-incoming-response.subscribe"}
 			}
 		}
-		return r.newObj(chanPollable(f.done, call)), nil
+		return r.NewObject(wasmhost.ChanPollable(f.done, call)), nil
 	}
-	return r.newObj(ReadyPollable(call)), nil
+	return r.NewObject(wasmhost.ReadyPollable(call)), nil
 }
 
-func (r *run) liveTrailersSubscribe(a []Value) (Value, error) {
+func (r *run) liveTrailersSubscribe(a []wasmhost.Value) (wasmhost.Value, error) {
 	const call = "wasi:http/types#[method]future-trailers.subscribe"
 	if f := objAs[*futureTrailers](r, a[0]); f != nil {
-		return r.newObj(chanPollable(f.body.spooled, call)), nil
+		return r.NewObject(wasmhost.ChanPollable(f.body.spooled, call)), nil
 	}
-	return r.newObj(ReadyPollable(call)), nil
+	return r.NewObject(wasmhost.ReadyPollable(call)), nil
 }
 
 // liveHTTPErrorCode reads the error-code behind a body stream's error.
-func (r *run) liveHTTPErrorCode(a []Value) (Value, error) {
-	if e := objAs[*IOError](r, a[0]); e != nil && e.Code != nil {
-		return Some(e.Code), nil
+func (r *run) liveHTTPErrorCode(a []wasmhost.Value) (wasmhost.Value, error) {
+	if e := objAs[*wasmhost.IOError](r, a[0]); e != nil && e.Code != nil {
+		return wasmhost.Some(e.Code), nil
 	}
-	return None, nil
+	return wasmhost.None, nil
 }
 
 // streamLive hands the response to the guest at its head and then pushes
 // the body into the guest's stream as it arrives; the body's spooled
 // channel closes at its end (trailers are read then).
 func (h *httpRun) streamLive(ctx context.Context, cancel context.CancelFunc, resp *http.Response, opts requestOptions, f *httpFuture) {
-	s := newGoInput(liveBodyBuffer)
-	s.call = liveReadCall
+	s := wasmhost.NewInputStream(liveBodyBuffer, liveReadCall)
 	in := &inBody{spooled: make(chan struct{}), cancel: cancel, live: s, h: h}
 	f.resp = &incomingResponse{status: uint16(resp.StatusCode), headers: fieldsOf(resp.Header, true), body: in}
 	close(f.done)
@@ -116,16 +117,16 @@ func (h *httpRun) streamLive(ctx context.Context, cancel context.CancelFunc, res
 	if in.err == nil {
 		in.trailers = fieldsOf(resp.Trailer, true).entries
 	}
-	s.finish(in.err)
+	s.Finish(in.err)
 	close(in.spooled)
 }
 
 // pumpBody copies the response body into s as it arrives, at most max
 // bytes; the between-bytes timeout counts only time spent waiting on the
 // server, not on the guest.
-func pumpBody(ctx context.Context, resp *http.Response, s *InputStream, max int64, between time.Duration, cancel context.CancelFunc) Value {
-	return readBody(ctx, resp, make([]byte, 32<<10), max, between, cancel, func(b []byte) Value {
-		if !s.push(b, ctx.Done()) {
+func pumpBody(ctx context.Context, resp *http.Response, s *wasmhost.InputStream, max int64, between time.Duration, cancel context.CancelFunc) wasmhost.Value {
+	return readBody(ctx, resp, make([]byte, 32<<10), max, between, cancel, func(b []byte) wasmhost.Value {
+		if !s.Push(b, ctx.Done()) {
 			return codeOf(ctx, ctx.Err())
 		}
 		return nil

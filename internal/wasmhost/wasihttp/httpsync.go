@@ -1,4 +1,4 @@
-package wasmhost
+package wasihttp
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/murmur-go/murmur/internal/wasmhost"
 	"github.com/murmur-go/murmur/internal/wasmhost/wasihttp/h1"
 )
 
@@ -29,11 +30,11 @@ type syncEx struct {
 	h        *httpRun
 	ctx      context.Context
 	cancel   context.CancelFunc
-	send     HTTPRequest
+	send     Request
 	body     *outBody
 	opts     requestOptions
 	f        *httpFuture
-	deadline time.Time // the call's deadline plus the grace (run.waitEnd)
+	deadline time.Time // the call's deadline plus the grace (Run.WaitEnd)
 
 	// x is the HTTP/1.1 exchange itself: its connection, the request as
 	// written, when it was written.
@@ -52,7 +53,7 @@ var syncExchanges = true
 
 // syncEligible reports whether a request can take the synchronous path:
 // a capsule's (spool) run with nothing else in flight.
-func (h *httpRun) syncEligible(send HTTPRequest) bool {
+func (h *httpRun) syncEligible(send Request) bool {
 	if h.active.Load() != 0 || !syncExchanges {
 		return false
 	}
@@ -62,11 +63,11 @@ func (h *httpRun) syncEligible(send HTTPRequest) bool {
 
 // startSync begins a synchronous exchange in handle: it takes an in-flight
 // slot and writes the request if its body is finished (or it has none).
-func (h *httpRun) startSync(r *run, send HTTPRequest, body *outBody, opts requestOptions) *httpFuture {
-	ctx, cancel := context.WithCancel(r.ctx())
+func (h *httpRun) startSync(r *run, send Request, body *outBody, opts requestOptions) *httpFuture {
+	ctx, cancel := context.WithCancel(r.Context())
 	in := &inBody{spooled: make(chan struct{}), cancel: cancel, h: h}
 	f := &httpFuture{done: make(chan struct{}), cancel: cancel, body: in}
-	ex := &syncEx{h: h, ctx: ctx, cancel: cancel, send: send, body: body, opts: opts, f: f, deadline: r.waitEnd()}
+	ex := &syncEx{h: h, ctx: ctx, cancel: cancel, send: send, body: body, opts: opts, f: f, deadline: r.WaitEnd()}
 	ex.x = &h1.Exchange{Pool: h.conns, Ctx: ctx, Scheme: send.effectiveScheme(), Authority: send.Authority,
 		Connect: opts.connect, FirstByte: opts.firstByte, Deadline: ex.deadline,
 		Build: func() (*http.Request, error) {
@@ -124,7 +125,7 @@ func (ex *syncEx) toAsync() {
 func (ex *syncEx) onGuestThread() bool { return ex != nil && !ex.async && !ex.ended }
 
 // fail ends the exchange with an error-code before a response.
-func (ex *syncEx) fail(code Value) {
+func (ex *syncEx) fail(code wasmhost.Value) {
 	in := ex.f.body
 	in.closeFile()
 	in.err = code
@@ -183,12 +184,12 @@ func (ex *syncEx) replayable() bool {
 }
 
 // codeError carries an error-code out of h1.Exchange.Build.
-type codeError struct{ v Variant }
+type codeError struct{ v wasmhost.Variant }
 
 func (e codeError) Error() string { return "wasi:http " + e.v.Case }
 
 // code maps a connection failure to the error-code a guest expects.
-func (ex *syncEx) code(err error) Value {
+func (ex *syncEx) code(err error) wasmhost.Value {
 	var ce codeError
 	switch {
 	case errors.As(err, &ce):
@@ -245,7 +246,7 @@ func (ex *syncEx) complete() {
 	h, f, in := ex.h, ex.f, ex.f.body
 	if resp.ContentLength > h.grant.MaxBodyBytes {
 		resp.Body.Close()
-		ex.fail(Variant{Case: "HTTP-response-body-size", Value: Some(uint64(resp.ContentLength))})
+		ex.fail(wasmhost.Variant{Case: "HTTP-response-body-size", Value: wasmhost.Some(uint64(resp.ContentLength))})
 		return
 	}
 	if h.live {
@@ -293,7 +294,7 @@ func (ex *syncEx) spool(resp *http.Response, pf *poolFile, small bool) {
 	ex.x.Conn.Between(ex.deadline, ex.opts.betweenBytes, h1.ErrBetweenBytes)
 	bp := spoolBufs.Get().(*[]byte)
 	eof := false
-	in.err = readBodyTo(ex.ctx, resp, *bp, ex.h.grant.MaxBodyBytes, 0, nil, func(b []byte) Value {
+	in.err = readBodyTo(ex.ctx, resp, *bp, ex.h.grant.MaxBodyBytes, 0, nil, func(b []byte) wasmhost.Value {
 		if _, err := pf.file.Write(b); err != nil {
 			return internalError("murmur: spooling the response: " + err.Error())
 		}

@@ -1,4 +1,4 @@
-package wasmhost
+package wasihttp
 
 import (
 	"bytes"
@@ -17,6 +17,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/murmur-go/murmur/internal/wasmhost"
 	"github.com/murmur-go/murmur/internal/wasmhost/wasihttp/h1"
 )
 
@@ -34,18 +35,18 @@ import (
 // wasihttp/h1's Exchange: net/http's wire code, our connection); the others
 // go through net/http's Transport on a goroutine.
 //
-// What is allowed is the caller's policy (HTTPGrant.Decide), not the
-// engine's. The engine enforces the mechanics the policy relies on: no
+// What is allowed is the caller's policy (Grant.Decide), not this
+// package's. It enforces the mechanics the policy relies on: no
 // redirects followed (the 3xx goes to the guest), no proxy variables read,
 // each name resolved once and the resolved address dialled, every request
 // bounded by the call (it ends with the call at the latest), the body bound
-// and the in-flight bound of the grant. Without Host.HTTP the functions fail
+// and the in-flight bound of the grant. Without Enable the functions fail
 // with "capability not granted" like any ungranted import.
 
-// HTTPRequest is what a guest asked wasi:http to send. A policy may rewrite
+// Request is what a guest asked wasi:http to send. A policy may rewrite
 // Headers (a stored driver's gateway key swapped in: docs/drivers.md);
 // nothing else it changes is used.
-type HTTPRequest struct {
+type Request struct {
 	Method        string // "GET", …, or the other(...) text
 	Scheme        string // "http", "https" or other; "" when unset
 	Authority     string
@@ -54,25 +55,25 @@ type HTTPRequest struct {
 }
 
 // URL is the request's target as scheme://authority/path.
-func (r HTTPRequest) URL() string {
+func (r Request) URL() string {
 	return r.effectiveScheme() + "://" + r.Authority + r.PathWithQuery
 }
 
 // Origin is the request's scheme://authority, what a grant names.
-func (r HTTPRequest) Origin() string { return r.effectiveScheme() + "://" + r.Authority }
+func (r Request) Origin() string { return r.effectiveScheme() + "://" + r.Authority }
 
-func (r HTTPRequest) effectiveScheme() string {
+func (r Request) effectiveScheme() string {
 	if r.Scheme == "" {
 		return "https"
 	}
 	return r.Scheme
 }
 
-// HTTPGrant grants wasi:http. Decide is asked about every request handed to
+// Grant grants wasi:http. Decide is asked about every request handed to
 // outgoing-handler.handle, on the guest's call: nil allows it (possibly with
 // rewritten headers), an error denies it (the guest gets
 // HTTP-request-denied). A nil Decide denies every request. The bounds must
-// be positive (the engine has no defaults): MaxBodyBytes bounds a response
+// be positive (wasi:http has no defaults): MaxBodyBytes bounds a response
 // body (the guest reading past it gets HTTP-response-body-size), and
 // MaxInFlight the requests one call has outstanding at once (more wait for
 // a slot).
@@ -81,19 +82,20 @@ func (r HTTPRequest) effectiveScheme() string {
 // guest's thread takes one and gives it back: the caller decides how long
 // connections outlive a run and closes them (h1.Pool.CloseIdle). nil is
 // h1.DefaultPool, the process's; the engine owns no sockets.
-type HTTPGrant struct {
-	Decide       func(ctx context.Context, req *HTTPRequest) error
+type Grant struct {
+	Decide       func(ctx context.Context, req *Request) error
 	MaxBodyBytes int64
 	MaxInFlight  int
 	Conns        *h1.Pool
 }
 
-// HTTP grants the wasi:http functions described above.
-func (h *Host) HTTP(g HTTPGrant) {
+// Enable grants the wasi:http functions described above to the runs of
+// h: a component's calls to them go to g.
+func Enable(h *wasmhost.Host, g Grant) {
 	if g.Decide == nil {
-		g.Decide = func(context.Context, *HTTPRequest) error { return errHTTPDenied }
+		g.Decide = func(context.Context, *Request) error { return errHTTPDenied }
 	}
-	h.http = &g
+	h.Provide(ProviderName, &g)
 }
 
 var errHTTPDenied = errors.New("outbound HTTP is not granted")
@@ -101,7 +103,8 @@ var errHTTPDenied = errors.New("outbound HTTP is not granted")
 // httpRun is the wasi:http state of one run: its body spool, its transport
 // and its requests.
 type httpRun struct {
-	grant *HTTPGrant
+	run   *run // the run's view, made at Open
+	grant *Grant
 	spool *spoolDir
 	sem   chan struct{}
 	// transport is made on the first request the guest's thread does not
@@ -113,7 +116,7 @@ type httpRun struct {
 	// up on; they are dropped at the run's next wasi:http call, where the
 	// store is certainly the host's to use (a guest's resource.drop, which
 	// gives them up, runs inside wasmtime's own table operation).
-	stale []*Resource
+	stale []*wasmhost.Resource
 	early int // streams made before incoming-body.stream, not yet handed over or given up
 
 	poolMu  sync.Mutex // the pool of body files (see poolFile)
@@ -122,13 +125,13 @@ type httpRun struct {
 	inUse   int
 	closing []uint32 // pooled files' helper descriptors to close
 	// live: the run's wasi:io is Go's (RunConfig.GoIO), so bodies are Go
-	// streams (wasiio_http.go) instead of spool files.
+	// streams (live.go) instead of spool files.
 	live bool
 
 	// The synchronous exchange (httpsync.go): the run's own connections,
 	// the exchanges in flight (of both kinds), and the one the guest's
 	// thread owns, if any.
-	conns   *h1.Pool // the grant's (HTTPGrant.Conns)
+	conns   *h1.Pool // the grant's (Grant.Conns)
 	active  atomic.Int32
 	pending *syncEx
 	// spin is the head spin's record (h1.Spin); the guest's thread alone
@@ -140,7 +143,7 @@ type httpRun struct {
 // wasi:io is Go's: a driver's, or a component's without a filesystem) has
 // no spool directory: its bodies are in memory
 // and on the socket.
-func newHTTPRun(g *HTTPGrant, live bool) (*httpRun, error) {
+func newHTTPRun(g *Grant, live bool) (*httpRun, error) {
 	conns := g.Conns
 	if conns == nil {
 		conns = h1.DefaultPool
@@ -187,7 +190,7 @@ type httpFields struct {
 }
 
 type httpRequest struct {
-	HTTPRequest
+	Request
 	headers *httpFields
 	body    *outBody
 }
@@ -215,7 +218,7 @@ func (b *outBody) end(abort bool) {
 }
 
 // drop: an outgoing-body dropped without finish abandons its request.
-func (b *outBody) drop() { b.end(true) }
+func (b *outBody) Drop() { b.end(true) }
 
 type requestOptions struct {
 	connect, firstByte, betweenBytes time.Duration
@@ -224,14 +227,14 @@ type requestOptions struct {
 type httpFuture struct {
 	done   chan struct{}
 	resp   *incomingResponse
-	err    Value // an error-code variant
+	err    wasmhost.Value // an error-code variant
 	taken  bool
 	cancel context.CancelFunc
 	body   *inBody // the response body's spool, made at handle
 	sync   *syncEx // the exchange when the guest's thread does it
 }
 
-func (f *httpFuture) drop() {
+func (f *httpFuture) Drop() {
 	f.sync.abandon()
 	select {
 	case <-f.done:
@@ -252,18 +255,18 @@ type incomingResponse struct {
 }
 
 // drop: a response dropped without consume gives up its body.
-func (resp *incomingResponse) drop() {
+func (resp *incomingResponse) Drop() {
 	if !resp.consumed {
-		resp.body.drop()
+		resp.body.Drop()
 	}
 }
 
 // inBody is a response body and its spool file, which the exchange writes
 // and the guest reads through a stream (pre) made once the body is whole.
 type inBody struct {
-	spooled  chan struct{} // closed when the body is on disk (or failed)
-	pre      *Resource     // the guest's input-stream, made early; nil once handed over or given up
-	err      Value         // error-code ending the body, or nil
+	spooled  chan struct{}      // closed when the body is on disk (or failed)
+	pre      *wasmhost.Resource // the guest's input-stream, made early; nil once handed over or given up
+	err      wasmhost.Value     // error-code ending the body, or nil
 	trailers [][2]string
 	streamed bool
 	cancel   context.CancelFunc
@@ -274,7 +277,7 @@ type inBody struct {
 	done     bool // the exchange is finished with the file
 	released bool // the guest is finished with the body
 
-	live *InputStream // a driver run's body: the Go stream it arrives on
+	live *wasmhost.InputStream // a driver run's body: the Go stream it arrives on
 }
 
 // poolFile is a body file of the run's spool. A pooled one is used again
@@ -332,9 +335,11 @@ func (b *inBody) closeFile() {
 }
 
 // drop: a body dropped unread ends its exchange and gives up its spool.
-func (b *inBody) drop() {
-	if b.live != nil && b.live.src != nil {
-		b.live.src.abort()
+func (b *inBody) Drop() {
+	if b.live != nil {
+		if src, ok := b.live.Source().(*syncBody); ok {
+			src.abort()
+		}
 	}
 	b.cancel()
 	b.release()
@@ -373,7 +378,7 @@ func (b *inBody) openEarly(r *run) {
 	if err != nil || pf == nil || !pf.pooled || pf.opened {
 		return
 	}
-	if d, err := r.openDesc(pf.name); err == nil {
+	if d, err := r.OpenFileDesc(pf.name); err == nil {
 		pf.desc, pf.opened = d, true
 	}
 }
@@ -390,19 +395,19 @@ func (b *inBody) makeStream(r *run) error {
 	if pf == nil {
 		return errors.New("wasmhost: the response body has no spool file")
 	}
-	var s *Resource
+	var s *wasmhost.Resource
 	var err error
 	if pf.pooled {
 		if !pf.opened {
-			d, err := r.openDesc(pf.name)
+			d, err := r.OpenFileDesc(pf.name)
 			if err != nil {
 				return err
 			}
 			pf.desc, pf.opened = d, true
 		}
-		s, err = r.streamDesc(pf.desc, true)
+		s, err = r.DescStream(pf.desc, true)
 	} else {
-		s, err = r.openStream(pf.name, false)
+		s, err = r.FileStream(pf.name, false)
 		os.Remove(r.http.spool.path(pf.name)) // the guest's stream holds it open
 	}
 	if err != nil {
@@ -519,7 +524,7 @@ func (h *httpRun) dropStale(r *run) {
 		}
 	}
 	for _, s := range h.stale {
-		r.dropStream(s)
+		r.DropResource(s)
 	}
 	h.stale = h.stale[:0]
 	h.poolMu.Lock()
@@ -527,7 +532,7 @@ func (h *httpRun) dropStale(r *run) {
 	h.closing = nil
 	h.poolMu.Unlock()
 	for _, d := range closing {
-		r.closeDesc(d)
+		r.CloseFileDesc(d)
 	}
 }
 
@@ -536,12 +541,11 @@ type futureTrailers struct {
 	taken bool
 }
 
-// dropper is a host object that must act when the guest drops its handle.
-type dropper interface{ drop() }
-
-func builtinFor(iface, fn string) func(*run, []Value) (Value, error) {
-	var impl func(*run, []Value) (Value, error)
-	switch stripVersion(iface) {
+// funcFor is the provider's function for iface#fn (iface without its
+// version), or nil.
+func funcFor(iface, fn string) wasmhost.ProviderFunc {
+	var impl func(*run, []wasmhost.Value) (wasmhost.Value, error)
+	switch iface {
 	case "wasi:http/types":
 		impl = httpTypes[fn]
 	case "wasi:http/outgoing-handler":
@@ -552,25 +556,20 @@ func builtinFor(iface, fn string) func(*run, []Value) (Value, error) {
 	if impl == nil {
 		return nil
 	}
-	return func(r *run, args []Value) (Value, error) {
-		if r.host == nil || r.host.http == nil || r.http == nil {
-			return nil, errNotGranted
-		}
+	return func(v *wasmhost.Run, args []wasmhost.Value) (wasmhost.Value, error) {
+		h := v.State().(*httpRun)
+		r := h.run
 		r.http.dropStale(r)
-		first := r.nextRep + 1
-		v, err := impl(r, args)
-		if len(r.objs) > maxHostObjects && r.nextRep >= first {
+		_, first := r.Objects()
+		val, err := impl(r, args)
+		if held, next := r.Objects(); held > maxHostObjects && next > first {
 			// Undo what this call made: the guest never sees it.
-			for rep := first; rep <= r.nextRep; rep++ {
-				if d, ok := r.objs[rep].(dropper); ok {
-					d.drop()
-				}
-				delete(r.objs, rep)
-			}
+			r.ForgetFrom(first)
+			held, _ = r.Objects()
 			return nil, fmt.Errorf("wasi:http %s: the component holds %d wasi:http resources (fields, requests, responses, bodies, futures) it has not dropped; the host allows %d",
-				fn, len(r.objs), maxHostObjects)
+				fn, held, maxHostObjects)
 		}
-		return v, err
+		return val, err
 	}
 }
 
@@ -592,11 +591,11 @@ func (f *httpFields) size() int {
 	return n
 }
 
-func bytesOf(v Value) string {
-	if b, ok := v.(Bytes); ok {
+func bytesOf(v wasmhost.Value) string {
+	if b, ok := v.(wasmhost.Bytes); ok {
 		return string(b)
 	}
-	l, _ := v.(List)
+	l, _ := v.(wasmhost.List)
 	b := make([]byte, 0, len(l))
 	for _, x := range l {
 		u, _ := x.(uint8)
@@ -605,18 +604,18 @@ func bytesOf(v Value) string {
 	return string(b)
 }
 
-func bytesValue(s string) Bytes { return Bytes(s) }
+func bytesValue(s string) wasmhost.Bytes { return wasmhost.Bytes(s) }
 
-func optString(v Value) (string, bool) {
-	if o, ok := v.(Option); ok && o.Some {
+func optString(v wasmhost.Value) (string, bool) {
+	if o, ok := v.(wasmhost.Option); ok && o.Some {
 		s, _ := o.Value.(string)
 		return s, true
 	}
 	return "", false
 }
 
-func optDuration(v Value) time.Duration {
-	if o, ok := v.(Option); ok && o.Some {
+func optDuration(v wasmhost.Value) time.Duration {
+	if o, ok := v.(wasmhost.Option); ok && o.Some {
 		if d, ok := o.Value.(uint64); ok && d < 1<<63 {
 			return time.Duration(d)
 		}
@@ -624,26 +623,26 @@ func optDuration(v Value) time.Duration {
 	return 0
 }
 
-func durationValue(d time.Duration) Value {
+func durationValue(d time.Duration) wasmhost.Value {
 	if d == 0 {
-		return None
+		return wasmhost.None
 	}
-	return Some(uint64(d))
+	return wasmhost.Some(uint64(d))
 }
 
-var okUnit = Ok(nil)
+var okUnit = wasmhost.Ok(nil)
 
-func errCode(c string) Variant { return Variant{Case: c} }
+func errCode(c string) wasmhost.Variant { return wasmhost.Variant{Case: c} }
 
-func internalError(msg string) Variant {
-	return Variant{Case: "internal-error", Value: Some(msg)}
+func internalError(msg string) wasmhost.Variant {
+	return wasmhost.Variant{Case: "internal-error", Value: wasmhost.Some(msg)}
 }
 
-func headerErr(c string) Result { return Err(Variant{Case: c}) }
+func headerErr(c string) wasmhost.Result { return wasmhost.Err(wasmhost.Variant{Case: c}) }
 
-func objAs[T any](r *run, v Value) T {
+func objAs[T any](r *run, v wasmhost.Value) T {
 	var zero T
-	o, ok := r.objOf(v)
+	o, ok := r.Object(v)
 	if !ok {
 		return zero
 	}
@@ -652,7 +651,7 @@ func objAs[T any](r *run, v Value) T {
 }
 
 // setField changes f under a fields setter's rules.
-func fieldsChange(r *run, a []Value, change func(f *httpFields, name string) Result) (Value, error) {
+func fieldsChange(r *run, a []wasmhost.Value, change func(f *httpFields, name string) wasmhost.Result) (wasmhost.Value, error) {
 	f := objAs[*httpFields](r, a[0])
 	if f == nil {
 		return nil, errors.New("wasi:http: not a fields handle of this host")
@@ -680,19 +679,19 @@ func (f *httpFields) remove(name string) {
 	f.entries = kept
 }
 
-var httpTypes = map[string]func(*run, []Value) (Value, error){
-	"[constructor]fields": func(r *run, _ []Value) (Value, error) {
-		return r.newObj(&httpFields{}), nil
+var httpTypes = map[string]func(*run, []wasmhost.Value) (wasmhost.Value, error){
+	"[constructor]fields": func(r *run, _ []wasmhost.Value) (wasmhost.Value, error) {
+		return r.NewObject(&httpFields{}), nil
 	},
-	"[static]fields.from-list": func(r *run, a []Value) (Value, error) {
+	"[static]fields.from-list": func(r *run, a []wasmhost.Value) (wasmhost.Value, error) {
 		if ptr, n, ok := listArg(a, 0); ok {
 			return fieldsFromListPtr(r, ptr, n)
 		}
 		f := &httpFields{}
-		l, _ := a[0].(List)
+		l, _ := a[0].(wasmhost.List)
 		total := 0
 		for _, e := range l {
-			t, ok := e.(Tuple)
+			t, ok := e.(wasmhost.Tuple)
 			if !ok || len(t) != 2 {
 				return headerErr("invalid-syntax"), nil
 			}
@@ -709,10 +708,10 @@ var httpTypes = map[string]func(*run, []Value) (Value, error){
 				return headerErr("invalid-syntax"), nil
 			}
 		}
-		return Ok(r.newObj(f)), nil
+		return wasmhost.Ok(r.NewObject(f)), nil
 	},
-	"[method]fields.get": func(r *run, a []Value) (Value, error) {
-		out := List{}
+	"[method]fields.get": func(r *run, a []wasmhost.Value) (wasmhost.Value, error) {
+		out := wasmhost.List{}
 		if f := objAs[*httpFields](r, a[0]); f != nil {
 			name, _ := a[1].(string)
 			for _, e := range f.entries {
@@ -723,7 +722,7 @@ var httpTypes = map[string]func(*run, []Value) (Value, error){
 		}
 		return out, nil
 	},
-	"[method]fields.has": func(r *run, a []Value) (Value, error) {
+	"[method]fields.has": func(r *run, a []wasmhost.Value) (wasmhost.Value, error) {
 		if f := objAs[*httpFields](r, a[0]); f != nil {
 			name, _ := a[1].(string)
 			for _, e := range f.entries {
@@ -734,12 +733,12 @@ var httpTypes = map[string]func(*run, []Value) (Value, error){
 		}
 		return false, nil
 	},
-	"[method]fields.set": func(r *run, a []Value) (Value, error) {
-		return fieldsChange(r, a, func(f *httpFields, name string) Result {
+	"[method]fields.set": func(r *run, a []wasmhost.Value) (wasmhost.Value, error) {
+		return fieldsChange(r, a, func(f *httpFields, name string) wasmhost.Result {
 			if ptr, n, ok := listArg(a, 2); ok {
 				return fieldsSetPtr(r, f, name, ptr, n)
 			}
-			vals, _ := a[2].(List)
+			vals, _ := a[2].(wasmhost.List)
 			var add [][2]string
 			n := f.size()
 			for _, v := range vals {
@@ -755,14 +754,14 @@ var httpTypes = map[string]func(*run, []Value) (Value, error){
 			return okUnit
 		})
 	},
-	"[method]fields.delete": func(r *run, a []Value) (Value, error) {
-		return fieldsChange(r, a, func(f *httpFields, name string) Result {
+	"[method]fields.delete": func(r *run, a []wasmhost.Value) (wasmhost.Value, error) {
+		return fieldsChange(r, a, func(f *httpFields, name string) wasmhost.Result {
 			f.remove(name)
 			return okUnit
 		})
 	},
-	"[method]fields.append": func(r *run, a []Value) (Value, error) {
-		return fieldsChange(r, a, func(f *httpFields, name string) Result {
+	"[method]fields.append": func(r *run, a []wasmhost.Value) (wasmhost.Value, error) {
+		return fieldsChange(r, a, func(f *httpFields, name string) wasmhost.Result {
 			if ptr, n, ok := listArg(a, 2); ok {
 				return fieldsAppendPtr(r, f, name, ptr, n)
 			}
@@ -774,143 +773,143 @@ var httpTypes = map[string]func(*run, []Value) (Value, error){
 			return okUnit
 		})
 	},
-	"[method]fields.entries": func(r *run, a []Value) (Value, error) {
-		out := List{}
+	"[method]fields.entries": func(r *run, a []wasmhost.Value) (wasmhost.Value, error) {
+		out := wasmhost.List{}
 		if f := objAs[*httpFields](r, a[0]); f != nil {
 			for _, e := range f.entries {
-				out = append(out, Tuple{e[0], bytesValue(e[1])})
+				out = append(out, wasmhost.Tuple{e[0], bytesValue(e[1])})
 			}
 		}
 		return out, nil
 	},
-	"[method]fields.clone": func(r *run, a []Value) (Value, error) {
+	"[method]fields.clone": func(r *run, a []wasmhost.Value) (wasmhost.Value, error) {
 		c := &httpFields{}
 		if f := objAs[*httpFields](r, a[0]); f != nil {
 			c.entries = append(c.entries, f.entries...)
 		}
-		return r.newObj(c), nil
+		return r.NewObject(c), nil
 	},
-	"[constructor]outgoing-request": func(r *run, a []Value) (Value, error) {
-		req := &httpRequest{HTTPRequest: HTTPRequest{Method: "GET"}, headers: &httpFields{}}
+	"[constructor]outgoing-request": func(r *run, a []wasmhost.Value) (wasmhost.Value, error) {
+		req := &httpRequest{Request: Request{Method: "GET"}, headers: &httpFields{}}
 		if f := objAs[*httpFields](r, a[0]); f != nil {
 			req.headers = f
 		}
-		return r.newObj(req), nil
+		return r.NewObject(req), nil
 	},
-	"[method]outgoing-request.body": func(r *run, a []Value) (Value, error) {
+	"[method]outgoing-request.body": func(r *run, a []wasmhost.Value) (wasmhost.Value, error) {
 		req := objAs[*httpRequest](r, a[0])
 		if req == nil || req.body != nil {
-			return Err(nil), nil
+			return wasmhost.Err(nil), nil
 		}
 		req.body = &outBody{finished: make(chan struct{})}
-		return Ok(r.newObj(req.body)), nil
+		return wasmhost.Ok(r.NewObject(req.body)), nil
 	},
-	"[method]outgoing-request.method": func(r *run, a []Value) (Value, error) {
+	"[method]outgoing-request.method": func(r *run, a []wasmhost.Value) (wasmhost.Value, error) {
 		m := "GET"
 		if req := objAs[*httpRequest](r, a[0]); req != nil {
 			m = req.Method
 		}
 		switch m {
 		case "GET", "HEAD", "POST", "PUT", "DELETE", "CONNECT", "OPTIONS", "TRACE", "PATCH":
-			return Variant{Case: strings.ToLower(m)}, nil
+			return wasmhost.Variant{Case: strings.ToLower(m)}, nil
 		}
-		return Variant{Case: "other", Value: m}, nil
+		return wasmhost.Variant{Case: "other", Value: m}, nil
 	},
-	"[method]outgoing-request.set-method": func(r *run, a []Value) (Value, error) {
+	"[method]outgoing-request.set-method": func(r *run, a []wasmhost.Value) (wasmhost.Value, error) {
 		req := objAs[*httpRequest](r, a[0])
-		v, _ := a[1].(Variant)
+		v, _ := a[1].(wasmhost.Variant)
 		m := strings.ToUpper(v.Case)
 		if v.Case == "other" {
 			m, _ = v.Value.(string)
 		}
 		if req == nil || !h1.ValidToken(m) {
-			return Err(nil), nil
+			return wasmhost.Err(nil), nil
 		}
 		req.Method = m
 		return okUnit, nil
 	},
-	"[method]outgoing-request.scheme": func(r *run, a []Value) (Value, error) {
+	"[method]outgoing-request.scheme": func(r *run, a []wasmhost.Value) (wasmhost.Value, error) {
 		req := objAs[*httpRequest](r, a[0])
 		if req == nil || req.Scheme == "" {
-			return None, nil
+			return wasmhost.None, nil
 		}
 		switch req.Scheme {
 		case "http":
-			return Some(Variant{Case: "HTTP"}), nil
+			return wasmhost.Some(wasmhost.Variant{Case: "HTTP"}), nil
 		case "https":
-			return Some(Variant{Case: "HTTPS"}), nil
+			return wasmhost.Some(wasmhost.Variant{Case: "HTTPS"}), nil
 		}
-		return Some(Variant{Case: "other", Value: req.Scheme}), nil
+		return wasmhost.Some(wasmhost.Variant{Case: "other", Value: req.Scheme}), nil
 	},
-	"[method]outgoing-request.set-scheme": func(r *run, a []Value) (Value, error) {
+	"[method]outgoing-request.set-scheme": func(r *run, a []wasmhost.Value) (wasmhost.Value, error) {
 		req := objAs[*httpRequest](r, a[0])
 		if req == nil {
-			return Err(nil), nil
+			return wasmhost.Err(nil), nil
 		}
 		s := ""
-		if o, ok := a[1].(Option); ok && o.Some {
-			v, _ := o.Value.(Variant)
+		if o, ok := a[1].(wasmhost.Option); ok && o.Some {
+			v, _ := o.Value.(wasmhost.Variant)
 			s = strings.ToLower(v.Case)
 			if v.Case == "other" {
 				s, _ = v.Value.(string)
 				if !h1.ValidScheme(s) {
-					return Err(nil), nil
+					return wasmhost.Err(nil), nil
 				}
 			}
 		}
 		req.Scheme = s
 		return okUnit, nil
 	},
-	"[method]outgoing-request.authority": func(r *run, a []Value) (Value, error) {
+	"[method]outgoing-request.authority": func(r *run, a []wasmhost.Value) (wasmhost.Value, error) {
 		if req := objAs[*httpRequest](r, a[0]); req != nil && req.Authority != "" {
-			return Some(req.Authority), nil
+			return wasmhost.Some(req.Authority), nil
 		}
-		return None, nil
+		return wasmhost.None, nil
 	},
-	"[method]outgoing-request.set-authority": func(r *run, a []Value) (Value, error) {
+	"[method]outgoing-request.set-authority": func(r *run, a []wasmhost.Value) (wasmhost.Value, error) {
 		req := objAs[*httpRequest](r, a[0])
 		s, _ := optString(a[1])
 		if req == nil || (s != "" && !h1.ValidAuthority(s)) {
-			return Err(nil), nil
+			return wasmhost.Err(nil), nil
 		}
 		req.Authority = s
 		return okUnit, nil
 	},
-	"[method]outgoing-request.path-with-query": func(r *run, a []Value) (Value, error) {
+	"[method]outgoing-request.path-with-query": func(r *run, a []wasmhost.Value) (wasmhost.Value, error) {
 		if req := objAs[*httpRequest](r, a[0]); req != nil && req.PathWithQuery != "" {
-			return Some(req.PathWithQuery), nil
+			return wasmhost.Some(req.PathWithQuery), nil
 		}
-		return None, nil
+		return wasmhost.None, nil
 	},
-	"[method]outgoing-request.set-path-with-query": func(r *run, a []Value) (Value, error) {
+	"[method]outgoing-request.set-path-with-query": func(r *run, a []wasmhost.Value) (wasmhost.Value, error) {
 		req := objAs[*httpRequest](r, a[0])
 		s, _ := optString(a[1])
 		if req == nil || (s != "" && !h1.ValidPath(s)) {
-			return Err(nil), nil
+			return wasmhost.Err(nil), nil
 		}
 		req.PathWithQuery = s
 		return okUnit, nil
 	},
-	"[method]outgoing-request.headers": func(r *run, a []Value) (Value, error) {
+	"[method]outgoing-request.headers": func(r *run, a []wasmhost.Value) (wasmhost.Value, error) {
 		// A child handle onto the request's own headers.
 		if req := objAs[*httpRequest](r, a[0]); req != nil {
-			return r.newObj(req.headers), nil
+			return r.NewObject(req.headers), nil
 		}
-		return r.newObj(&httpFields{immutable: true}), nil
+		return r.NewObject(&httpFields{immutable: true}), nil
 	},
-	"[method]outgoing-body.write": func(r *run, a []Value) (Value, error) {
-		if r.goIO {
+	"[method]outgoing-body.write": func(r *run, a []wasmhost.Value) (wasmhost.Value, error) {
+		if r.http.live {
 			return r.liveBodyWrite(a)
 		}
 		b := objAs[*outBody](r, a[0])
 		if b == nil || b.taken {
-			return Err(nil), nil
+			return wasmhost.Err(nil), nil
 		}
 		f, name, err := r.http.spool.create("req")
 		if err != nil {
 			return nil, fmt.Errorf("wasi:http outgoing-body.write: %w", err)
 		}
-		s, err := r.openStream(name, true)
+		s, err := r.FileStream(name, true)
 		// The guest's stream and f both hold the file: it needs no name now.
 		os.Remove(r.http.spool.path(name))
 		if err != nil {
@@ -918,14 +917,14 @@ var httpTypes = map[string]func(*run, []Value) (Value, error){
 			return nil, err
 		}
 		b.taken, b.name, b.file = true, name, f
-		return Ok(s), nil
+		return wasmhost.Ok(s), nil
 	},
-	"[static]outgoing-body.finish": func(r *run, a []Value) (Value, error) {
+	"[static]outgoing-body.finish": func(r *run, a []wasmhost.Value) (wasmhost.Value, error) {
 		b := objAs[*outBody](r, a[0])
 		if b == nil {
-			return Err(internalError("not an outgoing-body of this host")), nil
+			return wasmhost.Err(internalError("not an outgoing-body of this host")), nil
 		}
-		if o, ok := a[1].(Option); ok && o.Some {
+		if o, ok := a[1].(wasmhost.Option); ok && o.Some {
 			if t := objAs[*httpFields](r, o.Value); t != nil {
 				b.trailers = append(b.trailers, t.entries...)
 			}
@@ -936,8 +935,8 @@ var httpTypes = map[string]func(*run, []Value) (Value, error){
 		}
 		return okUnit, nil
 	},
-	"[constructor]request-options": func(r *run, _ []Value) (Value, error) {
-		return r.newObj(&requestOptions{}), nil
+	"[constructor]request-options": func(r *run, _ []wasmhost.Value) (wasmhost.Value, error) {
+		return r.NewObject(&requestOptions{}), nil
 	},
 	"[method]request-options.connect-timeout":        optGetter(func(o *requestOptions) *time.Duration { return &o.connect }),
 	"[method]request-options.set-connect-timeout":    optSetter(func(o *requestOptions) *time.Duration { return &o.connect }),
@@ -947,8 +946,8 @@ var httpTypes = map[string]func(*run, []Value) (Value, error){
 	"[method]request-options.set-between-bytes-timeout": optSetter(func(o *requestOptions) *time.Duration {
 		return &o.betweenBytes
 	}),
-	"[method]future-incoming-response.subscribe": func(r *run, a []Value) (Value, error) {
-		if r.goIO {
+	"[method]future-incoming-response.subscribe": func(r *run, a []wasmhost.Value) (wasmhost.Value, error) {
+		if r.http.live {
 			return r.liveFutureSubscribe(a)
 		}
 		if f := objAs[*httpFuture](r, a[0]); f != nil {
@@ -959,8 +958,8 @@ var httpTypes = map[string]func(*run, []Value) (Value, error){
 			if err := r.awaitHTTP(f.done, "[method]future-incoming-response.subscribe"); err != nil {
 				return nil, err
 			}
-			if r.callCancelled() {
-				return nil, errCallEnded
+			if r.Cancelled() {
+				return nil, wasmhost.ErrCallEnded
 			}
 			select {
 			case <-f.done:
@@ -980,77 +979,77 @@ var httpTypes = map[string]func(*run, []Value) (Value, error){
 			default:
 			}
 		}
-		return r.subscribe(0, "")
+		return r.ReadyWASIPollable()
 	},
-	"[method]future-incoming-response.get": func(r *run, a []Value) (Value, error) {
+	"[method]future-incoming-response.get": func(r *run, a []wasmhost.Value) (wasmhost.Value, error) {
 		f := objAs[*httpFuture](r, a[0])
 		if f == nil {
-			return None, nil
+			return wasmhost.None, nil
 		}
 		if f.sync.onGuestThread() && f.sync.headReady() {
 			f.sync.completeOnThread() // a guest polling get must see progress
-			if r.callCancelled() {
-				return nil, errCallEnded
+			if r.Cancelled() {
+				return nil, wasmhost.ErrCallEnded
 			}
-			if !r.deadline.IsZero() && !time.Now().Before(r.deadline) {
-				return nil, &DeadlineError{Waiting: true, Call: "wasi:http/types#[method]future-incoming-response.get"}
+			if !r.Deadline().IsZero() && !time.Now().Before(r.Deadline()) {
+				return nil, &wasmhost.DeadlineError{Waiting: true, Call: "wasi:http/types#[method]future-incoming-response.get"}
 			}
 		}
 		select {
 		case <-f.done:
 		default:
-			return None, nil
+			return wasmhost.None, nil
 		}
 		if f.taken {
-			return Some(Err(nil)), nil
+			return wasmhost.Some(wasmhost.Err(nil)), nil
 		}
 		f.taken = true
 		if f.err != nil {
 			f.body.release()
-			return Some(Ok(Err(f.err))), nil
+			return wasmhost.Some(wasmhost.Ok(wasmhost.Err(f.err))), nil
 		}
-		return Some(Ok(Ok(r.newObj(f.resp)))), nil
+		return wasmhost.Some(wasmhost.Ok(wasmhost.Ok(r.NewObject(f.resp)))), nil
 	},
-	"[method]incoming-response.status": func(r *run, a []Value) (Value, error) {
+	"[method]incoming-response.status": func(r *run, a []wasmhost.Value) (wasmhost.Value, error) {
 		if resp := objAs[*incomingResponse](r, a[0]); resp != nil {
 			return resp.status, nil
 		}
 		return uint16(0), nil
 	},
-	"[method]incoming-response.headers": func(r *run, a []Value) (Value, error) {
+	"[method]incoming-response.headers": func(r *run, a []wasmhost.Value) (wasmhost.Value, error) {
 		if resp := objAs[*incomingResponse](r, a[0]); resp != nil {
-			return r.newObj(resp.headers), nil
+			return r.NewObject(resp.headers), nil
 		}
-		return r.newObj(&httpFields{immutable: true}), nil
+		return r.NewObject(&httpFields{immutable: true}), nil
 	},
-	"[method]incoming-response.consume": func(r *run, a []Value) (Value, error) {
+	"[method]incoming-response.consume": func(r *run, a []wasmhost.Value) (wasmhost.Value, error) {
 		resp := objAs[*incomingResponse](r, a[0])
 		if resp == nil || resp.consumed {
-			return Err(nil), nil
+			return wasmhost.Err(nil), nil
 		}
 		resp.consumed = true
-		return Ok(r.newObj(resp.body)), nil
+		return wasmhost.Ok(r.NewObject(resp.body)), nil
 	},
-	"[method]incoming-body.stream": func(r *run, a []Value) (Value, error) {
-		if r.goIO {
+	"[method]incoming-body.stream": func(r *run, a []wasmhost.Value) (wasmhost.Value, error) {
+		if r.http.live {
 			return r.liveBodyStream(a)
 		}
 		b := objAs[*inBody](r, a[0])
 		if b == nil || b.streamed {
-			return Err(nil), nil
+			return wasmhost.Err(nil), nil
 		}
 		b.streamed = true
 		if err := r.awaitHTTP(b.spooled, "[method]incoming-body.stream"); err != nil {
 			return nil, err
 		}
-		if r.callCancelled() {
-			return nil, errCallEnded
+		if r.Cancelled() {
+			return nil, wasmhost.ErrCallEnded
 		}
 		select {
 		case <-b.spooled:
 		default:
 			// The call's context ended first: the body never arrived.
-			return Err(nil), nil
+			return wasmhost.Err(nil), nil
 		}
 		if err := b.makeStream(r); err != nil {
 			return nil, err
@@ -1058,11 +1057,11 @@ var httpTypes = map[string]func(*run, []Value) (Value, error){
 		s := b.pre
 		b.pre = nil
 		b.h.early--
-		return Ok(s), nil
+		return wasmhost.Ok(s), nil
 	},
-	"[static]incoming-body.finish": func(r *run, a []Value) (Value, error) {
+	"[static]incoming-body.finish": func(r *run, a []wasmhost.Value) (wasmhost.Value, error) {
 		b := objAs[*inBody](r, a[0])
-		if r.goIO {
+		if r.http.live {
 			if err := r.liveBodyFinish(b); err != nil {
 				return nil, err
 			}
@@ -1072,10 +1071,10 @@ var httpTypes = map[string]func(*run, []Value) (Value, error){
 			close(b.spooled)
 		}
 		b.release() // its stream is dropped (or was never taken): the spool is done with
-		return r.newObj(&futureTrailers{body: b}), nil
+		return r.NewObject(&futureTrailers{body: b}), nil
 	},
-	"[method]future-trailers.subscribe": func(r *run, a []Value) (Value, error) {
-		if r.goIO {
+	"[method]future-trailers.subscribe": func(r *run, a []wasmhost.Value) (wasmhost.Value, error) {
+		if r.http.live {
 			return r.liveTrailersSubscribe(a)
 		}
 		if f := objAs[*futureTrailers](r, a[0]); f != nil {
@@ -1083,50 +1082,50 @@ var httpTypes = map[string]func(*run, []Value) (Value, error){
 				return nil, err
 			}
 		}
-		return r.subscribe(0, "")
+		return r.ReadyWASIPollable()
 	},
-	"[method]future-trailers.get": func(r *run, a []Value) (Value, error) {
+	"[method]future-trailers.get": func(r *run, a []wasmhost.Value) (wasmhost.Value, error) {
 		f := objAs[*futureTrailers](r, a[0])
 		if f == nil {
-			return None, nil
+			return wasmhost.None, nil
 		}
 		select {
 		case <-f.body.spooled:
 		default:
-			return None, nil
+			return wasmhost.None, nil
 		}
 		if f.taken {
-			return Some(Err(nil)), nil
+			return wasmhost.Some(wasmhost.Err(nil)), nil
 		}
 		f.taken = true
 		if f.body.err != nil {
-			return Some(Ok(Err(f.body.err))), nil
+			return wasmhost.Some(wasmhost.Ok(wasmhost.Err(f.body.err))), nil
 		}
 		if len(f.body.trailers) == 0 {
-			return Some(Ok(Ok(None))), nil
+			return wasmhost.Some(wasmhost.Ok(wasmhost.Ok(wasmhost.None))), nil
 		}
-		return Some(Ok(Ok(Some(r.newObj(&httpFields{entries: f.body.trailers, immutable: true}))))), nil
+		return wasmhost.Some(wasmhost.Ok(wasmhost.Ok(wasmhost.Some(r.NewObject(&httpFields{entries: f.body.trailers, immutable: true}))))), nil
 	},
-	"http-error-code": func(r *run, a []Value) (Value, error) {
-		if r.goIO {
+	"http-error-code": func(r *run, a []wasmhost.Value) (wasmhost.Value, error) {
+		if r.http.live {
 			return r.liveHTTPErrorCode(a)
 		}
 		// The io-error is wasip2's; nothing of ours to read from it.
-		return None, nil
+		return wasmhost.None, nil
 	},
 }
 
-func optGetter(field func(*requestOptions) *time.Duration) func(*run, []Value) (Value, error) {
-	return func(r *run, a []Value) (Value, error) {
+func optGetter(field func(*requestOptions) *time.Duration) func(*run, []wasmhost.Value) (wasmhost.Value, error) {
+	return func(r *run, a []wasmhost.Value) (wasmhost.Value, error) {
 		if o := objAs[*requestOptions](r, a[0]); o != nil {
 			return durationValue(*field(o)), nil
 		}
-		return None, nil
+		return wasmhost.None, nil
 	}
 }
 
-func optSetter(field func(*requestOptions) *time.Duration) func(*run, []Value) (Value, error) {
-	return func(r *run, a []Value) (Value, error) {
+func optSetter(field func(*requestOptions) *time.Duration) func(*run, []wasmhost.Value) (wasmhost.Value, error) {
+	return func(r *run, a []wasmhost.Value) (wasmhost.Value, error) {
 		if o := objAs[*requestOptions](r, a[0]); o != nil {
 			*field(o) = optDuration(a[1])
 		}
@@ -1138,7 +1137,7 @@ func optSetter(field func(*requestOptions) *time.Duration) func(*run, []Value) (
 // closed or its call ends. Blocking here rather than in a pollable keeps the
 // guest's pollable a plain ready wasip2 one (only wasip2 can mint
 // pollables); the guest only subscribes when it is about to wait anyway.
-// It waits up to the deadline plus the grace (waitEnd); woken past the
+// It waits up to the deadline plus the grace (Run.WaitEnd); woken past the
 // call's deadline it gives up with a waiting DeadlineError naming
 // fn, even if ch closed meanwhile (a request ends at the same deadline):
 // nothing the guest did after it would run, and the ending should say what
@@ -1146,68 +1145,60 @@ func optSetter(field func(*requestOptions) *time.Duration) func(*run, []Value) (
 // nil; the cancellation ends the call.
 func (r *run) awaitHTTP(ch <-chan struct{}, fn string) error {
 	var deadline <-chan time.Time
-	if end := r.waitEnd(); !end.IsZero() {
+	if end := r.WaitEnd(); !end.IsZero() {
 		t := time.NewTimer(time.Until(end))
 		defer t.Stop()
 		deadline = t.C
 	}
 	select {
 	case <-ch:
-	case <-r.ctx().Done():
+	case <-r.Context().Done():
 	case <-deadline:
 	}
-	if !r.deadline.IsZero() && !time.Now().Before(r.deadline) {
-		return &DeadlineError{Waiting: true, Call: "wasi:http/types#" + fn}
+	if !r.Deadline().IsZero() && !time.Now().Before(r.Deadline()) {
+		return &wasmhost.DeadlineError{Waiting: true, Call: "wasi:http/types#" + fn}
 	}
 	return nil
 }
 
-// callCancelled reports whether the caller has cancelled the call: a
-// guest woken from a wait by that ends there, as an epoch stop for the
-// cancellation would end it, rather than running on with the error the
-// cancelled exchange left.
-func (r *run) callCancelled() bool {
-	return r.parentCtx != nil && r.parentCtx.Err() != nil
-}
-
-func httpHandle(r *run, a []Value) (Value, error) {
+func httpHandle(r *run, a []wasmhost.Value) (wasmhost.Value, error) {
 	req := objAs[*httpRequest](r, a[0])
 	if req == nil {
 		return nil, errors.New("wasi:http handle: not a request made by this host")
 	}
 	var opts requestOptions
-	if o, ok := a[1].(Option); ok && o.Some {
+	if o, ok := a[1].(wasmhost.Option); ok && o.Some {
 		if ro := objAs[*requestOptions](r, o.Value); ro != nil {
 			opts = *ro
 		}
 	}
-	send := req.HTTPRequest
+	send := req.Request
 	send.Headers = append([][2]string(nil), req.headers.entries...)
 	if code := checkRequest(send); code != nil {
-		return Err(*code), nil
+		return wasmhost.Err(*code), nil
 	}
 	g := r.http.grant
-	if err := g.Decide(r.ctx(), &send); err != nil {
-		return Err(errCode("HTTP-request-denied")), nil
+	if err := g.Decide(r.Context(), &send); err != nil {
+		return wasmhost.Err(errCode("HTTP-request-denied")), nil
 	}
 	if g.MaxBodyBytes <= 0 || g.MaxInFlight <= 0 {
-		return Err(internalError("murmur: the wasi:http grant has no bounds")), nil
+		return wasmhost.Err(internalError("murmur: the wasi:http grant has no bounds")), nil
 	}
 	if r.http.syncEligible(send) {
 		f := r.http.startSync(r, send, req.body, opts)
-		if !r.deadline.IsZero() && !time.Now().Before(r.deadline) {
+		if !r.Deadline().IsZero() && !time.Now().Before(r.Deadline()) {
 			// The deadline passed as the request was dialled or written
 			// (a server reading a large body slowly): the guest was
 			// waiting here.
 			f.sync.abandon()
-			return nil, &DeadlineError{Waiting: true, Call: "wasi:http/outgoing-handler#handle"}
+			return nil, &wasmhost.DeadlineError{Waiting: true, Call: "wasi:http/outgoing-handler#handle"}
 		}
-		return Ok(r.newObj(f)), nil
+		return wasmhost.Ok(r.NewObject(f)), nil
 	}
 	if p := r.http.pending; p != nil {
 		p.toAsync() // a second request outstanding: both must progress
 	}
-	ctx, cancel := context.WithDeadline(r.ctx(), r.waitEnd())
+	ctx, cancel := context.WithDeadline(r.Context(), r.WaitEnd())
 	in := &inBody{spooled: make(chan struct{}), cancel: cancel, h: r.http}
 	f := &httpFuture{done: make(chan struct{}), cancel: cancel, body: in}
 	r.http.wg.Add(1)
@@ -1217,7 +1208,7 @@ func httpHandle(r *run, a []Value) (Value, error) {
 		defer r.http.active.Add(-1)
 		r.http.exchange(ctx, cancel, send, req.body, opts, f)
 	}()
-	return Ok(r.newObj(f)), nil
+	return wasmhost.Ok(r.NewObject(f)), nil
 }
 
 // smallBody is the largest declared content-length spooled before the
@@ -1230,9 +1221,9 @@ const smallBody = 64 << 10
 // when the response head (or the request's error) is there — for a body of
 // at most smallBody declared bytes, when the body is also on disk — and
 // the body's spooled channel when the body is on disk.
-func (h *httpRun) exchange(ctx context.Context, cancel context.CancelFunc, send HTTPRequest, body *outBody, opts requestOptions, f *httpFuture) {
+func (h *httpRun) exchange(ctx context.Context, cancel context.CancelFunc, send Request, body *outBody, opts requestOptions, f *httpFuture) {
 	in := f.body
-	fail := func(code Value) {
+	fail := func(code wasmhost.Value) {
 		in.closeFile()
 		in.err = code
 		close(in.spooled)
@@ -1293,7 +1284,7 @@ func (h *httpRun) exchange(ctx context.Context, cancel context.CancelFunc, send 
 	}
 	defer resp.Body.Close()
 	if resp.ContentLength > h.grant.MaxBodyBytes {
-		fail(Variant{Case: "HTTP-response-body-size", Value: Some(uint64(resp.ContentLength))})
+		fail(wasmhost.Variant{Case: "HTTP-response-body-size", Value: wasmhost.Some(uint64(resp.ContentLength))})
 		return
 	}
 	if h.live {
@@ -1326,10 +1317,10 @@ func (h *httpRun) exchange(ctx context.Context, cancel context.CancelFunc, send 
 var spoolBufs = sync.Pool{New: func() any { b := make([]byte, 256<<10); return &b }}
 
 // spoolBody copies the response body to out, at most max bytes.
-func spoolBody(ctx context.Context, resp *http.Response, out *os.File, max int64, between time.Duration, cancel context.CancelFunc) Value {
+func spoolBody(ctx context.Context, resp *http.Response, out *os.File, max int64, between time.Duration, cancel context.CancelFunc) wasmhost.Value {
 	bp := spoolBufs.Get().(*[]byte)
 	defer spoolBufs.Put(bp)
-	return readBody(ctx, resp, *bp, max, between, cancel, func(b []byte) Value {
+	return readBody(ctx, resp, *bp, max, between, cancel, func(b []byte) wasmhost.Value {
 		if _, err := out.Write(b); err != nil {
 			return internalError("murmur: spooling the response: " + err.Error())
 		}
@@ -1343,15 +1334,15 @@ func spoolBody(ctx context.Context, resp *http.Response, out *os.File, max int64
 // it is stopped while sink runs (a live stream's sink waits for the guest).
 // It answers the error-code ending the body, or nil at its end; a sink's
 // non-nil answer ends it too.
-func readBody(ctx context.Context, resp *http.Response, buf []byte, max int64, between time.Duration, cancel context.CancelFunc, sink func([]byte) Value) Value {
+func readBody(ctx context.Context, resp *http.Response, buf []byte, max int64, between time.Duration, cancel context.CancelFunc, sink func([]byte) wasmhost.Value) wasmhost.Value {
 	return readBodyTo(ctx, resp, buf, max, between, cancel, sink, nil, nil)
 }
 
 // readBodyTo is readBody (h1.ReadBody) with the failure mapping code (nil:
 // codeOf) and eof set when the body was read to its clean end.
-func readBodyTo(ctx context.Context, resp *http.Response, buf []byte, max int64, between time.Duration, cancel context.CancelFunc, sink func([]byte) Value, code func(error) Value, eof *bool) Value {
+func readBodyTo(ctx context.Context, resp *http.Response, buf []byte, max int64, between time.Duration, cancel context.CancelFunc, sink func([]byte) wasmhost.Value, code func(error) wasmhost.Value, eof *bool) wasmhost.Value {
 	if code == nil {
-		code = func(err error) Value { return codeOf(ctx, err) }
+		code = func(err error) wasmhost.Value { return codeOf(ctx, err) }
 	}
 	done, err := h1.ReadBody(resp, buf, max, between, cancel, func(b []byte) error {
 		if v := sink(b); v != nil {
@@ -1370,7 +1361,7 @@ func readBodyTo(ctx context.Context, resp *http.Response, buf []byte, max int64,
 	case errors.As(err, &sc):
 		return sc.v
 	case errors.As(err, &big):
-		return Variant{Case: "HTTP-response-body-size", Value: Some(big.N)}
+		return wasmhost.Variant{Case: "HTTP-response-body-size", Value: wasmhost.Some(big.N)}
 	case err == h1.ErrBetweenBytes:
 		// The timer's: what the read saw was the cancel it caused.
 		return errCode("connection-read-timeout")
@@ -1379,11 +1370,11 @@ func readBodyTo(ctx context.Context, resp *http.Response, buf []byte, max int64,
 }
 
 // sinkCode carries a sink's error-code out of h1.ReadBody.
-type sinkCode struct{ v Value }
+type sinkCode struct{ v wasmhost.Value }
 
 func (e sinkCode) Error() string { return "wasi:http: the body's reader stopped" }
 
-func buildRequest(ctx context.Context, send HTTPRequest, body *outBody) (*http.Request, *Variant) {
+func buildRequest(ctx context.Context, send Request, body *outBody) (*http.Request, *wasmhost.Variant) {
 	scheme := send.effectiveScheme()
 	if scheme != "http" && scheme != "https" {
 		v := errCode("HTTP-protocol-error")
@@ -1422,7 +1413,7 @@ func buildRequest(ctx context.Context, send HTTPRequest, body *outBody) (*http.R
 	}
 	if body == nil || !body.taken {
 		if declared > 0 {
-			v := Variant{Case: "HTTP-request-body-size", Value: Some(uint64(0))}
+			v := wasmhost.Variant{Case: "HTTP-request-body-size", Value: wasmhost.Some(uint64(0))}
 			return nil, &v
 		}
 		if body != nil && len(body.trailers) > 0 {
@@ -1450,7 +1441,7 @@ func buildRequest(ctx context.Context, send HTTPRequest, body *outBody) (*http.R
 	}
 	if declared >= 0 && declared != st.Size() {
 		file.Close()
-		v := Variant{Case: "HTTP-request-body-size", Value: Some(uint64(st.Size()))}
+		v := wasmhost.Variant{Case: "HTTP-request-body-size", Value: wasmhost.Some(uint64(st.Size()))}
 		return nil, &v
 	}
 	hreq.Body = readCloser{file}
@@ -1470,10 +1461,10 @@ func buildRequest(ctx context.Context, send HTTPRequest, body *outBody) (*http.R
 }
 
 // memRequest gives hreq a driver run's in-memory body.
-func memRequest(hreq *http.Request, body *outBody, declared int64) (*http.Request, *Variant) {
+func memRequest(hreq *http.Request, body *outBody, declared int64) (*http.Request, *wasmhost.Variant) {
 	p := *body.mem
 	if declared >= 0 && declared != int64(len(p)) {
-		v := Variant{Case: "HTTP-request-body-size", Value: Some(uint64(len(p)))}
+		v := wasmhost.Variant{Case: "HTTP-request-body-size", Value: wasmhost.Some(uint64(len(p)))}
 		return nil, &v
 	}
 	hreq.Body = io.NopCloser(bytes.NewReader(p))
@@ -1524,7 +1515,7 @@ func fieldsOf(h http.Header, immutable bool) *httpFields {
 
 // checkRequest is the validity of a request at handle (the setters refuse
 // the rest): an authority is required.
-func checkRequest(req HTTPRequest) *Variant {
+func checkRequest(req Request) *wasmhost.Variant {
 	if req.Authority == "" {
 		v := errCode("HTTP-request-URI-invalid")
 		return &v

@@ -1,4 +1,4 @@
-package wasmhost
+package wasihttp
 
 import (
 	"io"
@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/murmur-go/murmur/internal/wasmhost"
 	"github.com/murmur-go/murmur/internal/wasmhost/wasihttp/h1"
 )
 
@@ -31,7 +32,7 @@ import (
 // syncBody is a response body the guest's thread reads from the socket.
 type syncBody struct {
 	ex   *syncEx
-	s    *InputStream
+	s    *wasmhost.InputStream
 	resp *http.Response
 	n    int64 // bytes handed to the guest
 	// waitFrom is when the guest began waiting on the server with nothing
@@ -48,8 +49,7 @@ const liveReadChunk = 32 << 10
 // Go input-stream.
 func (ex *syncEx) startLive(resp *http.Response) {
 	f, in := ex.f, ex.f.body
-	s := newGoInput(liveBodyBuffer)
-	s.call = liveReadCall
+	s := wasmhost.NewInputStream(liveBodyBuffer, liveReadCall)
 	in.live = s
 	ex.resp = resp
 	f.resp = &incomingResponse{status: uint16(resp.StatusCode), headers: fieldsOf(resp.Header, true), body: in}
@@ -60,7 +60,7 @@ func (ex *syncEx) startLive(resp *http.Response) {
 	}
 	b := &syncBody{ex: ex, s: s, resp: resp}
 	ex.pull = b
-	s.src = b
+	s.SetSource(b)
 	close(f.done)
 	if ex.x.Conn.TLS() {
 		b.toAsync()
@@ -76,7 +76,8 @@ func (b *syncBody) toAsync() {
 	if ex.pull != b || ex.ended {
 		return
 	}
-	ex.pull, b.s.src = nil, nil
+	ex.pull = nil
+	b.s.SetSource(nil)
 	ex.async = true
 	if ex.h.pending == ex {
 		ex.h.pending = nil
@@ -107,8 +108,8 @@ func (ex *syncEx) pumpLive() {
 	ex.x.Conn.Limit(ex.deadline, 0, nil)
 	eof := false
 	buf := make([]byte, liveReadChunk)
-	in.err = readBodyTo(ex.ctx, resp, buf, ex.h.grant.MaxBodyBytes, ex.opts.betweenBytes, ex.cancel, func(p []byte) Value {
-		if !s.push(p, ex.ctx.Done()) {
+	in.err = readBodyTo(ex.ctx, resp, buf, ex.h.grant.MaxBodyBytes, ex.opts.betweenBytes, ex.cancel, func(p []byte) wasmhost.Value {
+		if !s.Push(p, ex.ctx.Done()) {
 			return ex.code(h1.ErrKilled)
 		}
 		return nil
@@ -130,13 +131,14 @@ func (ex *syncEx) endLive(eof bool) {
 	// The connection goes back (and the slot is freed) before the guest
 	// learns the body ended: its next request then finds both.
 	ex.end(eof && in.err == nil && !resp.Close && !ex.x.Req.Close)
-	in.live.finish(in.err)
+	in.live.Finish(in.err)
 	close(in.spooled)
 }
 
-func (b *syncBody) finish(code Value, eof bool) {
+func (b *syncBody) finish(code wasmhost.Value, eof bool) {
 	ex := b.ex
-	ex.pull, b.s.src = nil, nil
+	ex.pull = nil
+	b.s.SetSource(nil)
 	ex.f.body.err = code
 	ex.endLive(eof)
 }
@@ -195,7 +197,7 @@ func (b *syncBody) fill(n uint64) {
 		max := b.ex.h.grant.MaxBodyBytes
 		if b.n+int64(m) > max {
 			b.push(p[:max-b.n])
-			b.finish(Variant{Case: "HTTP-response-body-size", Value: Some(uint64(b.n + int64(m)))}, false)
+			b.finish(wasmhost.Variant{Case: "HTTP-response-body-size", Value: wasmhost.Some(uint64(b.n + int64(m)))}, false)
 			return
 		}
 		b.n += int64(m)
@@ -212,13 +214,30 @@ func (b *syncBody) fill(n uint64) {
 	b.finish(b.ex.code(err), false)
 }
 
-func (b *syncBody) push(p []byte) {
-	if len(p) == 0 {
-		return
+func (b *syncBody) push(p []byte) { b.s.Append(p) }
+
+// The stream's source (wasmhost.InputSource): the guest's thread reads
+// the body from the socket.
+
+// Ready reports whether a read would not wait on the server.
+func (b *syncBody) Ready() bool { return b.ready() }
+
+// LimitAt is when the wait for the body's next bytes gives up.
+func (b *syncBody) LimitAt() time.Time {
+	at, _ := b.limitAt()
+	return at
+}
+
+// Fill reads what the socket has (at most n bytes) into the stream.
+func (b *syncBody) Fill(n uint64) { b.fill(n) }
+
+// ToAsync hands the rest of the body to a goroutine.
+func (b *syncBody) ToAsync() { b.toAsync() }
+
+// FD is the socket the body is read from, or -1.
+func (b *syncBody) FD() int {
+	if c := b.ex.x.Conn; c != nil {
+		return c.FD()
 	}
-	s := b.s
-	s.mu.Lock()
-	s.buf = append(s.buf, p...)
-	s.signal()
-	s.mu.Unlock()
+	return -1
 }
