@@ -55,6 +55,7 @@ type Inventory struct {
 	owner   string // the capsule's name, for messages
 	entries []Entry
 	byName  map[string]Entry
+	gate    GateConfig
 }
 
 // NewInventory makes an empty inventory for the capsule named owner.
