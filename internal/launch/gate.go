@@ -89,3 +89,25 @@ func inputTimeoutSecs(m *manifest.Manifest) *int {
 	v := m.Lifecycle.InputTimeoutSecs.V
 	return &v
 }
+
+// GateLines are --explain-scope's lines about the policy gate: the hooks
+// that may be policy hooks (which of them export the gate is known once
+// their components are compiled, at the session's start), and the tools
+// whose calls wait for an operator.
+func (p *Plan) GateLines() []string {
+	var hooks []string
+	for _, a := range p.Manifest.Artifacts {
+		if a.RuntimeKind() == manifest.RuntimeHook {
+			hooks = append(hooks, a.Name)
+		}
+	}
+	policy := "none"
+	if len(hooks) > 0 {
+		policy = strings.Join(hooks, ", ") + " (each one whose component exports " + wit.IfacePolicyGate + ", asked in this order)"
+	}
+	approval := "none"
+	if names := approvalModelNames(p.Manifest); len(names) > 0 {
+		approval = strings.Join(names, ", ")
+	}
+	return []string{"policy hooks: " + policy, "operator approval: " + approval}
+}
