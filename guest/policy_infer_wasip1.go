@@ -46,4 +46,3 @@ func RunInference(req InferenceRequest) (InferenceResponse, error) {
 	}
 	return res, nil
 }
-

@@ -174,4 +174,3 @@ func FuzzQuoteWord(f *testing.F) {
 		}
 	})
 }
-
