@@ -30,6 +30,7 @@ func TestGateExamplePolicy(t *testing.T) {
 	homeDir, base := t.TempDir(), t.TempDir()
 	proj := filepath.Join(base, "policy")
 	copyDir(t, filepath.Join(root, "examples", "policy"), proj)
+	copyDir(t, filepath.Join(root, "examples", "policy", "hook"), filepath.Join(proj, "hook"))
 	e2e.PublishDir(t, homeDir, filepath.Join(proj, "hook"))
 	cmd, out, stderr := startMur(t, homeDir, proj, "run", "--json")
 	rd := readReady(t, out)
@@ -63,13 +64,14 @@ func TestGateExamplePolicy(t *testing.T) {
 	}
 	var data struct {
 		Req struct {
-			Tool, Kind, ToolCallID string `json:"tool_call_id"`
-			Input                  map[string]string
-			Argv                   []string
-			TimeoutSecs            int `json:"timeout_secs"`
+			Tool, Kind  string
+			ToolCallID  string `json:"tool_call_id"`
+			Input       map[string]string
+			Argv        []string
+			TimeoutSecs int `json:"timeout_secs"`
 		} `json:"approval_request"`
 	}
-	if err := json.Unmarshal(v.Waiting.Parts[1].Value, &data); err != nil || data.Req.ToolCallID != "call_2" || data.Req.Input["command"] != "ls" ||
+	if err := json.Unmarshal(v.Waiting.Parts[1].Value, &data); err != nil || data.Req.ToolCallID != "call_2" || data.Req.Input["command"] != "ls" || data.Req.Tool != "bash" || data.Req.Kind != "shell" ||
 		data.Req.TimeoutSecs != 900 || len(data.Req.Argv) != 3 || data.Req.Argv[1] != "-c" {
 		t.Errorf("the request's data: %s (%v)", v.Waiting.Parts[1].Value, err)
 	}
