@@ -14,8 +14,7 @@
 //	"policy:ask"     one run-inference, then allow
 //	anything else    allow
 //
-// Every call appends "<tool> <kind>" to the probe's count, printed on stderr, so a
-// test can see which calls reached it.
+// An allowed call does nothing else (the gate's benchmark uses it as a no-op hook).
 package main
 
 import (
@@ -38,7 +37,6 @@ func init() {
 				mode = mode[:j]
 			}
 		}
-		os.Stderr.WriteString("check-call " + r.ToolName + " " + r.Kind.String() + " " + mode + "\n")
 		switch mode {
 		case "deny":
 			return guest.Deny("probe denies " + r.ToolName), nil
