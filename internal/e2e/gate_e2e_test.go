@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"syscall"
 	"testing"
@@ -159,6 +160,11 @@ func TestGatePolicyHooksEveryKind(t *testing.T) {
 	if asked["local/probe"] != 9 || asked["local/probe2"] != 3 {
 		t.Errorf("check-call lines %v", asked)
 	}
+	show := runMur(t, homeDir, proj, nil, "trace", "show", rd.SessionID)
+	if show.Code != 0 || !strings.Contains(show.Stdout, "denied:    6\n") ||
+		!regexpMatch(`\n  bash +denied by hook local/probe +the policy hook local/probe denied it: probe denies bash\n`, show.Stdout) {
+		t.Errorf("mur trace show: %+v", show)
+	}
 	te := lastOf(lines, trace.TypeTaskEnd)
 	end := lastEnd(t, lines)
 	if te.Int("calls_denied") != 6 || te.Int("tool_calls") != 3 || te.Int("tool_errors") != 1 || te.Int("shell_calls") != 1 ||
@@ -166,6 +172,8 @@ func TestGatePolicyHooksEveryKind(t *testing.T) {
 		t.Errorf("task_end %v\nsession_end %v", te.Fields, end.Fields)
 	}
 }
+
+func regexpMatch(re, s string) bool { return regexp.MustCompile(re).MatchString(s) }
 
 func keys(m map[string]trace.Line) []string {
 	var out []string
@@ -194,6 +202,10 @@ responses:
 `
 	proj := gatedCapsule(t, homeDir, base, transcript, "tools:\n  bash: {approval: required}\nlifecycle:\n  after_task: sleep\n")
 	roost := startRoost(t, homeDir, "--spawn-allow", "local/gated")
+	scope := runMur(t, homeDir, proj, nil, "run", "--explain-scope")
+	if scope.Code != 0 || !strings.Contains(scope.Stdout, "\npolicy hooks: none\noperator approval: bash\n") {
+		t.Errorf("--explain-scope: %+v", scope)
+	}
 	cmd, out, stderr := startMurEnv(t, homeDir, proj, []string{"MURMUR_ROOST_URL=" + roost}, "run", "--json")
 	rd := readReady(t, out)
 	url := "http://" + *rd.URL
