@@ -85,7 +85,7 @@ func (s *Session) Line(l trace.Emitted) {
 	case trace.TaskEnd:
 		t := s.taskOf(l.ParentID)
 		t.End(TaskEndLine{ExitStatus: ev.ExitStatus, Turns: ev.Turns, InputTokens: ev.InputTokens, OutputTokens: ev.OutputTokens,
-			ToolCalls: ev.ToolCalls, ToolErrors: ev.ToolErrors, ShellCalls: ev.ShellCalls}, l.At)
+			ToolCalls: ev.ToolCalls, ToolErrors: ev.ToolErrors, ShellCalls: ev.ShellCalls, CallsDenied: ev.CallsDenied}, l.At)
 		s.forget(t)
 	case trace.Delegation:
 		s.mu.Lock()

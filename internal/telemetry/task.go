@@ -34,6 +34,7 @@ type TaskEndLine struct {
 	ToolCalls    int
 	ToolErrors   int
 	ShellCalls   int
+	CallsDenied  int
 }
 
 // InferenceLine is one inference line (one driver call).
@@ -456,6 +457,7 @@ func (t *Task) End(line TaskEndLine, end time.Time) {
 		attribute.Int("tool_calls", line.ToolCalls),
 		attribute.Int("tool_errors", line.ToolErrors),
 		attribute.Int("shell_calls", line.ShellCalls),
+		attribute.Int("calls_denied", line.CallsDenied),
 		attribute.Int64("duration_ms", end.Sub(t.start).Milliseconds()),
 	)
 	if line.ExitStatus != "ok" {
