@@ -777,14 +777,45 @@ func (e *events) RequestInputData(ctx context.Context, prompt string, data any) 
 	case <-ctx.Done():
 	}
 	// A wait that ran out (lifecycle.input_timeout_secs) leaves a task that
-	// goes on: it takes no reply any more and is WORKING again.
+	// goes on: it takes no reply any more and is WORKING again. a2a-go's
+	// execution ended at INPUT_REQUIRED, so the door answers the task
+	// itself, as a reply would, and the execution that answer starts
+	// carries the task's next events (still holding t.ask, so no other
+	// question can take the answer meant for this one).
 	e.s.mu.Lock()
-	if t.inputCh == ch && !t.answering && !t.final {
-		t.inputCh, t.phase = nil, t.prevPhase
-		t.statusLocked(a2a.TaskStateWorking, "")
+	resume := t.inputCh == ch && !t.answering && !t.final
+	if resume {
+		t.answering, t.reply = true, Reply{}
 	}
 	e.s.mu.Unlock()
+	if resume {
+		e.s.resume(t)
+	}
 	return Reply{}, ctx.Err()
+}
+
+// resume starts an a2a-go execution for t, which waits in INPUT_REQUIRED
+// with an answer of the door's own (t.answering): the execution delivers
+// it, puts the task back to WORKING and forwards its events from then on.
+// The message is the door's, not an operator's: no a2a_task_received.
+func (s *Server) resume(t *task) {
+	l, ok := s.inner.(*lifecycle)
+	if !ok {
+		return
+	}
+	msg := a2a.NewMessageForTask(a2a.MessageRoleUser, t.info, a2a.NewTextPart("(no reply in time: the wait ran out)"))
+	_, err := l.RequestHandler.SendMessage(context.WithoutCancel(s.baseCtx), &a2a.SendMessageRequest{Message: msg,
+		Config: &a2a.SendMessageConfig{ReturnImmediately: true}})
+	if err != nil {
+		s.mu.Lock()
+		if t.answering && !t.final {
+			// No execution took the answer: take the task back to WORKING
+			// here; its later events reach a2a-go's store with the next one.
+			t.inputCh, t.answering, t.phase = nil, false, t.prevPhase
+			t.statusLocked(a2a.TaskStateWorking, "")
+		}
+		s.mu.Unlock()
+	}
 }
 
 // SubmitTask starts the session's first task from --task (source task_md,
