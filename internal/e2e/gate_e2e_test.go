@@ -289,3 +289,31 @@ responses:
 		t.Errorf("trace %s, session_end %v", types(lines), lastEnd(t, lines).Fields)
 	}
 }
+
+// request-input is bounded by lifecycle.input_timeout_secs too: with no
+// reply in time the waiting tool's call ends with E-RUN-064 and the task
+// goes on to its end.
+func TestGateRequestInputTimesOut(t *testing.T) {
+	homeDir, base := t.TempDir(), t.TempDir()
+	transcript := `version: 1
+responses:
+  - content:
+      - {type: tool_call, id: call_ask, name: echo, input: {ask: "what is your name?"}}
+  - content:
+      - {type: text, text: "Nobody answered."}
+`
+	proj := agentProject(t, homeDir, base, "lifecycle:\n  input_timeout_secs: 1\n", transcript)
+	r := runMur(t, homeDir, proj, nil, "run", "--json", "--task", "ask")
+	if r.Code != 0 {
+		t.Fatalf("run: %+v", r)
+	}
+	lines := traceLines(t, parseReady(t, r.Stdout).RecordsDir)
+	tc := lastOf(lines, trace.TypeToolCall)
+	want := "error[E-RUN-064]: tool acme/echo: no reply to request-input within lifecycle.input_timeout_secs (1s)"
+	if tc == nil || tc.Str("status") != "error" || tc.Str("error") != want {
+		t.Errorf("tool_call %v\nwant the error %q", tc, want)
+	}
+	if end := lastEnd(t, lines); end.Str("exit_status") != "ok" {
+		t.Errorf("session_end %v", end.Fields)
+	}
+}

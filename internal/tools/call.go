@@ -118,6 +118,9 @@ func (inv *Inventory) Call(ctx context.Context, c Call) Outcome {
 	if e == nil && err == nil {
 		e, err = inv.Lookup(c.Name)
 	}
+	if c.Task != nil && c.Task.RequestInput != nil && inv.gate.InputTimeout > 0 {
+		c.Task = boundInput(c.Task, inv.gate.InputTimeout)
+	}
 	var out Outcome
 	switch {
 	case err != nil:

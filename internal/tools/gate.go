@@ -355,3 +355,29 @@ func ApprovalData(a Approval) any {
 	json.Unmarshal(b, &v)
 	return v
 }
+
+// NoReplyError is a request-input wait that lifecycle.input_timeout_secs
+// ended: the waiting tool's call ends with it (E-RUN-064), and the task
+// goes on.
+type NoReplyError struct{ Secs int }
+
+func (e *NoReplyError) Error() string {
+	return fmt.Sprintf("no reply to request-input within lifecycle.input_timeout_secs (%ds)", e.Secs)
+}
+
+// boundInput is t with its request-input bounded by d: one rule for an
+// approval and a question, a wait that runs out fails that call.
+func boundInput(t *TaskCall, d time.Duration) *TaskCall {
+	b := *t
+	ask := t.RequestInput
+	b.RequestInput = func(ctx context.Context, prompt string) (string, error) {
+		wctx, cancel := context.WithTimeout(ctx, d)
+		defer cancel()
+		s, err := ask(wctx, prompt)
+		if err != nil && ctx.Err() == nil && wctx.Err() == context.DeadlineExceeded {
+			return "", &NoReplyError{Secs: int(d / time.Second)}
+		}
+		return s, err
+	}
+	return &b
+}
