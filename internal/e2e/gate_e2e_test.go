@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/murmur-go/murmur/internal/e2e"
+	"github.com/murmur-go/murmur/internal/home"
 	"github.com/murmur-go/murmur/internal/trace"
 )
 
@@ -218,6 +219,9 @@ responses:
 		return task["id"].(string), task["status"].(map[string]any)["message"].(map[string]any)
 	}
 	id, msg := waiting(rpc(t, url, `{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"messageId":"m1","role":"ROLE_USER","parts":[{"text":"go"}]}}}`))
+	if md, _ := os.ReadFile(filepath.Join(home.Runtime(homeDir, rd.SessionID), "MURMUR.md")); !regexpMatch(`(?m)^.*\bbash\b.*\(operator approval\)$`, string(md)) {
+		t.Errorf("MURMUR.md does not mark bash:\n%s", md)
+	}
 	parts := msg["parts"].([]any)
 	text := parts[0].(map[string]any)["text"].(string)
 	wantText := "approval required: bash (call call_1)\ninput: {\"command\":\"echo one\"}\nruns: "
