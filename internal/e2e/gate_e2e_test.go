@@ -40,7 +40,8 @@ func gatedCapsule(t *testing.T, homeDir, base, transcript, extra string, hooks .
 	os.WriteFile(tp, []byte(transcript), 0o644)
 	var hs strings.Builder
 	for _, h := range hooks {
-		fmt.Fprintf(&hs, "  - name: local/%s\n    version: 0.1.0\n    runtime: hook\n", h)
+		fmt.Fprintf(&hs, "  - name: local/%s\n    version: 0.1.0\n    runtime: hook\n    deadline_seconds: 1\n"+
+			"    capabilities:\n      limits:\n        memory_bytes: 67108864\n", h)
 	}
 	m := `name: gated
 version: 0.1.0
@@ -84,13 +85,16 @@ responses:
       - {type: tool_call, id: call_t1, name: echo, input: {message: "policy:trap"}}
       - {type: tool_call, id: call_x1, name: echo, input: {message: "policy:blank"}}
       - {type: tool_call, id: call_v1, name: bash, input: {}}
+      - {type: tool_call, id: call_f1, name: echo, input: {message: "policy:fail"}}
+      - {type: tool_call, id: call_h1, name: echo, input: {message: "policy:hang"}}
+      - {type: tool_call, id: call_m1, name: echo, input: {message: "policy:hog"}}
   - content:
       - {type: text, text: "Done."}
 `
 
 // Policy hooks through the binary, for every call kind there is: a call a
 // hook allows runs with its own line; one it denies (or cannot answer
-// about) runs nothing — no tool_call, no shell line, no process, no
+// about: an error, a trap, its deadline, its memory limit, a blank reason) runs nothing — no tool_call, no shell line, no process, no
 // delegation — and writes one call_denied line; with two hooks the second
 // is asked only about calls the first allowed. A call that fails its own
 // checks (bash without a command) never reaches the hooks.
@@ -123,6 +127,9 @@ func TestGatePolicyHooksEveryKind(t *testing.T) {
 		"call_d1": "runtime the policy hook local/probe denied it: probe denies delegate-task",
 		"call_t1": "wasm the policy hook local/probe trapped (",
 		"call_x1": "wasm the policy hook local/probe denied it without giving a reason",
+		"call_f1": "wasm the policy hook local/probe failed (probe failed on purpose), and a policy hook that cannot answer denies",
+		"call_h1": "wasm the policy hook local/probe did not answer within its deadline of 1s, and a policy hook that cannot answer denies",
+		"call_m1": "wasm the policy hook local/probe hit a resource limit (",
 	}
 	if len(denied) != len(want) {
 		t.Errorf("call_denied for %v, want %v\n%s", keys(denied), want, types(lines))
@@ -157,19 +164,19 @@ func TestGatePolicyHooksEveryKind(t *testing.T) {
 			asked[l.Str("hook")]++
 		}
 	}
-	// probe: nine calls passed their own checks; probe2 only the three probe allowed.
-	if asked["local/probe"] != 9 || asked["local/probe2"] != 3 {
+	// probe: twelve calls passed their own checks; probe2 only the three probe allowed.
+	if asked["local/probe"] != 12 || asked["local/probe2"] != 3 {
 		t.Errorf("check-call lines %v", asked)
 	}
 	show := runMur(t, homeDir, proj, nil, "trace", "show", rd.SessionID)
-	if show.Code != 0 || !strings.Contains(show.Stdout, "denied:    6\n") ||
+	if show.Code != 0 || !strings.Contains(show.Stdout, "denied:    9\n") ||
 		!regexpMatch(`\n  bash +denied by hook local/probe +the policy hook local/probe denied it: probe denies bash\n`, show.Stdout) {
 		t.Errorf("mur trace show: %+v", show)
 	}
 	te := lastOf(lines, trace.TypeTaskEnd)
 	end := lastEnd(t, lines)
-	if te.Int("calls_denied") != 6 || te.Int("tool_calls") != 3 || te.Int("tool_errors") != 1 || te.Int("shell_calls") != 1 ||
-		end.Int("calls_denied") != 6 {
+	if te.Int("calls_denied") != 9 || te.Int("tool_calls") != 3 || te.Int("tool_errors") != 1 || te.Int("shell_calls") != 1 ||
+		end.Int("calls_denied") != 9 {
 		t.Errorf("task_end %v\nsession_end %v", te.Fields, end.Fields)
 	}
 }
