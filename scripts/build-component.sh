@@ -30,6 +30,8 @@ elif [ "$world" = policy-hook ]; then
   tags="-tags=murmur_policy"
 elif [ -d "$pkg/wit" ]; then
   wit="$(cd "$pkg/wit" && pwd)"
+  # a world that exports the kit's hook or gate exports names their build tags in build-tags
+  [ -f "$pkg/build-tags" ] && tags="-tags=$(tr -d ' \n' <"$pkg/build-tags")"
 else
   case "$world" in capsule|tool|driver) ;; *) echo "error: unknown world '$world' (want capsule, tool or driver)" >&2; usage ;; esac
 fi

@@ -178,3 +178,38 @@ func TestNoPolicyHookAsksNothing(t *testing.T) {
 		t.Errorf("%v allocations per call", n)
 	}
 }
+
+// One component exporting both the lifecycle and the gate is one hook with
+// one instance: its binding binds lifecycle events only (on-task-start
+// here), while the gate is asked about every call; both exports see the
+// same state.
+func TestHookExportingBoth(t *testing.T) {
+	wasm, err := os.ReadFile("../../testdata/components/policy-both/policy-both.wasm")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &rec{}
+	d, err := Load(bg, Config{Engine: testEngine, Recorder: r,
+		Hooks: []Hook{{Resolved: resolved(t, "local/both", "binding: on-task-start\n", wasm), Limits: defaultLimits()}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	if strings.Join(d.Names(), ",") != "local/both" || strings.Join(d.PolicyNames(), ",") != "local/both" {
+		t.Fatalf("hooks %v, policy hooks %v", d.Names(), d.PolicyNames())
+	}
+	if outs := d.OnToolCall(bg, wit.ToolEvent{ToolName: "echo"}); len(outs) != 0 || len(r.calls) != 0 {
+		t.Errorf("an event it is not bound to: %+v %+v", outs, r.calls)
+	}
+	outs := d.OnTaskStart(bg, wit.TaskStartEvent{TaskID: "t1"})
+	if len(outs) != 1 || outs[0].Text != "started t1" {
+		t.Errorf("on-task-start: %+v", outs)
+	}
+	if v := d.CheckCall(bg, req(`{}`)); v.Denied {
+		t.Errorf("allowed call: %+v", v)
+	}
+	v := d.CheckCall(bg, req(`"policy:deny"`))
+	if !v.Denied || v.Reason != "the policy hook local/both denied it: denied after 1 task starts" {
+		t.Errorf("denied call: %+v", v)
+	}
+}
