@@ -206,7 +206,7 @@ func (inv *Inventory) approve(ctx context.Context, t *TaskCall, r GateRequest) *
 		ToolName: r.ToolName, Kind: r.Kind, InputBytes: len(r.Input), TimeoutSecs: secs, PlanID: r.PlanID, StepID: r.StepID})
 	var a Answer
 	if t.Approve == nil {
-		a = Answer{Reason: "this call has no operator to ask"}
+		a = Answer{NotApprove: true, Reason: "there is no operator to ask: the call belongs to no door's task"}
 	} else {
 		a = t.Approve(ctx, Approval{ToolName: r.ToolName, Kind: r.Kind, ToolCallID: r.ToolCallID, PlanID: r.PlanID,
 			StepID: r.StepID, Input: r.Input, Argv: r.Argv, Timeout: timeout})
