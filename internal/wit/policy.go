@@ -215,3 +215,15 @@ func IsUnreadable(err error) bool {
 	var u *UnreadableError
 	return errors.As(err, &u)
 }
+
+// ExportsHookLifecycle checks that c is a component of the hook world: what
+// HookExports checks, with the lifecycle export required. It returns the
+// exported lifecycle interface's exact name, or an E-RUN-096 diagnostic.
+func ExportsHookLifecycle(c *wasmhost.Component, name string) (string, error) {
+	l, _, err := HookExports(c, name)
+	if err == nil && l == "" {
+		err = diag.New("E-RUN-096", "hook %s is not a component of the hook world (%s): it does not export %s", name, WorldHook, IfaceHookLifecycle).
+			WithHint("build it for world hook (scripts/build-component.sh <dir> hook <out.wasm>)")
+	}
+	return l, err
+}
