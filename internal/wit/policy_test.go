@@ -67,7 +67,11 @@ func TestHookExports(t *testing.T) {
 		t.Cleanup(func() { c.Close() })
 		return c
 	}
-	l, g, err := HookExports(load("../../testdata/components/policy-probe/policy-probe.wasm"), "local/probe")
+	probe := load("../../testdata/components/policy-probe/policy-probe.wasm")
+	if _, err := ExportsHookLifecycle(probe, "local/probe"); err == nil || !strings.Contains(err.Error(), "does not export murmur:hook/lifecycle@0.5.0") {
+		t.Errorf("ExportsHookLifecycle of a policy-only hook: %v", err)
+	}
+	l, g, err := HookExports(probe, "local/probe")
 	if err != nil || l != "" || g != IfacePolicyGate {
 		t.Errorf("policy-probe: %q %q %v", l, g, err)
 	}
