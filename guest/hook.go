@@ -1,4 +1,4 @@
-//go:build !wasip1 || murmur_hook
+//go:build !wasip1 || murmur_hook || murmur_policy
 
 package guest
 

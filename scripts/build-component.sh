@@ -5,7 +5,8 @@
 #   scripts/build-component.sh <go-package-dir> <world> <out.wasm>
 #
 # <world> is capsule, tool or driver (wit/runtime-guest.wit), or hook (wit/hook/hook.wit:
-# the kit's hook exports are compiled in with the build tag murmur_hook); a package with its own wit/
+# the kit's hook exports are compiled in with the build tag murmur_hook), or policy-hook
+# (wit/policy/policy.wit: the kit's gate export, build tag murmur_policy); a package with its own wit/
 # directory (a world that adds imports, such as wasi:http) names a world of that
 # directory instead. Steps: a Go wasip1
 # reactor (c-shared) with -trimpath -buildvcs=false -ldflags='-s -w', then the murmur
@@ -14,7 +15,7 @@
 # The same sources, Go version and lockfile give the same bytes.
 set -euo pipefail
 
-usage() { echo "usage: $0 <go-package-dir> <capsule|tool|driver|hook> <out.wasm>" >&2; exit 2; }
+usage() { echo "usage: $0 <go-package-dir> <capsule|tool|driver|hook|policy-hook> <out.wasm>" >&2; exit 2; }
 [ $# -eq 3 ] || usage
 pkg=$1 world=$2 out=$3
 [ -d "$pkg" ] || { echo "error: no such package directory: $pkg" >&2; exit 1; }
@@ -24,8 +25,13 @@ tags=""
 if [ "$world" = hook ]; then
   wit="$root/wit/hook"
   tags="-tags=murmur_hook"
+elif [ "$world" = policy-hook ]; then
+  wit="$root/wit/policy"
+  tags="-tags=murmur_policy"
 elif [ -d "$pkg/wit" ]; then
   wit="$(cd "$pkg/wit" && pwd)"
+  # a world that exports the kit's hook or gate exports names their build tags in build-tags
+  [ -f "$pkg/build-tags" ] && tags="-tags=$(tr -d ' \n' <"$pkg/build-tags")"
 else
   case "$world" in capsule|tool|driver) ;; *) echo "error: unknown world '$world' (want capsule, tool or driver)" >&2; usage ;; esac
 fi

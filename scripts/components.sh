@@ -6,8 +6,8 @@
 #                                           equal both the committed .wasm and its SHA256SUMS line
 #
 # NAME is a directory's last element (capsule-probe, tool-echo, tool-flood, capsule-http,
-# driver-anthropic-http, hello-script, echo-tool, hook-log, fetch, driver-anthropic-c,
-# http-get-c);
+# driver-anthropic-http, hello-script, echo-tool, hook-log, policy-probe, policy-both, hook (examples/policy),
+# fetch, driver-anthropic-c, http-get-c);
 # no NAME means all. Each directory holds the Go sources, the built .wasm and SHA256SUMS.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -27,6 +27,11 @@ components=(
   "testdata/components/capsule-delegator capsule capsule-delegator.wasm"
   "examples/delegation/worker capsule delegation-worker.wasm"
   "examples/hook-log hook hook-log.wasm"
+  # the policy gate: a probe whose answer the call's input picks, and the example policy hook
+  "testdata/components/policy-probe policy-hook policy-probe.wasm"
+  # one component exporting both the lifecycle and the gate (its own wit/ world, build-tags)
+  "testdata/components/policy-both both policy-both.wasm"
+  "examples/policy/hook policy-hook policy-hook.wasm"
   "examples/fetch fetch fetch.wasm"
   # C, not the Go kit (a fourth field "c": scripts/build-c-component.sh)
   "testdata/components/driver-anthropic-c driver-c driver-anthropic-c.wasm c"

@@ -62,6 +62,12 @@ type Result struct {
 	IsError bool
 	// Shell marks a shell tool call: it counts in shell_calls, not tool_calls.
 	Shell bool
+	// Denied marks a call the policy gate stopped: it ran nothing and
+	// counts in calls_denied only.
+	Denied bool
+	// NotRun marks a call whose wait for an operator the task's cancel
+	// ended: it counts nowhere.
+	NotRun bool
 	// Source names the result in its untrusted-content fence
 	// ("tool:acme/echo", "shell:bash").
 	Source string
@@ -153,7 +159,7 @@ func New(cfg Config) *Session {
 
 // taskState is one task's counters, for its task_end line.
 type taskState struct {
-	turns, inTok, outTok, toolCalls, toolErrors, shellCalls int
+	turns, inTok, outTok, toolCalls, toolErrors, shellCalls, callsDenied int
 }
 
 // RunTask runs one task to its end (door.Runner).
@@ -176,7 +182,7 @@ func (s *Session) RunTask(ctx context.Context, t *door.Task, ev door.Events) doo
 	}
 	rec.EmitUnder(taskLine, trace.TaskEnd{TaskID: t.ID, ExitStatus: status, Turns: st.turns,
 		InputTokens: st.inTok, OutputTokens: st.outTok, ToolCalls: st.toolCalls, ToolErrors: st.toolErrors,
-		ShellCalls: st.shellCalls, DurationMS: s.cfg.Now().Sub(start).Milliseconds()})
+		ShellCalls: st.shellCalls, CallsDenied: st.callsDenied, DurationMS: s.cfg.Now().Sub(start).Milliseconds()})
 	if status != trace.EndOK {
 		// An ok task has had its on-task-end (which may have reopened it).
 		s.hookOutputs(ev, s.cfg.Hooks.OnTaskEnd(ctx, wit.TaskEndEvent{TaskID: t.ID, ExitStatus: status}))
@@ -269,9 +275,13 @@ func (s *Session) loop(ctx context.Context, t *door.Task, ev door.Events, taskLi
 			ev.Phase(door.PhaseTool)
 			r := s.cfg.Tools.Call(ctx, Call{TaskID: t.ID, Turn: turn, ID: c.ID, Name: c.Name, Input: c.Input,
 				ParentID: infLine, Events: ev})
-			if r.Shell {
+			switch {
+			case r.NotRun:
+			case r.Denied:
+				st.callsDenied++
+			case r.Shell:
 				st.shellCalls++
-			} else {
+			default:
 				st.toolCalls++
 				if r.IsError {
 					st.toolErrors++

@@ -87,6 +87,8 @@ var levels = map[string]int{
 	"internal/driver/fakeprovider":      -1,
 	"internal/archtest":                 -1,
 	"testdata/components/capsule-probe": -1,
+	// The example policy hook's rules, tested on the host (a component's main package).
+	"examples/policy/hook": -1,
 }
 
 // testOnly packages may be imported by _test.go files only (and by one

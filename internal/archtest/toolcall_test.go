@@ -76,3 +76,73 @@ func TestToolCallsGoThroughTheInventory(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestTheGateStandsInFrontOfEveryCall keeps the policy gate where every
+// call passes: tools.Inventory.Call asks inv.gateCall (the call's own
+// checks, the policy hooks, the operator) before the entry's Call, for any
+// entry kind, and the gate is the only writer of a call_denied line. (That a
+// denied call of any kind, one the gate has never heard of included, runs
+// nothing is tools' TestGateStopsEveryKind.)
+func TestTheGateStandsInFrontOfEveryCall(t *testing.T) {
+	fset := token.NewFileSet()
+	f, err := parser.ParseFile(fset, filepath.Join(root(), "internal", "tools", "call.go"), nil, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var gate, entryCall token.Pos
+	for _, d := range f.Decls {
+		fn, ok := d.(*ast.FuncDecl)
+		if !ok || fn.Name.Name != "Call" || fn.Recv == nil || exprText(fn.Recv.List[0].Type.(*ast.StarExpr).X) != "Inventory" {
+			continue
+		}
+		ast.Inspect(fn.Body, func(n ast.Node) bool {
+			call, ok := n.(*ast.CallExpr)
+			if !ok {
+				return true
+			}
+			sel, ok := call.Fun.(*ast.SelectorExpr)
+			switch {
+			case ok && exprText(sel) == "inv.gateCall" && gate == token.NoPos:
+				gate = call.Pos()
+			case ok && sel.Sel.Name == "Call" && len(call.Args) == 2 && entryCall == token.NoPos:
+				if u, ok := call.Args[1].(*ast.UnaryExpr); ok && u.Op == token.AND {
+					entryCall = call.Pos()
+				}
+			}
+			return true
+		})
+	}
+	if gate == token.NoPos {
+		t.Fatal("tools.Inventory.Call no longer asks inv.gateCall: a call would reach its tool without passing the policy gate")
+	}
+	if entryCall != token.NoPos && entryCall < gate {
+		t.Errorf("%s: an entry's Call comes before the gate in tools.Inventory.Call", fset.Position(entryCall))
+	}
+	base := root()
+	err = filepath.WalkDir(base, func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(base, path)
+		if d.IsDir() && (strings.HasPrefix(d.Name(), ".") || d.Name() == "testdata" || d.Name() == "node_modules") {
+			return filepath.SkipDir
+		}
+		if d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		src, err := parser.ParseFile(fset, path, nil, 0)
+		if err != nil {
+			return err
+		}
+		ast.Inspect(src, func(n ast.Node) bool {
+			if cl, ok := n.(*ast.CompositeLit); ok && exprText(cl.Type) == "trace.CallDenied" && filepath.ToSlash(rel) != "internal/tools/gate.go" {
+				t.Errorf("%s: a call_denied line is written outside the gate (internal/tools/gate.go)", fset.Position(cl.Pos()))
+			}
+			return true
+		})
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}

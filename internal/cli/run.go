@@ -310,5 +310,10 @@ func explainScope(p *launch.Plan, asJSON bool, stdout io.Writer) error {
 	for _, l := range p.Grants.Lines() {
 		fmt.Fprintln(stdout, l)
 	}
+	if m.Inference != nil {
+		for _, l := range p.GateLines() {
+			fmt.Fprintln(stdout, l)
+		}
+	}
 	return nil
 }

@@ -342,6 +342,11 @@ func renderSummary(w io.Writer, path string, s trace.Summary, livePID int, each 
 			}
 		}
 	}
+	if agent {
+		if err := renderDenied(w, each); err != nil {
+			return err
+		}
+	}
 	if len(s.Delegations) > 0 {
 		row("delegated", fmt.Sprintf("%d", len(s.Delegations)))
 		for _, d := range s.Delegations {
@@ -609,5 +614,29 @@ func traceRm(ref string, stdout io.Writer) error {
 		return diag.Wrap(err, "E-TRC-008", "cannot remove the delegated children's records under %s", tree)
 	}
 	fmt.Fprintf(stdout, "removed %s\n", tree)
+	return nil
+}
+
+// renderDenied lists the calls the policy gate stopped (call_denied lines):
+// the tool, who denied it and why. Nothing is printed when there are none.
+func renderDenied(w io.Writer, each func(func(trace.Line)) error) error {
+	var rows []string
+	err := each(func(l trace.Line) {
+		if l.EventType != trace.TypeCallDenied {
+			return
+		}
+		by := l.Str("by")
+		if h := l.Str("hook"); h != "" {
+			by += " " + h
+		}
+		rows = append(rows, fmt.Sprintf("  %-24s denied by %-20s %s", safe(l.Str("tool_name")), safe(by), safe(clip(l.Str("reason"), 120))))
+	})
+	if err != nil || len(rows) == 0 {
+		return err
+	}
+	fmt.Fprintf(w, "%-10s %d\n", "denied:", len(rows))
+	for _, r := range rows {
+		fmt.Fprintln(w, r)
+	}
 	return nil
 }

@@ -94,25 +94,9 @@ type Result struct {
 // Run makes one delegate-task call.
 func (t *Tool) Run(ctx context.Context, c Call) (text string, isError bool) {
 	r := t.r
-	var in struct {
-		Capsule *string `json:"capsule"`
-		Version *string `json:"version"`
-		Task    *string `json:"task"`
-	}
-	if err := json.Unmarshal(c.Input, &in); err != nil {
-		return "the input to delegate-task must be {\"capsule\", \"version\", \"task\"}: " + err.Error(), true
-	}
-	switch {
-	case in.Capsule == nil || in.Version == nil || in.Task == nil:
-		return "delegate-task needs all three of capsule, version and task", true
-	case r.bare[*in.Capsule] == "":
-		return fmt.Sprintf("capabilities.spawn.allow: %q is not a capsule this capsule may delegate to; the capsules are %s", *in.Capsule, strings.Join(t.names(), ", ")), true
-	case *in.Version == "latest" || *in.Version == "stable" || *in.Version == "edge":
-		return fmt.Sprintf("version %q is a reserved word that resolves to no artifact: give %s's exact version", *in.Version, *in.Capsule), true
-	case strings.TrimSpace(*in.Version) == "":
-		return "version is empty: give the capsule's exact version", true
-	case strings.TrimSpace(*in.Task) == "":
-		return "task is empty: it is the whole of what the sub-capsule is told", true
+	in, bad := t.check(c.Input)
+	if bad != "" {
+		return bad, true
 	}
 	d := &delegation{id: ids.New(ids.Delegation), taskID: c.TaskID, contextID: c.ContextID,
 		full: r.bare[*in.Capsule], bare: *in.Capsule, version: *in.Version, decided: make(chan struct{})}
@@ -167,6 +151,49 @@ func (t *Tool) Run(ctx context.Context, c Call) (text string, isError bool) {
 	b, _ := json.Marshal(Result{DelegationID: d.id, SessionID: d.sessionID, Capsule: d.bare, Version: d.version,
 		Status: "started", ChildWorkdir: d.childDir})
 	return string(b), false
+}
+
+// input is delegate-task's input, checked.
+type input struct {
+	Capsule *string `json:"capsule"`
+	Version *string `json:"version"`
+	Task    *string `json:"task"`
+}
+
+// check is delegate-task's own input checks: the capsule in the enum, an
+// exact version, a task. bad is the refusal's sentence.
+func (t *Tool) check(raw json.RawMessage) (in input, bad string) {
+	if err := json.Unmarshal(raw, &in); err != nil {
+		return in, "the input to delegate-task must be {\"capsule\", \"version\", \"task\"}: " + err.Error()
+	}
+	switch {
+	case in.Capsule == nil || in.Version == nil || in.Task == nil:
+		return in, "delegate-task needs all three of capsule, version and task"
+	case t.r.bare[*in.Capsule] == "":
+		return in, fmt.Sprintf("capabilities.spawn.allow: %q is not a capsule this capsule may delegate to; the capsules are %s", *in.Capsule, strings.Join(t.names(), ", "))
+	case *in.Version == "latest" || *in.Version == "stable" || *in.Version == "edge":
+		return in, fmt.Sprintf("version %q is a reserved word that resolves to no artifact: give %s's exact version", *in.Version, *in.Capsule)
+	case strings.TrimSpace(*in.Version) == "":
+		return in, "version is empty: give the capsule's exact version"
+	case strings.TrimSpace(*in.Task) == "":
+		return in, "task is empty: it is the whole of what the sub-capsule is told"
+	}
+	return in, ""
+}
+
+// CheckCall is delegate-task's own checks, before the gate
+// (tools.Checker): the gate sees {"capsule", "version", "task"}.
+func (t *Tool) CheckCall(_ context.Context, c *tools.Call) (tools.GateView, *tools.Outcome) {
+	data := ""
+	if c.Input.Data != nil {
+		data = *c.Input.Data
+	}
+	in, bad := t.check([]byte(data))
+	if bad != "" {
+		return tools.GateView{}, &tools.Outcome{Err: errors.New(bad), Verbatim: true}
+	}
+	b, _ := json.Marshal(in)
+	return tools.GateView{Input: string(b)}, nil
 }
 
 func (t *Tool) names() []string {

@@ -105,6 +105,32 @@ func (r *testRunner) RunTask(ctx context.Context, t *door.Task, ev door.Events) 
 			return door.Canceled()
 		}
 		return door.Answer("got " + rep.Parts[0].Text)
+	case text == "ask two":
+		// Two questions at once (a plan's concurrent steps): the door asks
+		// them one at a time, in the order asked.
+		asker := ev.(interface {
+			RequestInputData(ctx context.Context, prompt string, data any) (door.Reply, error)
+		})
+		first := make(chan door.Reply, 1)
+		go func() {
+			rep, _ := asker.RequestInputData(ctx, "first", map[string]any{"n": 1})
+			first <- rep
+		}()
+		second, err := asker.RequestInputData(ctx, "second", nil)
+		if err != nil {
+			return door.Canceled()
+		}
+		return door.Answer("got " + (<-first).Parts[0].Text + "," + second.Parts[0].Text)
+	case text == "ask brief":
+		asker := ev.(interface {
+			RequestInputData(ctx context.Context, prompt string, data any) (door.Reply, error)
+		})
+		wctx, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
+		defer cancel()
+		if _, err := asker.RequestInputData(wctx, "quick?", nil); err == nil {
+			return door.Answer("answered")
+		}
+		return door.Answer("timed out")
 	case text == "fail":
 		return door.Failed("max_turns_reached")
 	case text == "panic":

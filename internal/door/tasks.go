@@ -56,8 +56,9 @@ type task struct {
 	started  bool
 	cancel   context.CancelFunc
 
-	inputCh   chan Reply // non-nil while INPUT_REQUIRED
-	answering bool       // a reply is admitted and not yet delivered
+	inputCh   chan Reply    // non-nil while INPUT_REQUIRED
+	ask       chan struct{} // held by the one question asked at a time
+	answering bool          // a reply is admitted and not yet delivered
 	reply     Reply
 	prevPhase Phase
 
@@ -74,9 +75,18 @@ func (t *task) appendLocked(ev a2a.Event) {
 }
 
 func (t *task) statusLocked(state a2a.TaskState, text string) {
+	t.statusPartsLocked(state, text, nil)
+}
+
+// statusPartsLocked is statusLocked with a data part after the text (nil:
+// none).
+func (t *task) statusPartsLocked(state a2a.TaskState, text string, data any) {
 	t.state = state
 	var msg *a2a.Message
-	if text != "" {
+	switch {
+	case data != nil:
+		msg = a2a.NewMessageForTask(a2a.MessageRoleAgent, t.info, a2a.NewTextPart(text), a2a.NewDataPart(data))
+	case text != "":
 		msg = a2a.NewMessageForTask(a2a.MessageRoleAgent, t.info, a2a.NewTextPart(text))
 	}
 	t.appendLocked(a2a.NewStatusUpdateEvent(t.info, state, msg))
@@ -341,6 +351,7 @@ func (s *Server) admit(ctx context.Context, req *a2a.SendMessageRequest) (*task,
 		state: a2a.TaskStateSubmitted,
 		phase: PhaseQueued,
 		wake:  make(chan struct{}),
+		ask:   make(chan struct{}, 1),
 	}
 	now := time.Now()
 	if _, err := s.store.Create(ctx, &a2a.Task{ID: t.info.TaskID, ContextID: cid,
@@ -736,25 +747,74 @@ func (e *events) Delegations(ids []string) {
 }
 
 func (e *events) RequestInput(ctx context.Context, prompt string) (Reply, error) {
+	return e.RequestInputData(ctx, prompt, nil)
+}
+
+// RequestInputData is RequestInput whose status message carries data as a
+// data part after the prompt (an operator's approval request). A task asks
+// one question at a time: a second waits for the first to be answered, in
+// the order asked; the wait is ended by ctx like the question's.
+func (e *events) RequestInputData(ctx context.Context, prompt string, data any) (Reply, error) {
+	select {
+	case e.t.ask <- struct{}{}:
+	case <-ctx.Done():
+		return Reply{}, ctx.Err()
+	}
+	defer func() { <-e.t.ask }()
 	e.s.mu.Lock()
 	t := e.t
 	if t.final {
 		e.s.mu.Unlock()
 		return Reply{}, fmt.Errorf("task %s has ended", t.pub.ID)
 	}
-	if t.inputCh != nil {
-		e.s.mu.Unlock()
-		return Reply{}, fmt.Errorf("task %s is already waiting for input", t.pub.ID)
-	}
 	ch := make(chan Reply, 1)
 	t.inputCh, t.prevPhase, t.phase = ch, t.phase, PhaseInput
-	t.statusLocked(a2a.TaskStateInputRequired, prompt)
+	t.statusPartsLocked(a2a.TaskStateInputRequired, prompt, data)
 	e.s.mu.Unlock()
 	select {
 	case r := <-ch:
 		return r, nil
 	case <-ctx.Done():
-		return Reply{}, ctx.Err()
+	}
+	// A wait that ran out (lifecycle.input_timeout_secs) leaves a task that
+	// goes on: it takes no reply any more and is WORKING again. a2a-go's
+	// execution ended at INPUT_REQUIRED, so the door answers the task
+	// itself, as a reply would, and the execution that answer starts
+	// carries the task's next events (still holding t.ask, so no other
+	// question can take the answer meant for this one).
+	e.s.mu.Lock()
+	resume := t.inputCh == ch && !t.answering && !t.final
+	if resume {
+		t.answering, t.reply = true, Reply{}
+	}
+	e.s.mu.Unlock()
+	if resume {
+		e.s.resume(t)
+	}
+	return Reply{}, ctx.Err()
+}
+
+// resume starts an a2a-go execution for t, which waits in INPUT_REQUIRED
+// with an answer of the door's own (t.answering): the execution delivers
+// it, puts the task back to WORKING and forwards its events from then on.
+// The message is the door's, not an operator's: no a2a_task_received.
+func (s *Server) resume(t *task) {
+	l, ok := s.inner.(*lifecycle)
+	if !ok {
+		return
+	}
+	msg := a2a.NewMessageForTask(a2a.MessageRoleUser, t.info, a2a.NewTextPart("(no reply in time: the wait ran out)"))
+	_, err := l.RequestHandler.SendMessage(context.WithoutCancel(s.baseCtx), &a2a.SendMessageRequest{Message: msg,
+		Config: &a2a.SendMessageConfig{ReturnImmediately: true}})
+	if err != nil {
+		s.mu.Lock()
+		if t.answering && !t.final {
+			// No execution took the answer: take the task back to WORKING
+			// here; its later events reach a2a-go's store with the next one.
+			t.inputCh, t.answering, t.phase = nil, false, t.prevPhase
+			t.statusLocked(a2a.TaskStateWorking, "")
+		}
+		s.mu.Unlock()
 	}
 }
 

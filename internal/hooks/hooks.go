@@ -145,7 +145,8 @@ type Output struct {
 type hook struct {
 	name    string
 	comp    *wasmhost.Component
-	iface   string // the exact lifecycle interface it exports
+	iface   string // the exact lifecycle interface it exports ("" for none)
+	gate    string // the exact policy gate interface it exports ("" for none)
 	bound   map[string]bool
 	rc      wasmhost.RunConfig
 	inst    *wasmhost.Instance // nil after an ending poisoned it: made again on the next call
@@ -159,11 +160,12 @@ type hook struct {
 // Dispatcher calls the session's hooks. Its methods are safe for concurrent
 // use; calls are serialized (hooks run blocking, one at a time).
 type Dispatcher struct {
-	mu    sync.Mutex
-	hooks []*hook
-	rec   Recorder
-	infer InferenceFunc
-	log   *slog.Logger
+	mu     sync.Mutex
+	hooks  []*hook
+	policy []*hook // the policy hooks, in manifest order
+	rec    Recorder
+	infer  InferenceFunc
+	log    *slog.Logger
 }
 
 // Deadline is the deadline of each call of a hook with effective limits l.
@@ -212,8 +214,11 @@ func Load(ctx context.Context, cfg Config) (_ *Dispatcher, err error) {
 		}
 		hk := &hook{name: r.Name, comp: comp, bound: bound, engine: cfg.Engine}
 		d.hooks = append(d.hooks, hk)
-		if hk.iface, err = wit.ExportsHookLifecycle(comp, r.Ref()); err != nil {
+		if hk.iface, hk.gate, err = wit.HookExports(comp, r.Ref()); err != nil {
 			return nil, err
+		}
+		if hk.gate != "" {
+			d.policy = append(d.policy, hk)
 		}
 		lim := grant.Limits(h.Limits)
 		lim.Deadline = Deadline(h.Limits)
@@ -328,7 +333,7 @@ func (d *Dispatcher) Close() error {
 		}
 		errs = append(errs, h.comp.Close())
 	}
-	d.hooks = nil
+	d.hooks, d.policy = nil, nil
 	return errors.Join(errs...)
 }
 
@@ -391,7 +396,7 @@ func (d *Dispatcher) dispatch(ctx context.Context, event string, arg wasmhost.Va
 	defer d.mu.Unlock()
 	var outs []Output
 	for _, h := range d.hooks {
-		if !h.bound[event] {
+		if h.iface == "" || !h.bound[event] {
 			continue
 		}
 		if h.stopped {

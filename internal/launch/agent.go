@@ -134,6 +134,8 @@ func (k *agentRun) start(r *run, sess *session.Session, rec *trace.Recorder) err
 		MaxTurns: in.MaxTurns.Or(manifest.DefaultMaxTurns), MaxSessionTokens: ceiling,
 		TaskAcceptance: m.Lifecycle.Acceptance(), AfterTask: m.Lifecycle.AfterTaskMode(),
 		URL: r.url, SystemPromptSHA256: agent.PromptSHA256(p.SystemPrompt), Hooks: append([]string{}, hk.Names()...),
+		PolicyHooks: append([]string{}, hk.PolicyNames()...), ApprovalRequired: approvalModelNames(m),
+		InputTimeoutSecs: inputTimeoutSecs(m),
 	})
 	r.mu.Lock()
 	r.agent = true
@@ -243,9 +245,14 @@ func (k *agentRun) build(r *run) (*agent.Session, error) {
 			return nil, err
 		}
 	}
+	k.inv.SetGate(gateConfig(m, k.hooks))
 	var lines []session.ToolLine
 	for _, e := range k.inv.Entries() {
-		lines = append(lines, session.ToolLine{Name: e.Name(), Kind: e.Kind(), Description: e.Description()})
+		desc := e.Description()
+		if k.inv.NeedsApproval(e.Name()) {
+			desc += " (operator approval)"
+		}
+		lines = append(lines, session.ToolLine{Name: e.Name(), Kind: e.Kind(), Description: desc})
 	}
 	if err := sess.SetTools(lines, p.GrantsJSON); err != nil {
 		fmt.Fprintln(r.opts.Stderr, diag.Warn("W-IO-055", "MURMUR.md could not list the tools: %v", err).String())

@@ -48,7 +48,11 @@ func newAgentTools(inv *tools.Inventory, rec *trace.Recorder, recordsDir string,
 	}
 	for _, e := range inv.Entries() {
 		a.byModel[modelName(e, bare)] = e
-		a.specs = append(a.specs, driver.Tool{Name: modelName(e, bare), Description: e.Description(), Parameters: e.Schema()})
+		desc := e.Description()
+		if inv.NeedsApproval(e.Name()) {
+			desc += " " + ApprovalNote
+		}
+		a.specs = append(a.specs, driver.Tool{Name: modelName(e, bare), Description: desc, Parameters: e.Schema()})
 	}
 	return a
 }
@@ -100,6 +104,9 @@ func (a *agentTools) Call(ctx context.Context, c agent.Call) agent.Result {
 			}
 			return strings.Join(parts, "\n\n"), nil
 		}
+		tc.Approve = func(ctx context.Context, q tools.Approval) tools.Answer {
+			return approve(ctx, ev, q)
+		}
 	}
 	call := tools.Call{Name: c.Name, Input: wit.ToolInput{Data: &in}, Recorder: a.rec, Task: tc}
 	e, ok := a.byModel[c.Name]
@@ -118,6 +125,9 @@ func (a *agentTools) Call(ctx context.Context, c agent.Call) agent.Result {
 		call.Entry = e
 	}
 	o := a.inv.Call(ctx, call)
+	if o.Denied != "" || o.Canceled {
+		return agent.Result{Text: o.Text, IsError: true, Denied: o.Denied != "", NotRun: o.Canceled, Source: "tool:" + e.Name()}
+	}
 	if o.Shell != nil && o.Err == nil {
 		return agent.Result{Text: a.cut(c.ID, o.Text), Shell: true, Source: "shell:" + e.Name()}
 	}
@@ -129,6 +139,53 @@ func (a *agentTools) Call(ctx context.Context, c agent.Call) agent.Result {
 		source = "tool:" + e.Name()
 	}
 	return agent.Result{Text: a.cut(c.ID, o.Text), IsError: o.Err != nil, Source: source}
+}
+
+// ApprovalNote ends the description of a tool whose calls wait for an
+// operator's approval.
+const ApprovalNote = "Each call waits for an operator's approval; a refusal comes back as an error."
+
+// approve asks the task's operator through the door (INPUT_REQUIRED with
+// the request's text and data parts) and reads the reply; a wait past
+// lifecycle.input_timeout_secs is a timeout, one the task's cancel ended is
+// an error.
+func approve(ctx context.Context, ev door.Events, q tools.Approval) tools.Answer {
+	asker, ok := ev.(interface {
+		RequestInputData(ctx context.Context, prompt string, data any) (door.Reply, error)
+	})
+	if !ok {
+		return tools.Answer{Reason: "this task's door cannot ask an operator"}
+	}
+	wctx := ctx
+	if q.Timeout > 0 {
+		var cancel context.CancelFunc
+		wctx, cancel = context.WithTimeout(ctx, q.Timeout)
+		defer cancel()
+	}
+	reply, err := asker.RequestInputData(wctx, tools.ApprovalText(q), tools.ApprovalData(q))
+	if err != nil {
+		if ctx.Err() == nil && wctx.Err() == context.DeadlineExceeded {
+			return tools.Answer{TimedOut: true}
+		}
+		return tools.Answer{Err: err}
+	}
+	a := tools.ParseApproval(replyText(reply))
+	a.MessageID = reply.MessageID
+	return a
+}
+
+// replyText joins a reply's parts as a request-input reply's are: text
+// parts as they are, data parts as their JSON, a blank line between.
+func replyText(r door.Reply) string {
+	var parts []string
+	for _, p := range r.Parts {
+		if p.Data != nil {
+			parts = append(parts, string(p.Data))
+		} else {
+			parts = append(parts, p.Text)
+		}
+	}
+	return strings.Join(parts, "\n\n")
 }
 
 // callHooks fires a call's hooks and streams their artifact outputs to

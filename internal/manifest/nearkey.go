@@ -15,11 +15,12 @@ import (
 // walker reads, and docs/manifest.md is tested against Keys.
 var knownKeys = map[string][]string{
 	"": {"name", "version", "runtime", "implementation", "execution", "description", "tags",
-		"input_schema", "requires_files", "artifacts", "capabilities", "inference", "lifecycle", "observability", "trace"},
+		"input_schema", "requires_files", "artifacts", "capabilities", "inference", "lifecycle", "tools", "observability", "trace"},
+	"tools[]":             {"approval"},
 	"observability":       {"otel_endpoint"},
 	"trace":               {"retain"},
 	"trace.retain":        {"max_sessions", "max_age"},
-	"lifecycle":           {"task_acceptance", "after_task", "queue_depth", "delegation_deadline_secs"},
+	"lifecycle":           {"task_acceptance", "after_task", "queue_depth", "delegation_deadline_secs", "input_timeout_secs"},
 	"inference":           {"transport", "model", "driver", "command", "max_turns", "max_tokens", "max_session_tokens", "system_prompt", "system_prompt_file"},
 	"inference.driver":    {"artifact"},
 	"artifacts[]":         {"name", "version", "runtime", "gateway", "capabilities", "config", "deadline_seconds"},
@@ -43,6 +44,9 @@ var knownKeys = map[string][]string{
 // dropped, and an artifact's own capabilities read as the capsule's.
 func tablePath(path string) string {
 	p := dropIndices(path)
+	if strings.HasPrefix(p, "tools.") {
+		return "tools[]" // keyed by tool names, which may hold dots
+	}
 	if rest, ok := strings.CutPrefix(p, "artifacts[]."); ok && strings.HasPrefix(rest, "capabilities") {
 		return rest
 	}

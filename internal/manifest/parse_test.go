@@ -138,6 +138,14 @@ var errorCases = func() []errorCase {
 		{"after_task enum", head + "lifecycle:\n  after_task: stay\n", "E-MAN-007", "4:15", "not one of exit, sleep"},
 		{"queue_depth zero", head + "lifecycle:\n  queue_depth: 0\n", "E-MAN-008", "4:16", "not a whole number"},
 		{"delegation deadline text", head + "lifecycle:\n  delegation_deadline_secs: soon\n", "E-MAN-008", "4:29", "expected a positive whole number"},
+		{"input timeout zero", head + "lifecycle:\n  input_timeout_secs: 0\n", "E-MAN-008", "4:23", "not a whole number"},
+		{"approval enum", head + "inference: {model: m}\ncapabilities:\n  shell:\n    allow: [bash]\ntools:\n  bash: {approval: ask}\n", "E-MAN-007", "8:20", `"ask" is not one of required, none`},
+		{"tools key names no tool", head + "inference: {model: m}\ncapabilities:\n  shell:\n    allow: [bash]\ntools:\n  zsh: {approval: required}\n", "E-MAN-032", "8:3",
+			`tools.zsh: "zsh" names no tool of this capsule; its tools are bash`},
+		{"tools bare name shared", head + "inference: {model: m}\nartifacts:\n  - {name: a/echo, version: \"1\"}\n  - {name: b/echo, version: \"1\"}\ntools:\n  echo: {approval: required}\n", "E-MAN-032", "8:3",
+			`"echo" is the bare name of a/echo and b/echo`},
+		{"delegate-task without spawn", head + "inference: {model: m}\ntools:\n  delegate-task: {approval: required}\n", "E-MAN-032", "5:3", "names no tool of this capsule; its tools are (none)"},
+		{"approval in a script", head + "capabilities:\n  shell:\n    allow: [bash]\ntools:\n  bash: {approval: required}\n", "E-MAN-033", "7:3", "script capsule"},
 		{"otel endpoint", head + "observability:\n  otel_endpoint: collector:4318\n", "E-MAN-024", "4:18", "not an http:// or https:// URL"},
 		{"max_age unit", head + "trace:\n  retain:\n    max_age: 7x\n", "E-MAN-015", "5:14", "neither a Go duration nor a number of days"},
 		{"max_age negative", head + "trace:\n  retain:\n    max_age: -1h\n", "E-MAN-015", "5:14", "not a positive duration"},
@@ -659,5 +667,26 @@ inference:
 	}
 	if Bare("local/x") != "x" || Bare("x") != "x" {
 		t.Error("Bare")
+	}
+}
+
+// The tools: map: each key resolves to the tool it names (a bare name to
+// the one artifact that has it), in the order written.
+func TestToolSettings(t *testing.T) {
+	m, err := Parse([]byte("name: x\nversion: \"1\"\ninference: {model: m}\nartifacts:\n  - {name: acme/deploy, version: \"1\"}\n  - {name: acme/notes, version: \"1\", runtime: skill}\n"+
+		"capabilities:\n  shell: {allow: [python3.11]}\n  spawn: {allow: [local/w]}\n"+
+		"tools:\n  deploy: {approval: required}\n  python3.11: {approval: required}\n  delegate-task: {approval: none}\n  acme/notes: {}\n"), "", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, s := range m.Tools {
+		got = append(got, s.Key+"="+s.Tool+":"+s.Approval.Or("-"))
+	}
+	if want := "deploy=acme/deploy:required python3.11=python3.11:required delegate-task=delegate-task:none acme/notes=acme/notes:-"; strings.Join(got, " ") != want {
+		t.Errorf("tools %v\nwant %s", got, want)
+	}
+	if len(m.Warnings) != 0 {
+		t.Errorf("warnings %+v", m.Warnings)
 	}
 }

@@ -63,6 +63,8 @@ func (p *parser) top(n *yaml.Node) {
 			p.inference(v, kp, m.Inference)
 		case "lifecycle":
 			p.lifecycle(v, kp, &m.Lifecycle)
+		case "tools":
+			p.toolSettings(v, kp)
 		case "observability":
 			p.mapping(v, kp, func(k string, v *yaml.Node, kp string) bool {
 				if k != "otel_endpoint" {
@@ -184,6 +186,87 @@ func (r Retain) MaxAgeDuration() (time.Duration, bool) {
 	return d, err == nil
 }
 
+// toolKeys resolves each tools: key to a tool of the capsule's inventory:
+// a tool or skill artifact by its full name, or by its bare name when no
+// other tool shares it; a shell.allow binary; delegate-task when
+// spawn.allow is not empty. Anything else is E-MAN-032.
+func (p *parser) toolKeys() {
+	m := p.m
+	if len(m.Tools) == 0 {
+		return
+	}
+	var names []string
+	exact := map[string]bool{}
+	bare := map[string][]string{}
+	for _, a := range m.Artifacts {
+		if k := a.RuntimeKind(); k == RuntimeTool || k == RuntimeSkill {
+			names = append(names, a.Name)
+			exact[a.Name] = true
+			bare[Bare(a.Name)] = append(bare[Bare(a.Name)], a.Name)
+		}
+	}
+	for _, b := range m.Capabilities.Shell.Allow {
+		names = append(names, b)
+		exact[b] = true
+	}
+	if len(m.Capabilities.Spawn.Allow) > 0 {
+		names = append(names, "delegate-task")
+		exact["delegate-task"] = true
+	}
+	for i := range m.Tools {
+		t := &m.Tools[i]
+		kp := join("tools", t.Key)
+		switch {
+		case exact[t.Key]:
+			t.Tool = t.Key
+			continue
+		case len(bare[t.Key]) == 1 && !strings.Contains(t.Key, "/"):
+			t.Tool = bare[t.Key][0]
+			continue
+		}
+		shown := "(none)"
+		if len(names) > 0 {
+			shown = strings.Join(names, ", ")
+		}
+		if len(bare[t.Key]) > 1 {
+			p.failAt(m.PosOf(kp), "E-MAN-032", "%s: %q is the bare name of %s: name the tool by its full name",
+				kp, t.Key, strings.Join(bare[t.Key], " and ")).WithHint("write the full name (scope/name) as the key")
+			return
+		}
+		p.failAt(m.PosOf(kp), "E-MAN-032", "%s: %q names no tool of this capsule; its tools are %s", kp, t.Key, shown).
+			WithHint("key tools: by a tool artifact's name, a capabilities.shell.allow binary, or delegate-task")
+		return
+	}
+}
+
+// toolSettings reads the top-level tools: map, keyed by a tool's name;
+// which names are tools of the capsule is checked once the inventory is
+// known (E-MAN-032).
+func (p *parser) toolSettings(n *yaml.Node, path string) {
+	n = deref(n)
+	if isNull(n) {
+		return
+	}
+	if n.Kind != yaml.MappingNode {
+		p.typeErr(n, path, "a mapping")
+		return
+	}
+	for _, pr := range p.pairs(n, path, 0) {
+		key := pr[0].Value
+		kp := join(path, key)
+		p.m.declared[kp] = posOf(pr[0])
+		t := ToolSetting{Key: key}
+		p.mapping(pr[1], kp, func(k string, v *yaml.Node, kp string) bool {
+			if k != "approval" {
+				return false
+			}
+			t.Approval = p.enum(v, kp, ApprovalRequired, "none")
+			return true
+		})
+		p.m.Tools = append(p.m.Tools, t)
+	}
+}
+
 func (p *parser) lifecycle(n *yaml.Node, path string, l *Lifecycle) {
 	p.mapping(n, path, func(k string, v *yaml.Node, kp string) bool {
 		switch k {
@@ -195,6 +278,8 @@ func (p *parser) lifecycle(n *yaml.Node, path string, l *Lifecycle) {
 			l.QueueDepth = p.optInt(v, kp)
 		case "delegation_deadline_secs":
 			l.DelegationDeadlineSecs = p.optInt(v, kp)
+		case "input_timeout_secs":
+			l.InputTimeoutSecs = p.optInt(v, kp)
 		default:
 			return false
 		}
@@ -694,6 +779,20 @@ func (p *parser) crossChecks(top *yaml.Node) {
 	p.implementationChecks()
 	if p.err != nil {
 		return
+	}
+	p.toolKeys()
+	if p.err != nil {
+		return
+	}
+	if m.Inference == nil {
+		for _, t := range m.Tools {
+			if t.Approval.Or("none") == ApprovalRequired {
+				kp := join("tools", t.Key)
+				p.failAt(m.PosOf(kp), "E-MAN-033", "%s.approval: required in a script capsule, which has no door through which an operator could answer: there is nobody to ask", kp).
+					WithHint("remove it, or make the capsule an agent (an inference: block) whose door takes the operator's reply")
+				return
+			}
+		}
 	}
 	p.snapshotSubset("capabilities", m.Capabilities)
 	for i, a := range m.Artifacts {

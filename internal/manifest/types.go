@@ -128,8 +128,10 @@ type Manifest struct {
 	Capabilities Capabilities
 
 	// Inference is nil for a script capsule (or a non-capsule artifact).
-	Inference     *Inference
-	Lifecycle     Lifecycle
+	Inference *Inference
+	Lifecycle Lifecycle
+	// Tools is the top-level tools: map, in the order written.
+	Tools         []ToolSetting
 	Observability Observability
 	Trace         TraceConfig
 
@@ -302,7 +304,26 @@ type Lifecycle struct {
 	AfterTask              Opt[string] // exit|sleep [exit]
 	QueueDepth             Opt[int]
 	DelegationDeadlineSecs Opt[int]
+	// InputTimeoutSecs bounds an operator's approval and a request-input
+	// wait (none: as long as the task lives).
+	InputTimeoutSecs Opt[int]
 }
+
+// ToolSetting is one entry of the top-level tools: map.
+type ToolSetting struct {
+	// Key is the tool's name as written (full, bare, a shell binary,
+	// delegate-task or submit-plan).
+	Key string
+	// Tool is the name the key resolves to: the artifact's full name, the
+	// shell binary, delegate-task or submit-plan.
+	Tool string
+	// Approval is required|none [none].
+	Approval Opt[string]
+}
+
+// ApprovalRequired is the value of tools.<name>.approval that makes each
+// call of the tool wait for an operator.
+const ApprovalRequired = "required"
 
 // Observability is the observability: block.
 type Observability struct {

@@ -16,6 +16,9 @@ import (
 //	inference                capsule.inference under its task
 //	tool_call (an agent's)   capsule.tool_call under its task
 //	shell                    capsule.shell under its task
+//	call_denied              capsule.call_denied under its task (error status); by operator
+//	                         or timeout, also capsule.approval (decision denied|timed_out)
+//	call_approved            capsule.approval under its task (decision approved)
 //	task_end                 closes capsule.task
 //	delegation               closes the capsule.delegation OpenDelegation opened
 //
@@ -65,10 +68,24 @@ func (s *Session) Line(l trace.Emitted) {
 		s.taskOf(l.ParentID).Shell(ShellLine{Turn: ev.Turn, ToolCallID: ev.ToolCallID, Binary: ev.Binary, Command: ev.Command,
 			ExitCode: ev.ExitCode, StdoutBytes: int(ev.StdoutBytes), StderrBytes: int(ev.StderrBytes), Truncated: ev.Truncated,
 			LogPath: ev.LogPath}, l.At.Add(-ms(ev.DurationMS)), l.At)
+	case trace.CallDenied:
+		t := s.taskOf(l.ParentID)
+		start := l.At.Add(-ms(ev.DurationMS))
+		t.CallDenied(CallDeniedLine{ToolName: ev.ToolName, ToolCallID: ev.ToolCallID, Kind: ev.Kind, By: ev.By, Reason: ev.Reason,
+			Turn: ev.Turn, Binary: ev.Binary, Hook: ev.Hook, PlanID: ev.PlanID, StepID: ev.StepID}, start, l.At)
+		if ev.By != trace.DeniedByHook {
+			decision := "denied"
+			if ev.By == trace.DeniedByTimeout {
+				decision = "timed_out"
+			}
+			t.Approval(ev.ToolName, ev.ToolCallID, decision, ev.Reason, start, l.At)
+		}
+	case trace.CallApproved:
+		s.taskOf(l.ParentID).Approval(ev.ToolName, ev.ToolCallID, "approved", "", l.At.Add(-ms(ev.WaitedMS)), l.At)
 	case trace.TaskEnd:
 		t := s.taskOf(l.ParentID)
 		t.End(TaskEndLine{ExitStatus: ev.ExitStatus, Turns: ev.Turns, InputTokens: ev.InputTokens, OutputTokens: ev.OutputTokens,
-			ToolCalls: ev.ToolCalls, ToolErrors: ev.ToolErrors, ShellCalls: ev.ShellCalls}, l.At)
+			ToolCalls: ev.ToolCalls, ToolErrors: ev.ToolErrors, ShellCalls: ev.ShellCalls, CallsDenied: ev.CallsDenied}, l.At)
 		s.forget(t)
 	case trace.Delegation:
 		s.mu.Lock()

@@ -69,3 +69,59 @@ func TestLinesBecomeSpans(t *testing.T) {
 		t.Errorf("delegation span %v, traceparent %q", a, tp)
 	}
 }
+
+// The policy gate's lines: a call_denied line becomes capsule.call_denied
+// under its task (error status), and an operator's answer capsule.approval
+// (denied or timed out: error status; approved: not).
+func TestGateLinesBecomeSpans(t *testing.T) {
+	c := &collector{}
+	srv := httptest.NewServer(c)
+	defer srv.Close()
+	dir := t.TempDir()
+	sink, err := Open(trace.SpanExport{Endpoint: srv.URL, SessionID: "ses_g", CapsuleName: "local/agent", CapsuleVersion: "0.2.0",
+		Kind: "agent", LogPath: filepath.Join(dir, "otel.log"), Started: time.Now()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tw, err := trace.Create(filepath.Join(dir, trace.FileName), "ses_g", trace.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tw.Close()
+	rec := trace.NewRecorder(tw, sink, time.Now(), nil)
+	rec.Emit(trace.AgentSessionStart{SessionStart: trace.SessionStart{CapsuleName: "local/agent", CapsuleVersion: "0.2.0", Kind: "agent"}})
+	task := rec.Emit(trace.TaskStart{TaskID: "tsk_1", ContextID: "ctx_1", Source: "a2a", Origin: "user"})
+	inf := rec.EmitUnder(task, trace.Inference{TaskID: "tsk_1", Turn: 1, Model: "replay"})
+	hook, bin := "local/p", "/bin/bash"
+	rec.EmitUnder(inf, trace.CallDenied{TaskID: "tsk_1", Turn: 1, ToolCallID: "call_1", ToolName: "bash", Kind: "shell", Binary: &bin,
+		By: "hook", Hook: &hook, Reason: "the policy hook local/p denied it: no", DurationMS: 2})
+	rec.EmitUnder(inf, trace.CallDenied{TaskID: "tsk_1", Turn: 1, ToolCallID: "call_2", ToolName: "bash", Kind: "shell",
+		By: "timeout", Reason: "no operator answered within lifecycle.input_timeout_secs (1s)", DurationMS: 1000})
+	rec.EmitUnder(inf, trace.CallApproved{TaskID: "tsk_1", ToolCallID: "call_3", ToolName: "bash", WaitedMS: 40, MessageID: "op-1"})
+	rec.EmitUnder(task, &trace.TaskEnd{TaskID: "tsk_1", ExitStatus: "ok", Turns: 1, CallsDenied: 2})
+	rec.EndAgent("ok", "", true)
+
+	ts := c.one(t, SpanTask)
+	if attrs(ts)["calls_denied"] != int64(2) {
+		t.Errorf("task span %v", attrs(ts))
+	}
+	denied := c.byName(SpanCallDenied)
+	if len(denied) != 2 {
+		t.Fatalf("%d capsule.call_denied spans", len(denied))
+	}
+	for _, sp := range denied {
+		if a := attrs(sp); !under(sp, ts) || a["tool_name"] != "bash" || a["reason"] == "" || a["by"] == "" {
+			t.Errorf("capsule.call_denied %v", a)
+		}
+	}
+	if a := attrs(denied[0]); a["hook"] != "local/p" || a["binary"] != "/bin/bash" || a["duration_ms"] != int64(2) {
+		t.Errorf("capsule.call_denied by a hook %v", a)
+	}
+	decisions := map[any]bool{}
+	for _, sp := range c.byName(SpanApproval) {
+		decisions[attrs(sp)["decision"]] = under(sp, ts)
+	}
+	if len(decisions) != 2 || !decisions["timed_out"] || !decisions["approved"] {
+		t.Errorf("capsule.approval spans %v", decisions)
+	}
+}

@@ -34,6 +34,7 @@ type TaskEndLine struct {
 	ToolCalls    int
 	ToolErrors   int
 	ShellCalls   int
+	CallsDenied  int
 }
 
 // InferenceLine is one inference line (one driver call).
@@ -242,6 +243,63 @@ func (t *Task) ToolCall(line ToolCallLine, start, end time.Time) {
 	sp.End(trace.WithTimestamp(end))
 }
 
+// CallDeniedLine is call_denied's fields.
+type CallDeniedLine struct {
+	ToolName, ToolCallID, Kind, By, Reason string
+	Turn                                   int
+	Binary, Hook, PlanID, StepID           *string
+}
+
+// CallDenied records one capsule.call_denied span: a call the policy gate
+// stopped, from the first gate call (or the approval request) to the
+// decision, with the line's fields and error status.
+func (t *Task) CallDenied(line CallDeniedLine, start, end time.Time) {
+	if t == nil {
+		return
+	}
+	attrs := []attribute.KeyValue{
+		attribute.String("tool_name", line.ToolName),
+		attribute.Int("turn", line.Turn),
+		attribute.String("tool_call_id", line.ToolCallID),
+		attribute.String("kind", line.Kind),
+		attribute.String("by", line.By),
+		attribute.String("reason", line.Reason),
+		attribute.Int64("duration_ms", end.Sub(start).Milliseconds()),
+	}
+	for k, p := range map[string]*string{"binary": line.Binary, "hook": line.Hook, "plan_id": line.PlanID, "step_id": line.StepID} {
+		if p != nil {
+			attrs = append(attrs, attribute.String(k, *p))
+		}
+	}
+	_, sp, ok := t.child(SpanCallDenied, trace.SpanKindInternal, start, attrs...)
+	if !ok {
+		return
+	}
+	sp.SetStatus(codes.Error, line.Reason)
+	sp.End(trace.WithTimestamp(end))
+}
+
+// Approval records one capsule.approval span, from the request to the
+// answer; error status unless the decision is approved.
+func (t *Task) Approval(tool, callID, decision, reason string, start, end time.Time) {
+	if t == nil {
+		return
+	}
+	_, sp, ok := t.child(SpanApproval, trace.SpanKindInternal, start,
+		attribute.String("tool_name", tool),
+		attribute.String("tool_call_id", callID),
+		attribute.String("decision", decision),
+		attribute.Int64("waited_ms", end.Sub(start).Milliseconds()),
+	)
+	if !ok {
+		return
+	}
+	if decision != "approved" {
+		sp.SetStatus(codes.Error, reason)
+	}
+	sp.End(trace.WithTimestamp(end))
+}
+
 // Shell records one capsule.shell span, from start to end; a non-zero exit
 // code is the span's error status.
 func (t *Task) Shell(line ShellLine, start, end time.Time) {
@@ -399,6 +457,7 @@ func (t *Task) End(line TaskEndLine, end time.Time) {
 		attribute.Int("tool_calls", line.ToolCalls),
 		attribute.Int("tool_errors", line.ToolErrors),
 		attribute.Int("shell_calls", line.ShellCalls),
+		attribute.Int("calls_denied", line.CallsDenied),
 		attribute.Int64("duration_ms", end.Sub(t.start).Milliseconds()),
 	)
 	if line.ExitStatus != "ok" {

@@ -44,6 +44,9 @@ const (
 	SpanInference  = "capsule.inference"
 	SpanShell      = "capsule.shell"
 	SpanDelegation = "capsule.delegation"
+	// SpanCallDenied and SpanApproval are the policy gate's (docs/policy.md).
+	SpanCallDenied = "capsule.call_denied"
+	SpanApproval   = "capsule.approval"
 )
 
 // Identity names the session the spans describe.

@@ -61,6 +61,9 @@ type TaskCall struct {
 	// InFlight is told the task's delegations still running after a call
 	// that started one (nil: nobody asks).
 	InFlight func(delegationIDs []string)
+	// Approve asks the task's operator about a call whose tool requires
+	// approval (INPUT_REQUIRED) and waits for the answer; nil refuses.
+	Approve func(ctx context.Context, a Approval) Answer
 }
 
 // CallHooks are the lifecycle hooks a model's call fires once its line is
@@ -85,6 +88,13 @@ type Outcome struct {
 	Ending string
 	// Shell is a shell command that ran: its shell line is the call's line.
 	Shell *ShellResult
+	// Denied is who stopped a call the gate did not let through
+	// (trace.DeniedBy*): it ran nothing, its line is call_denied and Text is
+	// the diagnostic the model is told.
+	Denied string
+	// Canceled is a call whose wait for the operator the task's cancel
+	// ended: it ran nothing and wrote no line.
+	Canceled bool
 }
 
 // notForScripts is an entry's refusal of a script's call: the script named
@@ -97,20 +107,36 @@ func refuseScript(e Entry, name string) Outcome {
 		WithHint("declare a tool artifact (runtime: tool) instead")}}
 }
 
-// Call is the one way any tool is called: it finds the entry, runs the
-// entry's own Call, writes the call's one line (tool_call, or shell for a
-// command that ran) and fires on-tool-call or on-shell. A policy gate
-// belongs here, in front of e.Call: no call reaches a tool another way.
+// Call is the one way any tool is called: it finds the entry, asks the
+// policy gate about a model's call (gate.go: the call's own checks, the
+// policy hooks, the operator), runs the entry's own Call, writes the call's
+// one line (tool_call, or shell for a command that ran) and fires
+// on-tool-call or on-shell. No call reaches a tool another way.
 func (inv *Inventory) Call(ctx context.Context, c Call) Outcome {
 	start := time.Now()
 	e, err := c.Entry, c.Refused
 	if e == nil && err == nil {
 		e, err = inv.Lookup(c.Name)
 	}
+	if c.Task != nil && c.Task.RequestInput != nil && inv.gate.InputTimeout > 0 {
+		c.Task = boundInput(c.Task, inv.gate.InputTimeout)
+	}
 	var out Outcome
-	if err != nil {
+	switch {
+	case err != nil:
 		out.Err = err
-	} else {
+	case c.Task != nil && inv.gated(e):
+		// The gate: the call's own checks, the policy hooks, the operator.
+		o, stopped := inv.gateCall(ctx, e, &c)
+		switch {
+		case stopped:
+			return *o // its call_denied line is written; nothing ran
+		case o != nil:
+			out = *o
+		default:
+			out = e.Call(ctx, &c)
+		}
+	default:
 		out = e.Call(ctx, &c)
 	}
 	label, kind := Clip(c.Name), ""

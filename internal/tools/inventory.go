@@ -6,9 +6,20 @@
 // runtime tools such as delegate-task) is an Entry with its own Call.
 //
 // A caller finds a tool by its full name, or by its bare name when that is
-// unambiguous. Every call goes through Inventory.Call, which runs the
-// entry's Call, writes the call's one trace line and fires its hooks; what
-// a script or the model sees of it is the caller's thin adapter.
+// unambiguous. Every call goes through Inventory.Call, which asks the
+// policy gate about a model's call, runs the entry's Call, writes the
+// call's one trace line and fires its hooks; what a script or the model
+// sees of it is the caller's thin adapter.
+//
+// The policy gate (gate.go, docs/policy.md) stands in front of every entry
+// whatever its kind: the entry's own input checks (an entry that is a
+// Checker), then the policy hooks (GateConfig.Policy), then the operator
+// for a tool marked approval: required. A stopped call runs nothing and
+// writes one call_denied line. Code that makes a call that is no entry's —
+// a plan's capsule step, gated as delegate-task — asks the same gate with
+// Inventory.Gate(ctx, task, GateRequest{…}) and runs nothing when it
+// answers a *Stopped. With no policy hook and no approval key the gate asks
+// nothing.
 package tools
 
 import (
@@ -55,6 +66,7 @@ type Inventory struct {
 	owner   string // the capsule's name, for messages
 	entries []Entry
 	byName  map[string]Entry
+	gate    GateConfig
 }
 
 // NewInventory makes an empty inventory for the capsule named owner.

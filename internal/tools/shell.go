@@ -162,6 +162,20 @@ type ShellResult struct {
 	Stdout, Stderr string
 }
 
+// CheckCall is a shell call's own checks, before the gate (Checker): the
+// gate sees the resolved binary and the exact argv that would run.
+func (s *Shell) CheckCall(_ context.Context, c *Call) (GateView, *Outcome) {
+	if c.Task == nil {
+		o := refuseScript(s, c.Name)
+		return GateView{}, &o
+	}
+	_, bin, args, err := s.prepare([]byte(dataOf(c.Input)))
+	if err != nil {
+		return GateView{}, &Outcome{Err: err}
+	}
+	return GateView{Binary: &bin, Argv: append([]string{bin}, args...)}, nil
+}
+
 // Call runs a model's command: one that ran is the call's Shell (its line
 // is a shell line), one that could not run is the call's error. A script
 // cannot invoke a shell tool.
@@ -176,38 +190,46 @@ func (s *Shell) Call(ctx context.Context, c *Call) Outcome {
 	return Outcome{Shell: &r}
 }
 
+// prepare is a call's own checks: the input, the command's bounds and
+// split, and the PATH lookup. It returns the command, the resolved binary
+// and the arguments after it.
+func (s *Shell) prepare(input []byte) (cmdText, bin string, args []string, err error) {
+	var in struct {
+		Command *string `json:"command"`
+	}
+	if err := json.Unmarshal(input, &in); err != nil || in.Command == nil {
+		return "", "", nil, diag.New("E-RUN-075", "the input to %s must be {\"command\": string}", s.binary)
+	}
+	cmdText = *in.Command
+	switch {
+	case len(cmdText) >= MaxCommandBytes:
+		return "", "", nil, diag.New("E-RUN-075", "the command given to %s is %d bytes: a command must be under %d bytes", s.binary, len(cmdText), MaxCommandBytes)
+	case strings.IndexByte(cmdText, 0) >= 0:
+		return "", "", nil, diag.New("E-RUN-075", "the command given to %s holds a NUL byte, which no command line can carry", s.binary)
+	}
+	if shells[s.binary] {
+		args = []string{"-c", cmdText}
+	} else {
+		if args, err = SplitCommand(cmdText); err != nil {
+			return "", "", nil, diag.Wrap(err, "E-RUN-075", "the command given to %s cannot be split into arguments", s.binary)
+		}
+	}
+	pathList, _ := s.env.lookup("PATH")
+	if bin, err = lookPath(s.binary, pathList); err != nil {
+		return "", "", nil, diag.Wrap(err, "E-RUN-076", "%s is allowed by capabilities.shell.allow but does not resolve on the session's PATH", s.binary).
+			WithHint("install it, or put its directory on the PATH mur runs with")
+	}
+	return cmdText, bin, args, nil
+}
+
 // Run runs one call. The error is a call that ran nothing — input that is
 // not {"command": string}, a command with a NUL byte or of 1 MiB or more, a
 // quote left open, a binary PATH does not resolve, a command that could
 // not start — and is the error result the model sees.
 func (s *Shell) Run(ctx context.Context, c ShellCall) (ShellResult, error) {
-	var in struct {
-		Command *string `json:"command"`
-	}
-	if err := json.Unmarshal(c.Input, &in); err != nil || in.Command == nil {
-		return ShellResult{}, diag.New("E-RUN-075", "the input to %s must be {\"command\": string}", s.binary)
-	}
-	cmdText := *in.Command
-	switch {
-	case len(cmdText) >= MaxCommandBytes:
-		return ShellResult{}, diag.New("E-RUN-075", "the command given to %s is %d bytes: a command must be under %d bytes", s.binary, len(cmdText), MaxCommandBytes)
-	case strings.IndexByte(cmdText, 0) >= 0:
-		return ShellResult{}, diag.New("E-RUN-075", "the command given to %s holds a NUL byte, which no command line can carry", s.binary)
-	}
-	var args []string
-	if shells[s.binary] {
-		args = []string{"-c", cmdText}
-	} else {
-		var err error
-		if args, err = SplitCommand(cmdText); err != nil {
-			return ShellResult{}, diag.Wrap(err, "E-RUN-075", "the command given to %s cannot be split into arguments", s.binary)
-		}
-	}
-	pathList, _ := s.env.lookup("PATH")
-	bin, err := lookPath(s.binary, pathList)
+	cmdText, bin, args, err := s.prepare(c.Input)
 	if err != nil {
-		return ShellResult{}, diag.Wrap(err, "E-RUN-076", "%s is allowed by capabilities.shell.allow but does not resolve on the session's PATH", s.binary).
-			WithHint("install it, or put its directory on the PATH mur runs with")
+		return ShellResult{}, err
 	}
 	sess := s.env.Session
 	dir, err := scopeDir(sess.Workdir, s.env.Scope)

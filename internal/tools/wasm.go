@@ -592,7 +592,10 @@ func (t *WASM) ending(inv Invocation, lim wasmhost.Limits, err error) error {
 		inv.Recorder.CallDeadline(name, ToolRunCall, lim.Deadline)
 	}
 	var out *diag.Diagnostic
+	var noReply *NoReplyError
 	switch {
+	case errors.As(err, &noReply):
+		out = diag.New("E-RUN-064", "tool %s: %s", name, noReply)
 	case e.Status == trace.EndDeadlineExceeded:
 		out = diag.New("E-RUN-064", "tool %s: %v (deadline %s)", name, e.Err, lim.Deadline)
 	case e.Status == trace.EndResourceLimit, e.Cancelled:

@@ -40,6 +40,13 @@ type AgentSessionStart struct {
 	URL                string     `json:"url"`
 	SystemPromptSHA256 string     `json:"system_prompt_sha256"`
 	Hooks              []string   `json:"hooks"`
+	// PolicyHooks are the hooks that export the policy gate, in manifest
+	// order; ApprovalRequired the model's names of the tools each of whose
+	// calls waits for an operator; InputTimeoutSecs lifecycle.input_timeout_secs
+	// (nil: none).
+	PolicyHooks      []string `json:"policy_hooks"`
+	ApprovalRequired []string `json:"approval_required"`
+	InputTimeoutSecs *int     `json:"input_timeout_secs"`
 }
 
 // TaskStart opens one task; its lines go under it.
@@ -90,7 +97,9 @@ type TaskEnd struct {
 	ToolCalls    int    `json:"tool_calls"`
 	ToolErrors   int    `json:"tool_errors"`
 	ShellCalls   int    `json:"shell_calls"`
-	DurationMS   int64  `json:"duration_ms"`
+	// CallsDenied counts the calls the gate stopped (call_denied lines).
+	CallsDenied int   `json:"calls_denied"`
+	DurationMS  int64 `json:"duration_ms"`
 }
 
 // AgentSessionEnd is an agent capsule's session_end: each total the sum of
@@ -102,6 +111,7 @@ type AgentSessionEnd struct {
 	InputTokens  int `json:"input_tokens"`
 	OutputTokens int `json:"output_tokens"`
 	ShellCalls   int `json:"shell_calls"`
+	CallsDenied  int `json:"calls_denied"`
 }
 
 // A2ATaskReceived is every message the door accepted.

@@ -76,6 +76,7 @@ type Recorder struct {
 // agentTotals are the sums of the task_end lines written so far.
 type agentTotals struct {
 	tasks, turns, inTok, outTok, toolCalls, toolErrors, shellCalls int
+	callsDenied                                                    int
 	lastNotOK                                                      string
 }
 
@@ -87,6 +88,7 @@ func (a *agentTotals) add(e TaskEnd) {
 	a.toolCalls += e.ToolCalls
 	a.toolErrors += e.ToolErrors
 	a.shellCalls += e.ShellCalls
+	a.callsDenied += e.CallsDenied
 	if e.ExitStatus != EndOK {
 		a.lastNotOK = e.ExitStatus
 	}
@@ -264,7 +266,7 @@ func (r *Recorder) EndAgent(status, reason string, flush bool) bool {
 		a := r.agent
 		base.ToolCalls, base.ToolErrors = a.toolCalls, a.toolErrors
 		return AgentSessionEnd{SessionEnd: base, Tasks: a.tasks, TotalTurns: a.turns,
-			InputTokens: a.inTok, OutputTokens: a.outTok, ShellCalls: a.shellCalls}
+			InputTokens: a.inTok, OutputTokens: a.outTok, ShellCalls: a.shellCalls, CallsDenied: a.callsDenied}
 	})
 }
 

@@ -3,9 +3,7 @@ package wit
 import (
 	"context"
 	"fmt"
-	"strings"
 
-	"github.com/murmur-go/murmur/internal/diag"
 	"github.com/murmur-go/murmur/internal/wasmhost"
 )
 
@@ -310,7 +308,7 @@ type HookError struct{ Message string }
 func (e *HookError) Error() string { return e.Message }
 
 // CallHook calls one lifecycle function of the hook instance exporting iface
-// (the exact name ExportsHookLifecycle found) with its event record. Its
+// (the exact name HookExports found) with its event record. Its
 // error is the engine's typed ending, a *HookError for the hook's own
 // err(string), or a decoding error.
 func CallHook(ctx context.Context, inst *wasmhost.Instance, iface, event string, arg wasmhost.Value) (HookOutput, error) {
@@ -413,65 +411,6 @@ func sameFunc(a, b *wasmhost.FuncType) bool {
 		}
 	}
 	return (a.Result == nil) == (b.Result == nil) && (a.Result == nil || a.Result.String() == b.Result.String())
-}
-
-// ExportsHookLifecycle checks that c is a component of the hook world
-// (murmur:runtime/hook@0.2.0): it exports murmur:hook/lifecycle@0.5.x with
-// all nine lifecycle functions with their WIT signatures, and imports
-// no murmur interface but murmur:runtime/inference@0.2.x (with its WIT
-// signature). It returns the exported interface's exact name, which the
-// callers take, or an E-RUN-096 diagnostic naming what is missing or wrong.
-func ExportsHookLifecycle(c *wasmhost.Component, name string) (string, error) {
-	const family = "murmur:hook/lifecycle@0.5."
-	refuse := func(format string, a ...any) error {
-		return diag.New("E-RUN-096", "hook %s is not a component of the hook world (%s): %s", name, WorldHook, fmt.Sprintf(format, a...)).
-			WithHint("build it for world hook (scripts/build-component.sh <dir> hook <out.wasm>); it must export %s with all nine lifecycle functions",
-				IfaceHookLifecycle)
-	}
-	var iface string
-	var fns map[string]*wasmhost.FuncType
-	for _, it := range c.Exports() {
-		if it.Kind == wasmhost.ItemInstance && strings.HasPrefix(it.Name, family) {
-			iface = it.Name
-			fns = map[string]*wasmhost.FuncType{}
-			for _, m := range it.Exports {
-				if m.Kind == wasmhost.ItemFunc {
-					fns[m.Name] = m.Func
-				}
-			}
-			break
-		}
-	}
-	if iface == "" {
-		return "", refuse("it does not export %s", IfaceHookLifecycle)
-	}
-	for _, ev := range HookEvents {
-		got, ok := fns[ev]
-		if !ok {
-			return "", refuse("%s has no %s function", iface, ev)
-		}
-		want := &wasmhost.FuncType{Params: []wasmhost.Param{{Type: hookParams[ev]}}, Result: hResult}
-		if !sameFunc(got, want) {
-			return "", refuse("%s is %s, want %s", ev, got, want)
-		}
-	}
-	for _, it := range c.Imports() {
-		if !strings.HasPrefix(it.Name, "murmur:") {
-			continue // WASI 0.2: granted as for every component
-		}
-		if strings.HasPrefix(it.Name, family) && !hasFuncs(it) {
-			continue // the types run-inference uses (message), as WIT elaborates the world
-		}
-		if !strings.HasPrefix(it.Name, "murmur:runtime/inference@0.2.") {
-			return "", refuse("it imports %s, which the hook world does not have", it.Name)
-		}
-		for _, m := range it.Exports {
-			if m.Kind == wasmhost.ItemFunc && (m.Name != RunInferenceFunc || !sameFunc(m.Func, runInferenceType)) {
-				return "", refuse("its import %s#%s is %s, want %s: %s", it.Name, m.Name, m.Func, RunInferenceFunc, runInferenceType)
-			}
-		}
-	}
-	return iface, nil
 }
 
 func hasFuncs(it wasmhost.Item) bool {
