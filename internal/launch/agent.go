@@ -20,6 +20,7 @@ import (
 	"github.com/murmur-go/murmur/internal/grant"
 	"github.com/murmur-go/murmur/internal/hooks"
 	"github.com/murmur-go/murmur/internal/manifest"
+	"github.com/murmur-go/murmur/internal/plan"
 	"github.com/murmur-go/murmur/internal/session"
 	"github.com/murmur-go/murmur/internal/store"
 	"github.com/murmur-go/murmur/internal/tools"
@@ -243,6 +244,20 @@ func (k *agentRun) build(r *run) (*agent.Session, error) {
 			return nil, err
 		}
 	}
+	// submit-plan, for an agent capsule granted it (docs/plans.md); bound
+	// to the whole inventory once it is built.
+	var submit *plan.Tool
+	var at *agentTools
+	if p.Grants.Plan.Submit {
+		submit = plan.NewTool(plan.ToolConfig{RuntimeDir: sess.RuntimeDir, Lines: rec,
+			Cut:      func(id, text string) string { return at.cut(id, text) },
+			Capsules: dl.capsuleSteps()})
+		if err := k.inv.Add(submit); err != nil {
+			return nil, err
+		}
+		submit.Bind(k.inv, plan.NewCatalog(k.inv, modelNames(k.inv), p.Grants.Capsule.ShellAllow, p.Grants.Capsule.SpawnAllow))
+	}
+	at = newAgentTools(k.inv, rec, sess.RecordsDir, k.hooks, dl.tasks)
 	var lines []session.ToolLine
 	for _, e := range k.inv.Entries() {
 		lines = append(lines, session.ToolLine{Name: e.Name(), Kind: e.Kind(), Description: e.Description()})
@@ -258,7 +273,7 @@ func (k *agentRun) build(r *run) (*agent.Session, error) {
 		CallDeadline:     time.Duration(m.Capabilities.EffLimits().DeadlineSeconds) * time.Second,
 		System: agent.SystemPrompt(agent.Identity{Name: sess.Name, Version: sess.Version, SessionID: sess.ID,
 			Workdir: sess.Workdir}, p.SystemPrompt),
-		Tools: newAgentTools(k.inv, rec, sess.RecordsDir, k.hooks, dl.tasks), Recorder: rec,
+		Tools: at, Recorder: rec,
 		Hooks:      k.hooks,
 		ResultPath: filepath.Join(sess.RecordsDir, "out", "result.txt"),
 		Waiter:     dl.waiter(),

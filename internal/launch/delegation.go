@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -13,6 +14,7 @@ import (
 	"github.com/murmur-go/murmur/internal/delegate"
 	"github.com/murmur-go/murmur/internal/diag"
 	"github.com/murmur-go/murmur/internal/door"
+	"github.com/murmur-go/murmur/internal/plan"
 	"github.com/murmur-go/murmur/internal/roost/roostapi"
 	"github.com/murmur-go/murmur/internal/session"
 	"github.com/murmur-go/murmur/internal/trace"
@@ -292,4 +294,24 @@ func (w *spawnWiring) endScript(ending string) {
 		w.rt.EndScript(ending)
 	}
 	w.close(ending)
+}
+
+// capsuleSteps runs a plan's capsule steps for this session: the seam
+// where they meet delegation (docs/plans.md "Capsule steps").
+func (w *spawnWiring) capsuleSteps() plan.CapsuleRunner {
+	return &capsuleSteps{w: w}
+}
+
+type capsuleSteps struct{ w *spawnWiring }
+
+func (c *capsuleSteps) RunCapsule(ctx context.Context, a plan.CapsuleAttempt) plan.CapsuleResult {
+	if strings.TrimSpace(c.w.roostURL) == "" {
+		return plan.CapsuleResult{Reason: plan.NoRoost}
+	}
+	if c.w.rt == nil {
+		return plan.CapsuleResult{Reason: "this capsule holds no spawn credential: it registers with mur-roost only when its capabilities.spawn.allow names a capsule"}
+	}
+	// The delegation itself (POST /spawn, the child, GetTask) is not yet
+	// wired for plan steps: the step fails with this sentence.
+	return plan.CapsuleResult{Reason: "capsule steps are not available in this build of mur: delegate with delegate-task"}
 }

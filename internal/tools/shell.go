@@ -149,7 +149,15 @@ type ShellCall struct {
 	ToolCallID string
 	// Input is the model's JSON object, {"command": string}.
 	Input json.RawMessage
+	// Argv, when set, is a plan shell step's words, run as they are
+	// (Argv[0] is this tool's binary), and Line its command line; Input is
+	// then unused. Stdout is kept up to 64 KiB, the step's output bound.
+	Argv []string
+	Line string
 }
+
+// MaxStepOutputBytes is how much of a plan shell step's stdout is kept.
+const MaxStepOutputBytes = 64 << 10
 
 // ShellResult is a command that ran: the text the model sees and the shell
 // trace line the caller writes (under the turn's inference line). A
@@ -160,6 +168,9 @@ type ShellResult struct {
 	// Stdout and Stderr are the streams as the model sees them (each cut at
 	// MaxShellStreamBytes): what an on-shell hook is given.
 	Stdout, Stderr string
+	// Ending is how the runtime ended the command ("" when it ended by
+	// itself), as the text says it.
+	Ending string
 }
 
 // Call runs a model's command: one that ran is the call's Shell (its line
@@ -169,7 +180,8 @@ func (s *Shell) Call(ctx context.Context, c *Call) Outcome {
 	if c.Task == nil {
 		return refuseScript(s, c.Name)
 	}
-	r, err := s.Run(ctx, ShellCall{TaskID: c.Task.TaskID, Turn: c.Task.Turn, ToolCallID: c.Task.ID, Input: []byte(dataOf(c.Input))})
+	r, err := s.Run(ctx, ShellCall{TaskID: c.Task.TaskID, Turn: c.Task.Turn, ToolCallID: c.Task.ID, Input: []byte(dataOf(c.Input)),
+		Argv: c.Argv, Line: c.Line})
 	if err != nil {
 		return Outcome{Err: err}
 	}
@@ -184,7 +196,9 @@ func (s *Shell) Run(ctx context.Context, c ShellCall) (ShellResult, error) {
 	var in struct {
 		Command *string `json:"command"`
 	}
-	if err := json.Unmarshal(c.Input, &in); err != nil || in.Command == nil {
+	if c.Argv != nil {
+		in.Command = &c.Line
+	} else if err := json.Unmarshal(c.Input, &in); err != nil || in.Command == nil {
 		return ShellResult{}, diag.New("E-RUN-075", "the input to %s must be {\"command\": string}", s.binary)
 	}
 	cmdText := *in.Command
@@ -195,9 +209,13 @@ func (s *Shell) Run(ctx context.Context, c ShellCall) (ShellResult, error) {
 		return ShellResult{}, diag.New("E-RUN-075", "the command given to %s holds a NUL byte, which no command line can carry", s.binary)
 	}
 	var args []string
-	if shells[s.binary] {
+	limit := MaxShellStreamBytes
+	switch {
+	case c.Argv != nil:
+		args, limit = c.Argv[1:], MaxStepOutputBytes
+	case shells[s.binary]:
 		args = []string{"-c", cmdText}
-	} else {
+	default:
 		var err error
 		if args, err = SplitCommand(cmdText); err != nil {
 			return ShellResult{}, diag.Wrap(err, "E-RUN-075", "the command given to %s cannot be split into arguments", s.binary)
@@ -227,7 +245,7 @@ func (s *Shell) Run(ctx context.Context, c ShellCall) (ShellResult, error) {
 	r, err := command.Run(ctx, command.Spec{
 		Path: bin, Args: args, Env: s.env.Environ(), Dir: dir,
 		Deadline: s.env.Deadline, KillGrace: s.env.KillGrace,
-		Limit: MaxShellStreamBytes, Log: logFile, Wrap: s.env.Wrap,
+		Limit: limit, Log: logFile, Wrap: s.env.Wrap,
 	})
 	if err != nil {
 		fmt.Fprintf(logFile, "[not started: %v]\n", err)
@@ -265,7 +283,7 @@ func (s *Shell) Run(ctx context.Context, c ShellCall) (ShellResult, error) {
 		StdoutBytes: r.StdoutBytes, StderrBytes: r.StderrBytes,
 		DurationMS: r.Duration.Milliseconds(), Truncated: r.Truncated(), LogPath: logPath,
 	}
-	return ShellResult{Text: b.String(), Line: line, Stdout: out, Stderr: errs}, nil
+	return ShellResult{Text: b.String(), Line: line, Stdout: out, Stderr: errs, Ending: ending}, nil
 }
 
 // endingOf is what the result says of a command the runtime ended ("" for
@@ -338,13 +356,14 @@ func clipTo(s string, max int) string {
 	return s[:max] + "…"
 }
 
-// fileSafe reports whether a driver-given id can name a file.
+// fileSafe reports whether a driver-given id can name a file (a plan
+// step's call id joins the call's id, the step's and the attempt with dots).
 func fileSafe(s string) bool {
-	if s == "" || len(s) > 128 {
+	if s == "" || len(s) > 200 || s[0] == '.' {
 		return false
 	}
 	for _, r := range s {
-		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '-') {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '-' || r == '.') {
 			return false
 		}
 	}
