@@ -1,0 +1,214 @@
+package e2e_test
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/murmur-go/murmur/internal/trace"
+)
+
+// planTranscript is a replay transcript whose model submits each plan in
+// turn (one submit-plan call a turn), then answers.
+func planTranscript(t *testing.T, plans ...any) string {
+	t.Helper()
+	type block struct {
+		Type  string `json:"type"`
+		ID    string `json:"id,omitempty"`
+		Name  string `json:"name,omitempty"`
+		Input any    `json:"input,omitempty"`
+		Text  string `json:"text,omitempty"`
+	}
+	type resp struct {
+		Content []block `json:"content"`
+	}
+	var rs []resp
+	for i, p := range plans {
+		rs = append(rs, resp{Content: []block{{Type: "tool_call", ID: "call_" + string(rune('a'+i)), Name: "submit-plan", Input: p}}})
+	}
+	rs = append(rs, resp{Content: []block{{Type: "text", Text: "planned"}}})
+	b, err := json.Marshal(map[string]any{"version": 1, "responses": rs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+type jsonObj = map[string]any
+
+const planGrant = "capabilities:\n  plan:\n    submit: true\n  shell:\n    allow: [bash]\n"
+
+// stepLines maps step id → its plan_step_start and plan_step lines.
+func stepLines(lines []trace.Line, planID string) (starts, ends map[string]trace.Line) {
+	starts, ends = map[string]trace.Line{}, map[string]trace.Line{}
+	for _, l := range lines {
+		if l.Str("plan_id") != planID {
+			continue
+		}
+		switch l.Str("event_type") {
+		case "plan_step_start":
+			starts[l.Str("step_id")] = l
+		case "plan_step":
+			ends[l.Str("step_id")] = l
+		}
+	}
+	return starts, ends
+}
+
+// One session, three plans: a graph of tool and shell steps (the diamond's
+// middle at once, substitution, conditions both ways, on_error continue and
+// skip, retries), a plan a fail step stops, and a refused plan; a last plan
+// copies the records out of the runtime dir.
+func TestPlanRunsAGraph(t *testing.T) {
+	homeDir, base := t.TempDir(), t.TempDir()
+	graph := jsonObj{"id": "graph", "steps": []jsonObj{
+		{"id": "a", "tool": "echo", "input": jsonObj{"message": "hello"}},
+		{"id": "b", "shell": "bash -c 'sleep 0.6; printf left'", "depends_on": []string{"a"}},
+		{"id": "c", "shell": "bash -c 'sleep 0.6; printf right'", "depends_on": []string{"a"}},
+		{"id": "d", "tool": "acme/echo", "input": jsonObj{"message": "$b.output+$c.output ($a.status)"}, "depends_on": []string{"b", "c"}},
+		{"id": "e", "shell": "bash -c 'printf yes'", "depends_on": []string{"d"}, "if": `$d.status == "success" && $d.output != ''`},
+		{"id": "f", "shell": "bash -c 'printf no'", "depends_on": []string{"d"}, "if": `$d.status == 'failed'`},
+		{"id": "g", "shell": "bash -c 'echo oops >&2; exit 3'", "retries": 1, "on_error": "continue"},
+		{"id": "h", "shell": "bash -c 'exit 1'", "on_error": "skip"},
+	}}
+	stop := jsonObj{"id": "stop", "steps": []jsonObj{
+		{"id": "x", "shell": "bash -c 'printf partial; exit 1'"},
+		{"id": "y", "tool": "echo", "input": jsonObj{"message": "$x.status"}, "depends_on": []string{"x"}},
+	}}
+	refused := jsonObj{"id": "bad", "steps": []jsonObj{{"id": "p", "tool": "submit-plan"}, {"id": "q", "shell": "rm -rf /"}}}
+	copyOut := jsonObj{"id": "copy", "steps": []jsonObj{{"id": "cp", "shell": `bash -c 'cp -r "$MURMUR_RUNTIME_DIR/plans" ./plans-copy'`}}}
+	proj := agentProject(t, homeDir, base, planGrant, planTranscript(t, graph, stop, refused, copyOut))
+	r := runMur(t, homeDir, proj, nil, "run", "--json", "--task", "plan")
+	if r.Code != 0 {
+		t.Fatalf("run: %+v", r)
+	}
+	rd := parseReady(t, r.Stdout)
+	lines := traceLines(t, rd.RecordsDir)
+
+	// The graph: every step's status, the middle of the diamond at once.
+	starts, ends := stepLines(lines, "graph")
+	want := map[string]string{"a": "success", "b": "success", "c": "success", "d": "success", "e": "success", "f": "skipped", "g": "failed", "h": "skipped"}
+	for id, st := range want {
+		if ends[id].Str("status") != st {
+			t.Errorf("step %s: %v", id, ends[id].Fields)
+		}
+	}
+	b0, b1, c0, c1 := starts["b"].Int("timestamp"), ends["b"].Int("timestamp"), starts["c"].Int("timestamp"), ends["c"].Int("timestamp")
+	if !(b0 < c1 && c0 < b1) {
+		t.Errorf("b [%d,%d] and c [%d,%d] did not overlap", b0, b1, c0, c1)
+	}
+	t.Logf("diamond: b ran %d..%d ms, c ran %d..%d ms (overlap %d ms)", b0-b0, b1-b0, c0-b0, c1-b0, min(b1, c1)-max(b0, c0))
+	if _, ok := starts["f"]; ok || ends["f"].Int("attempts") != 0 || string(ends["f"].Fields["error"]) != "null" {
+		t.Errorf("a false if: %v", ends["f"].Fields)
+	}
+	if g := ends["g"]; g.Int("attempts") != 2 || g.Str("error") != "exit code 3: oops\n" || !strings.Contains(string(g.Fields["call_ids"]), `["call_a.g.1","call_a.g.2"]`) {
+		t.Errorf("retried step: %v", g.Fields)
+	}
+	if h := ends["h"]; h.Str("error") != "exit code 1" || h.Int("attempts") != 1 {
+		t.Errorf("skip step: %v", h.Fields)
+	}
+	// The attempts' own lines under their step, with the plan fields.
+	var dLine *trace.Line
+	for i, l := range lines {
+		if l.Str("tool_call_id") == "call_a.d.1" {
+			dLine = &lines[i]
+		}
+	}
+	if dLine == nil || dLine.Str("event_type") != "tool_call" || dLine.Str("parent_id") != starts["d"].Str("event_id") ||
+		dLine.Str("plan_id") != "graph" || dLine.Str("step_id") != "d" || dLine.Int("attempt") != 1 {
+		t.Fatalf("step d's tool_call: %+v", dLine)
+	}
+	pe := planEnd(lines, "graph")
+	if pe.Str("outcome") != "completed" || pe.Int("steps_succeeded") != 5 || pe.Int("steps_failed") != 1 || pe.Int("steps_skipped") != 2 || string(pe.Fields["failed_step"]) != "null" {
+		t.Errorf("plan_end %v", pe.Fields)
+	}
+
+	// The stopped plan.
+	_, ends = stepLines(lines, "stop")
+	if ends["x"].Str("status") != "failed" || ends["y"].Str("status") != "skipped" || ends["y"].Str("error") != "not run: step x failed and stopped the plan" {
+		t.Errorf("stop: %v %v", ends["x"].Fields, ends["y"].Fields)
+	}
+	if pe := planEnd(lines, "stop"); pe.Str("outcome") != "failed" || pe.Str("failed_step") != "x" {
+		t.Errorf("plan_end %v", pe.Fields)
+	}
+	// The refused plan: a lone plan_end, nothing run.
+	if pe := planEnd(lines, "bad"); pe.Str("outcome") != "refused" || pe.Str("reason") != "2 validation errors" {
+		t.Errorf("refused plan_end %v", pe.Fields)
+	}
+	if _, ends := stepLines(lines, "bad"); len(ends) != 0 {
+		t.Errorf("a refused plan ran steps")
+	}
+	// The submit-plan calls' own lines: the stopped and the refused plans
+	// are error results with their codes.
+	calls := map[string]trace.Line{}
+	for _, l := range byType(lines, "tool_call") {
+		if l.Str("tool_name") == "submit-plan" {
+			calls[l.Str("tool_call_id")] = l
+		}
+	}
+	if calls["call_a"].Str("status") != "ok" || calls["call_a"].Str("kind") != "runtime" ||
+		!strings.HasPrefix(calls["call_b"].Str("error"), "E-RUN-091 ") || !strings.HasPrefix(calls["call_c"].Str("error"), "E-RUN-090 ") {
+		t.Errorf("submit-plan lines: %v", calls)
+	}
+	// The task's totals count the steps' calls: tool steps a, d, y(none: skipped) and the
+	// four submit-plan calls; shell steps b, c, e, g×2, h, x, cp.
+	te := lastOf(lines, "task_end")
+	if te.Int("tool_calls") != 6 || te.Int("shell_calls") != 8 || te.Int("tool_errors") != 2 {
+		t.Errorf("task_end %v", te.Fields)
+	}
+
+	// The records, copied out of the runtime dir by the last plan.
+	var rec struct {
+		Plan   jsonObj `json:"plan"`
+		Report struct {
+			PlanID     string  `json:"plan_id"`
+			File       string  `json:"file"`
+			Completed  bool    `json:"completed"`
+			FailedStep *string `json:"failed_step"`
+			Errors     []string
+			Steps      []struct {
+				StepID, Kind, Status string
+				Attempts             int
+				Output, Error        *string
+			}
+		} `json:"report"`
+	}
+	b, err := os.ReadFile(filepath.Join(rd.Workdir, "plans-copy", "plan-1.json"))
+	if err != nil || json.Unmarshal(b, &rec) != nil {
+		t.Fatalf("plan-1.json: %v %s", err, b)
+	}
+	if rec.Plan["id"] != "graph" || rec.Report.File != "plans/plan-1.json" || !rec.Report.Completed || len(rec.Report.Steps) != 8 {
+		t.Fatalf("plan-1.json %s", b)
+	}
+	if d := rec.Report.Steps[3]; d.Output == nil || !strings.Contains(*d.Output, "left+right (success)") {
+		t.Errorf("substituted output of d: %+v", d)
+	}
+	b, _ = os.ReadFile(filepath.Join(rd.Workdir, "plans-copy", "plan-3.json"))
+	if err := json.Unmarshal(b, &rec); err != nil || rec.Report.Errors[0] != "step p: a plan cannot submit a plan" ||
+		rec.Report.Errors[1] != `step q: "rm" is not in capabilities.shell.allow (bash)` || len(rec.Report.Steps) != 0 {
+		t.Errorf("plan-3.json %s", b)
+	}
+	b, _ = os.ReadFile(filepath.Join(rd.Workdir, "plans-copy", "plan-4.json"))
+	if !strings.Contains(string(b), `"report":null`) {
+		t.Errorf("a running plan's file: %s", b)
+	}
+
+	// mur trace show lists each plan under its task.
+	show := runMur(t, homeDir, proj, nil, "trace", "show", rd.SessionID)
+	for _, want := range []string{"plan graph: completed", "plan stop: failed", "failed step x", "plan bad: refused"} {
+		if !strings.Contains(show.Stdout, want) {
+			t.Errorf("trace show lacks %q:\n%s", want, show.Stdout)
+		}
+	}
+}
+
+func planEnd(lines []trace.Line, id string) trace.Line {
+	for _, l := range byType(lines, "plan_end") {
+		if l.Str("plan_id") == id {
+			return l
+		}
+	}
+	return trace.Line{}
+}
