@@ -4,9 +4,11 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/murmur-go/murmur/internal/e2e"
 	"github.com/murmur-go/murmur/internal/trace"
 )
 
@@ -72,6 +74,7 @@ func TestPlanRunsAGraph(t *testing.T) {
 		{"id": "f", "shell": "bash -c 'printf no'", "depends_on": []string{"d"}, "if": `$d.status == 'failed'`},
 		{"id": "g", "shell": "bash -c 'echo oops >&2; exit 3'", "retries": 1, "on_error": "continue"},
 		{"id": "h", "shell": "bash -c 'exit 1'", "on_error": "skip"},
+		{"id": "k", "capsule": "worker", "input": jsonObj{"version": "1.0.0", "task": "sum up $d.output"}, "depends_on": []string{"d"}, "on_error": "continue"},
 	}}
 	stop := jsonObj{"id": "stop", "steps": []jsonObj{
 		{"id": "x", "shell": "bash -c 'printf partial; exit 1'"},
@@ -89,7 +92,7 @@ func TestPlanRunsAGraph(t *testing.T) {
 
 	// The graph: every step's status, the middle of the diamond at once.
 	starts, ends := stepLines(lines, "graph")
-	want := map[string]string{"a": "success", "b": "success", "c": "success", "d": "success", "e": "success", "f": "skipped", "g": "failed", "h": "skipped"}
+	want := map[string]string{"a": "success", "b": "success", "c": "success", "d": "success", "e": "success", "f": "skipped", "g": "failed", "h": "skipped", "k": "failed"}
 	for id, st := range want {
 		if ends[id].Str("status") != st {
 			t.Errorf("step %s: %v", id, ends[id].Fields)
@@ -109,6 +112,10 @@ func TestPlanRunsAGraph(t *testing.T) {
 	if h := ends["h"]; h.Str("error") != "exit code 1" || h.Int("attempts") != 1 {
 		t.Errorf("skip step: %v", h.Fields)
 	}
+	// A capsule step in a session without MURMUR_ROOST_URL: the spec's sentence.
+	if k := ends["k"]; k.Str("error") != "MURMUR_ROOST_URL is not set; capsule steps require mur-roost" || string(k.Fields["output_bytes"]) != "null" {
+		t.Errorf("capsule step: %v", k.Fields)
+	}
 	// The attempts' own lines under their step, with the plan fields.
 	var dLine *trace.Line
 	for i, l := range lines {
@@ -121,7 +128,7 @@ func TestPlanRunsAGraph(t *testing.T) {
 		t.Fatalf("step d's tool_call: %+v", dLine)
 	}
 	pe := planEnd(lines, "graph")
-	if pe.Str("outcome") != "completed" || pe.Int("steps_succeeded") != 5 || pe.Int("steps_failed") != 1 || pe.Int("steps_skipped") != 2 || string(pe.Fields["failed_step"]) != "null" {
+	if pe.Str("outcome") != "completed" || pe.Int("steps_succeeded") != 5 || pe.Int("steps_failed") != 2 || pe.Int("steps_skipped") != 2 || string(pe.Fields["failed_step"]) != "null" {
 		t.Errorf("plan_end %v", pe.Fields)
 	}
 
@@ -179,7 +186,7 @@ func TestPlanRunsAGraph(t *testing.T) {
 	if err != nil || json.Unmarshal(b, &rec) != nil {
 		t.Fatalf("plan-1.json: %v %s", err, b)
 	}
-	if rec.Plan["id"] != "graph" || rec.Report.File != "plans/plan-1.json" || !rec.Report.Completed || len(rec.Report.Steps) != 8 {
+	if rec.Plan["id"] != "graph" || rec.Report.File != "plans/plan-1.json" || !rec.Report.Completed || len(rec.Report.Steps) != 9 {
 		t.Fatalf("plan-1.json %s", b)
 	}
 	if d := rec.Report.Steps[3]; d.Output == nil || !strings.Contains(*d.Output, "left+right (success)") {
@@ -211,4 +218,92 @@ func planEnd(lines []trace.Line, id string) trace.Line {
 		}
 	}
 	return trace.Line{}
+}
+
+// 50 plans in one session leave no process and no descriptor behind: the
+// mur process holds as many descriptors and children at the 50th plan as
+// at the first.
+func TestPlanFiftyPlansLeakNothing(t *testing.T) {
+	homeDir, base := t.TempDir(), t.TempDir()
+	probe := func(name string) jsonObj {
+		return jsonObj{"id": "probe", "shell": `bash -c 'ls /proc/$PPID/fd | wc -l > ` + name + `; ls /proc/$PPID/task | wc -l >> ` + name + `; pgrep -P $PPID | wc -l >> ` + name + `'`}
+	}
+	var calls []string
+	for i := 1; i <= 50; i++ {
+		steps := []jsonObj{
+			{"id": "t", "tool": "echo", "input": jsonObj{"message": "n"}},
+			{"id": "s", "shell": "bash -c 'printf $0' $t.output", "depends_on": []string{"t"}},
+			{"id": "u", "shell": "bash -c 'exit 1'", "on_error": "continue"},
+		}
+		switch i {
+		case 2:
+			steps = append(steps, probe("first.txt"))
+		case 50:
+			steps = append(steps, probe("last.txt"))
+		}
+		b, _ := json.Marshal(jsonObj{"id": "p", "steps": steps})
+		calls = append(calls, `{"type":"tool_call","id":"c`+itoa(i)+`","name":"submit-plan","input":`+string(b)+`}`)
+	}
+	var turns []string
+	for i := 0; i < 50; i += 10 {
+		turns = append(turns, `{"content":[`+strings.Join(calls[i:i+10], ",")+`]}`)
+	}
+	turns = append(turns, `{"content":[{"type":"text","text":"done"}]}`)
+	proj := agentProject(t, homeDir, base, planGrant, `{"version":1,"responses":[`+strings.Join(turns, ",")+`]}`)
+	r := runMur(t, homeDir, proj, nil, "run", "--json", "--task", "plans")
+	if r.Code != 0 {
+		t.Fatalf("run: %+v", r)
+	}
+	rd := parseReady(t, r.Stdout)
+	lines := traceLines(t, rd.RecordsDir)
+	if n := len(byType(lines, "plan_end")); n != 50 {
+		t.Fatalf("%d plan_end lines", n)
+	}
+	first, err1 := os.ReadFile(filepath.Join(rd.Workdir, "first.txt"))
+	last, err2 := os.ReadFile(filepath.Join(rd.Workdir, "last.txt"))
+	if err1 != nil || err2 != nil || len(strings.Fields(string(first))) != 3 {
+		t.Fatalf("probes: %q %v %q %v", first, err1, last, err2)
+	}
+	f, l := strings.Fields(string(first)), strings.Fields(string(last))
+	t.Logf("descriptors %s → %s, threads %s → %s, children %s → %s", f[0], l[0], f[1], l[1], f[2], l[2])
+	if f[0] != l[0] || f[2] != l[2] {
+		t.Errorf("after 50 plans: descriptors %s → %s, children %s → %s", f[0], l[0], f[2], l[2])
+	}
+}
+
+func itoa(i int) string { return strconv.Itoa(i) }
+
+// examples/plan runs offline: a tool step, two shell steps, a tool step fed
+// two outputs, and a capsule step whose if is false.
+func TestPlanExample(t *testing.T) {
+	homeDir, base := t.TempDir(), t.TempDir()
+	copyDir(t, filepath.Join(repoRoot(), "examples", "echo-tool"), filepath.Join(base, "echo-tool"))
+	e2e.PublishDir(t, homeDir, filepath.Join(base, "echo-tool"))
+	proj := filepath.Join(base, "plan")
+	copyDir(t, filepath.Join(repoRoot(), "examples", "plan"), proj)
+	r := runMur(t, homeDir, proj, nil, "run", "--json", "--task", "tidy up")
+	if r.Code != 0 {
+		t.Fatalf("run: %+v", r)
+	}
+	rd := parseReady(t, r.Stdout)
+	lines := traceLines(t, rd.RecordsDir)
+	_, ends := stepLines(lines, "tidy")
+	for id, want := range map[string]string{"greet": "success", "count": "success", "check": "success", "report": "success", "escalate": "skipped"} {
+		if ends[id].Str("status") != want {
+			t.Errorf("step %s: %v", id, ends[id].Fields)
+		}
+	}
+	if pe := planEnd(lines, "tidy"); pe.Str("outcome") != "completed" {
+		t.Errorf("plan_end %v", pe.Fields)
+	}
+	var report *trace.Line
+	for i, l := range byType(lines, "tool_call") {
+		if l.Str("step_id") == "report" {
+			report = &byType(lines, "tool_call")[i]
+		}
+	}
+	// The report step's input held both outputs: "HELLO FROM A PLAN" and wc's count.
+	if report == nil || report.Int("input_bytes") < int64(len(`{"greeting":"HELLO FROM A PLAN / 1 murmur.yaml"}`)) {
+		t.Errorf("report step: %+v", report)
+	}
 }
