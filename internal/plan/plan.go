@@ -431,33 +431,42 @@ func across(p *Plan) Errors {
 			}
 		}
 	}
-	reach := func(s *Step) map[string]bool {
-		seen := map[string]bool{}
+	// dependsOn reports whether s depends on target, transitively: a
+	// search from s that stops once it finds it.
+	seen := map[string]int{}
+	visit := 0
+	dependsOn := func(s *Step, target string) bool {
+		visit++
 		stack := append([]string(nil), s.DependsOn...)
 		for len(stack) > 0 {
 			x := stack[len(stack)-1]
 			stack = stack[:len(stack)-1]
-			if seen[x] || byID[x] == nil {
+			if x == target {
+				return true
+			}
+			if seen[x] == visit || byID[x] == nil {
 				continue
 			}
-			seen[x] = true
+			seen[x] = visit
 			stack = append(stack, byID[x].DependsOn...)
 		}
-		return seen
+		return false
 	}
 	for _, s := range steps {
-		deps := reach(s)
-		reported := map[Ref]bool{}
+		var reported map[Ref]bool
 		for _, r := range s.refs {
 			key := Ref{Step: r.Step, Field: r.Field}
 			if reported[key] {
 				continue
 			}
+			if reported == nil {
+				reported = map[Ref]bool{}
+			}
 			reported[key] = true
 			switch {
 			case byID[r.Step] == nil:
 				errs = append(errs, fmt.Sprintf("step %s: $%s.%s names no step of this plan", s.ID, r.Step, r.Field))
-			case !deps[r.Step]:
+			case !dependsOn(s, r.Step):
 				errs = append(errs, fmt.Sprintf("step %s: it uses $%s.%s but does not depend on %s; add %q to its depends_on", s.ID, r.Step, r.Field, r.Step, r.Step))
 			}
 		}

@@ -142,6 +142,7 @@ type runner struct {
 	byID     map[string]*stepState
 	now      func() time.Time
 
+	ctx      context.Context
 	mu       sync.Mutex
 	counts   tools.Counts
 	stopped  chan struct{} // closed when a fail step stops the plan
@@ -152,7 +153,7 @@ type runner struct {
 // Run runs a validated plan to its end: every step settled. planLine is
 // the plan_start line the plan's lines go under.
 func Run(ctx context.Context, p *Plan, env Env, planLine string) (steps []StepReport, failedStep string, canceled bool, counts tools.Counts) {
-	r := &runner{env: env, plan: p, planLine: planLine, byID: map[string]*stepState{}, stopped: make(chan struct{}), now: env.Now}
+	r := &runner{env: env, plan: p, planLine: planLine, byID: map[string]*stepState{}, stopped: make(chan struct{}), now: env.Now, ctx: ctx}
 	if r.now == nil {
 		r.now = time.Now
 	}
@@ -195,7 +196,7 @@ func Run(ctx context.Context, p *Plan, env Env, planLine string) (steps []StepRe
 		if running == 0 {
 			// Halted, or nothing left to start: what never started is skipped.
 			why := notRunCanceled
-			if r.isStopped() {
+			if ctx.Err() == nil && r.isStopped() {
 				why = fmt.Sprintf("not run: step %s failed and stopped the plan", r.failed)
 			}
 			for _, st := range r.steps {
@@ -282,6 +283,11 @@ func (r *runner) settleRan(st *stepState) {
 	case OnErrorContinue:
 		r.settle(st, StatusFailed, st.err)
 	default:
+		if r.ctx.Err() != nil {
+			// The cancel stopped it: the plan is canceled, not failed.
+			r.settle(st, StatusFailed, st.err)
+			return
+		}
 		r.stopOnce.Do(func() {
 			r.failed = st.ID
 			close(r.stopped)
