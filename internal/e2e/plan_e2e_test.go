@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 	"testing"
 
 	"github.com/murmur-go/murmur/internal/e2e"
@@ -321,4 +322,65 @@ func TestPlanExample(t *testing.T) {
 	if min := len(`{"greeting":"\"HELLO FROM A PLAN\" on Linux\n"}`); report.Int("input_bytes") < int64(min) {
 		t.Errorf("report step: %v", report.Fields)
 	}
+}
+
+// A task cancelled during a plan: the running shell step's command is
+// ended, the step settles failed with the cancel's sentence and the one
+// after it skipped; plan_end is canceled; task_canceled names phase plan
+// and comes first. The plan returns well within a second of the cancel
+// beyond the command's SIGTERM.
+func TestPlanCanceledTask(t *testing.T) {
+	homeDir, base := t.TempDir(), t.TempDir()
+	plan := jsonObj{"id": "slow", "steps": []jsonObj{
+		{"id": "wait", "shell": "bash -c 'sleep 30'"},
+		{"id": "after", "tool": "echo", "input": jsonObj{"message": "$wait.status"}, "depends_on": []string{"wait"}},
+	}}
+	proj := agentProject(t, homeDir, base, planGrant+"lifecycle:\n  after_task: sleep\n", planTranscript(t, plan))
+	cmd, out, stderr := startMur(t, homeDir, proj, "run", "--json", "--task", "plan slowly")
+	rd := readReady(t, out)
+	st := waitLines(t, rd.RecordsDir, "plan_step_start", 1, stderr)[0]
+	cancelAt := time.Now()
+	res := rpc(t, "http://"+*rd.URL, `{"jsonrpc":"2.0","id":3,"method":"CancelTask","params":{"id":"`+lastOf(traceLines(t, rd.RecordsDir), "task_start").Str("task_id")+`"}}`)
+	if res["error"] != nil {
+		t.Fatalf("CancelTask: %v", res)
+	}
+	pe := waitLines(t, rd.RecordsDir, "plan_end", 1, stderr)[0]
+	took := time.Since(cancelAt)
+	t.Logf("plan_end %s after CancelTask (plan_step_start at %d, plan_end at %d)", took, st.Int("timestamp"), pe.Int("timestamp"))
+	if took > 3*time.Second {
+		t.Errorf("the plan took %s to end after the cancel", took)
+	}
+	waitLines(t, rd.RecordsDir, "task_end", 1, stderr)
+	lines := traceLines(t, rd.RecordsDir)
+	if pe.Str("outcome") != "canceled" || pe.Str("reason") != "the task was cancelled" || string(pe.Fields["failed_step"]) != "null" {
+		t.Errorf("plan_end %v", pe.Fields)
+	}
+	_, ends := stepLines(lines, "slow")
+	if ends["wait"].Str("status") != "failed" || ends["wait"].Str("error") != "the task was cancelled" ||
+		ends["after"].Str("status") != "skipped" || ends["after"].Str("error") != "not run: the task was cancelled" {
+		t.Errorf("steps %v %v", ends["wait"].Fields, ends["after"].Fields)
+	}
+	order := map[string]int{}
+	for i, l := range lines {
+		if _, seen := order[l.EventType]; !seen {
+			order[l.EventType] = i
+		}
+	}
+	tc := lastOf(lines, "task_canceled")
+	if tc == nil || tc.Str("phase") != "plan" || !(order["task_canceled"] < order["plan_step"] && order["plan_step"] < order["plan_end"] && order["plan_end"] < order["task_end"]) {
+		t.Errorf("task_canceled %v, order %v", tc, order)
+	}
+	if sh := lastOf(lines, "shell"); sh == nil || sh.Str("step_id") != "wait" || sh.Str("parent_id") != st.Str("event_id") {
+		t.Errorf("the step's shell line %v", sh)
+	}
+	// Nothing of the command is left under mur.
+	pid := itoa(cmd.Process.Pid)
+	tasks, _ := os.ReadDir(filepath.Join("/proc", pid, "task"))
+	for _, tk := range tasks {
+		if b, _ := os.ReadFile(filepath.Join("/proc", pid, "task", tk.Name(), "children")); len(strings.TrimSpace(string(b))) > 0 {
+			t.Errorf("mur still has children: %s", b)
+		}
+	}
+	cmd.Process.Signal(syscall.SIGTERM)
+	cmd.Wait()
 }

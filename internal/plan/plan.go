@@ -153,7 +153,7 @@ func Parse(raw []byte, cat *Catalog) (*Plan, Errors) {
 		top = map[string]json.RawMessage{}
 	}
 	p := &Plan{Raw: append(json.RawMessage(nil), raw...)}
-	if err := json.Unmarshal(top["id"], &p.ID); err != nil || len(p.ID) < 1 || len(p.ID) > 128 {
+	if err := unmarshalStr(top["id"], &p.ID); err != nil || len(p.ID) < 1 || len(p.ID) > 128 {
 		errs = append(errs, `the plan needs "id", a string of 1 to 128 bytes`)
 	}
 	var rawSteps []json.RawMessage
@@ -206,7 +206,7 @@ func parseStep(i int, raw json.RawMessage, cat *Catalog, seen map[string]bool) (
 	var errs Errors
 	s := &Step{index: i, OnError: OnErrorFail}
 	name := fmt.Sprintf("steps[%d]", i)
-	if err := json.Unmarshal(m["id"], &s.ID); err != nil || !stepIDRe.MatchString(s.ID) {
+	if err := unmarshalStr(m["id"], &s.ID); err != nil || !stepIDRe.MatchString(s.ID) {
 		errs = append(errs, fmt.Sprintf(`steps[%d]: "id" must be 1 to 64 characters, each a letter, a digit, _ or -`, i))
 		s.ID = ""
 	} else {
@@ -249,7 +249,7 @@ func parseStep(i int, raw json.RawMessage, cat *Catalog, seen map[string]bool) (
 		}
 	}
 	if o, ok := m["on_error"]; ok {
-		if err := json.Unmarshal(o, &s.OnError); err != nil || (s.OnError != OnErrorFail && s.OnError != OnErrorSkip && s.OnError != OnErrorContinue) {
+		if err := unmarshalStr(o, &s.OnError); err != nil || (s.OnError != OnErrorFail && s.OnError != OnErrorSkip && s.OnError != OnErrorContinue) {
 			bad(`"on_error" must be fail, skip or continue`)
 		}
 	}
@@ -262,7 +262,7 @@ func parseStep(i int, raw json.RawMessage, cat *Catalog, seen map[string]bool) (
 		}
 	}
 	if c, ok := m["if"]; ok {
-		if err := json.Unmarshal(c, &s.If); err != nil || isNull(c) {
+		if err := unmarshalStr(c, &s.If); err != nil || isNull(c) {
 			bad(`"if" must be a string`)
 		} else if cond, err := ParseCond(s.If); err != nil {
 			bad("%s", err.Error())
@@ -285,7 +285,7 @@ func parseStep(i int, raw json.RawMessage, cat *Catalog, seen map[string]bool) (
 
 func (s *Step) checkTool(name string, rawName, input json.RawMessage, hasInput bool, cat *Catalog) Errors {
 	var errs Errors
-	if err := json.Unmarshal(rawName, &s.Tool); err != nil || isNull(rawName) {
+	if err := unmarshalStr(rawName, &s.Tool); err != nil || isNull(rawName) {
 		errs = append(errs, fmt.Sprintf("%s: there is no tool named %s; a step may call %s", name, strings.TrimSpace(string(rawName)), orNone(cat.callable)))
 	} else if e, ok := cat.byName[s.Tool]; !ok {
 		errs = append(errs, fmt.Sprintf("%s: there is no tool named %q; a step may call %s", name, s.Tool, orNone(cat.callable)))
@@ -318,7 +318,7 @@ func (s *Step) checkShell(name string, rawLine json.RawMessage, hasInput bool, c
 	if hasInput {
 		errs = append(errs, name+`: a shell step takes no "input"; its command line is the "shell" value`)
 	}
-	if err := json.Unmarshal(rawLine, &s.Shell); err != nil || isNull(rawLine) || strings.TrimSpace(s.Shell) == "" {
+	if err := unmarshalStr(rawLine, &s.Shell); err != nil || isNull(rawLine) || strings.TrimSpace(s.Shell) == "" {
 		return append(errs, name+`: the "shell" command line is empty`)
 	}
 	if len(s.Shell) >= tools.MaxCommandBytes || strings.IndexByte(s.Shell, 0) >= 0 {
@@ -346,7 +346,7 @@ func (s *Step) checkShell(name string, rawLine json.RawMessage, hasInput bool, c
 
 func (s *Step) checkCapsule(name string, rawName, input json.RawMessage, hasInput bool) Errors {
 	var errs Errors
-	if err := json.Unmarshal(rawName, &s.Capsule); err != nil || isNull(rawName) || !capsuleName(s.Capsule) {
+	if err := unmarshalStr(rawName, &s.Capsule); err != nil || isNull(rawName) || !capsuleName(s.Capsule) {
 		shown := s.Capsule
 		if err != nil || isNull(rawName) {
 			shown = strings.TrimSpace(string(rawName))
@@ -356,8 +356,8 @@ func (s *Step) checkCapsule(name string, rawName, input json.RawMessage, hasInpu
 	var in map[string]json.RawMessage
 	ok := hasInput && json.Unmarshal(input, &in) == nil && in != nil && len(in) == 2
 	if ok {
-		ok = json.Unmarshal(in["version"], &s.Version) == nil && !isNull(in["version"]) &&
-			json.Unmarshal(in["task"], &s.Task) == nil && !isNull(in["task"])
+		ok = unmarshalStr(in["version"], &s.Version) == nil && !isNull(in["version"]) &&
+			unmarshalStr(in["task"], &s.Task) == nil && !isNull(in["task"])
 	}
 	if !ok {
 		return append(errs, name+`: a capsule step's "input" must be {"version": string, "task": string}`)
@@ -556,4 +556,16 @@ func contains(list []string, x string) bool {
 		}
 	}
 	return false
+}
+
+// unmarshalStr reads a JSON string. The bytes come from a document already
+// decoded whole, so a string with no escape is its bytes between the
+// quotes: the common case skips the decoder (validation's time is mostly
+// decoding).
+func unmarshalStr(raw json.RawMessage, dst *string) error {
+	if n := len(raw); n >= 2 && raw[0] == '"' && raw[n-1] == '"' && bytes.IndexByte(raw[1:n-1], '\\') < 0 && bytes.IndexByte(raw[1:n-1], '"') < 0 {
+		*dst = string(raw[1 : n-1])
+		return nil
+	}
+	return json.Unmarshal(raw, dst)
 }
