@@ -91,6 +91,10 @@ func (r *Runtime) childExited(d *delegation) {
 	if launchFailed {
 		return
 	}
+	if d.step != nil {
+		r.stepChildExited(d)
+		return
+	}
 	dur := time.Since(d.started).Milliseconds()
 	rec := Record{Completion: Completion{DelegationID: d.id, CapsuleName: d.full, CapsuleVersion: d.version, SessionID: d.sessionID,
 		Workdir: d.childDir, DurationMS: dur}, ReportedBy: "launcher"}

@@ -384,3 +384,58 @@ func TestPlanCanceledTask(t *testing.T) {
 	cmd.Process.Signal(syscall.SIGTERM)
 	cmd.Wait()
 }
+
+// Capsule steps through a real mur-roost: the answer read with GetTask
+// (a worker's, and a 200 KiB one cut at 64 KiB with the whole kept), a
+// reference substituted into a capsule step's task, a capsule the daemon
+// refuses (its sentence in the step), and no child left once the session ends.
+func TestPlanCapsuleSteps(t *testing.T) {
+	homeDir, base := t.TempDir(), t.TempDir()
+	replayCapsule(t, homeDir, filepath.Join(base, "worker"), "worker", "1.0.0", "lifecycle:\n  after_task: sleep\n", workerTranscript)
+	big := strings.Repeat("é", 100<<10) // 200 KiB
+	bigT, _ := json.Marshal(jsonObj{"version": 1, "responses": []jsonObj{{"content": []jsonObj{{"type": "text", "text": big}}}}})
+	replayCapsule(t, homeDir, filepath.Join(base, "big"), "big", "1.0.0", "lifecycle:\n  after_task: sleep\n", string(bigT))
+	p := jsonObj{"id": "ask", "steps": []jsonObj{
+		{"id": "ask", "capsule": "worker", "input": jsonObj{"version": "1.0.0", "task": "find three things"}},
+		{"id": "again", "capsule": "local/worker", "input": jsonObj{"version": "1.0.0", "task": "was it $ask.status? $ask.output"}, "depends_on": []string{"ask"}},
+		{"id": "big", "capsule": "big", "input": jsonObj{"version": "1.0.0", "task": "say a lot"}},
+		{"id": "stranger", "capsule": "stranger", "input": jsonObj{"version": "1.0.0", "task": "hi"}, "on_error": "continue"},
+	}}
+	orch := replayCapsule(t, homeDir, filepath.Join(base, "orch"), "orch", "0.1.0",
+		"capabilities:\n  plan:\n    submit: true\n  spawn:\n    allow: [local/worker, local/big]\n", planTranscript(t, p))
+	roost := startRoost(t, homeDir, "--spawn-allow", "local/orch")
+	r := runMur(t, homeDir, orch, []string{"MURMUR_ROOST_URL=" + roost}, "run", "--json", "--task", "delegate by plan")
+	if r.Code != 0 {
+		t.Fatalf("run: %+v", r)
+	}
+	rd := parseReady(t, r.Stdout)
+	lines := traceLines(t, rd.RecordsDir)
+	starts, ends := stepLines(lines, "ask")
+	for id, want := range map[string]string{"ask": "success", "again": "success", "big": "success", "stranger": "failed"} {
+		if ends[id].Str("status") != want {
+			t.Errorf("step %s: %v", id, ends[id].Fields)
+		}
+	}
+	if e := ends["stranger"].Str("error"); !strings.Contains(e, "stranger") {
+		t.Errorf("refused step's error %q", e)
+	}
+	dls := map[string]trace.Line{}
+	for _, l := range byType(lines, "delegation") {
+		dls[l.Str("step_id")] = l
+	}
+	if dls["ask"].Str("outcome") != "ok" || dls["stranger"].Str("outcome") != "refused" || dls["ask"].Str("parent_id") != starts["ask"].Str("event_id") ||
+		dls["ask"].Str("plan_id") != "ask" || dls["ask"].Int("attempt") != 1 {
+		t.Errorf("delegation lines %v", dls)
+	}
+	if n := ends["big"].Int("output_bytes"); n < 64<<10 || n > 65<<10 {
+		t.Errorf("big answer %d bytes", n)
+	}
+	// The worker's child saw the first answer in its task.
+	if ds := byType(lines, "delegation_start"); len(ds) != 3 {
+		t.Errorf("%d delegation_start lines", len(ds))
+	}
+	waitFor(t, "the children to end", func() bool {
+		recs, _ := os.ReadDir(filepath.Join(homeDir, ".murmur", "running"))
+		return len(recs) == 0
+	})
+}

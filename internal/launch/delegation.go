@@ -91,6 +91,9 @@ func (w *spawnWiring) spawnedBy() string {
 	if w.spawner != nil {
 		return w.spawner.SessionID
 	}
+	if w.launched != nil {
+		return w.launched.SpawnedBy // a child with no handle (a plan step's)
+	}
 	return ""
 }
 
@@ -100,6 +103,9 @@ func (w *spawnWiring) sessionStart(s trace.SessionStart, p *Plan) trace.SessionS
 	if w.spawner != nil {
 		by := w.spawner.SessionID
 		s.SpawnedBy, s.DelegationID = &by, w.spawner.DelegationID
+	} else if w.launched != nil && w.launched.SpawnedBy != "" {
+		by := w.launched.SpawnedBy
+		s.SpawnedBy, s.DelegationID = &by, w.launched.DelegationID
 	}
 	if len(w.spawnAllow) > 0 {
 		s.ToolsDeclared = append(s.ToolsDeclared, delegate.ToolName)
@@ -311,7 +317,5 @@ func (c *capsuleSteps) RunCapsule(ctx context.Context, a plan.CapsuleAttempt) pl
 	if c.w.rt == nil {
 		return plan.CapsuleResult{Reason: "this capsule holds no spawn credential: it registers with mur-roost only when its capabilities.spawn.allow names a capsule"}
 	}
-	// The delegation itself (POST /spawn, the child, GetTask) is not yet
-	// wired for plan steps: the step fails with this sentence.
-	return plan.CapsuleResult{Reason: "capsule steps are not available in this build of mur: delegate with delegate-task"}
+	return c.w.rt.RunCapsuleStep(ctx, a)
 }
