@@ -7,8 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
-	"time"
 	"testing"
+	"time"
 
 	"github.com/murmur-go/murmur/internal/e2e"
 	"github.com/murmur-go/murmur/internal/trace"

@@ -221,7 +221,9 @@ func (t *Task) Inference(line InferenceLine, start, end time.Time) {
 
 // ToolCall records one capsule.tool_call span, from start to end; a Status
 // other than ok is the span's error status with Error as its description.
-func (t *Task) ToolCall(line ToolCallLine, start, end time.Time) { t.under(nil).ToolCall(line, start, end) }
+func (t *Task) ToolCall(line ToolCallLine, start, end time.Time) {
+	t.under(nil).ToolCall(line, start, end)
+}
 
 // taskSpan is a task seen from a span within it: its call spans go under
 // that span (a plan step's), or under the task when it is nil.
