@@ -439,3 +439,64 @@ func TestPlanCapsuleSteps(t *testing.T) {
 		return len(recs) == 0
 	})
 }
+
+// A capsule step whose child crashes fails crashed; a task cancelled
+// during a capsule step returns within about a second, its delegation
+// closed terminated with the spec's reason, and the child ended.
+func TestPlanCapsuleStepCrashAndCancel(t *testing.T) {
+	homeDir, base := t.TempDir(), t.TempDir()
+	slow := `{"version":1,"responses":[{"content":[{"type":"tool_call","id":"w1","name":"bash","input":{"command":"sleep 60"}}]},{"content":[{"type":"text","text":"slept"}]}]}`
+	replayCapsule(t, homeDir, filepath.Join(base, "worker"), "worker", "1.0.0", "capabilities:\n  shell:\n    allow: [bash]\nlifecycle:\n  after_task: sleep\n", slow)
+	p := jsonObj{"id": "two", "steps": []jsonObj{
+		{"id": "crash", "capsule": "worker", "input": jsonObj{"version": "1.0.0", "task": "sleep"}, "on_error": "continue"},
+		{"id": "cancel", "capsule": "worker", "input": jsonObj{"version": "1.0.0", "task": "sleep"}, "depends_on": []string{"crash"}},
+	}}
+	orch := replayCapsule(t, homeDir, filepath.Join(base, "orch"), "orch", "0.1.0",
+		"capabilities:\n  plan:\n    submit: true\n  spawn:\n    allow: [local/worker]\nlifecycle:\n  after_task: sleep\n", planTranscript(t, p))
+	roost := startRoost(t, homeDir, "--spawn-allow", "local/orch")
+	cmd, out, stderr := startMurEnv(t, homeDir, orch, []string{"MURMUR_ROOST_URL=" + roost}, "run", "--json", "--task", "two steps")
+	rd := readReady(t, out)
+
+	waitLines(t, rd.RecordsDir, trace.TypeDelegationStart, 1, stderr)
+	first := childOf(t, homeDir, rd.SessionID)
+	syscall.Kill(first.PID, syscall.SIGKILL)
+	waitLines(t, rd.RecordsDir, trace.TypeDelegationStart, 2, stderr)
+	var second int
+	waitFor(t, "the second child", func() bool {
+		c := childOf(t, homeDir, rd.SessionID)
+		second = c.PID
+		return c.PID != first.PID
+	})
+	task := lastOf(traceLines(t, rd.RecordsDir), "task_start").Str("task_id")
+	cancelAt := time.Now()
+	if res := rpc(t, "http://"+*rd.URL, `{"jsonrpc":"2.0","id":3,"method":"CancelTask","params":{"id":"`+task+`"}}`); res["error"] != nil {
+		t.Fatalf("CancelTask: %v", res)
+	}
+	waitLines(t, rd.RecordsDir, "plan_end", 1, stderr)
+	took := time.Since(cancelAt)
+	t.Logf("capsule step: plan_end %s after CancelTask", took)
+	if took > 2*time.Second {
+		t.Errorf("the capsule step took %s to return after the cancel", took)
+	}
+	waitFor(t, "the cancelled step's child to end", func() bool { return gone(second) })
+	lines := traceLines(t, rd.RecordsDir)
+	_, ends := stepLines(lines, "two")
+	if c := ends["crash"]; c.Str("status") != "failed" || !strings.HasPrefix(c.Str("error"), "the sub-capsule exited before its answer was read") {
+		t.Errorf("crashed step %v", c.Fields)
+	}
+	if c := ends["cancel"]; c.Str("status") != "failed" || c.Str("error") != "the task was cancelled" {
+		t.Errorf("cancelled step %v", c.Fields)
+	}
+	dls := map[string]trace.Line{}
+	for _, l := range byType(lines, "delegation") {
+		dls[l.Str("step_id")] = l
+	}
+	if dls["crash"].Str("outcome") != "crashed" || dls["cancel"].Str("outcome") != "terminated" || dls["cancel"].Str("reason") != "the delegating task was cancelled" {
+		t.Errorf("delegation lines %v %v", dls["crash"].Fields, dls["cancel"].Fields)
+	}
+	if pe := planEnd(lines, "two"); pe.Str("outcome") != "canceled" {
+		t.Errorf("plan_end %v", pe.Fields)
+	}
+	cmd.Process.Signal(syscall.SIGTERM)
+	cmd.Wait()
+}
