@@ -91,6 +91,12 @@ func TestPlanRunsAGraph(t *testing.T) {
 	}
 	rd := parseReady(t, r.Stdout)
 	lines := traceLines(t, rd.RecordsDir)
+	if td := string(lines[0].Fields["tools_declared"]); !strings.Contains(td, `"submit-plan"`) {
+		t.Errorf("tools_declared %s", td)
+	}
+	if eg := string(lines[0].Fields["effective_grants"]); !strings.Contains(eg, `"plan":{"submit":true}`) {
+		t.Errorf("effective_grants %s", eg)
+	}
 
 	// The graph: every step's status, the middle of the diamond at once.
 	starts, ends := stepLines(lines, "graph")
@@ -452,7 +458,7 @@ func TestPlanCapsuleStepCrashAndCancel(t *testing.T) {
 		{"id": "cancel", "capsule": "worker", "input": jsonObj{"version": "1.0.0", "task": "sleep"}, "depends_on": []string{"crash"}},
 	}}
 	orch := replayCapsule(t, homeDir, filepath.Join(base, "orch"), "orch", "0.1.0",
-		"capabilities:\n  plan:\n    submit: true\n  spawn:\n    allow: [local/worker]\nlifecycle:\n  after_task: sleep\n", planTranscript(t, p))
+		"capabilities:\n  plan:\n    submit: true\n  shell:\n    allow: [bash]\n  spawn:\n    allow: [local/worker]\nlifecycle:\n  after_task: sleep\n", planTranscript(t, p))
 	roost := startRoost(t, homeDir, "--spawn-allow", "local/orch")
 	cmd, out, stderr := startMurEnv(t, homeDir, orch, []string{"MURMUR_ROOST_URL=" + roost}, "run", "--json", "--task", "two steps")
 	rd := readReady(t, out)

@@ -127,9 +127,13 @@ func (k *agentRun) start(r *run, sess *session.Session, rec *trace.Recorder) err
 		ceiling = &v
 	}
 	info := k.drv.Info()
+	declared := p.ToolNames()
+	if p.Grants.Plan.Submit {
+		declared = append(declared, plan.ToolName)
+	}
 	rec.Emit(trace.AgentSessionStart{
 		SessionStart: r.dl.sessionStart(trace.SessionStart{CapsuleName: sess.Name, CapsuleVersion: sess.Version, Kind: "agent",
-			ToolsDeclared: p.ToolNames(), EffectiveGrants: p.GrantsJSON}, p),
+			ToolsDeclared: declared, EffectiveGrants: p.GrantsJSON}, p),
 		Model:    in.Model,
 		Driver:   trace.DriverInfo{Name: info.Name, Version: info.Version, Implementation: info.Implementation, SHA256: info.SHA256},
 		MaxTurns: in.MaxTurns.Or(manifest.DefaultMaxTurns), MaxSessionTokens: ceiling,
