@@ -26,7 +26,6 @@ var PollEvery = 500 * time.Millisecond
 type stepState struct {
 	done    chan struct{} // closed when the step has returned
 	outcome string
-	detail  string
 }
 
 // RunCapsuleStep runs one attempt of a plan's capsule step

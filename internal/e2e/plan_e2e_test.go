@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/murmur-go/murmur/internal/e2e"
+	"github.com/murmur-go/murmur/internal/home"
+	"github.com/murmur-go/murmur/internal/running"
 	"github.com/murmur-go/murmur/internal/trace"
 )
 
@@ -466,12 +468,16 @@ func TestPlanCapsuleStepCrashAndCancel(t *testing.T) {
 	waitLines(t, rd.RecordsDir, trace.TypeDelegationStart, 1, stderr)
 	first := childOf(t, homeDir, rd.SessionID)
 	syscall.Kill(first.PID, syscall.SIGKILL)
-	waitLines(t, rd.RecordsDir, trace.TypeDelegationStart, 2, stderr)
+	sid := waitLines(t, rd.RecordsDir, trace.TypeDelegationStart, 2, stderr)[1].Str("child_session_id")
 	var second int
-	waitFor(t, "the second child", func() bool {
-		c := childOf(t, homeDir, rd.SessionID)
-		second = c.PID
-		return c.PID != first.PID
+	waitFor(t, "the second child's running record", func() bool {
+		recs, _ := running.Scan(home.Running(homeDir))
+		for _, r := range recs {
+			if r.Record.SessionID == sid {
+				second = r.Record.PID
+			}
+		}
+		return second != 0
 	})
 	task := lastOf(traceLines(t, rd.RecordsDir), "task_start").Str("task_id")
 	cancelAt := time.Now()

@@ -29,7 +29,6 @@ type planSpans struct {
 type openSpan struct {
 	ctx  context.Context
 	span trace.Span
-	attr []attribute.KeyValue
 }
 
 func (p *planSpans) get(id string) *openSpan {

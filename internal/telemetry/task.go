@@ -176,7 +176,7 @@ func (s *Session) StartTask(line TaskStartLine, traceparent string, start time.T
 
 // child starts a span under the task, or reports false once the task ended.
 func (t *Task) child(name string, kind trace.SpanKind, start time.Time, attrs ...attribute.KeyValue) (context.Context, trace.Span, bool) {
-	return t.childUnder(nil, name, kind, start, attrs...)
+	return t.childUnder(t.ctx, name, kind, start, attrs...)
 }
 
 // childUnder starts a span under parent, a span within the task (a plan
@@ -222,7 +222,9 @@ func (t *Task) Inference(line InferenceLine, start, end time.Time) {
 // ToolCall records one capsule.tool_call span, from start to end; a Status
 // other than ok is the span's error status with Error as its description.
 func (t *Task) ToolCall(line ToolCallLine, start, end time.Time) {
-	t.under(nil).ToolCall(line, start, end)
+	if t != nil {
+		t.under(t.ctx).ToolCall(line, start, end)
+	}
 }
 
 // taskSpan is a task seen from a span within it: its call spans go under
@@ -269,7 +271,11 @@ func (ts taskSpan) ToolCall(line ToolCallLine, start, end time.Time) {
 
 // Shell records one capsule.shell span, from start to end; a non-zero exit
 // code is the span's error status.
-func (t *Task) Shell(line ShellLine, start, end time.Time) { t.under(nil).Shell(line, start, end) }
+func (t *Task) Shell(line ShellLine, start, end time.Time) {
+	if t != nil {
+		t.under(t.ctx).Shell(line, start, end)
+	}
+}
 
 // Shell records one capsule.shell span, from start to end.
 func (ts taskSpan) Shell(line ShellLine, start, end time.Time) {
