@@ -403,14 +403,16 @@ func TestPlanCapsuleSteps(t *testing.T) {
 	big := strings.Repeat("é", 100<<10) // 200 KiB
 	bigT, _ := json.Marshal(jsonObj{"version": 1, "responses": []jsonObj{{"content": []jsonObj{{"type": "text", "text": big}}}}})
 	replayCapsule(t, homeDir, filepath.Join(base, "big"), "big", "1.0.0", "lifecycle:\n  after_task: sleep\n", string(bigT))
+	replayCapsule(t, homeDir, filepath.Join(base, "quick"), "quick", "1.0.0", "", workerTranscript)
 	p := jsonObj{"id": "ask", "steps": []jsonObj{
 		{"id": "ask", "capsule": "worker", "input": jsonObj{"version": "1.0.0", "task": "find three things"}},
 		{"id": "again", "capsule": "local/worker", "input": jsonObj{"version": "1.0.0", "task": "was it $ask.status? $ask.output"}, "depends_on": []string{"ask"}},
 		{"id": "big", "capsule": "big", "input": jsonObj{"version": "1.0.0", "task": "say a lot"}},
 		{"id": "stranger", "capsule": "stranger", "input": jsonObj{"version": "1.0.0", "task": "hi"}, "on_error": "continue"},
+		{"id": "quick", "capsule": "quick", "input": jsonObj{"version": "1.0.0", "task": "hi"}, "on_error": "continue"},
 	}}
 	orch := replayCapsule(t, homeDir, filepath.Join(base, "orch"), "orch", "0.1.0",
-		"capabilities:\n  plan:\n    submit: true\n  spawn:\n    allow: [local/worker, local/big]\n", planTranscript(t, p))
+		"capabilities:\n  plan:\n    submit: true\n  spawn:\n    allow: [local/worker, local/big, local/quick]\n", planTranscript(t, p))
 	roost := startRoost(t, homeDir, "--spawn-allow", "local/orch")
 	r := runMur(t, homeDir, orch, []string{"MURMUR_ROOST_URL=" + roost}, "run", "--json", "--task", "delegate by plan")
 	if r.Code != 0 {
@@ -426,6 +428,11 @@ func TestPlanCapsuleSteps(t *testing.T) {
 	}
 	if e := ends["stranger"].Str("error"); !strings.Contains(e, "stranger") {
 		t.Errorf("refused step's error %q", e)
+	}
+	// A child that exits after its task cannot be asked: refused before any spawn.
+	if q := ends["quick"]; q.Str("status") != "failed" || q.Str("error") != "local/quick@1.0.0 does not declare lifecycle.after_task: sleep; a capsule step reads its answer with GetTask after the task completes, so the sub-capsule has to still be listening" ||
+		string(q.Fields["call_ids"]) != "[]" {
+		t.Errorf("quick step %v", q.Fields)
 	}
 	dls := map[string]trace.Line{}
 	for _, l := range byType(lines, "delegation") {

@@ -255,7 +255,7 @@ func (k *agentRun) build(r *run) (*agent.Session, error) {
 	if p.Grants.Plan.Submit {
 		submit = plan.NewTool(plan.ToolConfig{RuntimeDir: sess.RuntimeDir, Lines: rec,
 			Cut:      func(id, text string) string { return at.cut(id, text) },
-			Capsules: dl.capsuleSteps()})
+			Capsules: dl.capsuleSteps(p)})
 		if err := k.inv.Add(submit); err != nil {
 			return nil, err
 		}

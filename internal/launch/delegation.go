@@ -2,6 +2,7 @@ package launch
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -303,12 +304,17 @@ func (w *spawnWiring) endScript(ending string) {
 }
 
 // capsuleSteps runs a plan's capsule steps for this session: the seam
-// where they meet delegation (docs/plans.md "Capsule steps").
-func (w *spawnWiring) capsuleSteps() plan.CapsuleRunner {
-	return &capsuleSteps{w: w}
+// where they meet delegation (docs/plans.md "Capsule steps"). A policy gate
+// for capsule steps (gated as delegate-task) belongs at the top of
+// RunCapsule, before anything reaches mur-roost.
+func (w *spawnWiring) capsuleSteps(p *Plan) plan.CapsuleRunner {
+	return &capsuleSteps{w: w, p: p}
 }
 
-type capsuleSteps struct{ w *spawnWiring }
+type capsuleSteps struct {
+	w *spawnWiring
+	p *Plan
+}
 
 func (c *capsuleSteps) RunCapsule(ctx context.Context, a plan.CapsuleAttempt) plan.CapsuleResult {
 	if strings.TrimSpace(c.w.roostURL) == "" {
@@ -316,6 +322,13 @@ func (c *capsuleSteps) RunCapsule(ctx context.Context, a plan.CapsuleAttempt) pl
 	}
 	if c.w.rt == nil {
 		return plan.CapsuleResult{Reason: "this capsule holds no spawn credential: it registers with mur-roost only when its capabilities.spawn.allow names a capsule"}
+	}
+	// The step reads its answer after the child's task completes: an agent
+	// child that exits then could not be asked. Checked where `mur run
+	// --capsule` resolves it, before a spawn slot is taken; a child the
+	// store does not hold is left to mur-roost.
+	if m, err := c.p.childManifest(a.Capsule, a.Version, "lifecycle.after_task"); err == nil && m.IsAgent() && m.Lifecycle.AfterTaskMode() != "sleep" {
+		return plan.CapsuleResult{Reason: fmt.Sprintf("%s@%s does not declare lifecycle.after_task: sleep; a capsule step reads its answer with GetTask after the task completes, so the sub-capsule has to still be listening", a.Capsule, a.Version)}
 	}
 	return c.w.rt.RunCapsuleStep(ctx, a)
 }
