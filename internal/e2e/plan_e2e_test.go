@@ -519,3 +519,33 @@ func TestPlanCapsuleStepCrashAndCancel(t *testing.T) {
 	cmd.Process.Signal(syscall.SIGTERM)
 	cmd.Wait()
 }
+
+// MURMUR_DELEGATION_TIMEOUT_SECS bounds a capsule step's wait: the
+// delegation is closed terminated with the deadline's sentence and the
+// child ended.
+func TestPlanCapsuleStepDeadline(t *testing.T) {
+	homeDir, base := t.TempDir(), t.TempDir()
+	slow := `{"version":1,"responses":[{"content":[{"type":"tool_call","id":"w1","name":"bash","input":{"command":"sleep 60"}}]},{"content":[{"type":"text","text":"slept"}]}]}`
+	replayCapsule(t, homeDir, filepath.Join(base, "worker"), "worker", "1.0.0", "capabilities:\n  shell:\n    allow: [bash]\nlifecycle:\n  after_task: sleep\n", slow)
+	p := jsonObj{"id": "late", "steps": []jsonObj{{"id": "wait", "capsule": "worker", "input": jsonObj{"version": "1.0.0", "task": "sleep"}}}}
+	orch := replayCapsule(t, homeDir, filepath.Join(base, "orch"), "orch", "0.1.0",
+		"capabilities:\n  plan:\n    submit: true\n  shell:\n    allow: [bash]\n  spawn:\n    allow: [local/worker]\n", planTranscript(t, p))
+	roost := startRoost(t, homeDir, "--spawn-allow", "local/orch")
+	start := time.Now()
+	r := runMur(t, homeDir, orch, []string{"MURMUR_ROOST_URL=" + roost, "MURMUR_DELEGATION_TIMEOUT_SECS=2"}, "run", "--json", "--task", "wait")
+	if r.Code != 0 {
+		t.Fatalf("run: %+v", r)
+	}
+	t.Logf("session took %s", time.Since(start))
+	rd := parseReady(t, r.Stdout)
+	lines := traceLines(t, rd.RecordsDir)
+	_, ends := stepLines(lines, "late")
+	dl := lastOf(lines, "delegation")
+	if ends["wait"].Str("status") != "failed" || dl == nil || dl.Str("outcome") != "terminated" ||
+		dl.Str("reason") != "no answer reached this plan step within 2s (lifecycle.delegation_deadline_secs)" {
+		t.Errorf("step %v, delegation %v", ends["wait"].Fields, dl)
+	}
+	if pe := planEnd(lines, "late"); pe.Str("outcome") != "failed" || pe.Str("failed_step") != "wait" {
+		t.Errorf("plan_end %v", pe.Fields)
+	}
+}
