@@ -172,6 +172,10 @@ func (r *Runtime) InFlight(taskID string) []string {
 		if d.taskID == taskID && d.outcome == nil && !d.abandoned {
 			out = append(out, d.id)
 		}
+		// A plan step's delegation is the task's until its step returns.
+		if d.step != nil && d.step.taskID == taskID && !d.step.returned {
+			out = append(out, d.id)
+		}
 	}
 	sort.Strings(out)
 	return out

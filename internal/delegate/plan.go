@@ -26,6 +26,11 @@ var PollEvery = 500 * time.Millisecond
 type stepState struct {
 	done    chan struct{} // closed when the step has returned
 	outcome string
+	// taskID is the delegating task; returned (under Runtime.mu) is set
+	// once the step has returned: until then the delegation is in the
+	// task's InFlight list (task_canceled.delegation_ids).
+	taskID   string
+	returned bool
 }
 
 // RunCapsuleStep runs one attempt of a plan's capsule step
@@ -38,7 +43,7 @@ type stepState struct {
 func (r *Runtime) RunCapsuleStep(ctx context.Context, a plan.CapsuleAttempt) plan.CapsuleResult {
 	d := &delegation{id: ids.New(ids.Delegation), taskID: "", contextID: a.ContextID,
 		full: a.Capsule, bare: a.Bare, version: a.Version, decided: make(chan struct{}),
-		step: &stepState{done: make(chan struct{})}}
+		step: &stepState{done: make(chan struct{}), taskID: a.TaskID}}
 	pc := trace.PlanCall{PlanID: a.PlanID, StepID: a.StepID, Attempt: a.Attempt}
 	res := plan.CapsuleResult{DelegationID: d.id, Retryable: true}
 	start := time.Now()
@@ -90,6 +95,9 @@ func (r *Runtime) RunCapsuleStep(ctx context.Context, a plan.CapsuleAttempt) pla
 	r.cfg.Recorder.EmitUnder(a.ParentID, trace.DelegationStart{DelegationID: d.id, Capsule: d.bare, Version: d.version,
 		ChildSessionID: d.sessionID, ChildWorkdir: d.childDir, WorkdirSnapshot: d.snapshot, PlanCall: pc})
 	close(d.decided)
+	if a.InFlight != nil {
+		a.InFlight(r.InFlight(a.TaskID))
+	}
 
 	outcome, reason, answer := r.awaitStep(ctx, d)
 	d.step.outcome = outcome
@@ -99,6 +107,12 @@ func (r *Runtime) RunCapsuleStep(ctx context.Context, a plan.CapsuleAttempt) pla
 	}
 	res.OK, res.Reason = outcome == StatusOK, reason
 	line(outcome, reason)
+	r.mu.Lock()
+	d.step.returned = true
+	r.mu.Unlock()
+	if a.InFlight != nil && ctx.Err() == nil {
+		a.InFlight(r.InFlight(a.TaskID))
+	}
 	close(d.step.done)
 	// The step has returned: end the child as any delegation is ended
 	// (SIGTERM to its group, the grace, SIGKILL), without waiting.

@@ -516,6 +516,10 @@ func TestPlanCapsuleStepCrashAndCancel(t *testing.T) {
 	if pe := planEnd(lines, "two"); pe.Str("outcome") != "canceled" {
 		t.Errorf("plan_end %v", pe.Fields)
 	}
+	// task_canceled names the step's delegation in flight.
+	if tc := lastOf(lines, "task_canceled"); tc == nil || tc.Str("phase") != "plan" || !strings.Contains(string(tc.Fields["delegation_ids"]), dls["cancel"].Str("delegation_id")) {
+		t.Errorf("task_canceled %v", tc)
+	}
 	cmd.Process.Signal(syscall.SIGTERM)
 	cmd.Wait()
 }

@@ -49,6 +49,9 @@ type CapsuleAttempt struct {
 	// ParentID is the step's plan_step_start line: the delegation's lines
 	// and span go under it.
 	ParentID string
+	// InFlight tells the task's stream which delegations are in flight (a
+	// cancel names them); nil: nobody asks.
+	InFlight func(delegationIDs []string)
 }
 
 // CapsuleResult is what an attempt gave.
@@ -466,7 +469,7 @@ func (r *runner) capsuleAttempt(ctx context.Context, st *stepState, input json.R
 	}
 	res := r.env.Capsules.RunCapsule(ctx, CapsuleAttempt{PlanID: r.plan.ID, StepID: st.ID, Attempt: n,
 		Capsule: st.Capsule, Bare: st.Bare, Version: st.Version, Task: in.Task,
-		TaskID: r.env.Task.TaskID, ContextID: r.env.Task.ContextID, ParentID: st.startLine})
+		TaskID: r.env.Task.TaskID, ContextID: r.env.Task.ContextID, ParentID: st.startLine, InFlight: r.env.Task.InFlight})
 	if res.DelegationID != "" {
 		st.callIDs = append(st.callIDs, res.DelegationID)
 	}
