@@ -453,6 +453,13 @@ func TestPlanCapsuleSteps(t *testing.T) {
 		recs, _ := os.ReadDir(filepath.Join(homeDir, ".murmur", "running"))
 		return len(recs) == 0
 	})
+	// mur trace show --tree follows the capsule steps' children.
+	tree := runMur(t, homeDir, orch, nil, "trace", "show", "--tree", rd.SessionID)
+	for _, d := range byType(lines, "delegation_start") {
+		if sid := d.Str("child_session_id"); sid == "" || !strings.Contains(tree.Stdout, sid) {
+			t.Errorf("--tree lacks the child %q:\n%s", sid, tree.Stdout)
+		}
+	}
 }
 
 // A capsule step whose child crashes fails crashed; a task cancelled
