@@ -156,8 +156,13 @@ func Parse(raw []byte, cat *Catalog) (*Plan, Errors) {
 	if err := unmarshalStr(top["id"], &p.ID); err != nil || len(p.ID) < 1 || len(p.ID) > 128 {
 		errs = append(errs, `the plan needs "id", a string of 1 to 128 bytes`)
 	}
+	// The common case, every step an object, is decoded in one pass; any
+	// other element falls back to one pass per element for its sentence.
 	var rawSteps []json.RawMessage
-	if s, ok := top["steps"]; !ok || json.Unmarshal(s, &rawSteps) != nil || isNull(s) || len(rawSteps) > MaxSteps {
+	var stepMaps []map[string]json.RawMessage
+	if s, ok := top["steps"]; ok && !isNull(s) && json.Unmarshal(s, &stepMaps) == nil && len(stepMaps) <= MaxSteps {
+		rawSteps = make([]json.RawMessage, len(stepMaps))
+	} else if stepMaps = nil; !ok || json.Unmarshal(s, &rawSteps) != nil || isNull(s) || len(rawSteps) > MaxSteps {
 		errs = append(errs, `the plan needs "steps", a list of at most 100 step objects`)
 		rawSteps = nil
 	}
@@ -168,7 +173,13 @@ func Parse(raw []byte, cat *Catalog) (*Plan, Errors) {
 	}
 	seen := map[string]bool{}
 	for i, rs := range rawSteps {
-		s, serrs := parseStep(i, rs, cat, seen)
+		var m map[string]json.RawMessage
+		if stepMaps != nil {
+			m = stepMaps[i]
+		} else if json.Unmarshal(rs, &m) != nil {
+			m = nil
+		}
+		s, serrs := parseStep(i, m, cat, seen)
 		errs = append(errs, serrs...)
 		if s != nil {
 			cat.resolveCapsule(s)
@@ -198,9 +209,8 @@ var stepKeys = map[string]bool{"id": true, "tool": true, "shell": true, "capsule
 
 // parseStep checks one step. The name its sentences use is "step <id>",
 // or "steps[<i>]" while its id is not valid.
-func parseStep(i int, raw json.RawMessage, cat *Catalog, seen map[string]bool) (*Step, Errors) {
-	var m map[string]json.RawMessage
-	if err := json.Unmarshal(raw, &m); err != nil || m == nil {
+func parseStep(i int, m map[string]json.RawMessage, cat *Catalog, seen map[string]bool) (*Step, Errors) {
+	if m == nil {
 		return nil, Errors{fmt.Sprintf("steps[%d] is not an object", i)}
 	}
 	var errs Errors
