@@ -112,7 +112,7 @@ func TestPlanRunsAGraph(t *testing.T) {
 	if !(b0 < c1 && c0 < b1) {
 		t.Errorf("b [%d,%d] and c [%d,%d] did not overlap", b0, b1, c0, c1)
 	}
-	t.Logf("diamond: b ran %d..%d ms, c ran %d..%d ms (overlap %d ms)", b0-b0, b1-b0, c0-b0, c1-b0, min(b1, c1)-max(b0, c0))
+	t.Logf("diamond: b ran 0..%d ms, c ran %d..%d ms (overlap %d ms)", b1-b0, c0-b0, c1-b0, min(b1, c1)-max(b0, c0))
 	if _, ok := starts["f"]; ok || ends["f"].Int("attempts") != 0 || string(ends["f"].Fields["error"]) != "null" {
 		t.Errorf("a false if: %v", ends["f"].Fields)
 	}
