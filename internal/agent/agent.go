@@ -71,6 +71,14 @@ type Result struct {
 	// Source names the result in its untrusted-content fence
 	// ("tool:acme/echo", "shell:bash").
 	Source string
+	// Nested counts the calls this call made for the task (a plan's tool
+	// and shell steps): they count in the task's totals as direct calls do.
+	Nested Counts
+}
+
+// Counts are calls as task_end counts them.
+type Counts struct {
+	ToolCalls, ToolErrors, ShellCalls int
 }
 
 // Config is one agent session's loop.
@@ -287,6 +295,9 @@ func (s *Session) loop(ctx context.Context, t *door.Task, ev door.Events, taskLi
 					st.toolErrors++
 				}
 			}
+			st.toolCalls += r.Nested.ToolCalls
+			st.toolErrors += r.Nested.ToolErrors
+			st.shellCalls += r.Nested.ShellCalls
 			ev.ToolResult(c.ID, c.Name, r.Text, nil)
 			msgs = append(msgs, driver.Message{Role: driver.RoleTool, ToolCallID: c.ID,
 				Content: []driver.Block{driver.TextBlock(Fence(r.Source, r.Text))}})

@@ -43,6 +43,7 @@ var levels = map[string]int{
 	"internal/delegate": 4,
 
 	"internal/tools":   3,
+	"internal/plan":    3,
 	"internal/kube":    3,
 	"internal/hooks":   3,
 	"internal/driver":  3,

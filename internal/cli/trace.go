@@ -305,6 +305,9 @@ func renderSummary(w io.Writer, path string, s trace.Summary, livePID int, each 
 	agent := s.Kind == "agent" || len(s.Tasks) > 0
 	if agent {
 		renderTasks(w, s, livePID > 0)
+		if err := renderPlans(w, each); err != nil {
+			return err
+		}
 	}
 	calls := fmt.Sprintf("%d", s.ToolCount)
 	if s.ToolErrors > 0 {

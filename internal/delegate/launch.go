@@ -34,6 +34,8 @@ type delegation struct {
 	full, bare, version   string
 	childDir, logPath     string
 	sessionID, recordsDir string // from the child's --json line
+	url                   string // the child's door, http://host:port
+	childTask             string // the task delivered there
 	started               time.Time
 	cmd                   *exec.Cmd
 	lifeline              *os.File // the write end; never written
@@ -46,6 +48,10 @@ type delegation struct {
 	decided    chan struct{}
 	exitStatus string
 	script     bool // no door: its task went on standard input
+	// step is a plan capsule step's delegation: the step reads its answer
+	// with GetTask and assigns its outcome; no completion is posted, no
+	// task waits for it (plan.go).
+	step *stepState
 	// envAllow is the child's own capabilities.env.allow.
 	envAllow []string
 	// snapshot is the workdir snapshot, nil when none was made.
@@ -162,7 +168,8 @@ func (r *Runtime) launch(ctx context.Context, d *delegation, g roostapi.Grant, t
 		<-d.decided
 		r.childExited(d)
 	}()
-	_, _ = stdin.Write(launchapi.Launched{Approval: g.Approval, ParentTier: r.cfg.Tier, Snapshot: d.snapshot, Task: scriptTask(task)}.Line())
+	_, _ = stdin.Write(launchapi.Launched{Approval: g.Approval, ParentTier: r.cfg.Tier, Snapshot: d.snapshot, Task: scriptTask(task),
+		SpawnedBy: r.cfg.SessionID, DelegationID: d.id}.Line())
 	stdin.Close()
 
 	rd, err := readReady(stdout, d.exitedCh)
@@ -177,7 +184,8 @@ func (r *Runtime) launch(ctx context.Context, d *delegation, g roostapi.Grant, t
 		d.tDelivered = d.tReady
 		return nil // a script child reads its task from standard input
 	}
-	if err := deliver(ctx, "http://"+*rd.URL, d, task, traceparent); err != nil {
+	d.url = "http://" + *rd.URL
+	if err := deliver(ctx, d.url, d, task, traceparent); err != nil {
 		return r.abort(d, err)
 	}
 	d.tDelivered = time.Now()
@@ -238,7 +246,7 @@ func deliver(ctx context.Context, doorURL string, d *delegation, task, tracepare
 	deadline := time.Now().Add(DeliveryBound)
 	var last error
 	for {
-		last = sendTask(ctx, door, t)
+		d.childTask, last = sendTask(ctx, door, t)
 		if last == nil {
 			return nil
 		}
@@ -259,24 +267,24 @@ type permanent struct{ error }
 
 // sendTask makes one attempt. An answer settles the call (a refusal is
 // permanent); a request that got no answer is worth another try.
-func sendTask(ctx context.Context, door *doorapi.Client, t doorapi.Task) error {
+func sendTask(ctx context.Context, door *doorapi.Client, t doorapi.Task) (string, error) {
 	cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	res, err := door.SendTask(cctx, t)
 	if code, answered := doorapi.CodeOf(err); answered {
-		return permanent{fmt.Errorf("its door refused the task (%d): %s (lifecycle.task_acceptance)", code, err.Error())}
+		return "", permanent{fmt.Errorf("its door refused the task (%d): %s (lifecycle.task_acceptance)", code, err.Error())}
 	}
 	if err != nil {
-		return err
+		return "", err
 	}
 	switch r := res.(type) {
 	case *a2a.Task:
 		if r.Status.State == a2a.TaskStateRejected {
-			return permanent{fmt.Errorf("its door rejected the task (lifecycle.task_acceptance)")}
+			return "", permanent{fmt.Errorf("its door rejected the task (lifecycle.task_acceptance)")}
 		}
-		return nil
+		return string(r.ID), nil
 	}
-	return permanent{fmt.Errorf("its door answered no task")}
+	return "", permanent{fmt.Errorf("its door answered no task")}
 }
 
 // childEnv is the child's whole environment, built from nothing
@@ -315,8 +323,11 @@ func (r *Runtime) childEnv(d *delegation) []string {
 	if v, ok := look(trace.EnvCollector); ok && v != "" {
 		env = append(env, trace.EnvCollector+"="+v)
 	}
-	sp := Spawner{URL: r.cfg.DoorURL, SessionID: r.cfg.SessionID, ContextID: d.contextID, DelegationID: d.id}
-	env = append(env, EnvHostWarnings+"=1", EnvSpawnerLifeline+"="+strconv.Itoa(launchapi.LifelineFD), EnvRoostURL+"="+r.cfg.RoostURL, EnvSpawner+"="+sp.EnvValue())
+	env = append(env, EnvHostWarnings+"=1", EnvSpawnerLifeline+"="+strconv.Itoa(launchapi.LifelineFD), EnvRoostURL+"="+r.cfg.RoostURL)
+	if d.step == nil { // a plan step's child posts no completion: it has no handle
+		sp := Spawner{URL: r.cfg.DoorURL, SessionID: r.cfg.SessionID, ContextID: d.contextID, DelegationID: d.id}
+		env = append(env, EnvSpawner+"="+sp.EnvValue())
+	}
 	return env
 }
 

@@ -91,6 +91,10 @@ func (r *Runtime) childExited(d *delegation) {
 	if launchFailed {
 		return
 	}
+	if d.step != nil {
+		r.stepChildExited(d)
+		return
+	}
 	dur := time.Since(d.started).Milliseconds()
 	rec := Record{Completion: Completion{DelegationID: d.id, CapsuleName: d.full, CapsuleVersion: d.version, SessionID: d.sessionID,
 		Workdir: d.childDir, DurationMS: dur}, ReportedBy: "launcher"}
@@ -166,6 +170,10 @@ func (r *Runtime) InFlight(taskID string) []string {
 	var out []string
 	for _, d := range r.dels {
 		if d.taskID == taskID && d.outcome == nil && !d.abandoned {
+			out = append(out, d.id)
+		}
+		// A plan step's delegation is the task's until its step returns.
+		if d.step != nil && d.step.taskID == taskID && !d.step.returned {
 			out = append(out, d.id)
 		}
 	}

@@ -20,6 +20,7 @@ import (
 	"github.com/murmur-go/murmur/internal/grant"
 	"github.com/murmur-go/murmur/internal/hooks"
 	"github.com/murmur-go/murmur/internal/manifest"
+	"github.com/murmur-go/murmur/internal/plan"
 	"github.com/murmur-go/murmur/internal/session"
 	"github.com/murmur-go/murmur/internal/store"
 	"github.com/murmur-go/murmur/internal/tools"
@@ -126,9 +127,13 @@ func (k *agentRun) start(r *run, sess *session.Session, rec *trace.Recorder) err
 		ceiling = &v
 	}
 	info := k.drv.Info()
+	declared := p.ToolNames()
+	if p.Grants.Plan.Submit {
+		declared = append(declared, plan.ToolName)
+	}
 	rec.Emit(trace.AgentSessionStart{
 		SessionStart: r.dl.sessionStart(trace.SessionStart{CapsuleName: sess.Name, CapsuleVersion: sess.Version, Kind: "agent",
-			ToolsDeclared: p.ToolNames(), EffectiveGrants: p.GrantsJSON}, p),
+			ToolsDeclared: declared, EffectiveGrants: p.GrantsJSON}, p),
 		Model:    in.Model,
 		Driver:   trace.DriverInfo{Name: info.Name, Version: info.Version, Implementation: info.Implementation, SHA256: info.SHA256},
 		MaxTurns: in.MaxTurns.Or(manifest.DefaultMaxTurns), MaxSessionTokens: ceiling,
@@ -245,7 +250,21 @@ func (k *agentRun) build(r *run) (*agent.Session, error) {
 			return nil, err
 		}
 	}
+	// submit-plan, for an agent capsule granted it (docs/plans.md); bound
+	// to the whole inventory once it is built.
+	var submit *plan.Tool
+	var at *agentTools
+	if p.Grants.Plan.Submit {
+		submit = plan.NewTool(plan.ToolConfig{RuntimeDir: sess.RuntimeDir, Lines: rec,
+			Cut:      func(id, text string) string { return at.cut(id, text) },
+			Capsules: dl.capsuleSteps(p)})
+		if err := k.inv.Add(submit); err != nil {
+			return nil, err
+		}
+		submit.Bind(k.inv, plan.NewCatalog(k.inv, modelNames(k.inv), p.Grants.Capsule.ShellAllow, p.Grants.Capsule.SpawnAllow))
+	}
 	k.inv.SetGate(gateConfig(m, k.hooks))
+	at = newAgentTools(k.inv, rec, sess.RecordsDir, k.hooks, dl.tasks)
 	var lines []session.ToolLine
 	for _, e := range k.inv.Entries() {
 		desc := e.Description()
@@ -265,7 +284,7 @@ func (k *agentRun) build(r *run) (*agent.Session, error) {
 		CallDeadline:     time.Duration(m.Capabilities.EffLimits().DeadlineSeconds) * time.Second,
 		System: agent.SystemPrompt(agent.Identity{Name: sess.Name, Version: sess.Version, SessionID: sess.ID,
 			Workdir: sess.Workdir}, p.SystemPrompt),
-		Tools: newAgentTools(k.inv, rec, sess.RecordsDir, k.hooks, dl.tasks), Recorder: rec,
+		Tools: at, Recorder: rec,
 		Hooks:      k.hooks,
 		ResultPath: filepath.Join(sess.RecordsDir, "out", "result.txt"),
 		Waiter:     dl.waiter(),

@@ -41,13 +41,9 @@ type agentTools struct {
 }
 
 func newAgentTools(inv *tools.Inventory, rec *trace.Recorder, recordsDir string, hk *hooks.Dispatcher, tasks *taskContexts) *agentTools {
-	a := &agentTools{inv: inv, rec: rec, recordsDir: recordsDir, byModel: map[string]tools.Entry{}, hooks: hk, tasks: tasks}
-	bare := map[string]int{}
+	a := &agentTools{inv: inv, rec: rec, recordsDir: recordsDir, byModel: modelNames(inv), hooks: hk, tasks: tasks}
+	bare := bareCounts(inv)
 	for _, e := range inv.Entries() {
-		bare[manifest.Bare(e.Name())]++
-	}
-	for _, e := range inv.Entries() {
-		a.byModel[modelName(e, bare)] = e
 		desc := e.Description()
 		if inv.NeedsApproval(e.Name()) {
 			desc += " " + ApprovalNote
@@ -55,6 +51,24 @@ func newAgentTools(inv *tools.Inventory, rec *trace.Recorder, recordsDir string,
 		a.specs = append(a.specs, driver.Tool{Name: modelName(e, bare), Description: desc, Parameters: e.Schema()})
 	}
 	return a
+}
+
+// modelNames maps the name the model calls each tool by to the tool.
+func modelNames(inv *tools.Inventory) map[string]tools.Entry {
+	bare := bareCounts(inv)
+	m := map[string]tools.Entry{}
+	for _, e := range inv.Entries() {
+		m[modelName(e, bare)] = e
+	}
+	return m
+}
+
+func bareCounts(inv *tools.Inventory) map[string]int {
+	bare := map[string]int{}
+	for _, e := range inv.Entries() {
+		bare[manifest.Bare(e.Name())]++
+	}
+	return bare
 }
 
 // modelName is the name the model calls a tool by: its bare name when no
@@ -83,6 +97,8 @@ func (a *agentTools) Call(ctx context.Context, c agent.Call) agent.Result {
 	tc.ContextID, tc.TraceParent = tctx.contextID, tctx.traceparent
 	if ev := c.Events; ev != nil {
 		tc.InFlight = ev.Delegations
+		tc.Phase = func(p string) { ev.Phase(door.Phase(p)) }
+		tc.Status = ev.Status
 		tc.Chunks = func(_ context.Context, chunk string, thinking bool) error {
 			if !thinking {
 				ev.AppendText(chunk)
@@ -128,6 +144,7 @@ func (a *agentTools) Call(ctx context.Context, c agent.Call) agent.Result {
 	if o.Denied != "" || o.Canceled {
 		return agent.Result{Text: o.Text, IsError: true, Denied: o.Denied != "", NotRun: o.Canceled, Source: "tool:" + e.Name()}
 	}
+	nested := agent.Counts{ToolCalls: o.Nested.ToolCalls, ToolErrors: o.Nested.ToolErrors, ShellCalls: o.Nested.ShellCalls}
 	if o.Shell != nil && o.Err == nil {
 		return agent.Result{Text: a.cut(c.ID, o.Text), Shell: true, Source: "shell:" + e.Name()}
 	}
@@ -138,7 +155,7 @@ func (a *agentTools) Call(ctx context.Context, c agent.Call) agent.Result {
 	case ok:
 		source = "tool:" + e.Name()
 	}
-	return agent.Result{Text: a.cut(c.ID, o.Text), IsError: o.Err != nil, Source: source}
+	return agent.Result{Text: a.cut(c.ID, o.Text), IsError: o.Err != nil, Source: source, Nested: nested}
 }
 
 // ApprovalNote ends the description of a tool whose calls wait for an

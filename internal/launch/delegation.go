@@ -2,8 +2,10 @@ package launch
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -13,6 +15,7 @@ import (
 	"github.com/murmur-go/murmur/internal/delegate"
 	"github.com/murmur-go/murmur/internal/diag"
 	"github.com/murmur-go/murmur/internal/door"
+	"github.com/murmur-go/murmur/internal/plan"
 	"github.com/murmur-go/murmur/internal/roost/roostapi"
 	"github.com/murmur-go/murmur/internal/session"
 	"github.com/murmur-go/murmur/internal/trace"
@@ -89,6 +92,9 @@ func (w *spawnWiring) spawnedBy() string {
 	if w.spawner != nil {
 		return w.spawner.SessionID
 	}
+	if w.launched != nil {
+		return w.launched.SpawnedBy // a child with no handle (a plan step's)
+	}
 	return ""
 }
 
@@ -98,6 +104,9 @@ func (w *spawnWiring) sessionStart(s trace.SessionStart, p *Plan) trace.SessionS
 	if w.spawner != nil {
 		by := w.spawner.SessionID
 		s.SpawnedBy, s.DelegationID = &by, w.spawner.DelegationID
+	} else if w.launched != nil && w.launched.SpawnedBy != "" {
+		by := w.launched.SpawnedBy
+		s.SpawnedBy, s.DelegationID = &by, w.launched.DelegationID
 	}
 	if len(w.spawnAllow) > 0 {
 		s.ToolsDeclared = append(s.ToolsDeclared, delegate.ToolName)
@@ -292,4 +301,34 @@ func (w *spawnWiring) endScript(ending string) {
 		w.rt.EndScript(ending)
 	}
 	w.close(ending)
+}
+
+// capsuleSteps runs a plan's capsule steps for this session: the seam
+// where they meet delegation (docs/plans.md "Capsule steps"). A policy gate
+// for capsule steps (gated as delegate-task) belongs at the top of
+// RunCapsule, before anything reaches mur-roost.
+func (w *spawnWiring) capsuleSteps(p *Plan) plan.CapsuleRunner {
+	return &capsuleSteps{w: w, p: p}
+}
+
+type capsuleSteps struct {
+	w *spawnWiring
+	p *Plan
+}
+
+func (c *capsuleSteps) RunCapsule(ctx context.Context, a plan.CapsuleAttempt) plan.CapsuleResult {
+	if strings.TrimSpace(c.w.roostURL) == "" {
+		return plan.CapsuleResult{Reason: plan.NoRoost}
+	}
+	if c.w.rt == nil {
+		return plan.CapsuleResult{Reason: "this capsule holds no spawn credential: it registers with mur-roost only when its capabilities.spawn.allow names a capsule"}
+	}
+	// The step reads its answer after the child's task completes: an agent
+	// child that exits then could not be asked. Checked where `mur run
+	// --capsule` resolves it, before a spawn slot is taken; a child the
+	// store does not hold is left to mur-roost.
+	if m, err := c.p.childManifest(a.Capsule, a.Version, "lifecycle.after_task"); err == nil && m.IsAgent() && m.Lifecycle.AfterTaskMode() != "sleep" {
+		return plan.CapsuleResult{Reason: fmt.Sprintf("%s@%s does not declare lifecycle.after_task: sleep; a capsule step reads its answer with GetTask after the task completes, so the sub-capsule has to still be listening", a.Capsule, a.Version)}
+	}
+	return c.w.rt.RunCapsuleStep(ctx, a)
 }

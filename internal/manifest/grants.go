@@ -15,6 +15,14 @@ type Grants struct {
 	Capsule     GrantSet        `json:"capsule"`
 	Artifacts   []ArtifactGrant `json:"artifacts"`
 	StateStores []string        `json:"state_stores"` // sorted, unique; never narrowed
+	// Plan is capabilities.plan, capsule-wide: submit is true only in an
+	// agent capsule that grants it (docs/plans.md).
+	Plan PlanGrants `json:"plan"`
+}
+
+// PlanGrants is effective_grants.plan.
+type PlanGrants struct {
+	Submit bool `json:"submit"`
 }
 
 // ArtifactGrant is one artifact's effective grant.
@@ -222,6 +230,7 @@ func (m *Manifest) EffectiveGrants() (Grants, []Warning) {
 		Capsule:     m.Capabilities.GrantSet(),
 		Artifacts:   make([]ArtifactGrant, 0, len(m.Artifacts)),
 		StateStores: m.StateStores(),
+		Plan:        PlanGrants{Submit: m.IsAgent() && m.Capabilities.Plan.Submit.Or(false)},
 	}
 	var warns []Warning
 	bare := Bare(m.Name)

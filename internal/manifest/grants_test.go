@@ -41,7 +41,7 @@ capabilities:
 		`"table_elements":100000,"instances":1000,"workdir_max_bytes":10737418240}}`
 	want := `{"capsule":` + set + `,"artifacts":[` +
 		`{"name":"acme/store-tool","version":"2","runtime":"tool","grants":` + set + `,"state_store":"notes"},` +
-		`{"name":"acme/plain","version":"3","runtime":"skill","grants":` + set + `}],"state_stores":["notes"]}`
+		`{"name":"acme/plain","version":"3","runtime":"skill","grants":` + set + `}],"state_stores":["notes"],"plan":{"submit":false}}`
 	if got := mustJSON(t, g); got != want {
 		t.Errorf("JSON:\n got %s\nwant %s", got, want)
 	}

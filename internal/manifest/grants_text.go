@@ -82,6 +82,7 @@ func (g Grants) Lines() []string {
 		}
 	}
 	out = append(out, "state stores: "+listOrNone(g.StateStores))
+	out = append(out, "plan submit: "+yesNo(g.Plan.Submit))
 	return out
 }
 

@@ -643,6 +643,17 @@ func (p *parser) capabilities(n *yaml.Node, path string, c *Capabilities, art *A
 				}
 				return true
 			})
+		case "plan":
+			p.mapping(v, kp, func(k string, v *yaml.Node, kp string) bool {
+				if k != "submit" {
+					return false
+				}
+				c.Plan.Submit = p.boolean(v, kp)
+				if art != nil && p.err == nil {
+					p.warn(deref(v), "W-MAN-005", "%s: submit-plan is a tool of the whole capsule; under an artifact's own capabilities it does nothing (declare capabilities.plan.submit at the top level of an agent capsule)", kp)
+				}
+				return true
+			})
 		case "containment":
 			c.Containment = p.enum(v, kp, ContainmentAdvisory, ContainmentScoped, ContainmentSealed)
 		case "limits":
@@ -793,6 +804,11 @@ func (p *parser) crossChecks(top *yaml.Node) {
 				return
 			}
 		}
+	}
+	if m.Declared("capabilities.plan.submit") && !m.IsAgent() && m.RuntimeKind() == RuntimeCapsule {
+		pos := m.PosOf("capabilities.plan.submit")
+		p.m.Warnings = append(p.m.Warnings, Warning{Code: "W-MAN-005", Pos: pos,
+			Message: fmt.Sprintf("%s:%d:%d: capabilities.plan.submit: a script capsule cannot submit plans (it sequences its own invokes); the grant does nothing here", p.file, pos.Line, pos.Column)})
 	}
 	p.snapshotSubset("capabilities", m.Capabilities)
 	for i, a := range m.Artifacts {

@@ -229,6 +229,13 @@ type Capabilities struct {
 	Containment Opt[string] // advisory|scoped|sealed
 	Limits      Limits
 	Resources   Resources
+	Plan        PlanGrant
+}
+
+// PlanGrant is capabilities.plan: submit gives an agent capsule the
+// runtime tool submit-plan (docs/plans.md).
+type PlanGrant struct {
+	Submit Opt[bool]
 }
 
 // AllowList is a list-valued grant.

@@ -21,6 +21,11 @@ import (
 //	call_approved            capsule.approval under its task (decision approved)
 //	task_end                 closes capsule.task
 //	delegation               closes the capsule.delegation OpenDelegation opened
+//	plan_start               opens capsule.plan under its task (plan.go)
+//	plan_step_start          opens capsule.plan_step under its plan
+//	tool_call, shell         of a plan step: under its capsule.plan_step
+//	plan_step                closes capsule.plan_step
+//	plan_end                 closes capsule.plan (a refused plan's is opened and closed at once)
 //
 // A line's span parent is found from its parent_id: an inference line's
 // parent is its task_start, a tool line's its inference. A span starts at
@@ -60,12 +65,14 @@ func (s *Session) Line(l trace.Emitted) {
 		t.Inference(InferenceLine{Turn: ev.Turn, Model: ev.Model, InputTokens: ev.InputTokens, OutputTokens: ev.OutputTokens,
 			StopReason: ev.StopReason, ToolCalls: ev.ToolCalls, Err: ev.Err}, l.At.Add(-ms(ev.DurationMS)), l.At)
 		s.note(l.EventID, t)
+	case trace.PlanStart, trace.PlanStepStart, trace.PlanStep, trace.PlanEnd:
+		s.planLine(l, ev)
 	case trace.AgentToolCall:
-		s.taskOf(l.ParentID).ToolCall(ToolCallLine{ToolName: ev.ToolName, Turn: ev.Turn, ToolCallID: ev.ToolCallID, Kind: ev.Kind,
+		s.taskOf(l.ParentID).under(s.planCtx(l.ParentID)).ToolCall(ToolCallLine{ToolName: ev.ToolName, Turn: ev.Turn, ToolCallID: ev.ToolCallID, Kind: ev.Kind,
 			InputBytes: ev.InputBytes, OutputBytes: ev.OutputBytes, Status: ev.Status, Error: str(ev.Error),
 			Ending: ev.Ending}, l.At.Add(-ms(ev.DurationMS)), l.At)
 	case trace.Shell:
-		s.taskOf(l.ParentID).Shell(ShellLine{Turn: ev.Turn, ToolCallID: ev.ToolCallID, Binary: ev.Binary, Command: ev.Command,
+		s.taskOf(l.ParentID).under(s.planCtx(l.ParentID)).Shell(ShellLine{Turn: ev.Turn, ToolCallID: ev.ToolCallID, Binary: ev.Binary, Command: ev.Command,
 			ExitCode: ev.ExitCode, StdoutBytes: int(ev.StdoutBytes), StderrBytes: int(ev.StderrBytes), Truncated: ev.Truncated,
 			LogPath: ev.LogPath}, l.At.Add(-ms(ev.DurationMS)), l.At)
 	case trace.CallDenied:

@@ -177,13 +177,22 @@ func (s *Session) StartTask(line TaskStartLine, traceparent string, start time.T
 
 // child starts a span under the task, or reports false once the task ended.
 func (t *Task) child(name string, kind trace.SpanKind, start time.Time, attrs ...attribute.KeyValue) (context.Context, trace.Span, bool) {
+	return t.childUnder(t.ctx, name, kind, start, attrs...)
+}
+
+// childUnder starts a span under parent, a span within the task (a plan
+// step's), or under the task itself when parent is nil.
+func (t *Task) childUnder(parent context.Context, name string, kind trace.SpanKind, start time.Time, attrs ...attribute.KeyValue) (context.Context, trace.Span, bool) {
 	t.mu.Lock()
 	ended := t.ended
 	t.mu.Unlock()
 	if ended {
 		return nil, nil, false
 	}
-	ctx, sp := t.s.tracer.Start(t.ctx, name, trace.WithTimestamp(start), trace.WithSpanKind(kind),
+	if parent == nil {
+		parent = t.ctx
+	}
+	ctx, sp := t.s.tracer.Start(parent, name, trace.WithTimestamp(start), trace.WithSpanKind(kind),
 		trace.WithAttributes(append(attrs, attribute.String("task_id", t.id))...))
 	return ctx, sp, true
 }
@@ -214,6 +223,24 @@ func (t *Task) Inference(line InferenceLine, start, end time.Time) {
 // ToolCall records one capsule.tool_call span, from start to end; a Status
 // other than ok is the span's error status with Error as its description.
 func (t *Task) ToolCall(line ToolCallLine, start, end time.Time) {
+	if t != nil {
+		t.under(t.ctx).ToolCall(line, start, end)
+	}
+}
+
+// taskSpan is a task seen from a span within it: its call spans go under
+// that span (a plan step's), or under the task when it is nil.
+type taskSpan struct {
+	t      *Task
+	parent context.Context
+}
+
+// under is the task with its call spans under parent (nil: the task).
+func (t *Task) under(parent context.Context) taskSpan { return taskSpan{t, parent} }
+
+// ToolCall records one capsule.tool_call span, from start to end.
+func (ts taskSpan) ToolCall(line ToolCallLine, start, end time.Time) {
+	t := ts.t
 	if t == nil {
 		return
 	}
@@ -233,7 +260,7 @@ func (t *Task) ToolCall(line ToolCallLine, start, end time.Time) {
 	if line.Ending != "" {
 		attrs = append(attrs, attribute.String("ending", line.Ending))
 	}
-	_, sp, ok := t.child(SpanToolCall, trace.SpanKindInternal, start, attrs...)
+	_, sp, ok := t.childUnder(ts.parent, SpanToolCall, trace.SpanKindInternal, start, attrs...)
 	if !ok {
 		return
 	}
@@ -303,10 +330,18 @@ func (t *Task) Approval(tool, callID, decision, reason string, start, end time.T
 // Shell records one capsule.shell span, from start to end; a non-zero exit
 // code is the span's error status.
 func (t *Task) Shell(line ShellLine, start, end time.Time) {
+	if t != nil {
+		t.under(t.ctx).Shell(line, start, end)
+	}
+}
+
+// Shell records one capsule.shell span, from start to end.
+func (ts taskSpan) Shell(line ShellLine, start, end time.Time) {
+	t := ts.t
 	if t == nil {
 		return
 	}
-	_, sp, ok := t.child(SpanShell, trace.SpanKindInternal, start,
+	_, sp, ok := t.childUnder(ts.parent, SpanShell, trace.SpanKindInternal, start,
 		attribute.Int("turn", line.Turn),
 		attribute.String("tool_call_id", line.ToolCallID),
 		attribute.String("binary", line.Binary),

@@ -91,6 +91,8 @@ type Session struct {
 	// delegation_id: how Line places the lines under it.
 	byLine      map[string]*Task
 	delegations map[string]*Delegation
+	// plans are the open plan and plan-step spans (plan.go).
+	plans planSpans
 
 	// ending is held for reading by a Task.End in flight, and taken by End
 	// before the exporter shuts down: a task that left the open set just

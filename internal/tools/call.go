@@ -31,6 +31,12 @@ type Call struct {
 	Recorder Recorder
 	// Task is set for a model's call, nil for a script's.
 	Task *TaskCall
+	// Argv is a plan shell step's words (Argv[0] the binary, the entry's
+	// own): run as they are, never through a shell; Input is then unused.
+	Argv []string
+	// Line is the command line Argv was split from (the shell line's and
+	// the log's command).
+	Line string
 }
 
 // Recorder is where a script's call is recorded (*trace.Recorder is one).
@@ -64,6 +70,13 @@ type TaskCall struct {
 	// Approve asks the task's operator about a call whose tool requires
 	// approval (INPUT_REQUIRED) and waits for the answer; nil refuses.
 	Approve func(ctx context.Context, a Approval) Answer
+	// Plan marks a plan step's attempt: its line carries plan_id, step_id
+	// and attempt (nil for a model's own call).
+	Plan *trace.PlanCall
+	// Phase tells the task's stream what it is doing (nil: nobody asks).
+	Phase func(phase string)
+	// Status posts a WORKING status message on the task's stream (nil: none).
+	Status func(text string)
 }
 
 // CallHooks are the lifecycle hooks a model's call fires once its line is
@@ -95,6 +108,17 @@ type Outcome struct {
 	// Canceled is a call whose wait for the operator the task's cancel
 	// ended: it ran nothing and wrote no line.
 	Canceled bool
+	// Report, when set on a failed call, is the whole text the model sees
+	// in place of Err's (a plan's report); the line's error stays Err's.
+	Report string
+	// Nested counts the calls this one made on the task's behalf (a plan's
+	// tool and shell steps), for the task's totals.
+	Nested Counts
+}
+
+// Counts are calls as a task's totals count them.
+type Counts struct {
+	ToolCalls, ToolErrors, ShellCalls int
 }
 
 // notForScripts is an entry's refusal of a script's call: the script named
@@ -160,6 +184,9 @@ func (inv *Inventory) Call(ctx context.Context, c Call) Outcome {
 // span) and fires its hook. out.Text becomes the whole text the model is given.
 func (inv *Inventory) taskLine(ctx context.Context, t *TaskCall, label, kind string, start time.Time, inBytes int, out *Outcome) {
 	if sh := out.Shell; sh != nil && out.Err == nil {
+		if t.Plan != nil {
+			sh.Line.PlanCall = *t.Plan
+		}
 		t.Lines.EmitUnder(t.ParentID, sh.Line)
 		if t.Hooks != nil {
 			t.Hooks.OnShell(ctx, t, *sh)
@@ -169,6 +196,9 @@ func (inv *Inventory) taskLine(ctx context.Context, t *TaskCall, label, kind str
 	}
 	line := trace.AgentToolCall{TaskID: t.TaskID, Turn: t.Turn, ToolCallID: t.ID, Kind: kind, Ending: out.Ending}
 	line.ToolName, line.InputBytes = label, inBytes
+	if t.Plan != nil {
+		line.PlanCall = *t.Plan
+	}
 	line.Status = "ok"
 	if out.Err != nil {
 		msg := out.Err.Error()
@@ -176,6 +206,9 @@ func (inv *Inventory) taskLine(ctx context.Context, t *TaskCall, label, kind str
 		out.Text = "error: " + msg
 		if out.Verbatim {
 			out.Text = msg
+		}
+		if out.Report != "" {
+			out.Text = out.Report
 		}
 	}
 	line.OutputBytes = len(out.Text)

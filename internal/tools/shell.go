@@ -149,7 +149,15 @@ type ShellCall struct {
 	ToolCallID string
 	// Input is the model's JSON object, {"command": string}.
 	Input json.RawMessage
+	// Argv, when set, is a plan shell step's words, run as they are
+	// (Argv[0] is this tool's binary), and Line its command line; Input is
+	// then unused. Stdout is kept up to 64 KiB, the step's output bound.
+	Argv []string
+	Line string
 }
+
+// MaxStepOutputBytes is how much of a plan shell step's stdout is kept.
+const MaxStepOutputBytes = 64 << 10
 
 // ShellResult is a command that ran: the text the model sees and the shell
 // trace line the caller writes (under the turn's inference line). A
@@ -160,6 +168,9 @@ type ShellResult struct {
 	// Stdout and Stderr are the streams as the model sees them (each cut at
 	// MaxShellStreamBytes): what an on-shell hook is given.
 	Stdout, Stderr string
+	// Ending is how the runtime ended the command ("" when it ended by
+	// itself), as the text says it.
+	Ending string
 }
 
 // CheckCall is a shell call's own checks, before the gate (Checker): the
@@ -169,7 +180,7 @@ func (s *Shell) CheckCall(_ context.Context, c *Call) (GateView, *Outcome) {
 		o := refuseScript(s, c.Name)
 		return GateView{}, &o
 	}
-	_, bin, args, err := s.prepare([]byte(dataOf(c.Input)))
+	_, bin, args, _, err := s.prepare(ShellCall{Input: []byte(dataOf(c.Input)), Argv: c.Argv, Line: c.Line})
 	if err != nil {
 		return GateView{}, &Outcome{Err: err}
 	}
@@ -183,43 +194,50 @@ func (s *Shell) Call(ctx context.Context, c *Call) Outcome {
 	if c.Task == nil {
 		return refuseScript(s, c.Name)
 	}
-	r, err := s.Run(ctx, ShellCall{TaskID: c.Task.TaskID, Turn: c.Task.Turn, ToolCallID: c.Task.ID, Input: []byte(dataOf(c.Input))})
+	r, err := s.Run(ctx, ShellCall{TaskID: c.Task.TaskID, Turn: c.Task.Turn, ToolCallID: c.Task.ID, Input: []byte(dataOf(c.Input)),
+		Argv: c.Argv, Line: c.Line})
 	if err != nil {
 		return Outcome{Err: err}
 	}
 	return Outcome{Shell: &r}
 }
 
-// prepare is a call's own checks: the input, the command's bounds and
-// split, and the PATH lookup. It returns the command, the resolved binary
-// and the arguments after it.
-func (s *Shell) prepare(input []byte) (cmdText, bin string, args []string, err error) {
+// prepare is a call's own checks: the input (or a plan step's words), the
+// command's bounds and split, and the PATH lookup. It returns the command,
+// the resolved binary, the arguments after it and the stdout bound.
+func (s *Shell) prepare(c ShellCall) (cmdText, bin string, args []string, limit int, err error) {
 	var in struct {
 		Command *string `json:"command"`
 	}
-	if err := json.Unmarshal(input, &in); err != nil || in.Command == nil {
-		return "", "", nil, diag.New("E-RUN-075", "the input to %s must be {\"command\": string}", s.binary)
+	if c.Argv != nil {
+		in.Command = &c.Line
+	} else if err := json.Unmarshal(c.Input, &in); err != nil || in.Command == nil {
+		return "", "", nil, 0, diag.New("E-RUN-075", "the input to %s must be {\"command\": string}", s.binary)
 	}
 	cmdText = *in.Command
 	switch {
 	case len(cmdText) >= MaxCommandBytes:
-		return "", "", nil, diag.New("E-RUN-075", "the command given to %s is %d bytes: a command must be under %d bytes", s.binary, len(cmdText), MaxCommandBytes)
+		return "", "", nil, 0, diag.New("E-RUN-075", "the command given to %s is %d bytes: a command must be under %d bytes", s.binary, len(cmdText), MaxCommandBytes)
 	case strings.IndexByte(cmdText, 0) >= 0:
-		return "", "", nil, diag.New("E-RUN-075", "the command given to %s holds a NUL byte, which no command line can carry", s.binary)
+		return "", "", nil, 0, diag.New("E-RUN-075", "the command given to %s holds a NUL byte, which no command line can carry", s.binary)
 	}
-	if shells[s.binary] {
+	limit = MaxShellStreamBytes
+	switch {
+	case c.Argv != nil:
+		args, limit = c.Argv[1:], MaxStepOutputBytes
+	case shells[s.binary]:
 		args = []string{"-c", cmdText}
-	} else {
+	default:
 		if args, err = SplitCommand(cmdText); err != nil {
-			return "", "", nil, diag.Wrap(err, "E-RUN-075", "the command given to %s cannot be split into arguments", s.binary)
+			return "", "", nil, 0, diag.Wrap(err, "E-RUN-075", "the command given to %s cannot be split into arguments", s.binary)
 		}
 	}
 	pathList, _ := s.env.lookup("PATH")
 	if bin, err = lookPath(s.binary, pathList); err != nil {
-		return "", "", nil, diag.Wrap(err, "E-RUN-076", "%s is allowed by capabilities.shell.allow but does not resolve on the session's PATH", s.binary).
+		return "", "", nil, 0, diag.Wrap(err, "E-RUN-076", "%s is allowed by capabilities.shell.allow but does not resolve on the session's PATH", s.binary).
 			WithHint("install it, or put its directory on the PATH mur runs with")
 	}
-	return cmdText, bin, args, nil
+	return cmdText, bin, args, limit, nil
 }
 
 // Run runs one call. The error is a call that ran nothing — input that is
@@ -227,7 +245,7 @@ func (s *Shell) prepare(input []byte) (cmdText, bin string, args []string, err e
 // quote left open, a binary PATH does not resolve, a command that could
 // not start — and is the error result the model sees.
 func (s *Shell) Run(ctx context.Context, c ShellCall) (ShellResult, error) {
-	cmdText, bin, args, err := s.prepare(c.Input)
+	cmdText, bin, args, limit, err := s.prepare(c)
 	if err != nil {
 		return ShellResult{}, err
 	}
@@ -249,7 +267,7 @@ func (s *Shell) Run(ctx context.Context, c ShellCall) (ShellResult, error) {
 	r, err := command.Run(ctx, command.Spec{
 		Path: bin, Args: args, Env: s.env.Environ(), Dir: dir,
 		Deadline: s.env.Deadline, KillGrace: s.env.KillGrace,
-		Limit: MaxShellStreamBytes, Log: logFile, Wrap: s.env.Wrap,
+		Limit: limit, Log: logFile, Wrap: s.env.Wrap,
 	})
 	if err != nil {
 		fmt.Fprintf(logFile, "[not started: %v]\n", err)
@@ -287,7 +305,7 @@ func (s *Shell) Run(ctx context.Context, c ShellCall) (ShellResult, error) {
 		StdoutBytes: r.StdoutBytes, StderrBytes: r.StderrBytes,
 		DurationMS: r.Duration.Milliseconds(), Truncated: r.Truncated(), LogPath: logPath,
 	}
-	return ShellResult{Text: b.String(), Line: line, Stdout: out, Stderr: errs}, nil
+	return ShellResult{Text: b.String(), Line: line, Stdout: out, Stderr: errs, Ending: ending}, nil
 }
 
 // endingOf is what the result says of a command the runtime ended ("" for
@@ -360,13 +378,14 @@ func clipTo(s string, max int) string {
 	return s[:max] + "…"
 }
 
-// fileSafe reports whether a driver-given id can name a file.
+// fileSafe reports whether a driver-given id can name a file (a plan
+// step's call id joins the call's id, the step's and the attempt with dots).
 func fileSafe(s string) bool {
-	if s == "" || len(s) > 128 {
+	if s == "" || len(s) > 200 || s[0] == '.' {
 		return false
 	}
 	for _, r := range s {
-		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '-') {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '-' || r == '.') {
 			return false
 		}
 	}

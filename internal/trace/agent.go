@@ -85,6 +85,7 @@ type AgentToolCall struct {
 	ToolCallID string `json:"tool_call_id"`
 	Kind       string `json:"kind"`             // wasm | skill | runtime
 	Ending     string `json:"ending,omitempty"` // a component call's ending
+	PlanCall          // a plan step's attempt: plan_id, step_id, attempt
 }
 
 // TaskEnd closes one task with its totals.

@@ -35,6 +35,8 @@ type DelegationStart struct {
 	ChildSessionID  string    `json:"child_session_id"`
 	ChildWorkdir    string    `json:"child_workdir"`
 	WorkdirSnapshot *Snapshot `json:"workdir_snapshot,omitempty"`
+	// PlanCall marks a plan capsule step's delegation.
+	PlanCall
 }
 
 // Delegation closes one delegation. Outcome is the completion's
@@ -48,6 +50,8 @@ type Delegation struct {
 	DurationMS     int64   `json:"duration_ms"`
 	Outcome        string  `json:"outcome"`
 	Reason         *string `json:"reason"`
+	// PlanCall marks a plan capsule step's delegation.
+	PlanCall
 }
 
 // TaskWaiting is a task that ended its turn with delegations outstanding.

@@ -22,4 +22,6 @@ type Shell struct {
 	Truncated bool `json:"truncated"`
 	// LogPath is <records dir>/logs/shell/<tool_call_id>.log.
 	LogPath string `json:"log_path"`
+	// PlanCall marks a plan shell step's attempt.
+	PlanCall
 }

@@ -266,3 +266,10 @@ func Endpoint(addr string) string {
 	}
 	return addr
 }
+
+// GetTask reads a task by id with A2A GetTask ({"id", "historyLength": 0}):
+// the raw task object, for a caller that waits on another session's task
+// (a plan's capsule step reading its sub-capsule's answer).
+func (c *Client) GetTask(ctx context.Context, id string) (json.RawMessage, error) {
+	return c.call(ctx, "GetTask", map[string]any{"id": id, "historyLength": 0}, nil, true)
+}

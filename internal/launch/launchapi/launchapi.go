@@ -87,6 +87,10 @@ type Launched struct {
 	// ParentTier is the parent's achieved containment class: the child's
 	// floor is at least this.
 	ParentTier string
+	// SpawnedBy and DelegationID name the parent session and the
+	// delegation, for every delegated child: a child with no MURMUR_SPAWNER
+	// handle (a plan capsule step's) still records them.
+	SpawnedBy, DelegationID string
 }
 
 // launchLine is Launched on the wire.
@@ -95,12 +99,15 @@ type launchLine struct {
 	ParentTier      string          `json:"parent_tier"`
 	WorkdirSnapshot *trace.Snapshot `json:"workdir_snapshot,omitempty"`
 	Task            string          `json:"task,omitempty"`
+	SpawnedBy       string          `json:"spawned_by,omitempty"`
+	DelegationID    string          `json:"delegation_id,omitempty"`
 }
 
 // Line is l as the parent writes it, newline included. It holds the
 // approval's text: write it to the child's standard input and nowhere else.
 func (l Launched) Line() []byte {
-	b, _ := json.Marshal(launchLine{Approval: l.Approval.Reveal(), ParentTier: l.ParentTier, WorkdirSnapshot: l.Snapshot, Task: l.Task})
+	b, _ := json.Marshal(launchLine{Approval: l.Approval.Reveal(), ParentTier: l.ParentTier, WorkdirSnapshot: l.Snapshot, Task: l.Task,
+		SpawnedBy: l.SpawnedBy, DelegationID: l.DelegationID})
 	return append(b, '\n')
 }
 
@@ -126,7 +133,8 @@ func ReadLaunched(r io.Reader) (*Launched, error) {
 		return nil, diag.New("E-RUN-020", "--spawn-approval-stdin: the line's parent_tier %q is not a containment class (advisory, scoped or sealed)", l.ParentTier).
 			WithHint("--spawn-approval-stdin is for a parent capsule's runtime only")
 	}
-	return &Launched{Approval: roostapi.ApprovalOf(l.Approval), Snapshot: l.WorkdirSnapshot, Task: l.Task, ParentTier: l.ParentTier}, nil
+	return &Launched{Approval: roostapi.ApprovalOf(l.Approval), Snapshot: l.WorkdirSnapshot, Task: l.Task, ParentTier: l.ParentTier,
+		SpawnedBy: l.SpawnedBy, DelegationID: l.DelegationID}, nil
 }
 
 // Spawner is the MURMUR_SPAWNER handle: where a child reports its outcome
