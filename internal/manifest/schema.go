@@ -189,7 +189,8 @@ func (r Retain) MaxAgeDuration() (time.Duration, bool) {
 // toolKeys resolves each tools: key to a tool of the capsule's inventory:
 // a tool or skill artifact by its full name, or by its bare name when no
 // other tool shares it; a shell.allow binary; delegate-task when
-// spawn.allow is not empty. Anything else is E-MAN-032.
+// spawn.allow is not empty; submit-plan when plan.submit is granted. Anything
+// else is E-MAN-032.
 func (p *parser) toolKeys() {
 	m := p.m
 	if len(m.Tools) == 0 {
@@ -213,6 +214,10 @@ func (p *parser) toolKeys() {
 		names = append(names, "delegate-task")
 		exact["delegate-task"] = true
 	}
+	if m.IsAgent() && m.Capabilities.Plan.Submit.Or(false) {
+		names = append(names, "submit-plan")
+		exact["submit-plan"] = true
+	}
 	for i := range m.Tools {
 		t := &m.Tools[i]
 		kp := join("tools", t.Key)
@@ -234,7 +239,7 @@ func (p *parser) toolKeys() {
 			return
 		}
 		p.failAt(m.PosOf(kp), "E-MAN-032", "%s: %q names no tool of this capsule; its tools are %s", kp, t.Key, shown).
-			WithHint("key tools: by a tool artifact's name, a capabilities.shell.allow binary, or delegate-task")
+			WithHint("key tools: by a tool artifact's name, a capabilities.shell.allow binary, delegate-task or submit-plan")
 		return
 	}
 }

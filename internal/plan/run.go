@@ -467,6 +467,22 @@ func (r *runner) capsuleAttempt(ctx context.Context, st *stepState, input json.R
 	if r.env.Capsules == nil {
 		return attempt{err: NoRoost}
 	}
+	// A capsule step passes the gate a delegate-task call passes, so a plan
+	// reaches no sub-capsule a direct call could not (docs/policy.md).
+	if t := r.env.Task; r.env.Inv != nil && t != nil {
+		gin, _ := json.Marshal(struct {
+			Capsule string `json:"capsule"`
+			Version string `json:"version"`
+			Task    string `json:"task"`
+		}{st.Bare, st.Version, in.Task})
+		planID, stepID := r.plan.ID, st.ID
+		if s := r.env.Inv.Gate(ctx, t, tools.GateRequest{Name: "delegate-task", ToolName: "delegate-task", Kind: tools.KindRuntime,
+			GateView: tools.GateView{Input: string(gin)}, ToolCallID: fmt.Sprintf("%s.%s.%d", t.ID, st.ID, n),
+			PlanID: &planID, StepID: &stepID, ParentID: st.startLine}); s != nil {
+			msg := s.Err.Error()
+			return attempt{err: msg, output: &msg}
+		}
+	}
 	res := r.env.Capsules.RunCapsule(ctx, CapsuleAttempt{PlanID: r.plan.ID, StepID: st.ID, Attempt: n,
 		Capsule: st.Capsule, Bare: st.Bare, Version: st.Version, Task: in.Task,
 		TaskID: r.env.Task.TaskID, ContextID: r.env.Task.ContextID, ParentID: st.startLine, InFlight: r.env.Task.InFlight})

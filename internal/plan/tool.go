@@ -119,6 +119,24 @@ func (t *Tool) Validate(raw []byte) (*Plan, Errors) {
 	return Parse(raw, cat)
 }
 
+// CheckCall validates the plan before the gate asks anyone (tools.Checker):
+// policy hooks see, and an operator approves, only a plan that passed
+// validation. A refused plan's call is answered here, as Call answers it
+// (its record, its plan_end), and runs nothing.
+func (t *Tool) CheckCall(ctx context.Context, c *tools.Call) (tools.GateView, *tools.Outcome) {
+	raw := []byte{}
+	if c.Input.Data != nil {
+		raw = []byte(*c.Input.Data)
+	}
+	if c.Task != nil {
+		if _, errs := t.Validate(raw); len(errs) == 0 {
+			return tools.GateView{}, nil
+		}
+	}
+	o := t.Call(ctx, c)
+	return tools.GateView{}, &o
+}
+
 // record is plans/plan-<n>.json.
 type record struct {
 	Plan   json.RawMessage `json:"plan"`
