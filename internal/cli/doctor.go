@@ -136,6 +136,12 @@ func runDoctor(asJSON bool, stdout, stderr io.Writer) error {
 	}
 	for _, a := range m.Artifacts {
 		da := doctorArtifact{Name: a.Name, Version: a.Version}
+		if a.IsMCP() {
+			// Declared in place: nothing is stored or locked for it.
+			da.OK, da.Runtime, da.Store = true, manifest.RuntimeMCP, "declared in place"
+			rep.Artifacts = append(rep.Artifacts, da)
+			continue
+		}
 		r, rerr := chain.Resolve(a.Name, a.Version, manifest.Options{SkipSecrets: true})
 		if rerr != nil && store.IsNotFound(rerr) && a.RuntimeKind() == manifest.RuntimeDriver && builtin.Has(a.Name) {
 			// mur run uses the built-in of that name when none is installed;

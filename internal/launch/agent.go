@@ -46,6 +46,7 @@ type agentRun struct {
 	addr       string
 	hooks      *hooks.Dispatcher
 	inv        *tools.Inventory
+	mcp        *mcpServers
 
 	// loop is the inference loop once the session exists: a hook's
 	// run-inference goes through it (its driver, its token ceiling).
@@ -134,6 +135,7 @@ func (k *agentRun) start(r *run, sess *session.Session, rec *trace.Recorder) err
 		MaxTurns: in.MaxTurns.Or(manifest.DefaultMaxTurns), MaxSessionTokens: ceiling,
 		TaskAcceptance: m.Lifecycle.Acceptance(), AfterTask: m.Lifecycle.AfterTaskMode(),
 		URL: r.url, SystemPromptSHA256: agent.PromptSHA256(p.SystemPrompt), Hooks: append([]string{}, hk.Names()...),
+		MCPServers: p.MCPServers(),
 	})
 	r.mu.Lock()
 	r.agent = true
@@ -156,8 +158,17 @@ func (k *agentRun) serve(ctx context.Context, r *run) (ending, error) {
 		k.px.SetLogger(r.egress.logger)
 	}
 	bindDriver(k.drv, sess, rec)
+	// Every MCP server is ready before the inventory, MURMUR.md, the
+	// door and the ready line: the model's tool list is fixed before the
+	// first task, and a server that cannot start fails the launch.
+	servers, err := startMCP(ctx, r)
+	if err != nil {
+		return ending{}, err
+	}
+	k.mcp = servers
 	loop, err := k.build(r)
 	if err != nil {
+		k.mcp.stop()
 		return ending{}, err
 	}
 	k.loopMu.Lock()
@@ -188,6 +199,7 @@ func (k *agentRun) serve(ctx context.Context, r *run) (ending, error) {
 	full := watchWorkdir(ctx, sess, m.Capabilities.EffLimits().WorkdirMaxBytes, dr)
 	dl.windingDown.Store(true)
 	status, reason := windDown(ctx, dr, rec, full, &e)
+	k.mcp.stop()
 	dl.close(status)
 	sctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	_ = dr.Shutdown(sctx)
@@ -237,6 +249,11 @@ func (k *agentRun) build(r *run) (*agent.Session, error) {
 		ProxyEnv: k.proxyEnv, Preloaded: r.pre}, m, p.Grants, p.Tools)
 	if err != nil {
 		return nil, err
+	}
+	for _, e := range k.mcp.entries() {
+		if err := k.inv.Add(e); err != nil {
+			return nil, err
+		}
 	}
 	if rt := dl.runtime(p, sess, rec, r.url, r.opts); rt != nil {
 		if err := k.inv.Add(rt.Tool()); err != nil {
@@ -351,6 +368,7 @@ func windDown(ctx context.Context, dr *door.Server, rec *trace.Recorder, full *g
 
 // close runs after session_end.
 func (k *agentRun) close() {
+	k.mcp.stop()
 	k.hooks.Close()
 	if k.inv != nil {
 		k.inv.Close()

@@ -83,7 +83,7 @@ var (
 func decideContainment(p *Plan, requested, parentTier string) Containment {
 	m := p.Manifest
 	g := p.Grants.Capsule
-	c := Containment{Detail: sandboxDetail, Native: len(g.ShellAllow) > 0,
+	c := Containment{Detail: sandboxDetail, Native: len(g.ShellAllow) > 0 || hasStdioMCP(m),
 		Resources: resourcesOf(m.Capabilities.CommandResources())}
 	if m.IsAgent() {
 		c.Detail = agentDetail

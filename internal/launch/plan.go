@@ -125,7 +125,27 @@ func (p *Plan) ToolNames() []string {
 			names = append(names, t.Name)
 		}
 	}
+	if p.Manifest != nil && p.Manifest.IsAgent() {
+		for _, a := range p.Manifest.MCPEntries() {
+			for _, t := range a.MCP.Tools {
+				names = append(names, manifest.MCPModelName(manifest.Bare(a.Name), t))
+			}
+		}
+	}
 	return names
+}
+
+// MCPServers are the bare names of the capsule's MCP servers, in manifest
+// order (session_start's mcp_servers).
+func (p *Plan) MCPServers() []string {
+	out := []string{}
+	if p.Manifest == nil || !p.Manifest.IsAgent() {
+		return out
+	}
+	for _, a := range p.Manifest.MCPEntries() {
+		out = append(out, manifest.Bare(a.Name))
+	}
+	return out
 }
 
 // Load reads the manifest (or the installed capsule) once, computes its
@@ -373,7 +393,7 @@ func (p *Plan) readComponentInDir() error {
 // with secrets on; a manifest without such a reference is not parsed again.
 func (p *Plan) resolveSecrets() error {
 	for _, a := range p.Manifest.Artifacts {
-		if a.Gateway != nil && a.Gateway.APIKeyRef != "" {
+		if a.Gateway != nil && a.Gateway.APIKeyRef != "" || a.MCP != nil && len(a.MCP.Headers) > 0 {
 			full, err := manifest.Parse(p.ManifestYAML, p.Manifest.File, manifest.Options{LookupEnv: p.lookup})
 			if err != nil {
 				return err

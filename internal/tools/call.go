@@ -85,6 +85,8 @@ type Outcome struct {
 	Ending string
 	// Shell is a shell command that ran: its shell line is the call's line.
 	Shell *ShellResult
+	// MCP names an MCP call's server and tool (nil for other kinds).
+	MCP *MCPCall
 }
 
 // notForScripts is an entry's refusal of a script's call: the script named
@@ -143,6 +145,9 @@ func (inv *Inventory) taskLine(ctx context.Context, t *TaskCall, label, kind str
 	}
 	line := trace.AgentToolCall{TaskID: t.TaskID, Turn: t.Turn, ToolCallID: t.ID, Kind: kind, Ending: out.Ending}
 	line.ToolName, line.InputBytes = label, inBytes
+	if out.MCP != nil {
+		line.Server, line.MCPTool = out.MCP.Server, out.MCP.Tool
+	}
 	line.Status = "ok"
 	if out.Err != nil {
 		msg := out.Err.Error()

@@ -40,6 +40,8 @@ type AgentSessionStart struct {
 	URL                string     `json:"url"`
 	SystemPromptSHA256 string     `json:"system_prompt_sha256"`
 	Hooks              []string   `json:"hooks"`
+	// MCPServers are the bare names of the MCP servers, in manifest order.
+	MCPServers []string `json:"mcp_servers"`
 }
 
 // TaskStart opens one task; its lines go under it.
@@ -76,8 +78,12 @@ type AgentToolCall struct {
 	TaskID     string `json:"task_id"`
 	Turn       int    `json:"turn"`
 	ToolCallID string `json:"tool_call_id"`
-	Kind       string `json:"kind"`             // wasm | skill | runtime
-	Ending     string `json:"ending,omitempty"` // a component call's ending
+	Kind       string `json:"kind"`             // wasm | skill | runtime | shell | mcp
+	Ending     string `json:"ending,omitempty"` // a component call's (or an MCP call's) ending
+	// Server and MCPTool name an MCP call's server (bare name) and the
+	// server's own name for the tool; empty for other kinds.
+	Server  string `json:"server,omitempty"`
+	MCPTool string `json:"mcp_tool,omitempty"`
 }
 
 // TaskEnd closes one task with its totals.
