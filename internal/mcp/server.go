@@ -420,6 +420,11 @@ func (s *Server) startError(ctx context.Context, inst *instance, err error) erro
 	switch {
 	case lr != nil && lr.over():
 		out = diag.New("E-RUN-158", "the MCP server %s sent a message over 16 MiB while starting", s.name)
+	case lr != nil && garbageOf(lr) != "":
+		out = diag.New("E-RUN-153", "the MCP server %s wrote a line on stdout that is not JSON-RPC: %q", s.name, garbageOf(lr)).
+			WithHint("a stdio server must write only MCP messages to stdout (logs go to stderr)")
+	case ctx.Err() != nil:
+		out = diag.New("E-RUN-151", "the MCP server %s was not ready within %d s (mcp.start_seconds): no answer to the handshake or the listing", s.name, s.cfg.Entry.MCP.Start())
 	case exited:
 		r := inst.proc.Result()
 		how := fmt.Sprintf("status %d", r.ExitCode)
@@ -427,11 +432,6 @@ func (s *Server) startError(ctx context.Context, inst *instance, err error) erro
 			how = "signal " + r.Signal
 		}
 		out = diag.New("E-RUN-152", "the MCP server %s exited while starting (%s)%s", s.name, how, inst.tail.lastLines(20))
-	case lr != nil && garbageOf(lr) != "":
-		out = diag.New("E-RUN-153", "the MCP server %s wrote a line on stdout that is not JSON-RPC: %q", s.name, garbageOf(lr)).
-			WithHint("a stdio server must write only MCP messages to stdout (logs go to stderr)")
-	case ctx.Err() != nil:
-		out = diag.New("E-RUN-151", "the MCP server %s was not ready within %d s (mcp.start_seconds): no answer to the handshake or the listing", s.name, s.cfg.Entry.MCP.Start())
 	default:
 		code := "E-RUN-152"
 		var he *httpStatusError
