@@ -400,3 +400,50 @@ func processesOf(bin string) []int {
 	}
 	return out
 }
+
+// --explain-scope starts nothing and says what each server may reach; an
+// HTTP server's url outside network.allow is refused at load (E-CAP-020).
+func TestMCPExplainScope(t *testing.T) {
+	dir := mcpbad(t)
+	homeDir := t.TempDir()
+	proj := mcpProject(t, calls(), badEntry(dir, "ok", "noop, probe", "    capabilities:\n      network: {allow: [api.example.com]}\n")+`  - name: acme/docs
+    version: "1.0.0"
+    runtime: mcp
+    mcp:
+      url: https://docs.example.com/mcp
+      headers: {X-Team: blue}
+      tools: [search]
+`, "capabilities:\n  network: {allow: [api.example.com, \"https://docs.example.com\"]}\n")
+	r := runMur(t, homeDir, proj, nil, "run", "--explain-scope")
+	if r.Code != 0 {
+		t.Fatalf("explain: %+v", r)
+	}
+	for _, want := range []string{
+		"mcp: bad: stdio mcpbad ok (" + filepath.Join(dir, "mcpbad") + ") under ",
+		"network: api.example.com through the egress proxy",
+		"mcp: docs: http https://docs.example.com/mcp from mur itself (no proxy, no redirects); headers: X-Team",
+		"mcp tools: mcp__bad__noop, mcp__bad__probe, mcp__docs__search",
+		"not protected here: an MCP server's host: only its origin is held",
+	} {
+		if !strings.Contains(r.Stdout, want) {
+			t.Errorf("--explain-scope lacks %q:\n%s", want, r.Stdout)
+		}
+	}
+	if len(processesOf(filepath.Join(dir, "mcpbad"))) != 0 || len(sessionsUnder(homeDir)) != 0 {
+		t.Error("--explain-scope started something")
+	}
+	j := runMur(t, homeDir, proj, nil, "run", "--explain-scope", "--json")
+	if !strings.Contains(j.Stdout, `"mcp":[{"server":"bad"`) || !strings.Contains(j.Stdout, `"model_names":["mcp__docs__search"]`) {
+		t.Errorf("--json: %s", j.Stdout)
+	}
+	uncovered := mcpProject(t, calls(), `  - name: acme/docs
+    version: "1.0.0"
+    runtime: mcp
+    mcp:
+      url: https://docs.example.com/mcp
+      tools: [search]
+`, "")
+	if r := runMur(t, homeDir, uncovered, nil, "run", "--task", "go"); r.Code == 0 || !strings.Contains(r.Stderr, "E-CAP-020") || len(sessionsUnder(homeDir)) != 0 {
+		t.Errorf("an uncovered url: %+v", r)
+	}
+}

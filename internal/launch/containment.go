@@ -199,6 +199,24 @@ func (c Containment) Lines() []string {
 	return lines
 }
 
+// mcpNotProtected are the not-protected lines MCP servers add.
+func (p *Plan) MCPNotProtected() []string {
+	var out []string
+	http := false
+	for _, a := range p.Manifest.MCPEntries() {
+		if a.MCP != nil && a.MCP.URL != "" {
+			http = true
+		}
+	}
+	if len(p.Manifest.MCPEntries()) > 0 && p.Manifest.IsAgent() {
+		out = append(out, "what an MCP server does with the arguments the model sends and the data it returns: its own code decides; its results reach the model fenced as untrusted")
+	}
+	if http && p.Manifest.IsAgent() {
+		out = append(out, "an MCP server's host: only its origin is held; its headers go there and nowhere else")
+	}
+	return out
+}
+
 // resourcesText is --explain-scope's resources: line: the rlimits every
 // command gets and which plane caps memory and processes.
 func (c Containment) resourcesText() string {
@@ -261,6 +279,8 @@ type ScopeJSON struct {
 	EffectiveGrants json.RawMessage `json:"effective_grants"`
 	NotProtected    []string        `json:"not_protected"`
 	Warnings        []string        `json:"warnings"`
+	// MCP is the capsule's MCP servers ([] when none).
+	MCP []MCPScope `json:"mcp"`
 }
 
 // ResourcesJSON is ScopeJSON's resources.
@@ -279,7 +299,7 @@ func (p *Plan) Scope() ScopeJSON {
 	s := ScopeJSON{Name: m.Name, Version: m.Version, Kind: p.Kind(), From: p.From,
 		Declared: c.declaredText(), Achieved: c.Achieved, FloorMet: c.FloorMet && c.refusal == nil,
 		Mechanism: c.Mechanism, Detail: c.Detail, EffectiveGrants: p.GrantsJSON,
-		NotProtected: []string{}, Warnings: []string{}}
+		NotProtected: []string{}, Warnings: []string{}, MCP: p.MCPScopes()}
 	if c.refusal != nil {
 		s.Refusal = c.refusal.Error()
 	}
@@ -298,6 +318,7 @@ func (p *Plan) Scope() ScopeJSON {
 		s.Network = "a network namespace with only loopback; the egress proxy forwards what network.allow covers"
 		s.NotProtected = c.notProtected()
 	}
+	s.NotProtected = append(s.NotProtected, p.MCPNotProtected()...)
 	return s
 }
 

@@ -173,6 +173,9 @@ func Load(req Request) (*Plan, error) {
 	if err := p.decide(""); err != nil {
 		return nil, err
 	}
+	if err := p.checkMCPURLs(); err != nil {
+		return nil, err
+	}
 	return p, nil
 }
 
