@@ -7,6 +7,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -262,8 +263,13 @@ func (k *agentRun) build(r *run) (*agent.Session, error) {
 	}
 	var lines []session.ToolLine
 	for _, e := range k.inv.Entries() {
-		lines = append(lines, session.ToolLine{Name: e.Name(), Kind: e.Kind(), Description: e.Description()})
+		desc := e.Description()
+		if e.Kind() == tools.KindMCP {
+			desc, _, _ = strings.Cut(desc, "\n")
+		}
+		lines = append(lines, session.ToolLine{Name: e.Name(), Kind: e.Kind(), Description: desc})
 	}
+	sess.SetMCPServers(p.mcpDocLines())
 	if err := sess.SetTools(lines, p.GrantsJSON); err != nil {
 		fmt.Fprintln(r.opts.Stderr, diag.Warn("W-IO-055", "MURMUR.md could not list the tools: %v", err).String())
 	}

@@ -178,3 +178,16 @@ func (p *Plan) MCPLines() []string {
 	}
 	return append(lines, "mcp tools: "+strings.Join(names, ", "))
 }
+
+// mcpDocLines are MURMUR.md's ## MCP servers lines, one per server.
+func (p *Plan) mcpDocLines() []string {
+	var out []string
+	for _, s := range p.MCPScopes() {
+		if s.URL != nil {
+			out = append(out, fmt.Sprintf("%s  http  %s", s.Server, *s.URL))
+			continue
+		}
+		out = append(out, fmt.Sprintf("%s  stdio  %s  (%s)", s.Server, strings.TrimSpace(*s.Command+" "+strings.Join(s.Args, " ")), *s.Containment))
+	}
+	return out
+}
