@@ -18,6 +18,8 @@ import (
 //	shell                    capsule.shell under its task
 //	task_end                 closes capsule.task
 //	delegation               closes the capsule.delegation OpenDelegation opened
+//	mcp_server_start/_end    one capsule.mcp_server span per start, under capsule.session
+//	tool_call (kind mcp)     capsule.tool_call as a client span with the MCP attributes
 //
 // A line's span parent is found from its parent_id: an inference line's
 // parent is its task_start, a tool line's its inference. A span starts at
@@ -60,11 +62,15 @@ func (s *Session) Line(l trace.Emitted) {
 	case trace.AgentToolCall:
 		s.taskOf(l.ParentID).ToolCall(ToolCallLine{ToolName: ev.ToolName, Turn: ev.Turn, ToolCallID: ev.ToolCallID, Kind: ev.Kind,
 			InputBytes: ev.InputBytes, OutputBytes: ev.OutputBytes, Status: ev.Status, Error: str(ev.Error),
-			Ending: ev.Ending}, l.At.Add(-ms(ev.DurationMS)), l.At)
+			Ending: ev.Ending, Server: ev.Server, MCPTool: ev.MCPTool}, l.At.Add(-ms(ev.DurationMS)), l.At)
 	case trace.Shell:
 		s.taskOf(l.ParentID).Shell(ShellLine{Turn: ev.Turn, ToolCallID: ev.ToolCallID, Binary: ev.Binary, Command: ev.Command,
 			ExitCode: ev.ExitCode, StdoutBytes: int(ev.StdoutBytes), StderrBytes: int(ev.StderrBytes), Truncated: ev.Truncated,
 			LogPath: ev.LogPath}, l.At.Add(-ms(ev.DurationMS)), l.At)
+	case trace.MCPServerStart:
+		s.mcpStart(ev, l.At)
+	case trace.MCPServerEnd:
+		s.mcpEnd(ev, l.At)
 	case trace.TaskEnd:
 		t := s.taskOf(l.ParentID)
 		t.End(TaskEndLine{ExitStatus: ev.ExitStatus, Turns: ev.Turns, InputTokens: ev.InputTokens, OutputTokens: ev.OutputTokens,

@@ -88,6 +88,8 @@ type Session struct {
 	// delegation_id: how Line places the lines under it.
 	byLine      map[string]*Task
 	delegations map[string]*Delegation
+	// mcpOpen holds each MCP server start until its mcp_server_end.
+	mcpOpen sync.Map
 
 	// ending is held for reading by a Task.End in flight, and taken by End
 	// before the exporter shuts down: a task that left the open set just
