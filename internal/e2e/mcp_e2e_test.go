@@ -447,3 +447,34 @@ func TestMCPExplainScope(t *testing.T) {
 		t.Errorf("an uncovered url: %+v", r)
 	}
 }
+
+// examples/mcp runs offline: the npm filesystem server writes and reads a
+// note in the work folder and refuses a file outside it. The example names
+// no install_dirs (a global npm install lands under /usr/local); here the
+// repository's node_modules is named instead.
+func TestMCPExample(t *testing.T) {
+	nm := npmServers(t)
+	homeDir, proj := t.TempDir(), t.TempDir()
+	copyDir(t, filepath.Join(repoRoot(), "examples", "mcp"), proj)
+	b, _ := os.ReadFile(filepath.Join(proj, "murmur.yaml"))
+	m := strings.Replace(string(b), "      tools: [write_file, read_text_file, list_directory]\n",
+		"      tools: [write_file, read_text_file, list_directory]\n      install_dirs: ["+nm+"]\n", 1)
+	os.WriteFile(filepath.Join(proj, "murmur.yaml"), []byte(m), 0o644)
+	r := runMur(t, homeDir, proj, nil, "run", "--json", "--task", "keep a note")
+	if r.Code != 0 {
+		t.Fatalf("run: %+v", r)
+	}
+	rd := parseReady(t, r.Stdout)
+	if note, err := os.ReadFile(filepath.Join(rd.Workdir, "notes.txt")); err != nil || string(note) != "remember the milk\n" {
+		t.Errorf("the note: %q %v", note, err)
+	}
+	c := toolCalls(traceLines(t, rd.RecordsDir))
+	if len(c) != 3 || c[0].Str("status") != "ok" || c[1].Str("status") != "ok" || c[2].Str("status") != "error" ||
+		!strings.Contains(c[2].Str("error"), "outside allowed directories") {
+		t.Fatalf("calls %v", c)
+	}
+	show := runMur(t, homeDir, proj, nil, "trace", "show", "@1")
+	if !strings.Contains(show.Stdout, "mcp files: 1 start(s), 3 calls, 1 errors, ended session_end") {
+		t.Errorf("trace show:\n%s", show.Stdout)
+	}
+}
