@@ -26,7 +26,7 @@ var (
 
 // mcpbad builds testdata/mcpbad once into a folder of its own (named in
 // install_dirs, outside every work folder).
-func mcpbad(t *testing.T) string {
+func mcpbad(t testing.TB) string {
 	t.Helper()
 	mcpbadOnce.Do(func() {
 		mcpbadDir, mcpbadErr = os.MkdirTemp("", "mcpbad-")

@@ -139,3 +139,18 @@ func BenchmarkMCPCallRaw(b *testing.B) {
 		send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"noop","arguments":{}}}`, i+1))
 	}
 }
+
+// BenchmarkMCPStart is one start of mcpbad through the runtime's client
+// (process, probe, handshake, listing) and its stop, uncontained and
+// contained at the host's best tier: the server's own start, measured
+// alone, for BenchmarkMCPStartToReady's added time.
+func BenchmarkMCPStart(b *testing.B) {
+	for _, contained := range []bool{false, true} {
+		b.Run(fmt.Sprint("contained=", contained), func(b *testing.B) {
+			for i := 0; i < b.N; i++ {
+				s := newServer(b, "ok", contained)
+				s.Stop()
+			}
+		})
+	}
+}
