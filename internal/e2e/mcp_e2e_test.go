@@ -478,3 +478,64 @@ func TestMCPExample(t *testing.T) {
 		t.Errorf("trace show:\n%s", show.Stdout)
 	}
 }
+
+// An HTTP server, reached by mur itself: server-everything in its
+// Streamable HTTP mode on loopback, called through the loop; the entry's
+// header is sent (its name recorded, never its value) and the closing
+// DELETE ends the session's server.
+func TestMCPHTTPServer(t *testing.T) {
+	nm := npmServers(t)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := ln.Addr().(*net.TCPAddr).Port
+	ln.Close()
+	srv := exec.Command(filepath.Join(nm, ".bin", "mcp-server-everything"), "streamableHttp")
+	srv.Env = append(os.Environ(), fmt.Sprintf("PORT=%d", port))
+	var serr strings.Builder
+	srv.Stderr = &serr
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { srv.Process.Kill(); srv.Wait() }()
+	addr := fmt.Sprintf("127.0.0.1:%d", port)
+	waitFor(t, "server-everything to listen", func() bool {
+		c, err := net.Dial("tcp", addr)
+		if err == nil {
+			c.Close()
+		}
+		return err == nil
+	})
+	homeDir := t.TempDir()
+	origin := "http://" + addr
+	proj := mcpProject(t, calls(`mcp__web__echo, input: {message: "over http"}`), `  - name: acme/web
+    version: "2.0.0"
+    runtime: mcp
+    mcp:
+      url: `+origin+`/mcp
+      headers: {X-Api-Key: "${WEB_TOKEN}"}
+      tools: [echo]
+`, "capabilities:\n  network: {allow: [\""+origin+"\"]}\n")
+	r := runMur(t, homeDir, proj, []string{"WEB_TOKEN=tok-must-not-leak"}, "run", "--json", "--task", "go")
+	if r.Code != 0 {
+		t.Fatalf("run: %+v\nserver: %s", r, serr.String())
+	}
+	rd := parseReady(t, r.Stdout)
+	lines := traceLines(t, rd.RecordsDir)
+	st := lastOf(lines, trace.TypeMCPServerStart)
+	if st == nil || st.Str("transport") != "http" || st.Str("status") != "ok" || !strings.Contains(string(st.Fields["header_names"]), "X-Api-Key") ||
+		string(st.Fields["pid"]) != "null" || string(st.Fields["containment"]) != "null" {
+		t.Fatalf("start %v", st)
+	}
+	if c := toolCalls(lines); len(c) != 1 || c[0].Str("status") != "ok" || c[0].Str("server") != "web" {
+		t.Fatalf("calls %v", c)
+	}
+	if e := lastOf(lines, trace.TypeMCPServerEnd); e == nil || e.Str("reason") != "session_end" {
+		t.Errorf("end %v", e)
+	}
+	b, _ := os.ReadFile(filepath.Join(rd.RecordsDir, "trace.jsonl"))
+	if strings.Contains(string(b), "tok-must-not-leak") {
+		t.Error("the header's value reached the trace")
+	}
+}

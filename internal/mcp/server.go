@@ -21,6 +21,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -137,6 +138,9 @@ type instance struct {
 	ended   chan struct{}
 	endOnce sync.Once
 	reason  string
+	// stopping is set when the runtime ends the start itself (the
+	// session's end): what follows is not the server ending.
+	stopping atomic.Bool
 }
 
 // New prepares a server; Start starts it.
@@ -476,6 +480,9 @@ func (s *Server) watch(inst *instance) {
 	case <-exited:
 	case <-waited:
 	}
+	if inst.stopping.Load() {
+		return
+	}
 	reason := "exited"
 	switch {
 	case inst.lr != nil && inst.lr.over():
@@ -530,6 +537,7 @@ func (s *Server) Stop() {
 		select {
 		case <-inst.ended:
 		default:
+			inst.stopping.Store(true)
 			if inst.proc != nil {
 				inst.proc.Stop(StopGrace)
 			}
