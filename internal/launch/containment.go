@@ -199,7 +199,7 @@ func (c Containment) Lines() []string {
 	return lines
 }
 
-// mcpNotProtected are the not-protected lines MCP servers add.
+// MCPNotProtected are the not-protected lines MCP servers add.
 func (p *Plan) MCPNotProtected() []string {
 	var out []string
 	http := false

@@ -68,7 +68,6 @@ type conn struct {
 	callID      jsonrpc.ID
 	callSet     bool
 	callRaw     json.RawMessage
-	readErr     error
 }
 
 func newConn(inner sdk.Connection, h connHooks) *conn {
@@ -85,9 +84,6 @@ func (c *conn) pump() {
 	for {
 		msg, err := c.inner.Read(context.Background())
 		if err != nil {
-			c.mu.Lock()
-			c.readErr = err
-			c.mu.Unlock()
 			select {
 			case c.incoming <- readResult{err: err}:
 			case <-c.closed:
@@ -191,12 +187,6 @@ func (c *conn) takeResult() json.RawMessage {
 	r := c.callRaw
 	c.callRaw, c.callSet = nil, false
 	return r
-}
-
-func (c *conn) err() error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.readErr
 }
 
 func (c *conn) Close() error {

@@ -305,13 +305,13 @@ func writeList(b *strings.Builder, items []string) {
 // ToolLine is one tool of MURMUR.md's ## Tools section.
 type ToolLine struct{ Name, Kind, Description string }
 
-// SetTools records the session's tools (an agent's inventory, built once
-// the session exists) and rewrites MURMUR.md with its ## Tools section. The
-// file is replaced atomically: a reader sees the old inventory or the new.
 // SetMCPServers sets the ## MCP servers lines MURMUR.md's next write
 // lists ("everything  stdio  mcp-server-everything stdio  (scoped)").
 func (s *Session) SetMCPServers(lines []string) { s.mcpServers = append([]string{}, lines...) }
 
+// SetTools records the session's tools (an agent's inventory, built once
+// the session exists) and rewrites MURMUR.md with its ## Tools section. The
+// file is replaced atomically: a reader sees the old inventory or the new.
 func (s *Session) SetTools(tools []ToolLine, grants json.RawMessage) error {
 	s.tools = append([]ToolLine{}, tools...)
 	return atomicfile.Write(filepath.Join(s.RuntimeDir, "MURMUR.md"), []byte(IdentityDoc(s, grants)), 0o600)
