@@ -539,3 +539,30 @@ func TestMCPHTTPServer(t *testing.T) {
 		t.Error("the header's value reached the trace")
 	}
 }
+
+// An entry's own capabilities.containment raises its server's tier above
+// the capsule's: the capsule's commands stay advisory, the server is
+// sealed and a file outside its grant is refused.
+func TestMCPEntryRaisesTier(t *testing.T) {
+	dir := mcpbad(t)
+	homeDir := t.TempDir()
+	outside := filepath.Join(t.TempDir(), "outside.txt")
+	os.WriteFile(outside, []byte("private"), 0o644)
+	proj := mcpProject(t, calls(fmt.Sprintf(`mcp__bad__probe, input: {path: %q}`, outside)),
+		badEntry(dir, "ok", "probe", "    capabilities:\n      containment: sealed\n"), "capabilities:\n  containment: advisory\n")
+	r := runMur(t, homeDir, proj, nil, "run", "--json", "--task", "go")
+	if r.Code != 0 {
+		if strings.Contains(r.Stderr, "E-CAP-003") {
+			t.Skipf("this host cannot deliver sealed: %s", r.Stderr)
+		}
+		t.Fatalf("run: %+v", r)
+	}
+	rd := parseReady(t, r.Stdout)
+	st := lastOf(traceLines(t, rd.RecordsDir), trace.TypeMCPServerStart)
+	if !strings.Contains(string(st.Fields["containment"]), `"achieved":"sealed"`) {
+		t.Errorf("containment %s", st.Fields["containment"])
+	}
+	if out := probeText(t, rd.RecordsDir); !strings.Contains(out, "refused") {
+		t.Errorf("a file outside the grant was readable: %s", out)
+	}
+}

@@ -75,8 +75,20 @@ func startMCP(ctx context.Context, r *run) (*mcpServers, error) {
 			}
 			ms.proxies = append(ms.proxies, px)
 			cfg.ProxyEnv = egress.Env()
-			cfg.Containment = &trace.MCPContainment{Achieved: p.Containment.Achieved, Mechanism: p.Containment.Mechanism}
-			cfg.WrapFor = p.mcpWrap(sess, a, g, work, px)
+			tier, err := p.mcpTier(a)
+			if err != nil {
+				ms.stop()
+				return nil, err
+			}
+			mech := p.Containment.Mechanism
+			if tier != p.Containment.Achieved {
+				mech = contain.MechScoped
+				if tier == contain.Sealed {
+					mech = contain.MechSealed
+				}
+			}
+			cfg.Containment = &trace.MCPContainment{Achieved: tier, Mechanism: mech}
+			cfg.WrapFor = p.mcpWrap(sess, a, g, work, px, tier)
 		}
 		ms.servers = append(ms.servers, mcp.New(cfg))
 	}
@@ -145,7 +157,7 @@ func scopeFolder(sess *session.Session, scope *string) (string, error) {
 // achieved tier, without the session's own folders (no runtime dir, no
 // records dir), with its own HOME, its installation read and execute, and
 // its own network namespace behind px.
-func (p *Plan) mcpWrap(sess *session.Session, a manifest.Artifact, g manifest.GrantSet, work string, px *egress.Proxy) func(string) (func(*exec.Cmd) error, error) {
+func (p *Plan) mcpWrap(sess *session.Session, a manifest.Artifact, g manifest.GrantSet, work string, px *egress.Proxy, tier string) func(string) (func(*exec.Cmd) error, error) {
 	return func(bin string) (func(*exec.Cmd) error, error) {
 		c := p.Containment
 		home := filepath.Join(sess.RecordsDir, "mcp", manifest.Bare(a.Name), "home")
@@ -161,7 +173,7 @@ func (p *Plan) mcpWrap(sess *session.Session, a manifest.Artifact, g manifest.Gr
 		if !inSystemDir(bin) && !underAny(bin, a.MCP.InstallDirs) {
 			bins = append(bins, bin)
 		}
-		in := contain.Input{Class: c.Achieved, WorkFolder: work, Within: sess.Workdir, Home: home,
+		in := contain.Input{Class: tier, WorkFolder: work, Within: sess.Workdir, Home: home,
 			Tools: bins, InstallDirs: a.MCP.InstallDirs, WorkdirExec: g.WorkdirExec, UnixSockets: g.UnixSockets,
 			Resources: c.Resources, Egress: px}
 		plan, err := contain.NewPlan(in)

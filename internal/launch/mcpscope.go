@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/murmur-go/murmur/internal/contain"
 	"github.com/murmur-go/murmur/internal/diag"
 	"github.com/murmur-go/murmur/internal/manifest"
 	"github.com/murmur-go/murmur/internal/tools"
@@ -44,6 +45,46 @@ func (p *Plan) checkMCPURLs() error {
 			}
 			return diag.New("E-CAP-020", "the MCP server %s at %s is not covered by its network.allow", a.Name, a.MCP.URL).
 				WithHint("add %s to %s", origin, key)
+		}
+	}
+	return nil
+}
+
+// mcpTier is the tier a stdio server runs under: the capsule's achieved
+// tier, raised by the entry's own capabilities.containment; a raised tier
+// the host (or the entry's workdir_exec) cannot deliver is E-CAP-003
+// naming the entry.
+func (p *Plan) mcpTier(a manifest.Artifact) (string, error) {
+	tier := p.Containment.Achieved
+	if a.Capabilities == nil || !a.Capabilities.Containment.Set {
+		return tier, nil
+	}
+	want := a.Capabilities.Containment.V
+	if contain.Rank(want) <= contain.Rank(tier) {
+		return tier, nil
+	}
+	g := tools.GrantOf(p.Grants, a).Grants
+	best := probe().Best()
+	switch {
+	case g.WorkdirExec:
+		return "", diag.New("E-CAP-003", "the MCP server %s declares containment %s, which its filesystem.workdir_exec caps at advisory", a.Name, want)
+	case contain.Rank(best) < contain.Rank(want):
+		return "", diag.New("E-CAP-003", "the MCP server %s declares containment %s, which this host cannot deliver (it delivers %s)", a.Name, want, best)
+	}
+	return want, nil
+}
+
+// checkMCPTiers refuses at load an entry's raised tier the host cannot
+// deliver.
+func (p *Plan) checkMCPTiers() error {
+	if !p.Manifest.IsAgent() || !p.Containment.Native {
+		return nil
+	}
+	for _, a := range p.Manifest.MCPEntries() {
+		if a.MCP != nil && a.MCP.Command != "" {
+			if _, err := p.mcpTier(a); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
@@ -109,7 +150,10 @@ func (p *Plan) MCPScopes() []MCPScope {
 			if b, ok := p.mcpBinary(c); ok {
 				s.Binary = &b
 			}
-			tier := p.Containment.Achieved
+			tier, err := p.mcpTier(a)
+			if err != nil {
+				tier = "refused: " + err.Error()
+			}
 			s.Containment = &tier
 		}
 		out = append(out, s)

@@ -176,6 +176,9 @@ func Load(req Request) (*Plan, error) {
 	if err := p.checkMCPURLs(); err != nil {
 		return nil, err
 	}
+	if err := p.checkMCPTiers(); err != nil {
+		return nil, err
+	}
 	return p, nil
 }
 
