@@ -436,6 +436,11 @@ func TestMCPExplainScope(t *testing.T) {
 	if !strings.Contains(j.Stdout, `"mcp":[{"server":"bad"`) || !strings.Contains(j.Stdout, `"model_names":["mcp__docs__search"]`) {
 		t.Errorf("--json: %s", j.Stdout)
 	}
+	doc := runMur(t, homeDir, proj, nil, "doctor")
+	if !strings.Contains(doc.Stdout, "mcp  local/bad@1.0.0  declared in place: "+filepath.Join(dir, "mcpbad")) ||
+		!strings.Contains(doc.Stdout, "mcp  acme/docs@1.0.0  declared in place: https://docs.example.com/mcp") {
+		t.Errorf("doctor: %+v", doc)
+	}
 	uncovered := mcpProject(t, calls(), `  - name: acme/docs
     version: "1.0.0"
     runtime: mcp
@@ -445,6 +450,9 @@ func TestMCPExplainScope(t *testing.T) {
 `, "")
 	if r := runMur(t, homeDir, uncovered, nil, "run", "--task", "go"); r.Code == 0 || !strings.Contains(r.Stderr, "E-CAP-020") || len(sessionsUnder(homeDir)) != 0 {
 		t.Errorf("an uncovered url: %+v", r)
+	}
+	if r := runMur(t, homeDir, uncovered, nil, "doctor"); r.Code == 0 || !strings.Contains(r.Stdout+r.Stderr, "E-CAP-020") {
+		t.Errorf("doctor of an uncovered url: %+v", r)
 	}
 }
 

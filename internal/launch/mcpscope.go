@@ -235,3 +235,26 @@ func (p *Plan) mcpDocLines() []string {
 	}
 	return out
 }
+
+// MCPWhere is what mur doctor says of an MCP entry: where its command
+// resolves (E-RUN-150 when it does not) or its url (E-CAP-020 when the
+// entry's effective network.allow does not cover it).
+func MCPWhere(m *manifest.Manifest, a manifest.Artifact, lookup func(string) (string, bool)) (string, error) {
+	g, _ := m.EffectiveGrants()
+	p := &Plan{Manifest: m, Grants: g, lookup: lookup}
+	if a.MCP == nil {
+		return "", diag.New("E-MAN-040", "%s has no mcp: block", a.Name)
+	}
+	if a.MCP.URL != "" {
+		if err := p.checkMCPURLs(); err != nil {
+			return a.MCP.URL, err
+		}
+		return a.MCP.URL, nil
+	}
+	b, ok := p.mcpBinary(a.MCP)
+	if !ok {
+		return a.MCP.Command, diag.New("E-RUN-150", "the MCP server %s: %s is not on PATH or in mcp.install_dirs", a.Name, a.MCP.Command).
+			WithHint("install it under the system dirs, or name its folder in mcp.install_dirs")
+	}
+	return b, nil
+}
