@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 
@@ -152,5 +153,23 @@ func BenchmarkMCPStart(b *testing.B) {
 				s.Stop()
 			}
 		})
+	}
+}
+
+// A server that exits on every call is started again twice, then given up
+// on; each start has its one end.
+func TestServerRestarts(t *testing.T) {
+	s := newServer(t, "crash", false)
+	for i := 0; i < 4; i++ {
+		r := s.Call(context.Background(), "noop", json.RawMessage(`{}`), fmt.Sprint("c", i), "")
+		if r.Err == nil || r.Ending != "failed" {
+			t.Fatalf("call %d: %+v", i, r)
+		}
+		if i == 3 && !strings.Contains(r.Err.Error(), "not started again") {
+			t.Errorf("the last call: %v", r.Err)
+		}
+	}
+	if s.starts != 3 {
+		t.Errorf("%d starts, want 3", s.starts)
 	}
 }

@@ -132,9 +132,9 @@ type instance struct {
 	tr      *transport
 	lr      *lineReader
 	tail    *tailBuf
-	calls   int
-	errors  int
-	denied  int
+	calls   atomic.Int64
+	errors  atomic.Int64
+	denied  atomic.Int64
 	ended   chan struct{}
 	endOnce sync.Once
 	reason  string
@@ -506,8 +506,8 @@ func (s *Server) end(inst *instance, reason string, failed bool) {
 	inst.endOnce.Do(func() {
 		inst.reason = reason
 		close(inst.ended)
-		line := trace.MCPServerEnd{Server: s.name, Start: inst.n, Reason: reason, Calls: inst.calls,
-			Errors: inst.errors, Denied: inst.denied, LogPath: s.logs.stderrPath, DurationMS: time.Since(inst.began).Milliseconds()}
+		line := trace.MCPServerEnd{Server: s.name, Start: inst.n, Reason: reason, Calls: int(inst.calls.Load()),
+			Errors: int(inst.errors.Load()), Denied: int(inst.denied.Load()), LogPath: s.logs.stderrPath, DurationMS: time.Since(inst.began).Milliseconds()}
 		if inst.proc != nil {
 			select {
 			case <-inst.proc.Exited():
@@ -602,9 +602,9 @@ func (s *Server) Call(ctx context.Context, tool string, args json.RawMessage, ca
 		s.mu.Unlock()
 	}()
 	r := s.call(ctx, inst, tool, args, callID, traceparent)
-	inst.calls++
+	inst.calls.Add(1)
 	if r.Err != nil || r.IsError {
-		inst.errors++
+		inst.errors.Add(1)
 	}
 	return r
 }
@@ -664,7 +664,7 @@ func (s *Server) call(ctx context.Context, inst *instance, tool string, args jso
 
 // deny records one refused request of the server's.
 func (s *Server) deny(inst *instance, method string) {
-	inst.denied++
+	inst.denied.Add(1)
 	s.denyMu.Lock()
 	s.denied++
 	n := s.denied
