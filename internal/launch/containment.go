@@ -28,6 +28,9 @@ type Containment struct {
 	Detail string
 	// Native reports whether the capsule starts native commands at all.
 	Native bool
+	// MCPStdio reports a stdio MCP server among them (the advisory lines
+	// name it).
+	MCPStdio bool
 	// Warnings are printed once at launch (W-SEC-011 when workdir_exec caps
 	// the tier, W-SEC-013 for the host).
 	Warnings []diag.Warning
@@ -83,7 +86,7 @@ var (
 func decideContainment(p *Plan, requested, parentTier string) Containment {
 	m := p.Manifest
 	g := p.Grants.Capsule
-	c := Containment{Detail: sandboxDetail, Native: len(g.ShellAllow) > 0 || hasStdioMCP(m),
+	c := Containment{Detail: sandboxDetail, Native: len(g.ShellAllow) > 0 || hasStdioMCP(m), MCPStdio: hasStdioMCP(m),
 		Resources: resourcesOf(m.Capabilities.CommandResources())}
 	if m.IsAgent() {
 		c.Detail = agentDetail
@@ -242,8 +245,12 @@ func (c Containment) notProtected() []string {
 	}
 	switch c.Achieved {
 	case contain.Advisory:
-		out = append(out, "the filesystem: a command reads and writes whatever this user may (seccomp only)",
-			"other processes of this user: a command may signal them, and read their /proc entries where the kernel lets this user")
+		who := "a command"
+		if c.MCPStdio {
+			who = "a command or stdio MCP server"
+		}
+		out = append(out, "the filesystem: "+who+" reads and writes whatever this user may (seccomp only)",
+			"other processes of this user: "+who+" may signal them, and read their /proc entries where the kernel lets this user")
 	case contain.Scoped:
 		out = append(out, "other processes of this user: reachable only where no pid namespace can be made here (Landlock's signal scoping where the kernel has it)",
 			"ld.so <file> of a file in the work folder or HOME: refused only where a mount namespace can be made (root, or user namespaces allowed)")

@@ -162,6 +162,9 @@ func (s *Server) Name() string { return s.name }
 // Transport is "stdio" or "http".
 func (s *Server) Transport() string { return s.cfg.Entry.MCP.Transport() }
 
+// Protocol is the protocol version the first start negotiated.
+func (s *Server) Protocol() string { return s.era }
+
 // Tools are the offered tools, in manifest order (set by the first start).
 func (s *Server) Tools() []Tool { return s.tools }
 

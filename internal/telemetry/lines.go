@@ -62,7 +62,8 @@ func (s *Session) Line(l trace.Emitted) {
 	case trace.AgentToolCall:
 		s.taskOf(l.ParentID).ToolCall(ToolCallLine{ToolName: ev.ToolName, Turn: ev.Turn, ToolCallID: ev.ToolCallID, Kind: ev.Kind,
 			InputBytes: ev.InputBytes, OutputBytes: ev.OutputBytes, Status: ev.Status, Error: str(ev.Error),
-			Ending: ev.Ending, Server: ev.Server, MCPTool: ev.MCPTool}, l.At.Add(-ms(ev.DurationMS)), l.At)
+			Ending: ev.Ending, Server: ev.Server, MCPTool: ev.MCPTool,
+			MCPTransport: ev.MCPTransport, MCPProtocol: ev.MCPProtocol}, l.At.Add(-ms(ev.DurationMS)), l.At)
 	case trace.Shell:
 		s.taskOf(l.ParentID).Shell(ShellLine{Turn: ev.Turn, ToolCallID: ev.ToolCallID, Binary: ev.Binary, Command: ev.Command,
 			ExitCode: ev.ExitCode, StdoutBytes: int(ev.StdoutBytes), StderrBytes: int(ev.StderrBytes), Truncated: ev.Truncated,

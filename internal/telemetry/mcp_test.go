@@ -36,7 +36,7 @@ func TestMCPSpans(t *testing.T) {
 	task := rec.Emit(trace.TaskStart{TaskID: "tsk_1", ContextID: "ctx_1", Source: "a2a", Origin: "user"})
 	inf := rec.EmitUnder(task, trace.Inference{TaskID: "tsk_1", Turn: 1, Model: "replay", StopReason: "tool_call"})
 	rec.EmitUnder(inf, trace.AgentToolCall{ToolCall: trace.ToolCall{ToolName: "mcp__bad__noop", Status: "ok"}, TaskID: "tsk_1",
-		Turn: 1, ToolCallID: "c1", Kind: "mcp", Ending: "ok", Server: "bad", MCPTool: "noop"})
+		Turn: 1, ToolCallID: "c1", Kind: "mcp", Ending: "ok", Server: "bad", MCPTool: "noop", MCPTransport: "pipe", MCPProtocol: "2025-06-18"})
 	rec.Emit(trace.MCPServerEnd{Server: "bad", Start: 1, Reason: "exited", Calls: 1})
 	rec.EmitUnder(task, &trace.TaskEnd{TaskID: "tsk_1", ExitStatus: "ok", Turns: 1, ToolCalls: 1})
 	rec.EndAgent("ok", "", true)
@@ -50,7 +50,8 @@ func TestMCPSpans(t *testing.T) {
 		t.Errorf("an exited server's span is not an error: %v", sp.Status)
 	}
 	call := c.one(t, SpanToolCall)
-	if ca := attrs(call); call.Kind != tracepb.Span_SPAN_KIND_CLIENT || ca["mcp.method.name"] != "tools/call" || ca["gen_ai.tool.name"] != "noop" {
+	if ca := attrs(call); call.Kind != tracepb.Span_SPAN_KIND_CLIENT || ca["mcp.method.name"] != "tools/call" || ca["gen_ai.tool.name"] != "noop" ||
+		ca["network.transport"] != "pipe" || ca["mcp.protocol.version"] != "2025-06-18" {
 		t.Errorf("tool_call span %v %v", call.Kind, ca)
 	}
 }

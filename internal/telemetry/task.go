@@ -61,8 +61,9 @@ type ToolCallLine struct {
 	Error       string // the error text when Status is error
 	Ending      string // a component call's ending; "" for none
 	// Server and MCPTool are an MCP call's server and the server's name
-	// for the tool ("" for other kinds).
-	Server, MCPTool string
+	// for the tool, MCPTransport its network.transport and MCPProtocol its
+	// mcp.protocol.version ("" for other kinds).
+	Server, MCPTool, MCPTransport, MCPProtocol string
 }
 
 // ShellLine is one shell line.
@@ -240,7 +241,8 @@ func (t *Task) ToolCall(line ToolCallLine, start, end time.Time) {
 		// The OTel GenAI names for an MCP client call.
 		kind = trace.SpanKindClient
 		attrs = append(attrs, attribute.String("server", line.Server), attribute.String("mcp_tool", line.MCPTool),
-			attribute.String("mcp.method.name", "tools/call"), attribute.String("gen_ai.tool.name", line.MCPTool))
+			attribute.String("mcp.method.name", "tools/call"), attribute.String("gen_ai.tool.name", line.MCPTool),
+			attribute.String("network.transport", line.MCPTransport), attribute.String("mcp.protocol.version", line.MCPProtocol))
 	}
 	_, sp, ok := t.child(SpanToolCall, kind, start, attrs...)
 	if !ok {

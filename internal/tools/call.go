@@ -147,6 +147,7 @@ func (inv *Inventory) taskLine(ctx context.Context, t *TaskCall, label, kind str
 	line.ToolName, line.InputBytes = label, inBytes
 	if out.MCP != nil {
 		line.Server, line.MCPTool = out.MCP.Server, out.MCP.Tool
+		line.MCPTransport, line.MCPProtocol = out.MCP.Transport, out.MCP.Protocol
 	}
 	line.Status = "ok"
 	if out.Err != nil {

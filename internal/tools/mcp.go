@@ -47,9 +47,15 @@ func (m *MCP) Call(ctx context.Context, c *Call) Outcome {
 		return refuseScript(m, c.Name)
 	}
 	r := m.srv.Call(ctx, m.tool.Name, json.RawMessage(dataOf(c.Input)), c.Task.ID, c.Task.TraceParent)
-	o := Outcome{Text: r.Text, Err: r.Err, Ending: r.Ending, MCP: &MCPCall{Server: m.srv.Name(), Tool: m.tool.Name}}
+	transport := "pipe"
+	if m.srv.Transport() == "http" {
+		transport = "tcp"
+	}
+	o := Outcome{Text: r.Text, Err: r.Err, Ending: r.Ending, MCP: &MCPCall{Server: m.srv.Name(), Tool: m.tool.Name,
+		Transport: transport, Protocol: m.srv.Protocol()}}
 	return o
 }
 
-// MCPCall names an MCP call's server and tool for its tool_call line.
-type MCPCall struct{ Server, Tool string }
+// MCPCall names an MCP call's server and tool for its tool_call line, and
+// its transport (pipe, tcp) and protocol version for its span.
+type MCPCall struct{ Server, Tool, Transport, Protocol string }

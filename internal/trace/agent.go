@@ -84,6 +84,10 @@ type AgentToolCall struct {
 	// server's own name for the tool; empty for other kinds.
 	Server  string `json:"server,omitempty"`
 	MCPTool string `json:"mcp_tool,omitempty"`
+	// MCPTransport ("pipe" or "tcp") and MCPProtocol are for the call's
+	// span only, not written to the line.
+	MCPTransport string `json:"-"`
+	MCPProtocol  string `json:"-"`
 }
 
 // TaskEnd closes one task with its totals.
