@@ -159,14 +159,9 @@ func (k *agentRun) serve(ctx context.Context, r *run) (ending, error) {
 		k.px.SetLogger(r.egress.logger)
 	}
 	bindDriver(k.drv, sess, rec)
-	// Every MCP server is ready before the inventory, MURMUR.md, the
-	// door and the ready line: the model's tool list is fixed before the
-	// first task, and a server that cannot start fails the launch.
-	servers, err := startMCP(ctx, r)
-	if err != nil {
-		return ending{}, err
-	}
-	k.mcp = servers
+	// Every MCP server is ready (started by the run right after
+	// session_start) before the inventory, MURMUR.md, the door and the
+	// ready line: the model's tool list is fixed before the first task.
 	loop, err := k.build(r)
 	if err != nil {
 		k.mcp.stop()
