@@ -62,6 +62,7 @@ var levels = map[string]int{
 	"internal/store":            2,
 	"internal/envelope":         2,
 	"internal/telemetry":        2,
+	"internal/mcp":              2,
 
 	"internal/wasmhost":   1,
 	"internal/manifest":   1,
@@ -103,6 +104,8 @@ var only = map[string][]string{
 	"github.com/anthropics/anthropic-sdk-go":  {"internal/driver/anthropic"},
 	"github.com/openai/openai-go":             {"internal/driver/openai"},
 	"go.opentelemetry.io/otel":                {"internal/telemetry"},
+	// The official MCP Go SDK: the runtime's MCP client only.
+	"github.com/modelcontextprotocol/go-sdk": {"internal/mcp"},
 	// The Kubernetes API types check kube's renderings (its tests only).
 	"k8s.io/":          {"internal/kube"},
 	"sigs.k8s.io/yaml": {"internal/kube"},
@@ -117,6 +120,7 @@ var roostForbidden = []string{
 	"go.opentelemetry.io/",
 	"github.com/anthropics/",
 	"github.com/openai/",
+	"github.com/modelcontextprotocol/",
 }
 
 type pkg struct {

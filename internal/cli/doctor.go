@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 
 	"github.com/spf13/cobra"
@@ -81,6 +82,10 @@ type doctorArtifact struct {
 	Error       *jsonErrorBody `json:"error,omitempty"`
 }
 
+// mcpInPlace is doctorArtifact.Store for an MCP server: declared in place,
+// never stored or locked.
+const mcpInPlace = "declared in place"
+
 // builtInStore is doctorArtifact.Store for a driver mur has built in.
 const builtInStore = "built-in"
 
@@ -136,6 +141,23 @@ func runDoctor(asJSON bool, stdout, stderr io.Writer) error {
 	}
 	for _, a := range m.Artifacts {
 		da := doctorArtifact{Name: a.Name, Version: a.Version}
+		if a.IsMCP() {
+			// Declared in place: nothing is stored or locked for it; what
+			// doctor checks is that it can be reached.
+			da.Runtime, da.Store = manifest.RuntimeMCP, mcpInPlace
+			where, err := launch.MCPWhere(m, a, os.LookupEnv)
+			da.SHA256 = where // the binary or url, shown instead of a digest
+			if err != nil {
+				rep.Problems++
+				b := errorBody(err, "E-RUN-150")
+				da.Error = &b
+				failures = append(failures, err)
+			} else {
+				da.OK = true
+			}
+			rep.Artifacts = append(rep.Artifacts, da)
+			continue
+		}
 		r, rerr := chain.Resolve(a.Name, a.Version, manifest.Options{SkipSecrets: true})
 		if rerr != nil && store.IsNotFound(rerr) && a.RuntimeKind() == manifest.RuntimeDriver && builtin.Has(a.Name) {
 			// mur run uses the built-in of that name when none is installed;
@@ -209,6 +231,10 @@ func printDoctor(stdout, stderr io.Writer, rep doctorReport, failures []error) {
 		if !a.OK {
 			fmt.Fprintf(stdout, "%s  %s\n", paint(stdout, "FAIL"), ref)
 			next()
+			continue
+		}
+		if a.Store == mcpInPlace {
+			fmt.Fprintf(stdout, "%s    mcp  %s  declared in place: %s\n", paint(stdout, "ok"), ref, a.SHA256)
 			continue
 		}
 		if a.Store == builtInStore {

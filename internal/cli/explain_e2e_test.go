@@ -29,7 +29,7 @@ func TestExplainScopeJSON(t *testing.T) {
 		keys = append(keys, k)
 	}
 	slices.Sort(keys)
-	want := []string{"achieved", "declared", "detail", "effective_grants", "floor_met", "from", "kind", "mechanism", "name", "network", "not_protected", "resources", "version", "warnings"}
+	want := []string{"achieved", "declared", "detail", "effective_grants", "floor_met", "from", "kind", "mcp", "mechanism", "name", "network", "not_protected", "resources", "version", "warnings"}
 	if !slices.Equal(keys, want) {
 		t.Errorf("keys %v, want %v", keys, want)
 	}

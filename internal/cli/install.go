@@ -170,6 +170,9 @@ func runInstallProject(force, asJSON bool, stdout, stderr io.Writer) error {
 		text = io.Discard
 	}
 	for _, a := range m.Artifacts {
+		if a.IsMCP() {
+			continue // declared in place: not stored, never locked
+		}
 		src, err := g.Resolve(a.Name, a.Version, opts)
 		if store.IsNotFound(err) {
 			// Already in the project store (installed from a zip) is as good.

@@ -350,6 +350,13 @@ func renderSummary(w io.Writer, path string, s trace.Summary, livePID int, each 
 			return err
 		}
 	}
+	for _, m := range s.MCPServers {
+		ended := m.EndedReason
+		if ended == "" {
+			ended = "(still running)"
+		}
+		fmt.Fprintf(w, "mcp %s: %d start(s), %d calls, %d errors, ended %s\n", safe(m.Server), m.Starts, m.Calls, m.Errors, safe(ended))
+	}
 	if len(s.Delegations) > 0 {
 		row("delegated", fmt.Sprintf("%d", len(s.Delegations)))
 		for _, d := range s.Delegations {

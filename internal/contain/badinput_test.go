@@ -37,6 +37,10 @@ func TestPlanRefusals(t *testing.T) {
 			contain.Input{Class: contain.Scoped, WorkFolder: inner, Within: w.work, Tools: []string{filepath.Join(w.work, "mytrue")}}, "needs filesystem.workdir_exec"},
 		{"a shell.allow binary under the work folder, with workdir_exec",
 			contain.Input{Class: contain.Scoped, WorkFolder: w.work, WorkdirExec: true, Tools: []string{filepath.Join(w.work, "mytrue")}}, ""},
+		{"an install dir outside the work folder", contain.Input{Class: contain.Scoped, WorkFolder: inner, Within: w.work, InstallDirs: []string{w.outside}}, ""},
+		{"an install dir inside the work folder", contain.Input{Class: contain.Scoped, WorkFolder: w.work, InstallDirs: []string{inner}}, "overlaps"},
+		{"an install dir holding the work folder", contain.Input{Class: contain.Scoped, WorkFolder: inner, InstallDirs: []string{w.work}}, "overlaps"},
+		{"a relative install dir", contain.Input{Class: contain.Scoped, WorkFolder: w.work, InstallDirs: []string{"opt"}}, "not an absolute path"},
 		{"a relative work folder", contain.Input{Class: contain.Scoped, WorkFolder: "work"}, "not an absolute path"},
 		{"an unknown class", contain.Input{Class: "strict", WorkFolder: w.work}, "want advisory, scoped or sealed"},
 	}
@@ -96,4 +100,22 @@ func TestTmpfsWorkFolder(t *testing.T) {
 			t.Errorf("%s on tmpfs: a write beside the work folder escaped: %s", class, out)
 		}
 	}
+}
+
+// An install dir is in a plan's view read and execute, never write.
+func TestPlanInstallDirs(t *testing.T) {
+	w := newWorld(t)
+	p, err := contain.NewPlan(contain.Input{Class: contain.Sealed, WorkFolder: w.work, InstallDirs: []string{w.outside}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, pa := range p.Paths {
+		if pa.Path == w.outside {
+			if !pa.Exec || pa.Write || !pa.Dir {
+				t.Fatalf("install dir %+v", pa)
+			}
+			return
+		}
+	}
+	t.Fatalf("the install dir is not in the view: %+v", p.Paths)
 }

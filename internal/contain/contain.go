@@ -135,11 +135,14 @@ type Input struct {
 	// Within, when set, is the work folder WorkFolder (a filesystem.scope)
 	// must stay inside once its symlinks are resolved: a scope that is a
 	// link out of the work folder is refused, never granted.
-	Within      string
-	Home        string    // the session's HOME, <records dir>/home: read-write
-	RuntimeDir  string    // the session's runtime dir: read-only
-	RecordsDir  string    // the records dir: read-only but for Home
-	Tools       []string  // binaries outside the system dirs a command may run (shell.allow): read + exec
+	Within     string
+	Home       string   // the session's HOME, <records dir>/home: read-write
+	RuntimeDir string   // the session's runtime dir: read-only
+	RecordsDir string   // the records dir: read-only but for Home
+	Tools      []string // binaries outside the system dirs a command may run (shell.allow): read + exec
+	// InstallDirs are folders a command's program is installed in (an MCP
+	// server's mcp.install_dirs): read + exec, never write, at every tier.
+	InstallDirs []string
 	WorkdirExec bool      // filesystem.workdir_exec
 	UnixSockets bool      // network.unix_sockets
 	Resources   Resources // capabilities.resources.*
@@ -313,6 +316,18 @@ func NewPlan(in Input) (*Plan, error) {
 			}
 		}
 		p.Paths = append(p.Paths, Path{Path: r, Exec: true})
+	}
+	for _, d := range in.InstallDirs {
+		r, err := clean("install dir", d, true)
+		if err != nil {
+			return nil, err
+		}
+		for _, wd := range []string{p.WorkFolder, home, within} {
+			if wd != "" && (under(r, wd) || under(wd, r)) {
+				return nil, fmt.Errorf("containment plan: the install dir %s overlaps %s, which the capsule can write", d, wd)
+			}
+		}
+		p.Paths = append(p.Paths, Path{Path: r, Exec: true, Dir: true})
 	}
 	if rec != "" {
 		p.Paths = append(p.Paths, Path{Path: rec, Dir: true})

@@ -69,7 +69,9 @@ func Check(parent, child *manifest.Manifest) *Refusal {
 	if e, ok := firstUncoveredNet(p.PeerFetch.Allow, c.PeerFetch.Allow); !ok {
 		return &Refusal{KeyPeerFetch, e}
 	}
-	if e, ok := firstMissing(p.Shell.Allow, c.Shell.Allow); !ok {
+	// A stdio MCP server is a native program the capsule would run: for
+	// the envelope it counts as a shell.allow entry, on both sides.
+	if e, ok := firstMissing(ShellAllow(parent), ShellAllow(child)); !ok {
 		return &Refusal{KeyShell, e}
 	}
 	if e, ok := firstMissing(p.Spawn.Allow, c.Spawn.Allow); !ok {
@@ -101,6 +103,16 @@ func Check(parent, child *manifest.Manifest) *Refusal {
 		return &Refusal{KeyContainment, cc}
 	}
 	return nil
+}
+
+// ShellAllow is the shell.allow axis as the envelope reads it: the
+// capsule's shell.allow plus each stdio MCP entry's command.
+func ShellAllow(m *manifest.Manifest) []string {
+	cmds := m.MCPCommands()
+	if len(cmds) == 0 {
+		return m.Capabilities.Shell.Allow
+	}
+	return append(append([]string{}, m.Capabilities.Shell.Allow...), cmds...)
 }
 
 func isTrue(o manifest.Opt[bool]) bool { return o.Set && o.V }

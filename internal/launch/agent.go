@@ -7,6 +7,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -47,6 +48,7 @@ type agentRun struct {
 	addr       string
 	hooks      *hooks.Dispatcher
 	inv        *tools.Inventory
+	mcp        *mcpServers
 
 	// loop is the inference loop once the session exists: a hook's
 	// run-inference goes through it (its driver, its token ceiling).
@@ -141,6 +143,7 @@ func (k *agentRun) start(r *run, sess *session.Session, rec *trace.Recorder) err
 		URL: r.url, SystemPromptSHA256: agent.PromptSHA256(p.SystemPrompt), Hooks: append([]string{}, hk.Names()...),
 		PolicyHooks: append([]string{}, hk.PolicyNames()...), ApprovalRequired: approvalModelNames(m),
 		InputTimeoutSecs: inputTimeoutSecs(m),
+		MCPServers:       p.MCPServers(),
 	})
 	r.mu.Lock()
 	r.agent = true
@@ -163,8 +166,12 @@ func (k *agentRun) serve(ctx context.Context, r *run) (ending, error) {
 		k.px.SetLogger(r.egress.logger)
 	}
 	bindDriver(k.drv, sess, rec)
+	// Every MCP server is ready (started by the run right after
+	// session_start) before the inventory, MURMUR.md, the door and the
+	// ready line: the model's tool list is fixed before the first task.
 	loop, err := k.build(r)
 	if err != nil {
+		k.mcp.stop()
 		return ending{}, err
 	}
 	k.loopMu.Lock()
@@ -195,6 +202,7 @@ func (k *agentRun) serve(ctx context.Context, r *run) (ending, error) {
 	full := watchWorkdir(ctx, sess, m.Capabilities.EffLimits().WorkdirMaxBytes, dr)
 	dl.windingDown.Store(true)
 	status, reason := windDown(ctx, dr, rec, full, &e)
+	k.mcp.stop()
 	dl.close(status)
 	sctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	_ = dr.Shutdown(sctx)
@@ -245,6 +253,11 @@ func (k *agentRun) build(r *run) (*agent.Session, error) {
 	if err != nil {
 		return nil, err
 	}
+	for _, e := range k.mcp.entries() {
+		if err := k.inv.Add(e); err != nil {
+			return nil, err
+		}
+	}
 	if rt := dl.runtime(p, sess, rec, r.url, r.opts); rt != nil {
 		if err := k.inv.Add(rt.Tool()); err != nil {
 			return nil, err
@@ -268,11 +281,15 @@ func (k *agentRun) build(r *run) (*agent.Session, error) {
 	var lines []session.ToolLine
 	for _, e := range k.inv.Entries() {
 		desc := e.Description()
+		if e.Kind() == tools.KindMCP {
+			desc, _, _ = strings.Cut(desc, "\n")
+		}
 		if k.inv.NeedsApproval(e.Name()) {
 			desc += " (operator approval)"
 		}
 		lines = append(lines, session.ToolLine{Name: e.Name(), Kind: e.Kind(), Description: desc})
 	}
+	sess.SetMCPServers(p.mcpDocLines())
 	if err := sess.SetTools(lines, p.GrantsJSON); err != nil {
 		fmt.Fprintln(r.opts.Stderr, diag.Warn("W-IO-055", "MURMUR.md could not list the tools: %v", err).String())
 	}
@@ -377,6 +394,7 @@ func windDown(ctx context.Context, dr *door.Server, rec *trace.Recorder, full *g
 
 // close runs after session_end.
 func (k *agentRun) close() {
+	k.mcp.stop()
 	k.hooks.Close()
 	if k.inv != nil {
 		k.inv.Close()

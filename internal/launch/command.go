@@ -89,7 +89,7 @@ func isExecutable(p string) bool {
 // network for whatever the capsule runs.
 func (p *Plan) needNetNS() error {
 	g := p.Grants.Capsule
-	if len(g.SpawnAllow) == 0 && len(g.ShellAllow) == 0 {
+	if len(g.SpawnAllow) == 0 && len(g.ShellAllow) == 0 && !hasStdioMCP(p.Manifest) {
 		return nil
 	}
 	return egress.NeedNetNS()

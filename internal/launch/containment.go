@@ -29,6 +29,9 @@ type Containment struct {
 	Detail string
 	// Native reports whether the capsule starts native commands at all.
 	Native bool
+	// MCPStdio reports a stdio MCP server among them (the advisory lines
+	// name it).
+	MCPStdio bool
 	// Warnings are printed once at launch (W-SEC-011 when workdir_exec caps
 	// the tier, W-SEC-013 for the host).
 	Warnings []diag.Warning
@@ -89,7 +92,7 @@ var (
 func decideContainment(p *Plan, requested, parentTier string) Containment {
 	m := p.Manifest
 	g := p.Grants.Capsule
-	c := Containment{Detail: sandboxDetail, Native: len(g.ShellAllow) > 0,
+	c := Containment{Detail: sandboxDetail, Native: len(g.ShellAllow) > 0 || hasStdioMCP(m), MCPStdio: hasStdioMCP(m),
 		Resources: resourcesOf(m.Capabilities.CommandResources())}
 	if m.IsAgent() {
 		c.Detail = agentDetail
@@ -205,6 +208,24 @@ func (c Containment) Lines() []string {
 	return lines
 }
 
+// MCPNotProtected are the not-protected lines MCP servers add.
+func (p *Plan) MCPNotProtected() []string {
+	var out []string
+	http := false
+	for _, a := range p.Manifest.MCPEntries() {
+		if a.MCP != nil && a.MCP.URL != "" {
+			http = true
+		}
+	}
+	if len(p.Manifest.MCPEntries()) > 0 && p.Manifest.IsAgent() {
+		out = append(out, "what an MCP server does with the arguments the model sends and the data it returns: its own code decides; its results reach the model fenced as untrusted")
+	}
+	if http && p.Manifest.IsAgent() {
+		out = append(out, "an MCP server's host: only its origin is held; its headers go there and nowhere else")
+	}
+	return out
+}
+
 // resourcesText is --explain-scope's resources: line: the rlimits every
 // command gets and which plane caps memory and processes.
 func (c Containment) resourcesText() string {
@@ -230,8 +251,12 @@ func (c Containment) notProtected() []string {
 	}
 	switch c.Achieved {
 	case contain.Advisory:
-		out = append(out, "the filesystem: a command reads and writes whatever this user may (seccomp only)",
-			"other processes of this user: a command may signal them, and read their /proc entries where the kernel lets this user")
+		who := "a command"
+		if c.MCPStdio {
+			who = "a command or stdio MCP server"
+		}
+		out = append(out, "the filesystem: "+who+" reads and writes whatever this user may (seccomp only)",
+			"other processes of this user: "+who+" may signal them, and read their /proc entries where the kernel lets this user")
 	case contain.Scoped:
 		out = append(out, "other processes of this user: reachable only where no pid namespace can be made here (Landlock's signal scoping where the kernel has it)",
 			"ld.so <file> of a file in the work folder or HOME: refused only where a mount namespace can be made (root, or user namespaces allowed)")
@@ -267,6 +292,8 @@ type ScopeJSON struct {
 	EffectiveGrants json.RawMessage `json:"effective_grants"`
 	NotProtected    []string        `json:"not_protected"`
 	Warnings        []string        `json:"warnings"`
+	// MCP is the capsule's MCP servers ([] when none).
+	MCP []MCPScope `json:"mcp"`
 }
 
 // ResourcesJSON is ScopeJSON's resources.
@@ -285,7 +312,7 @@ func (p *Plan) Scope() ScopeJSON {
 	s := ScopeJSON{Name: m.Name, Version: m.Version, Kind: p.Kind(), From: p.From,
 		Declared: c.declaredText(), Achieved: c.Achieved, FloorMet: c.FloorMet && c.refusal == nil,
 		Mechanism: c.Mechanism, Detail: c.Detail, EffectiveGrants: p.GrantsJSON,
-		NotProtected: []string{}, Warnings: []string{}}
+		NotProtected: []string{}, Warnings: []string{}, MCP: p.MCPScopes()}
 	if c.refusal != nil {
 		s.Refusal = c.refusal.Error()
 	}
@@ -304,6 +331,7 @@ func (p *Plan) Scope() ScopeJSON {
 		s.Network = "a network namespace with only loopback; the egress proxy forwards what network.allow covers"
 		s.NotProtected = c.notProtected()
 	}
+	s.NotProtected = append(s.NotProtected, p.MCPNotProtected()...)
 	return s
 }
 

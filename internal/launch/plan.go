@@ -125,7 +125,27 @@ func (p *Plan) ToolNames() []string {
 			names = append(names, t.Name)
 		}
 	}
+	if p.Manifest != nil && p.Manifest.IsAgent() {
+		for _, a := range p.Manifest.MCPEntries() {
+			for _, t := range a.MCP.Tools {
+				names = append(names, manifest.MCPModelName(manifest.Bare(a.Name), t))
+			}
+		}
+	}
 	return names
+}
+
+// MCPServers are the bare names of the capsule's MCP servers, in manifest
+// order (session_start's mcp_servers).
+func (p *Plan) MCPServers() []string {
+	out := []string{}
+	if p.Manifest == nil || !p.Manifest.IsAgent() {
+		return out
+	}
+	for _, a := range p.Manifest.MCPEntries() {
+		out = append(out, manifest.Bare(a.Name))
+	}
+	return out
 }
 
 // Load reads the manifest (or the installed capsule) once, computes its
@@ -151,6 +171,12 @@ func Load(req Request) (*Plan, error) {
 	p.Warnings = p.Manifest.Warnings
 	p.requested = req.Containment
 	if err := p.decide(""); err != nil {
+		return nil, err
+	}
+	if err := p.checkMCPURLs(); err != nil {
+		return nil, err
+	}
+	if err := p.checkMCPTiers(); err != nil {
 		return nil, err
 	}
 	return p, nil
@@ -373,7 +399,7 @@ func (p *Plan) readComponentInDir() error {
 // with secrets on; a manifest without such a reference is not parsed again.
 func (p *Plan) resolveSecrets() error {
 	for _, a := range p.Manifest.Artifacts {
-		if a.Gateway != nil && a.Gateway.APIKeyRef != "" {
+		if a.Gateway != nil && a.Gateway.APIKeyRef != "" || a.MCP != nil && len(a.MCP.Headers) > 0 {
 			full, err := manifest.Parse(p.ManifestYAML, p.Manifest.File, manifest.Options{LookupEnv: p.lookup})
 			if err != nil {
 				return err

@@ -229,6 +229,17 @@ func (r *run) lifecycle(ctx context.Context, k runKind) (Result, error) {
 	if err := r.open(k); err != nil {
 		return Result{}, err
 	}
+	// An agent's MCP servers start right after session_start, before the
+	// running record, registration and the ready line (docs/mcp.md): a
+	// server that cannot start fails the launch before anything observes
+	// the session.
+	if a, ok := k.(*agentRun); ok {
+		servers, err := startMCP(ctx, r)
+		if err != nil {
+			return r.fail(err)
+		}
+		a.mcp = servers
+	}
 	// The record is written once the door is bound and before the session
 	// registers: it is the evidence mur-roost's census counts a
 	// registration on.

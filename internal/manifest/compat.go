@@ -81,6 +81,8 @@ func (p *parser) readRuntime(v *yaml.Node, kp string, top bool) (Opt[string], st
 	allowed := []string{RuntimeTool, RuntimeDriver, RuntimeHook, RuntimeSkill, RuntimeWASM, RuntimeNative}
 	if top {
 		allowed = append([]string{RuntimeCapsule}, allowed...)
+	} else {
+		allowed = append(allowed, RuntimeMCP)
 	}
 	rt := p.enum(v, kp, allowed...)
 	if !rt.Set {

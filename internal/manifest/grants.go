@@ -247,6 +247,16 @@ func (m *Manifest) EffectiveGrants() (Grants, []Warning) {
 		} else {
 			ag.Grants = m.Capabilities.GrantSet()
 		}
+		if a.IsMCP() {
+			// A server's network and env come only from its own entry:
+			// third-party code gets no egress or host variable by default.
+			if !m.Declared(fmt.Sprintf("artifacts[%d].capabilities.network", i)) {
+				ag.Grants.NetworkAllow, ag.Grants.UnixSockets = []string{}, false
+			}
+			if !m.Declared(fmt.Sprintf("artifacts[%d].capabilities.env", i)) {
+				ag.Grants.EnvAllow = []string{}
+			}
+		}
 		if a.RuntimeKind() == RuntimeHook && a.DeadlineSeconds.Set {
 			ag.Grants.Limits.HookDeadlineSeconds = a.DeadlineSeconds.V
 		}

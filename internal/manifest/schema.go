@@ -407,11 +407,20 @@ func (p *parser) artifact(n *yaml.Node, path string, a *Artifact) {
 			a.Config = p.config(v, kp)
 		case "deadline_seconds":
 			a.DeadlineSeconds = p.optInt(v, kp)
+		case "mcp":
+			a.MCP = &MCP{}
+			p.mcpBlock(v, kp, a.MCP)
 		default:
 			return false
 		}
 		return true
 	})
+	if p.err == nil && a.IsMCP() {
+		p.mcpChecks(path, a)
+	} else if p.err == nil && a.MCP != nil {
+		p.failAt(p.m.PosOf(path+".mcp"), "E-MAN-040", "%s.mcp: an mcp: block needs runtime: mcp on its entry", path).
+			WithHint("add runtime: mcp to the entry")
+	}
 	if p.err == nil && a.DeclaredRuntime == RuntimeNative {
 		a.native = &nativeMark{file: p.file, key: path + ".runtime", pos: p.m.PosOf(path + ".runtime"), name: a.Name}
 	}
@@ -814,6 +823,10 @@ func (p *parser) crossChecks(top *yaml.Node) {
 		pos := m.PosOf("capabilities.plan.submit")
 		p.m.Warnings = append(p.m.Warnings, Warning{Code: "W-MAN-005", Pos: pos,
 			Message: fmt.Sprintf("%s:%d:%d: capabilities.plan.submit: a script capsule cannot submit plans (it sequences its own invokes); the grant does nothing here", p.file, pos.Line, pos.Column)})
+	}
+	p.mcpCrossChecks()
+	if p.err != nil {
+		return
 	}
 	p.snapshotSubset("capabilities", m.Capabilities)
 	for i, a := range m.Artifacts {

@@ -195,7 +195,9 @@ type Artifact struct {
 	Config map[string]any
 	// DeadlineSeconds is a hook's own deadline.
 	DeadlineSeconds Opt[int]
-	Pos             Pos
+	// MCP is an mcp entry's mcp: block (nil when not declared).
+	MCP *MCP
+	Pos Pos
 	// native records `runtime: native` on this entry (nil: not declared).
 	native *nativeMark
 }

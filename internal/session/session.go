@@ -85,6 +85,7 @@ type Session struct {
 	recorded    bool
 	begun       *os.File   // the held lock that marks the session begun (see Begun)
 	tools       []ToolLine // nil: no ## Tools section (a script capsule)
+	mcpServers  []string   // one line per MCP server (## MCP servers); nil: none
 	parentCopy  *ParentCopy
 }
 
@@ -255,6 +256,12 @@ func IdentityDoc(s *Session, grants json.RawMessage) string {
 			fmt.Fprintf(&b, "- %s (%s): %s\n", t.Name, t.Kind, t.Description)
 		}
 	}
+	if len(s.mcpServers) > 0 {
+		b.WriteString("\n## MCP servers\n\n")
+		for _, l := range s.mcpServers {
+			fmt.Fprintf(&b, "- %s\n", l)
+		}
+	}
 	if typed {
 		b.WriteString("\n## Shell\n\n")
 		writeList(&b, g.Capsule.ShellAllow)
@@ -297,6 +304,10 @@ func writeList(b *strings.Builder, items []string) {
 
 // ToolLine is one tool of MURMUR.md's ## Tools section.
 type ToolLine struct{ Name, Kind, Description string }
+
+// SetMCPServers sets the ## MCP servers lines MURMUR.md's next write
+// lists ("everything  stdio  mcp-server-everything stdio  (scoped)").
+func (s *Session) SetMCPServers(lines []string) { s.mcpServers = append([]string{}, lines...) }
 
 // SetTools records the session's tools (an agent's inventory, built once
 // the session exists) and rewrites MURMUR.md with its ## Tools section. The

@@ -67,6 +67,15 @@ func Pack(dir string) (*Built, error) {
 			return nil, diag.New("E-BLD-002", "%s: artifact %s has a literal secret in gateway.api_key", mpath, a.Name).
 				WithHint("reference an environment variable instead, e.g. api_key: ${PROVIDER_API_KEY}, and export it where the capsule runs")
 		}
+		if a.MCP == nil {
+			continue
+		}
+		for _, h := range a.MCP.Headers {
+			if h.Literal && manifest.SecretHeader(h.Name) {
+				return nil, diag.New("E-BLD-002", "%s: artifact %s has a literal secret in mcp.headers.%s", mpath, a.Name, h.Name).
+					WithHint("reference an environment variable instead, e.g. %s: \"Bearer ${TOKEN}\", and export it where the capsule runs", h.Name)
+			}
+		}
 	}
 	files := map[string]string{ManifestEntry: mpath} // entry -> source path
 	payload, err := pickPayload(dir, m)

@@ -41,6 +41,11 @@ inference:
     artifact: murmur/driver-anthropic
 `
 
+// mcpHTTP is an artifacts[] entry of an HTTP MCP server with one header.
+func mcpHTTP(header string) string {
+	return "  - name: acme/docs\n    version: \"1\"\n    runtime: mcp\n    mcp:\n      url: https://docs.example.com/mcp\n      headers: {" + header + "}\n      tools: [search]\n"
+}
+
 func TestPackKinds(t *testing.T) {
 	comp := string(wasmComponentHeader) + "component body"
 	core := string(wasmCoreHeader) + "core body"
@@ -63,6 +68,11 @@ func TestPackKinds(t *testing.T) {
 		{name: "no manifest", files: map[string]string{"capsule.wasm": comp}, code: "E-BLD-001"},
 		{name: "bad manifest", files: map[string]string{"murmur.yaml": "name: [\n"}, code: "E-MAN"},
 		{name: "literal secret", files: map[string]string{"murmur.yaml": strings.Replace(agentYAML, "${ANTHROPIC_API_KEY}", "sk-ant-123", 1), "prompt.md": "hi"}, code: "E-BLD-002"},
+		{name: "literal secret header", files: map[string]string{"murmur.yaml": agentYAML[:strings.Index(agentYAML, "inference:")] + mcpHTTP("X-Api-Key: sk-123") + agentYAML[strings.Index(agentYAML, "inference:"):], "prompt.md": "hi"}, code: "E-BLD-002"},
+		{name: "secret header by reference", files: map[string]string{"murmur.yaml": agentYAML[:strings.Index(agentYAML, "inference:")] + mcpHTTP(`Authorization: "Bearer ${DOCS}"`) + agentYAML[strings.Index(agentYAML, "inference:"):], "prompt.md": "hi"},
+			entries: "murmur.yaml,prompt.md"},
+		{name: "literal header that is no secret", files: map[string]string{"murmur.yaml": agentYAML[:strings.Index(agentYAML, "inference:")] + mcpHTTP("X-Team: blue") + agentYAML[strings.Index(agentYAML, "inference:"):], "prompt.md": "hi"},
+			entries: "murmur.yaml,prompt.md"},
 		{name: "core module", files: map[string]string{"murmur.yaml": "name: s\nversion: 1.0.0\n", "capsule.wasm": core}, code: "E-BLD-003"},
 		{name: "not wasm", files: map[string]string{"murmur.yaml": "name: s\nversion: 1.0.0\n", "capsule.wasm": "#!/bin/sh\necho hi\n"}, code: "E-BLD-004"},
 		{name: "short wasm", files: map[string]string{"murmur.yaml": "name: s\nversion: 1.0.0\n", "capsule.wasm": "\x00asm"}, code: "E-BLD-004"},

@@ -26,6 +26,8 @@ import (
 //	tool_call, shell         of a plan step: under its capsule.plan_step
 //	plan_step                closes capsule.plan_step
 //	plan_end                 closes capsule.plan (a refused plan's is opened and closed at once)
+//	mcp_server_start/_end    one capsule.mcp_server span per start, under capsule.session
+//	tool_call (kind mcp)     capsule.tool_call as a client span with the MCP attributes
 //
 // A line's span parent is found from its parent_id: an inference line's
 // parent is its task_start, a tool line's its inference. A span starts at
@@ -70,7 +72,8 @@ func (s *Session) Line(l trace.Emitted) {
 	case trace.AgentToolCall:
 		s.taskOf(l.ParentID).under(s.planCtx(l.ParentID)).ToolCall(ToolCallLine{ToolName: ev.ToolName, Turn: ev.Turn, ToolCallID: ev.ToolCallID, Kind: ev.Kind,
 			InputBytes: ev.InputBytes, OutputBytes: ev.OutputBytes, Status: ev.Status, Error: str(ev.Error),
-			Ending: ev.Ending}, l.At.Add(-ms(ev.DurationMS)), l.At)
+			Ending: ev.Ending, Server: ev.Server, MCPTool: ev.MCPTool,
+			MCPTransport: ev.MCPTransport, MCPProtocol: ev.MCPProtocol}, l.At.Add(-ms(ev.DurationMS)), l.At)
 	case trace.Shell:
 		s.taskOf(l.ParentID).under(s.planCtx(l.ParentID)).Shell(ShellLine{Turn: ev.Turn, ToolCallID: ev.ToolCallID, Binary: ev.Binary, Command: ev.Command,
 			ExitCode: ev.ExitCode, StdoutBytes: int(ev.StdoutBytes), StderrBytes: int(ev.StderrBytes), Truncated: ev.Truncated,
@@ -89,6 +92,10 @@ func (s *Session) Line(l trace.Emitted) {
 		}
 	case trace.CallApproved:
 		s.taskOf(l.ParentID).Approval(ev.ToolName, ev.ToolCallID, "approved", "", l.At.Add(-ms(ev.WaitedMS)), l.At)
+	case trace.MCPServerStart:
+		s.mcpStart(ev, l.At)
+	case trace.MCPServerEnd:
+		s.mcpEnd(ev, l.At)
 	case trace.TaskEnd:
 		t := s.taskOf(l.ParentID)
 		t.End(TaskEndLine{ExitStatus: ev.ExitStatus, Turns: ev.Turns, InputTokens: ev.InputTokens, OutputTokens: ev.OutputTokens,

@@ -61,6 +61,10 @@ type ToolCallLine struct {
 	Status      string // ok | error
 	Error       string // the error text when Status is error
 	Ending      string // a component call's ending; "" for none
+	// Server and MCPTool are an MCP call's server and the server's name
+	// for the tool, MCPTransport its network.transport and MCPProtocol its
+	// mcp.protocol.version ("" for other kinds).
+	Server, MCPTool, MCPTransport, MCPProtocol string
 }
 
 // ShellLine is one shell line.
@@ -260,7 +264,15 @@ func (ts taskSpan) ToolCall(line ToolCallLine, start, end time.Time) {
 	if line.Ending != "" {
 		attrs = append(attrs, attribute.String("ending", line.Ending))
 	}
-	_, sp, ok := t.childUnder(ts.parent, SpanToolCall, trace.SpanKindInternal, start, attrs...)
+	kind := trace.SpanKindInternal
+	if line.Kind == "mcp" {
+		// The OTel GenAI names for an MCP client call.
+		kind = trace.SpanKindClient
+		attrs = append(attrs, attribute.String("server", line.Server), attribute.String("mcp_tool", line.MCPTool),
+			attribute.String("mcp.method.name", "tools/call"), attribute.String("gen_ai.tool.name", line.MCPTool),
+			attribute.String("network.transport", line.MCPTransport), attribute.String("mcp.protocol.version", line.MCPProtocol))
+	}
+	_, sp, ok := t.childUnder(ts.parent, SpanToolCall, kind, start, attrs...)
 	if !ok {
 		return
 	}

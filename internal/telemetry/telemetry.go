@@ -93,6 +93,8 @@ type Session struct {
 	delegations map[string]*Delegation
 	// plans are the open plan and plan-step spans (plan.go).
 	plans planSpans
+	// mcpOpen holds each MCP server start until its mcp_server_end.
+	mcpOpen sync.Map
 
 	// ending is held for reading by a Task.End in flight, and taken by End
 	// before the exporter shuts down: a task that left the open set just

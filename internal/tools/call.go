@@ -114,6 +114,8 @@ type Outcome struct {
 	// Nested counts the calls this one made on the task's behalf (a plan's
 	// tool and shell steps), for the task's totals.
 	Nested Counts
+	// MCP names an MCP call's server and tool (nil for other kinds).
+	MCP *MCPCall
 }
 
 // Counts are calls as a task's totals count them.
@@ -198,6 +200,10 @@ func (inv *Inventory) taskLine(ctx context.Context, t *TaskCall, label, kind str
 	line.ToolName, line.InputBytes = label, inBytes
 	if t.Plan != nil {
 		line.PlanCall = *t.Plan
+	}
+	if out.MCP != nil {
+		line.Server, line.MCPTool = out.MCP.Server, out.MCP.Tool
+		line.MCPTransport, line.MCPProtocol = out.MCP.Transport, out.MCP.Protocol
 	}
 	line.Status = "ok"
 	if out.Err != nil {

@@ -47,6 +47,8 @@ type AgentSessionStart struct {
 	PolicyHooks      []string `json:"policy_hooks"`
 	ApprovalRequired []string `json:"approval_required"`
 	InputTimeoutSecs *int     `json:"input_timeout_secs"`
+	// MCPServers are the bare names of the MCP servers, in manifest order.
+	MCPServers []string `json:"mcp_servers"`
 }
 
 // TaskStart opens one task; its lines go under it.
@@ -83,9 +85,17 @@ type AgentToolCall struct {
 	TaskID     string `json:"task_id"`
 	Turn       int    `json:"turn"`
 	ToolCallID string `json:"tool_call_id"`
-	Kind       string `json:"kind"`             // wasm | skill | runtime
-	Ending     string `json:"ending,omitempty"` // a component call's ending
-	PlanCall          // a plan step's attempt: plan_id, step_id, attempt
+	Kind       string `json:"kind"`             // wasm | skill | runtime | shell | mcp
+	Ending     string `json:"ending,omitempty"` // a component call's (or an MCP call's) ending
+	// Server and MCPTool name an MCP call's server (bare name) and the
+	// server's own name for the tool; empty for other kinds.
+	Server  string `json:"server,omitempty"`
+	MCPTool string `json:"mcp_tool,omitempty"`
+	// MCPTransport ("pipe" or "tcp") and MCPProtocol are for the call's
+	// span only, not written to the line.
+	MCPTransport string `json:"-"`
+	MCPProtocol  string `json:"-"`
+	PlanCall            // a plan step's attempt: plan_id, step_id, attempt
 }
 
 // TaskEnd closes one task with its totals.

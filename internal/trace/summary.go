@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"time"
 
 	"github.com/murmur-go/murmur/internal/diag"
@@ -54,6 +55,9 @@ type Summary struct {
 	ShellCount  int    // shell lines
 	ShellCalls  []Line // shell lines, when the calls are kept (see ToolCalls)
 	Delegations []DelegationSummary
+	// MCPServers are the session's MCP servers, in the order they first
+	// started (docs/mcp.md).
+	MCPServers []MCPServerSummary
 	// Turns and tokens of the whole session: session_end's totals, else
 	// the sums over Tasks.
 	TotalTurns                int64
@@ -73,6 +77,15 @@ type TaskSummary struct {
 	ToolCalls, ToolErrors     int64
 	ShellCalls                int64
 	Duration                  time.Duration
+}
+
+// MCPServerSummary is one MCP server read back: its starts, the calls and
+// errors of all of them, and how its last start ended ("" while running).
+type MCPServerSummary struct {
+	Server        string
+	Starts        int
+	Calls, Errors int64
+	EndedReason   string
 }
 
 // DelegationSummary is one delegation of the session (docs/delegation.md): the
@@ -260,6 +273,25 @@ func (z *Summarizer) Add(l Line) {
 			t.Turns++
 			t.InputTokens += l.Int("input_tokens")
 			t.OutputTokens += l.Int("output_tokens")
+		}
+	case TypeMCPServerStart, TypeMCPServerEnd:
+		name := l.Str("server")
+		i := slices.IndexFunc(s.MCPServers, func(m MCPServerSummary) bool { return m.Server == name })
+		if i < 0 {
+			if len(s.MCPServers) >= MaxListed {
+				break
+			}
+			s.MCPServers = append(s.MCPServers, MCPServerSummary{Server: name})
+			i = len(s.MCPServers) - 1
+		}
+		m := &s.MCPServers[i]
+		if l.EventType == TypeMCPServerStart {
+			m.Starts++
+			m.EndedReason = ""
+		} else {
+			m.Calls += l.Int("calls")
+			m.Errors += l.Int("errors")
+			m.EndedReason = l.Str("reason")
 		}
 	case evShell:
 		s.ShellCount++

@@ -129,6 +129,9 @@ func typeOf(v any) (string, error) {
 	if t, ok := planTypeOf(v); ok {
 		return t, nil
 	}
+	if t, ok := mcpTypeOf(v); ok {
+		return t, nil
+	}
 	return "", fmt.Errorf("trace: %T is not a trace event", v)
 }
 
