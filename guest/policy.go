@@ -20,6 +20,9 @@ const (
 	CallSkill
 	CallShell
 	CallRuntime
+	// CallMCP is a tool of one of the capsule's MCP servers (tool-name is
+	// the model's name, mcp__<server>__<tool>).
+	CallMCP
 )
 
 // String is the kind's WIT name.
@@ -33,6 +36,8 @@ func (k CallKind) String() string {
 		return "shell"
 	case CallRuntime:
 		return "runtime"
+	case CallMCP:
+		return "mcp"
 	}
 	return "call-kind(" + itoa(uint32(k)) + ")"
 }
@@ -94,7 +99,7 @@ func readCallRequest(m mem, p uint32) CallRequest {
 	r := CallRequest{TaskID: readString(m, p), Turn: u32(m, p+8), ToolCallID: readString(m, p+12),
 		ToolName: readString(m, p+20), Kind: CallKind(u8(m, p+28)), Input: readString(m, p+32),
 		Binary: readOptString(m, p+40), PlanID: readOptString(m, p+64), StepID: readOptString(m, p+76)}
-	if r.Kind > CallRuntime {
+	if r.Kind > CallMCP {
 		panic(abiError("call-kind " + itoa(uint32(r.Kind))))
 	}
 	switch d := u8(m, p+52); d {

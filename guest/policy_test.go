@@ -56,7 +56,7 @@ func TestPolicyABIRoundTrip(t *testing.T) {
 	func() {
 		defer func() {
 			if recover() == nil {
-				t.Error("a call-kind past runtime was read")
+				t.Error("a call-kind past mcp was read")
 			}
 		}()
 		readCallRequest(f, p)

@@ -213,3 +213,22 @@ func TestHookExportingBoth(t *testing.T) {
 		t.Errorf("denied call: %+v", v)
 	}
 }
+
+// TestPolicyHookSeesEveryCallKind: each of call-kind's cases, mcp among
+// them, reaches a policy hook built from the WIT and is decided by it; a
+// kind the hook could not be handed would deny every such call.
+func TestPolicyHookSeesEveryCallKind(t *testing.T) {
+	d, _, _ := loadProbes(t, nil, "local/probe")
+	for _, k := range wit.CallKinds {
+		r := req(`{}`)
+		r.Kind = k
+		if v := d.CheckCall(bg, r); v.Denied {
+			t.Errorf("kind %s: denied: %s", k, v.Reason)
+		}
+		r = req(`"policy:deny"`)
+		r.Kind = k
+		if v := d.CheckCall(bg, r); !v.Denied || !strings.Contains(v.Reason, "probe denies") {
+			t.Errorf("kind %s: want the probe's deny, got %+v", k, v)
+		}
+	}
+}

@@ -78,7 +78,7 @@ type GateRequest struct {
 	// ToolName is the model's name for the tool (delegate-task for a
 	// capsule step).
 	ToolName string
-	// Kind is KindWASM, KindSkill, KindShell or KindRuntime.
+	// Kind is KindWASM, KindSkill, KindShell, KindRuntime or KindMCP.
 	Kind string
 	GateView
 	// ToolCallID is the call's id; "" is the task call's.

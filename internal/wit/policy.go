@@ -32,7 +32,7 @@ const (
 
 // CallKinds are call-kind's cases, in WIT order: a tool's kind as the gate
 // names it.
-var CallKinds = []string{"wasm", "skill", "shell", "runtime"}
+var CallKinds = []string{"wasm", "skill", "shell", "runtime", "mcp"}
 
 // CallRequest is murmur:policy/gate's call-request.
 type CallRequest struct {
