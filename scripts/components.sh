@@ -6,8 +6,8 @@
 #                                           equal both the committed .wasm and its SHA256SUMS line
 #
 # NAME is a directory's last element (capsule-probe, tool-echo, tool-flood, capsule-http,
-# driver-anthropic-http, hello-script, echo-tool, hook-log, fetch, driver-anthropic-c,
-# http-get-c);
+# driver-anthropic-http, hello-script, echo-tool, hook-log, fetch, state-counter, capsule-repeat,
+# driver-anthropic-c, http-get-c);
 # no NAME means all. Each directory holds the Go sources, the built .wasm and SHA256SUMS.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -28,6 +28,9 @@ components=(
   "examples/delegation/worker capsule delegation-worker.wasm"
   "examples/hook-log hook hook-log.wasm"
   "examples/fetch fetch fetch.wasm"
+  # state stores: a tool that counts its calls in its store, a script that calls a tool N times
+  "examples/state-counter tool state-counter.wasm"
+  "testdata/components/capsule-repeat capsule capsule-repeat.wasm"
   # C, not the Go kit (a fourth field "c": scripts/build-c-component.sh)
   "testdata/components/driver-anthropic-c driver-c driver-anthropic-c.wasm c"
   "testdata/components/http-get-c http-get-c http-get-c.wasm c"

@@ -233,8 +233,8 @@ func (k *agentRun) build(r *run) (*agent.Session, error) {
 	if err != nil {
 		return nil, err
 	}
-	k.inv, err = tools.Build(&tools.Env{Engine: r.eng, Session: sess, Lookup: p.lookup, Logger: r.opts.Log, Wrap: wrap,
-		ProxyEnv: k.proxyEnv, Preloaded: r.pre}, m, p.Grants, p.Tools)
+	k.inv, err = tools.Build(p.toolsEnv(&tools.Env{Engine: r.eng, Session: sess, Lookup: p.lookup, Logger: r.opts.Log, Wrap: wrap,
+		ProxyEnv: k.proxyEnv, Preloaded: r.pre}), m, p.Grants, p.Tools)
 	if err != nil {
 		return nil, err
 	}

@@ -81,8 +81,23 @@ func (g Grants) Lines() []string {
 			out = append(out, "    state store "+a.StateStore)
 		}
 	}
-	out = append(out, "state stores: "+listOrNone(g.StateStores))
-	return out
+	return append(out, g.stateLines()...)
+}
+
+// stateLines are the state stores, one "<artifact>: <store> -> $HOME/.murmur/state/<store>"
+// line per artifact that opens one (its component alone sees it), or
+// "state stores: none".
+func (g Grants) stateLines() []string {
+	var lines []string
+	for _, a := range g.Artifacts {
+		if a.StateStore != "" {
+			lines = append(lines, fmt.Sprintf("  %s: %s -> $HOME/.murmur/state/%s", a.Name, a.StateStore, a.StateStore))
+		}
+	}
+	if len(lines) == 0 {
+		return []string{"state stores: none"}
+	}
+	return append([]string{"state stores:"}, lines...)
 }
 
 func listOrNone(s []string) string {

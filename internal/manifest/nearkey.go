@@ -35,7 +35,7 @@ var knownKeys = map[string][]string{
 	"capabilities.install":    {"skill", "tool"},
 	"capabilities.limits":     {"deadline_seconds", "memory_bytes", "table_elements", "instances"},
 	"capabilities.resources": {"workdir_max_bytes", "max_processes", "max_open_files", "max_file_size_bytes",
-		"cpu_seconds", "memory_bytes", "cgroup_memory_bytes", "cgroup_pids_max"},
+		"cpu_seconds", "memory_bytes", "cgroup_memory_bytes", "cgroup_pids_max", "state_max_bytes"},
 	"capabilities.state": {"store"},
 }
 

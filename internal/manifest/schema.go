@@ -583,7 +583,7 @@ func (p *parser) capabilities(n *yaml.Node, path string, c *Capabilities, art *A
 					"max_processes": &r.MaxProcesses, "max_open_files": &r.MaxOpenFiles,
 					"max_file_size_bytes": &r.MaxFileSizeBytes, "cpu_seconds": &r.CPUSeconds,
 					"memory_bytes": &r.MemoryBytes, "cgroup_memory_bytes": &r.CgroupMemoryBytes,
-					"cgroup_pids_max": &r.CgroupPidsMax}[k]
+					"cgroup_pids_max": &r.CgroupPidsMax, "state_max_bytes": &r.StateMaxBytes}[k]
 				if dst == nil {
 					return false
 				}

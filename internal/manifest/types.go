@@ -76,6 +76,7 @@ const (
 	DefaultDeadlineSeconds          = 600 // capsule, tool and driver calls
 	DefaultHookDeadlineSecond       = 30  // hook lifecycle calls
 	DefaultWorkdirMaxBytes    int64 = 10 << 30
+	DefaultStateMaxBytes      int64 = 1 << 30
 	// capabilities.resources.* for native commands.
 	DefaultMaxProcesses       int64 = 128
 	DefaultMaxOpenFiles       int64 = 1024
@@ -278,6 +279,9 @@ type Resources struct {
 	MemoryBytes       Opt[int64]
 	CgroupMemoryBytes Opt[int64]
 	CgroupPidsMax     Opt[int64]
+	// StateMaxBytes bounds each state store the capsule's artifacts open
+	// (the capsule's own value; an artifact's is not read).
+	StateMaxBytes Opt[int64]
 }
 
 // Inference is the inference: block of an agent capsule.

@@ -85,6 +85,14 @@ type Outcome struct {
 	Ending string
 	// Shell is a shell command that ran: its shell line is the call's line.
 	Shell *ShellResult
+	// StateStore is the state store the call's component saw ("" for none).
+	StateStore string
+}
+
+// stateRecorder is a Recorder that also records which state store a
+// script's call saw (*trace.Recorder is one).
+type stateRecorder interface {
+	ToolCallState(tool, store string, start time.Time, inBytes, outBytes int, errText string)
 }
 
 // notForScripts is an entry's refusal of a script's call: the script named
@@ -121,7 +129,9 @@ func (inv *Inventory) Call(ctx context.Context, c Call) Outcome {
 		label, kind = e.Name(), e.Kind()
 	}
 	if c.Task == nil {
-		if c.Recorder != nil {
+		if sr, ok := c.Recorder.(stateRecorder); ok && out.StateStore != "" {
+			sr.ToolCallState(label, out.StateStore, start, inputBytes(c.Input), outputBytes(out), errText(out.Err))
+		} else if c.Recorder != nil {
 			c.Recorder.ToolCall(label, start, inputBytes(c.Input), outputBytes(out), errText(out.Err))
 		}
 		return out
@@ -142,7 +152,7 @@ func (inv *Inventory) taskLine(ctx context.Context, t *TaskCall, label, kind str
 		return
 	}
 	line := trace.AgentToolCall{TaskID: t.TaskID, Turn: t.Turn, ToolCallID: t.ID, Kind: kind, Ending: out.Ending}
-	line.ToolName, line.InputBytes = label, inBytes
+	line.ToolName, line.InputBytes, line.StateStore = label, inBytes, out.StateStore
 	line.Status = "ok"
 	if out.Err != nil {
 		msg := out.Err.Error()
