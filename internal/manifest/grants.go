@@ -15,6 +15,16 @@ type Grants struct {
 	Capsule     GrantSet        `json:"capsule"`
 	Artifacts   []ArtifactGrant `json:"artifacts"`
 	StateStores []string        `json:"state_stores"` // sorted, unique; never narrowed
+	// PeerFiles is exports.peer_files with its defaults (nil: none).
+	PeerFiles *PeerFilesGrant `json:"peer_files"`
+}
+
+// PeerFilesGrant is what exports.peer_files gives: the share-file tool and
+// the door's peer route, over files of Root.
+type PeerFilesGrant struct {
+	Root     string `json:"root"`
+	MaxTTLS  int64  `json:"max_ttl_s"`
+	MaxBytes int64  `json:"max_bytes"`
 }
 
 // ArtifactGrant is one artifact's effective grant.
@@ -222,6 +232,9 @@ func (m *Manifest) EffectiveGrants() (Grants, []Warning) {
 		Capsule:     m.Capabilities.GrantSet(),
 		Artifacts:   make([]ArtifactGrant, 0, len(m.Artifacts)),
 		StateStores: m.StateStores(),
+	}
+	if f := m.Exports.PeerFiles; f != nil && m.IsAgent() {
+		g.PeerFiles = &PeerFilesGrant{Root: f.Root, MaxTTLS: int64(f.TTL().Seconds()), MaxBytes: f.Bytes()}
 	}
 	var warns []Warning
 	bare := Bare(m.Name)

@@ -3,6 +3,7 @@ package manifest
 import (
 	"fmt"
 	"strings"
+	"time"
 )
 
 // Lines renders a grant set for a person: one "label  value" line per axis,
@@ -81,6 +82,11 @@ func (g Grants) Lines() []string {
 			out = append(out, "    state store "+a.StateStore)
 		}
 	}
+	pf := "none"
+	if f := g.PeerFiles; f != nil {
+		pf = fmt.Sprintf("%s/ inside the work folder (handles live at most %s, files up to %s)", f.Root, time.Duration(f.MaxTTLS)*time.Second, bytesText(f.MaxBytes))
+	}
+	out = append(out, "peer files: "+pf)
 	return append(out, g.stateLines()...)
 }
 

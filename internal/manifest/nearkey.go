@@ -15,7 +15,9 @@ import (
 // walker reads, and docs/manifest.md is tested against Keys.
 var knownKeys = map[string][]string{
 	"": {"name", "version", "runtime", "implementation", "execution", "description", "tags",
-		"input_schema", "requires_files", "artifacts", "capabilities", "inference", "lifecycle", "observability", "trace"},
+		"input_schema", "requires_files", "artifacts", "capabilities", "inference", "lifecycle", "observability", "trace", "exports"},
+	"exports":             {"peer_files"},
+	"exports.peer_files":  {"root", "max_ttl", "max_bytes"},
 	"observability":       {"otel_endpoint"},
 	"trace":               {"retain"},
 	"trace.retain":        {"max_sessions", "max_age"},

@@ -63,6 +63,8 @@ func (p *parser) top(n *yaml.Node) {
 			p.inference(v, kp, m.Inference)
 		case "lifecycle":
 			p.lifecycle(v, kp, &m.Lifecycle)
+		case "exports":
+			p.exports(v, kp)
 		case "observability":
 			p.mapping(v, kp, func(k string, v *yaml.Node, kp string) bool {
 				if k != "otel_endpoint" {

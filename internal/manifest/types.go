@@ -133,6 +133,7 @@ type Manifest struct {
 	Lifecycle     Lifecycle
 	Observability Observability
 	Trace         TraceConfig
+	Exports       Exports
 
 	// Warnings found while loading (unknown keys, W-SEC-007 narrowing, ...).
 	Warnings []Warning
