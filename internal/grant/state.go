@@ -310,3 +310,22 @@ func TryHoldStateFile(lockPath string) (func(), bool, error) {
 	}
 	return func() { unix.Flock(fd, unix.LOCK_UN); unix.Close(fd) }, true, nil
 }
+
+// PeerInMount is the work folder's peer-in/ (files fetched from peers, the
+// runtime's): a component whose view is the whole work folder sees it
+// through a read-only preopen of this name (and "/peer-in") that hides
+// the read-write view of it under ".".
+const PeerInMount = "peer-in"
+
+// PeerInPreopens are the read-only preopens of workdir's peer-in/, or none
+// when it is not a directory (a symbolic link is not followed).
+func PeerInPreopens(workdir string) []wasmhost.Preopen {
+	dir := filepath.Join(workdir, PeerInMount)
+	if st, err := os.Lstat(dir); err != nil || !st.IsDir() {
+		return nil
+	}
+	return []wasmhost.Preopen{
+		{HostDir: dir, GuestPath: "/" + PeerInMount, ReadOnly: true},
+		{HostDir: dir, GuestPath: PeerInMount, ReadOnly: true},
+	}
+}

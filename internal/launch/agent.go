@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"sync"
@@ -16,10 +17,12 @@ import (
 	"github.com/murmur-go/murmur/internal/delegate"
 	"github.com/murmur-go/murmur/internal/diag"
 	"github.com/murmur-go/murmur/internal/door"
+	"github.com/murmur-go/murmur/internal/door/doorapi"
 	"github.com/murmur-go/murmur/internal/driver"
 	"github.com/murmur-go/murmur/internal/grant"
 	"github.com/murmur-go/murmur/internal/hooks"
 	"github.com/murmur-go/murmur/internal/manifest"
+	"github.com/murmur-go/murmur/internal/peerfile"
 	"github.com/murmur-go/murmur/internal/session"
 	"github.com/murmur-go/murmur/internal/store"
 	"github.com/murmur-go/murmur/internal/tools"
@@ -46,6 +49,7 @@ type agentRun struct {
 	addr       string
 	hooks      *hooks.Dispatcher
 	inv        *tools.Inventory
+	plane      *peerfile.Plane // exports.peer_files; nil: none
 
 	// loop is the inference loop once the session exists: a hook's
 	// run-inference goes through it (its driver, its token ceiling).
@@ -169,7 +173,7 @@ func (k *agentRun) serve(ctx context.Context, r *run) (ending, error) {
 	dr, err := door.New(door.Config{Name: sess.Name, Version: sess.Version, SessionID: sess.ID, URL: r.url,
 		TaskAcceptance: k.acceptance, QueueDepth: m.Lifecycle.QueueDepth.Or(manifest.DefaultQueueDepth),
 		AfterTask: m.Lifecycle.AfterTaskMode(), Runner: dl.runner(loop), Recorder: doorRecorder{rec}, Logger: r.opts.Log,
-		Completions: dl.completions()})
+		Completions: dl.completions(), PeerFiles: peerfile.Handler(k.plane)})
 	if err != nil {
 		return ending{}, err
 	}
@@ -194,6 +198,9 @@ func (k *agentRun) serve(ctx context.Context, r *run) (ending, error) {
 	cancel()
 	dr.Close()
 	<-served
+	if k.plane != nil {
+		k.plane.Close() // every handle of the session is revoked with its key
+	}
 	e.Ending, e.Reason = status, reason
 	tot := rec.AgentTotals()
 	if k.px != nil { // a nil *egress.Proxy is not a nil counter
@@ -242,6 +249,9 @@ func (k *agentRun) build(r *run) (*agent.Session, error) {
 		if err := k.inv.Add(rt.Tool()); err != nil {
 			return nil, err
 		}
+	}
+	if err := k.addPeerTools(r); err != nil {
+		return nil, err
 	}
 	var lines []session.ToolLine
 	for _, e := range k.inv.Entries() {
@@ -350,6 +360,39 @@ func windDown(ctx context.Context, dr *door.Server, rec *trace.Recorder, full *g
 }
 
 // close runs after session_end.
+// addPeerTools adds share-file (exports.peer_files) and fetch-peer-file
+// (a non-empty capabilities.peer_fetch.allow) to the inventory
+// (docs/peer-files.md).
+func (k *agentRun) addPeerTools(r *run) error {
+	p, sess, rec := r.p, r.sess, r.rec
+	if g := p.Grants.PeerFiles; g != nil {
+		pl, err := peerfile.NewPlane(sess.ID, r.url, sess.Workdir, *g)
+		if err != nil {
+			return fmt.Errorf("the peer file plane's key: %w", err)
+		}
+		pl.OnRedeem = func(l trace.PeerHandleRedeem) { rec.Emit(l) }
+		k.plane = pl
+		if err := k.inv.Add(&peerfile.ShareTool{Plane: pl}); err != nil {
+			return err
+		}
+	}
+	if allow := p.Grants.Capsule.PeerFetchAllow; len(allow) > 0 {
+		// peer-in/ is the runtime's from the start: 0555, read-only to the
+		// capsule's code (its components see it through a read-only preopen).
+		if err := os.Mkdir(filepath.Join(sess.Workdir, peerfile.InDir), 0o555); err != nil && !os.IsExist(err) {
+			return fmt.Errorf("peer-in/ cannot be made in the work folder: %w", err)
+		}
+		lim := p.Manifest.Capabilities.EffLimits()
+		f := &peerfile.Fetcher{Workdir: sess.Workdir, Allow: allow, WorkdirMax: lim.WorkdirMaxBytes,
+			MaxBody: wit.HTTPMaxBodyBytes(p.lookup),
+			Client:  doorapi.NewClient("", &http.Client{Transport: &http.Transport{Proxy: nil}})}
+		if err := k.inv.Add(&peerfile.FetchTool{Fetcher: f, Deadline: time.Duration(lim.DeadlineSeconds) * time.Second}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 func (k *agentRun) close() {
 	k.hooks.Close()
 	if k.inv != nil {

@@ -492,6 +492,9 @@ func (t *WASM) RunConfig(inv Invocation) (wasmhost.RunConfig, error) {
 		Env:      grant.Env(sess, g.EnvAllow, t.env.lookup()),
 		Preopens: grant.Preopens(dir, sess.RuntimeDir),
 	}
+	if g.FilesystemScope == nil {
+		wasi.Preopens = append(wasi.Preopens, grant.PeerInPreopens(sess.Workdir)...)
+	}
 	if st := t.StateStore(); st != "" {
 		wasi.Preopens = append(wasi.Preopens, grant.StatePreopens(home.StateStore(t.env.StateHome, st))...)
 	}

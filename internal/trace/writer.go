@@ -126,6 +126,9 @@ func typeOf(v any) (string, error) {
 	if t, ok := delegationTypeOf(v); ok {
 		return t, nil
 	}
+	if t, ok := peerTypeOf(v); ok {
+		return t, nil
+	}
 	return "", fmt.Errorf("trace: %T is not a trace event", v)
 }
 
