@@ -307,6 +307,9 @@ func explainScope(p *launch.Plan, asJSON bool, stdout io.Writer) error {
 	for _, l := range c.Lines() {
 		fmt.Fprintln(stdout, l)
 	}
+	for _, l := range p.PlaneNotProtected() {
+		fmt.Fprintln(stdout, l)
+	}
 	for _, l := range p.Grants.Lines() {
 		fmt.Fprintln(stdout, l)
 	}
