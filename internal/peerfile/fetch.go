@@ -139,7 +139,7 @@ func (f *Fetcher) land(body io.Reader, id, name string, length int64, digest str
 	out := os.NewFile(uintptr(pfd), part)
 	gone := func() { writable(true); unix.Unlinkat(dfd, part, 0); writable(false) }
 	h := sha256.New()
-	n, err := io.Copy(io.MultiWriter(out, h), io.LimitReader(body, length+1))
+	n, err := io.CopyBuffer(io.MultiWriter(out, h), io.LimitReader(body, length+1), make([]byte, 1<<20))
 	if cerr := out.Close(); err == nil {
 		err = cerr
 	}

@@ -31,7 +31,7 @@ type sharer struct {
 	redeems []trace.PeerHandleRedeem
 }
 
-func newSharer(t *testing.T, maxBytes int64) *sharer {
+func newSharer(t testing.TB, maxBytes int64) *sharer {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -61,7 +61,7 @@ func (s *sharer) write(t *testing.T, rel string, b []byte) {
 	}
 }
 
-func newFetcher(t *testing.T, allow ...string) *Fetcher {
+func newFetcher(t testing.TB, allow ...string) *Fetcher {
 	return &Fetcher{Workdir: t.TempDir(), Allow: allow, MaxBody: 64 << 20, WorkdirMax: 1 << 30,
 		Client: doorapi.NewClient("", &http.Client{Transport: &http.Transport{}})}
 }
