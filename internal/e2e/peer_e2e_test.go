@@ -3,11 +3,13 @@ package e2e
 import (
 	"bytes"
 	"crypto/sha256"
+	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -81,6 +83,31 @@ func TestPeerFileShareThenFetch(t *testing.T) {
 	}
 	if tc := ByType(flines, trace.TypeToolCall); len(tc) != 1 || tc[0].Str("kind") != "runtime" || tc[0].Str("tool_name") != "fetch-peer-file" {
 		t.Fatalf("fetcher tool_call: %v", tc)
+	}
+
+	// A tampered handle (its path changed, the MAC kept) is refused by the
+	// sharer; a truncated one by the fetcher, before any connection.
+	pb, mac, _ := strings.Cut(strings.TrimPrefix(handle, "mh1."), ".")
+	js, _ := base64.RawURLEncoding.DecodeString(pb)
+	tampered := "mh1." + base64.RawURLEncoding.EncodeToString(bytes.Replace(js, []byte("report.txt"), []byte("secret.txt"), 1)) + "." + mac
+	for i, tc := range []struct{ handle, outcome, peerError, reason string }{
+		{tampered, "refused", "handle_not_valid", door + " refused the handle: 403 handle_not_valid: this handle was not issued by this session"},
+		{handle[:len(handle)-7], "malformed", "", "that is not a peer file handle"},
+	} {
+		in, _ := json.Marshal(map[string]string{"handle": tc.handle})
+		fpF.Push(fakeprovider.Reply{ToolCalls: []fakeprovider.ToolCall{{ID: "call_1", Name: "fetch-peer-file", Pieces: []string{string(in)}}}},
+			fakeprovider.Reply{Text: []string{"could not"}})
+		wd := filepath.Join(base, "fetcher-bad-"+strconv.Itoa(i))
+		if r := RunMur(t, homeDir, fetcher, []string{FakeKey}, "run", "--workdir", wd, "--task", "fetch it"); r.Code != 0 {
+			t.Fatalf("fetcher: %+v", r)
+		}
+		ff := ByType(TraceLines(t, lastRecords(t, homeDir, fetcher)), trace.TypePeerFileFetch)
+		if len(ff) != 1 || ff[0].Str("outcome") != tc.outcome || ff[0].Str("peer_error") != tc.peerError || ff[0].Str("reason") != tc.reason {
+			t.Fatalf("%s: outcome %q peer_error %q reason %q", tc.outcome, ff[0].Str("outcome"), ff[0].Str("peer_error"), ff[0].Str("reason"))
+		}
+		if entries, _ := os.ReadDir(filepath.Join(wd, "peer-in")); len(entries) != 0 {
+			t.Errorf("a refused fetch left %v", entries)
+		}
 	}
 
 	// The sharer ends; its lines are whole, and its handle redeems nothing.
