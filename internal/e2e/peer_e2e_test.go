@@ -110,6 +110,23 @@ func TestPeerFileShareThenFetch(t *testing.T) {
 		}
 	}
 
+	// A capsule whose own peer_fetch.allow does not cover the sharer (a
+	// delegated child's narrower list is such a list) is refused before any
+	// connection, with the sentence naming what to add.
+	fpN := FakeProvider(t, fakeprovider.Anthropic)
+	narrow := FakeModelCapsule(t, homeDir, filepath.Join(base, "narrow"), "narrow", "0.1.0",
+		"capabilities:\n  peer_fetch:\n    allow: [localhost]\n", fpN)
+	fpN.Push(fakeprovider.Reply{ToolCalls: []fakeprovider.ToolCall{{ID: "call_1", Name: "fetch-peer-file", Pieces: []string{string(in)}}}},
+		fakeprovider.Reply{Text: []string{"not allowed"}})
+	if r := RunMur(t, homeDir, narrow, []string{FakeKey}, "run", "--task", "fetch it"); r.Code != 0 {
+		t.Fatalf("narrow fetcher: %+v", r)
+	}
+	nf := ByType(TraceLines(t, lastRecords(t, homeDir, narrow)), trace.TypePeerFileFetch)
+	wantReason := door + " is not covered by capabilities.peer_fetch.allow; add 127.0.0.1 (or " + door + ") to redeem handles from that capsule"
+	if len(nf) != 1 || nf[0].Str("outcome") != "not_allowed" || nf[0].Str("reason") != wantReason {
+		t.Fatalf("narrow fetcher: %v", nf)
+	}
+
 	// The sharer ends; its lines are whole, and its handle redeems nothing.
 	cmd.Process.Signal(syscall.SIGTERM)
 	cmd.Wait()
