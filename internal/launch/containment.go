@@ -317,6 +317,9 @@ func (p *Plan) Scope() ScopeJSON {
 		}
 		s.Network = "a network namespace with only loopback; the egress proxy forwards what network.allow covers"
 		s.NotProtected = c.notProtected()
+		for _, l := range p.PlaneNotProtected() {
+			s.NotProtected = append(s.NotProtected, strings.TrimPrefix(l, "not protected here: "))
+		}
 	}
 	return s
 }
