@@ -7,7 +7,7 @@
 #
 # NAME is a directory's last element (capsule-probe, tool-echo, tool-flood, capsule-http,
 # driver-anthropic-http, hello-script, echo-tool, hook-log, fetch, state-counter, capsule-repeat,
-# driver-anthropic-c, http-get-c);
+# hook-state, driver-anthropic-c, http-get-c);
 # no NAME means all. Each directory holds the Go sources, the built .wasm and SHA256SUMS.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -31,6 +31,7 @@ components=(
   # state stores: a tool that counts its calls in its store, a script that calls a tool N times
   "examples/state-counter tool state-counter.wasm"
   "testdata/components/capsule-repeat capsule capsule-repeat.wasm"
+  "testdata/components/hook-state hook hook-state.wasm"
   # C, not the Go kit (a fourth field "c": scripts/build-c-component.sh)
   "testdata/components/driver-anthropic-c driver-c driver-anthropic-c.wasm c"
   "testdata/components/http-get-c http-get-c http-get-c.wasm c"

@@ -261,3 +261,32 @@ func TestStateStoreKilledMidWrite(t *testing.T) {
 		t.Errorf("the next session waited %v", d)
 	}
 }
+
+// A hook whose entry declares a store (and no filesystem) is handed it as
+// /state: what it writes there is kept across sessions, and each hook_call
+// line names the store.
+func TestStateStoreHook(t *testing.T) {
+	homeDir, base := t.TempDir(), t.TempDir()
+	PublishEchoTool(t, homeDir, base)
+	PublishFixture(t, homeDir, filepath.Join(base, "hook-state"), "hook-state", "name: local/hook-state\nversion: 0.1.0\nruntime: hook\n")
+	proj := AgentProject(t, homeDir, base, "", AgentTranscript)
+	m, _ := os.ReadFile(filepath.Join(proj, "murmur.yaml"))
+	m = []byte(strings.Replace(string(m), "inference:", "  - name: local/hook-state\n    version: 0.1.0\n    runtime: hook\n    capabilities:\n      state: {store: hs}\ninference:", 1))
+	os.WriteFile(filepath.Join(proj, "murmur.yaml"), m, 0o644)
+	for i := 0; i < 2; i++ {
+		r := RunMur(t, homeDir, proj, nil, "run", "--json", "--task", "say hello")
+		if r.Code != 0 {
+			t.Fatalf("run %d: %+v", i, r)
+		}
+		for _, l := range ByType(TraceLines(t, ParseReady(t, r.Stdout).RecordsDir), "hook_call") {
+			if l.Str("status") != "ok" || l.Str("state_store") != "hs" {
+				t.Errorf("hook_call %v", l.Fields)
+			}
+		}
+	}
+	b, err := os.ReadFile(filepath.Join(homeDir, ".murmur", "state", "hs", "events"))
+	want := strings.Repeat("on-session-start\non-task-start\non-task-end\non-session-end\n", 2)
+	if err != nil || string(b) != want {
+		t.Fatalf("the hook's store holds %q (%v), want %q", b, err, want)
+	}
+}

@@ -21,6 +21,7 @@ import (
 	"github.com/murmur-go/murmur/internal/driver"
 	"github.com/murmur-go/murmur/internal/grant"
 	"github.com/murmur-go/murmur/internal/hooks"
+	"github.com/murmur-go/murmur/internal/home"
 	"github.com/murmur-go/murmur/internal/manifest"
 	"github.com/murmur-go/murmur/internal/peerfile"
 	"github.com/murmur-go/murmur/internal/session"
@@ -446,6 +447,10 @@ func loadHooks(p *Plan, eng *wasmhost.Engine, sess *session.Session, rec *trace.
 				h.Preopens = grant.Preopens(dir, sess.RuntimeDir)
 			}
 		}
+		if st, ok := a.StateStoreName(manifest.Bare(p.Manifest.Name)); ok {
+			h.State = hooks.StateStore{Name: st, Dir: home.StateStore(p.Home, st), Lock: home.StateLock(p.Home, st),
+				MaxBytes: p.Manifest.Capabilities.Resources.StateMaxBytes.Or(manifest.DefaultStateMaxBytes)}
+		}
 		list = append(list, h)
 	}
 	if len(list) == 0 {
@@ -460,7 +465,7 @@ type hookRecorder struct{ rec *trace.Recorder }
 
 func (h hookRecorder) HookCall(c hooks.Call) {
 	h.rec.HookCall(trace.HookCall{Hook: c.Hook, Event: c.Event, DurationMS: c.DurationMS, Status: c.Status,
-		Error: c.Error, Output: c.Output, InputTokens: c.InputTokens, OutputTokens: c.OutputTokens})
+		Error: c.Error, Output: c.Output, InputTokens: c.InputTokens, OutputTokens: c.OutputTokens, StateStore: c.StateStore})
 }
 
 func (h hookRecorder) CallDeadline(component, call string, d time.Duration) {
