@@ -132,13 +132,6 @@ func ReadTask() (string, error) {
 	return string(b), nil
 }
 
-// StateDir is where a component sees its state store, read-write, when its
-// artifact declares capabilities.state: the store's folder, preopened as
-// state/ (and /state), kept across sessions. Plain file calls reach it
-// (os.ReadFile(StateDir + "/count")); a component whose artifact declares no
-// state has no such folder.
-const StateDir = "state"
-
 // ResultPath is where a script capsule leaves its result, in its work folder.
 const ResultPath = "out/result.txt"
 

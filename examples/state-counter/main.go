@@ -3,7 +3,7 @@
 // Command state-counter is the example of a tool that keeps state across sessions:
 // a murmur:tool/run component written in Go with the guest kit whose artifact declares
 // capabilities.state, so the runtime hands it its store as the folder state/
-// (guest.StateDir). Each call adds one to the number in state/count and answers the
+// (docs/running-capsules.md, "State stores"). Each call adds one to the number in state/count and answers the
 // new number: a fresh session goes on from where the last one stopped, and the
 // runtime's lock on the store keeps concurrent sessions from losing a count.
 //
@@ -25,6 +25,9 @@ import (
 
 	"github.com/murmur-go/murmur/guest"
 )
+
+// stateDir is where the runtime preopens the tool's store, read-write.
+const stateDir = "state"
 
 // A reactor component never runs main: register the tool from init.
 func init() { guest.Tool(run) }
@@ -53,7 +56,7 @@ func count(in guest.ToolInput) (int64, error) {
 			arg, _ = strconv.ParseInt(f[1], 10, 64)
 		}
 	}
-	file := filepath.Join(guest.StateDir, "count")
+	file := filepath.Join(stateDir, "count")
 	var n int64
 	b, err := os.ReadFile(file)
 	switch {
@@ -66,7 +69,7 @@ func count(in guest.ToolInput) (int64, error) {
 	}
 	n++
 	if verb == "pad" {
-		if err := os.WriteFile(filepath.Join(guest.StateDir, "pad"), make([]byte, arg), 0o600); err != nil {
+		if err := os.WriteFile(filepath.Join(stateDir, "pad"), make([]byte, arg), 0o600); err != nil {
 			return 0, err
 		}
 	}

@@ -13,7 +13,7 @@ import (
 )
 
 func record(event string) (guest.HookOutput, error) {
-	f, err := os.OpenFile("/"+guest.StateDir+"/events", os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+	f, err := os.OpenFile("/state/events", os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
 	if err != nil {
 		return guest.None(), err
 	}
