@@ -247,6 +247,14 @@ func TestStateStoreKilledMidWrite(t *testing.T) {
 	}
 	tmp := filepath.Join(homeDir, ".murmur", "state", "k", "count.tmp")
 	WaitFor(t, "the call's temporary write", func() bool { _, err := os.Stat(tmp); return err == nil })
+	// While the call holds the store, mur state rm refuses and removes nothing.
+	if r := RunMur(t, homeDir, base, nil, "state", "rm", "k"); r.Code == 0 || !strings.Contains(r.Stderr, "E-CFG-011") ||
+		!strings.Contains(r.Stderr, "the state store k is in use: a component call holds it now") {
+		t.Errorf("state rm of a held store: %+v", r)
+	}
+	if _, err := os.Stat(tmp); err != nil {
+		t.Errorf("state rm of a held store removed something: %v", err)
+	}
 	syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 	cmd.Wait()
 	start := time.Now()
