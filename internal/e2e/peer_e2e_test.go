@@ -131,6 +131,9 @@ func TestPeerFileShareThenFetch(t *testing.T) {
 	cmd.Process.Signal(syscall.SIGTERM)
 	cmd.Wait()
 	slines := TraceLines(t, rd.RecordsDir)
+	if td := string(slines[0].Fields["tools_declared"]); !strings.Contains(td, `"share-file"`) || strings.Contains(td, "fetch-peer-file") {
+		t.Errorf("the sharer's tools_declared: %s", td)
+	}
 	mint := ByType(slines, trace.TypePeerHandleMint)
 	redeem := ByType(slines, trace.TypePeerHandleRedeem)
 	if len(mint) != 1 || mint[0].Str("outcome") != "ok" || mint[0].Str("handle_id") != shared.HandleID || mint[0].Str("path") != "report.txt" {

@@ -131,12 +131,14 @@ func (k *agentRun) start(r *run, sess *session.Session, rec *trace.Recorder) err
 		ceiling = &v
 	}
 	info := k.drv.Info()
+	start := r.dl.sessionStart(trace.SessionStart{CapsuleName: sess.Name, CapsuleVersion: sess.Version, Kind: "agent",
+		ToolsDeclared: p.ToolNames(), EffectiveGrants: p.GrantsJSON}, p)
+	start.ToolsDeclared = append(start.ToolsDeclared, peerToolNames(p)...)
 	rec.Emit(trace.AgentSessionStart{
-		SessionStart: r.dl.sessionStart(trace.SessionStart{CapsuleName: sess.Name, CapsuleVersion: sess.Version, Kind: "agent",
-			ToolsDeclared: p.ToolNames(), EffectiveGrants: p.GrantsJSON}, p),
-		Model:    in.Model,
-		Driver:   trace.DriverInfo{Name: info.Name, Version: info.Version, Implementation: info.Implementation, SHA256: info.SHA256},
-		MaxTurns: in.MaxTurns.Or(manifest.DefaultMaxTurns), MaxSessionTokens: ceiling,
+		SessionStart: start,
+		Model:        in.Model,
+		Driver:       trace.DriverInfo{Name: info.Name, Version: info.Version, Implementation: info.Implementation, SHA256: info.SHA256},
+		MaxTurns:     in.MaxTurns.Or(manifest.DefaultMaxTurns), MaxSessionTokens: ceiling,
 		TaskAcceptance: m.Lifecycle.Acceptance(), AfterTask: m.Lifecycle.AfterTaskMode(),
 		URL: r.url, SystemPromptSHA256: agent.PromptSHA256(p.SystemPrompt), Hooks: append([]string{}, hk.Names()...),
 	})
@@ -361,6 +363,19 @@ func windDown(ctx context.Context, dr *door.Server, rec *trace.Recorder, full *g
 }
 
 // close runs after session_end.
+// peerToolNames are the peer file plane's runtime tools the session has,
+// for session_start.tools_declared (addPeerTools adds them).
+func peerToolNames(p *Plan) []string {
+	var out []string
+	if p.Grants.PeerFiles != nil {
+		out = append(out, peerfile.ShareToolName)
+	}
+	if len(p.Grants.Capsule.PeerFetchAllow) > 0 {
+		out = append(out, peerfile.FetchToolName)
+	}
+	return out
+}
+
 // addPeerTools adds share-file (exports.peer_files) and fetch-peer-file
 // (a non-empty capabilities.peer_fetch.allow) to the inventory
 // (docs/peer-files.md).
