@@ -7,7 +7,7 @@
 #
 # NAME is a directory's last element (capsule-probe, tool-echo, tool-flood, capsule-http,
 # driver-anthropic-http, hello-script, echo-tool, hook-log, policy-probe, policy-both, hook (examples/policy),
-# fetch, driver-anthropic-c, http-get-c);
+# fetch, state-counter, capsule-repeat, hook-state, driver-anthropic-c, http-get-c);
 # no NAME means all. Each directory holds the Go sources, the built .wasm and SHA256SUMS.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -33,6 +33,10 @@ components=(
   "testdata/components/policy-both both policy-both.wasm"
   "examples/policy/hook policy-hook policy-hook.wasm"
   "examples/fetch fetch fetch.wasm"
+  # state stores: a tool that counts its calls in its store, a script that calls a tool N times
+  "examples/state-counter tool state-counter.wasm"
+  "testdata/components/capsule-repeat capsule capsule-repeat.wasm"
+  "testdata/components/hook-state hook hook-state.wasm"
   # C, not the Go kit (a fourth field "c": scripts/build-c-component.sh)
   "testdata/components/driver-anthropic-c driver-c driver-anthropic-c.wasm c"
   "testdata/components/http-get-c http-get-c http-get-c.wasm c"

@@ -42,14 +42,15 @@ var levels = map[string]int{
 	"internal/door":     4,
 	"internal/delegate": 4,
 
-	"internal/tools":   3,
-	"internal/plan":    3,
-	"internal/kube":    3,
-	"internal/hooks":   3,
-	"internal/driver":  3,
-	"internal/hostapi": 3,
-	"internal/wit":     3,
-	"internal/grant":   3,
+	"internal/tools":    3,
+	"internal/plan":     3,
+	"internal/kube":     3,
+	"internal/hooks":    3,
+	"internal/driver":   3,
+	"internal/hostapi":  3,
+	"internal/wit":      3,
+	"internal/grant":    3,
+	"internal/peerfile": 3,
 
 	"internal/contain":          2,
 	"internal/door/doorapi":     2, // wire types and the one client: hostapi reaches peers with it

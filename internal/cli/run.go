@@ -313,6 +313,9 @@ func explainScope(p *launch.Plan, asJSON bool, stdout io.Writer) error {
 	for _, l := range p.MCPNotProtected() {
 		fmt.Fprintln(stdout, "not protected here: "+l)
 	}
+	for _, l := range p.PlaneNotProtected() {
+		fmt.Fprintln(stdout, l)
+	}
 	for _, l := range p.Grants.Lines() {
 		fmt.Fprintln(stdout, l)
 	}

@@ -19,6 +19,7 @@ import (
 	"net"
 	"net/http"
 	"regexp"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -76,6 +77,11 @@ type Config struct {
 	// completion, after the same-user rule (Serve) and before the body is
 	// read; a non-nil Refusal is sent as it is. Nil (today) checks no token.
 	Authenticate func(r *http.Request) *Refusal
+
+	// PeerFiles answers GET /resources/peer/<handle> (and every other
+	// request under /resources/peer), ahead of any token check: the handle
+	// is the credential (docs/peer-files.md). Nil answers 404.
+	PeerFiles http.Handler
 
 	Runner      Runner            // required
 	Recorder    Recorder          // nil records nothing
@@ -222,6 +228,12 @@ func (s *Server) Close() { s.baseCancel() }
 // card, everything else 404.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	switch {
+	case r.URL.Path == strings.TrimSuffix(doorapi.PeerPath, "/") || strings.HasPrefix(r.URL.Path, doorapi.PeerPath):
+		if s.cfg.PeerFiles == nil {
+			http.NotFound(w, r)
+			return
+		}
+		s.cfg.PeerFiles.ServeHTTP(w, r)
 	case r.URL.Path == "/.well-known/agent-card.json" && (r.Method == http.MethodGet || r.Method == http.MethodHead):
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = w.Write(s.card)

@@ -45,8 +45,17 @@ func EndingOf(err error) Ending {
 		exit  *wasmhost.ExitError
 		canc  *wasmhost.CancelledError
 		wl    *WorkdirLimitError
+		sl    *StateLimitError
+		busy  *StateBusyError
 	)
 	switch {
+	case errors.As(err, &sl):
+		// A call stopped because a state store it sees grew past
+		// state_max_bytes (or was past it when the call began).
+		return Ending{Status: trace.EndResourceLimit, Reason: sl.Error(), Err: err}
+	case errors.As(err, &busy):
+		// The store's lock was not had by the call's deadline: it never ran.
+		return Ending{Status: trace.EndDeadlineExceeded, Reason: busy.Error(), Err: err}
 	case errors.As(err, &wl):
 		// A call stopped because its work folder grew past the limit is
 		// a resource ending, however the stop reached the engine.

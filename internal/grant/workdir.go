@@ -191,12 +191,25 @@ func WatchWorkdir(ctx context.Context, dir string, max int64, stop func(*Workdir
 // writable as its work folder, so the two share the one limit. An entry
 // that exists and cannot be measured stops the run as if past the limit.
 func WatchWorkdirAndHome(ctx context.Context, dir, home string, max int64, stop func(*WorkdirLimitError)) {
-	if max <= 0 {
-		return
-	}
 	dirs := []string{dir}
 	if home != "" {
 		dirs = append(dirs, home)
+	}
+	watchTree(ctx, dirs, max, func(used int64, ue *UnreadableError) {
+		e := &WorkdirLimitError{Dir: dir, Home: home, Max: max, Used: used}
+		if ue != nil {
+			e.Unreadable, e.Err = ue.Path, ue.Err
+		}
+		stop(e)
+	})
+}
+
+// watchTree measures dirs together until ctx ends, and calls stop once when
+// they hold more than max bytes (ue nil) or hold an entry that cannot be
+// measured (ue set): the loop behind WatchWorkdir and WatchState.
+func watchTree(ctx context.Context, dirs []string, max int64, stop func(used int64, ue *UnreadableError)) {
+	if max <= 0 {
+		return
 	}
 	var tw *treeWatch
 	if !pollOnly {
@@ -213,10 +226,10 @@ func WatchWorkdirAndHome(ctx context.Context, dir, home string, max int64, stop 
 		var ue *UnreadableError
 		switch {
 		case errors.As(err, &ue):
-			stop(&WorkdirLimitError{Dir: dir, Home: home, Max: max, Used: used, Unreadable: ue.Path, Err: ue.Err})
+			stop(used, ue)
 			return
 		case err == nil && used > max:
-			stop(&WorkdirLimitError{Dir: dir, Home: home, Max: max, Used: used})
+			stop(used, nil)
 			return
 		}
 		wait := WorkdirPollInterval

@@ -95,3 +95,14 @@ func Project(projectDir string) string { return filepath.Join(projectDir, ".murm
 func ProjectArtifacts(projectDir string) string {
 	return filepath.Join(Project(projectDir), "artifacts")
 }
+
+// State is the folder of the durable state stores, one folder per store
+// (~/.murmur/state), each with its lock file beside it.
+func State(home string) string { return filepath.Join(home, ".murmur", "state") }
+
+// StateStore is one store's folder (~/.murmur/state/<store>).
+func StateStore(home, store string) string { return filepath.Join(State(home), store) }
+
+// StateLock is the lock file of one store (~/.murmur/state/<store>.lock),
+// beside the store and out of its component's sight.
+func StateLock(home, store string) string { return filepath.Join(State(home), store+".lock") }

@@ -44,6 +44,9 @@ func TestLayout(t *testing.T) {
 		Running(h):                 "/h/.murmur/running",
 		Spend(h):                   "/h/.murmur/spend",
 		ProjectArtifacts("/p"):     "/p/.murmur/artifacts",
+		State(h):                   "/h/.murmur/state",
+		StateStore(h, "notes"):     "/h/.murmur/state/notes",
+		StateLock(h, "notes"):      "/h/.murmur/state/notes.lock",
 	} {
 		if got != want {
 			t.Errorf("got %s, want %s", got, want)

@@ -71,6 +71,8 @@ type Call struct {
 	// InputTokens and OutputTokens are the run-inference calls' totals.
 	InputTokens  int `json:"input_tokens"`
 	OutputTokens int `json:"output_tokens"`
+	// StateStore is the state store the hook's component saw ("" for none).
+	StateStore string `json:"state_store,omitempty"`
 }
 
 // Recorder is where the dispatcher writes its trace lines. *trace.Recorder
@@ -109,6 +111,16 @@ type Hook struct {
 	// HTTPBounds bound its wasi:http bodies and requests in flight; the
 	// zero value is wit.DefaultHTTPBounds().
 	HTTPBounds wit.HTTPBounds
+	// State is the state store its entry declares (zero: none): preopened
+	// as state and /state, its lock held and its size watched for each call.
+	State StateStore
+}
+
+// StateStore is a hook's state store: its name, its folder, its lock file
+// and capabilities.resources.state_max_bytes.
+type StateStore struct {
+	Name, Dir, Lock string
+	MaxBytes        int64
 }
 
 // Config is what Load needs.
@@ -155,6 +167,7 @@ type hook struct {
 	inTok   int // run-inference tokens of the call in progress
 	outTok  int
 	engine  *wasmhost.Engine
+	state   StateStore
 }
 
 // Dispatcher calls the session's hooks. Its methods are safe for concurrent
@@ -212,7 +225,7 @@ func Load(ctx context.Context, cfg Config) (_ *Dispatcher, err error) {
 			return nil, diag.Wrap(err, "E-RUN-096", "hook %s cannot be compiled", r.Ref()).
 				WithHint("a hook artifact holds a WASI 0.2 component of the hook world")
 		}
-		hk := &hook{name: r.Name, comp: comp, bound: bound, engine: cfg.Engine}
+		hk := &hook{name: r.Name, comp: comp, bound: bound, engine: cfg.Engine, state: h.State}
 		d.hooks = append(d.hooks, hk)
 		if hk.iface, hk.gate, err = wit.HookExports(comp, r.Ref()); err != nil {
 			return nil, err
@@ -222,8 +235,12 @@ func Load(ctx context.Context, cfg Config) (_ *Dispatcher, err error) {
 		}
 		lim := grant.Limits(h.Limits)
 		lim.Deadline = Deadline(h.Limits)
+		pre := h.Preopens
+		if h.State.Name != "" {
+			pre = append(append([]wasmhost.Preopen(nil), pre...), grant.StatePreopens(h.State.Dir)...)
+		}
 		hk.rc = wasmhost.RunConfig{Limits: lim, Host: d.host(hk, h),
-			WASI: wasmhost.WASI{Args: []string{manifest.Bare(r.Name)}, Env: h.Env, Preopens: h.Preopens}}
+			WASI: wasmhost.WASI{Args: []string{manifest.Bare(r.Name)}, Env: h.Env, Preopens: pre}}
 		wit.ChooseIO(comp, &hk.rc)
 		if cfg.RecordsDir != "" {
 			hk.logPath = filepath.Join(cfg.RecordsDir, "logs", "hooks", filepath.FromSlash(r.Name)+".log")
@@ -429,7 +446,13 @@ func (d *Dispatcher) call(ctx context.Context, h *hook, event string, arg wasmho
 	start := time.Now()
 	var out wit.HookOutput
 	var err error
-	if h.inst == nil {
+	if h.state.Name != "" {
+		var done func()
+		if ctx, done, err = holdState(ctx, h.state, h.rc.Limits.Deadline); err == nil {
+			defer done()
+		}
+	}
+	if err == nil && h.inst == nil {
 		// An earlier ending poisoned its instance: the session's next call
 		// gets a fresh one.
 		h.inst, err = h.engine.Instantiate(ctx, h.comp, h.rc)
@@ -437,8 +460,16 @@ func (d *Dispatcher) call(ctx context.Context, h *hook, event string, arg wasmho
 	if err == nil {
 		out, err = wit.CallHook(ctx, h.inst, h.iface, event, arg)
 	}
+	if err == nil && h.state.Name != "" {
+		// Measured once more as the call ends (see holdState).
+		if sl, ok := context.Cause(ctx).(*grant.StateLimitError); ok {
+			err = sl
+		} else if sl := grant.StateBytes(h.state.Name, h.state.Dir, h.state.MaxBytes); sl != nil {
+			err = sl
+		}
+	}
 	c := Call{Hook: h.name, Event: event, DurationMS: time.Since(start).Milliseconds(), Status: StatusOK,
-		InputTokens: h.inTok, OutputTokens: h.outTok}
+		InputTokens: h.inTok, OutputTokens: h.outTok, StateStore: h.state.Name}
 	if err != nil {
 		var he *wit.HookError
 		if errors.As(err, &he) {
@@ -516,4 +547,30 @@ func (d *Dispatcher) logFailure(h *hook, c Call) {
 	if _, err := f.WriteString(line); err != nil {
 		d.log.Warn("hook log not written", "hook", h.name, "error", err)
 	}
+}
+
+// holdState takes a hook's store for one call: its lock (waiting at most
+// the call's deadline; the wait does not shorten a warm instance's own
+// deadline), a measure before the call (a store already past
+// state_max_bytes is not called) and a watch while it runs, which stops
+// the call past it. done releases them.
+func holdState(ctx context.Context, st StateStore, wait time.Duration) (context.Context, func(), error) {
+	ctx, release, _, err := grant.HoldState(ctx, st.Name, st.Lock, wait)
+	if err != nil {
+		return ctx, nil, err
+	}
+	if err := os.Mkdir(st.Dir, 0o700); err != nil && !errors.Is(err, os.ErrExist) {
+		release()
+		return ctx, nil, err
+	}
+	if e := grant.StateBytes(st.Name, st.Dir, st.MaxBytes); e != nil {
+		release()
+		return ctx, nil, e
+	}
+	ctx, cancel := context.WithCancelCause(ctx)
+	var watch sync.WaitGroup
+	watch.Go(func() {
+		grant.WatchState(ctx, st.Name, st.Dir, st.MaxBytes, func(e *grant.StateLimitError) { cancel(e) })
+	})
+	return ctx, func() { cancel(nil); watch.Wait(); release() }, nil
 }

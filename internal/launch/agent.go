@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -17,10 +18,13 @@ import (
 	"github.com/murmur-go/murmur/internal/delegate"
 	"github.com/murmur-go/murmur/internal/diag"
 	"github.com/murmur-go/murmur/internal/door"
+	"github.com/murmur-go/murmur/internal/door/doorapi"
 	"github.com/murmur-go/murmur/internal/driver"
 	"github.com/murmur-go/murmur/internal/grant"
+	"github.com/murmur-go/murmur/internal/home"
 	"github.com/murmur-go/murmur/internal/hooks"
 	"github.com/murmur-go/murmur/internal/manifest"
+	"github.com/murmur-go/murmur/internal/peerfile"
 	"github.com/murmur-go/murmur/internal/plan"
 	"github.com/murmur-go/murmur/internal/session"
 	"github.com/murmur-go/murmur/internal/store"
@@ -49,6 +53,7 @@ type agentRun struct {
 	hooks      *hooks.Dispatcher
 	inv        *tools.Inventory
 	mcp        *mcpServers
+	plane      *peerfile.Plane // exports.peer_files; nil: none
 
 	// loop is the inference loop once the session exists: a hook's
 	// run-inference goes through it (its driver, its token ceiling).
@@ -129,7 +134,7 @@ func (k *agentRun) start(r *run, sess *session.Session, rec *trace.Recorder) err
 		ceiling = &v
 	}
 	info := k.drv.Info()
-	declared := p.ToolNames()
+	declared := append(p.ToolNames(), peerToolNames(p)...)
 	if p.Grants.Plan.Submit {
 		declared = append(declared, plan.ToolName)
 	}
@@ -183,7 +188,7 @@ func (k *agentRun) serve(ctx context.Context, r *run) (ending, error) {
 	dr, err := door.New(door.Config{Name: sess.Name, Version: sess.Version, SessionID: sess.ID, URL: r.url,
 		TaskAcceptance: k.acceptance, QueueDepth: m.Lifecycle.QueueDepth.Or(manifest.DefaultQueueDepth),
 		AfterTask: m.Lifecycle.AfterTaskMode(), Runner: dl.runner(loop), Recorder: doorRecorder{rec}, Logger: r.opts.Log,
-		Completions: dl.completions()})
+		Completions: dl.completions(), PeerFiles: peerfile.Handler(k.plane)})
 	if err != nil {
 		return ending{}, err
 	}
@@ -209,6 +214,9 @@ func (k *agentRun) serve(ctx context.Context, r *run) (ending, error) {
 	cancel()
 	dr.Close()
 	<-served
+	if k.plane != nil {
+		k.plane.Close() // every handle of the session is revoked with its key
+	}
 	e.Ending, e.Reason = status, reason
 	tot := rec.AgentTotals()
 	if k.px != nil { // a nil *egress.Proxy is not a nil counter
@@ -248,8 +256,8 @@ func (k *agentRun) build(r *run) (*agent.Session, error) {
 	if err != nil {
 		return nil, err
 	}
-	k.inv, err = tools.Build(&tools.Env{Engine: r.eng, Session: sess, Lookup: p.lookup, Logger: r.opts.Log, Wrap: wrap,
-		ProxyEnv: k.proxyEnv, Preloaded: r.pre}, m, p.Grants, p.Tools)
+	k.inv, err = tools.Build(p.toolsEnv(&tools.Env{Engine: r.eng, Session: sess, Lookup: p.lookup, Logger: r.opts.Log, Wrap: wrap,
+		ProxyEnv: k.proxyEnv, Preloaded: r.pre}), m, p.Grants, p.Tools)
 	if err != nil {
 		return nil, err
 	}
@@ -262,6 +270,9 @@ func (k *agentRun) build(r *run) (*agent.Session, error) {
 		if err := k.inv.Add(rt.Tool()); err != nil {
 			return nil, err
 		}
+	}
+	if err := k.addPeerTools(r); err != nil {
+		return nil, err
 	}
 	// submit-plan, for an agent capsule granted it (docs/plans.md); bound
 	// to the whole inventory once it is built.
@@ -393,6 +404,52 @@ func windDown(ctx context.Context, dr *door.Server, rec *trace.Recorder, full *g
 }
 
 // close runs after session_end.
+// peerToolNames are the peer file plane's runtime tools the session has,
+// for session_start.tools_declared (addPeerTools adds them).
+func peerToolNames(p *Plan) []string {
+	var out []string
+	if p.Grants.PeerFiles != nil {
+		out = append(out, peerfile.ShareToolName)
+	}
+	if len(p.Grants.Capsule.PeerFetchAllow) > 0 {
+		out = append(out, peerfile.FetchToolName)
+	}
+	return out
+}
+
+// addPeerTools adds share-file (exports.peer_files) and fetch-peer-file
+// (a non-empty capabilities.peer_fetch.allow) to the inventory
+// (docs/peer-files.md).
+func (k *agentRun) addPeerTools(r *run) error {
+	p, sess, rec := r.p, r.sess, r.rec
+	if g := p.Grants.PeerFiles; g != nil {
+		pl, err := peerfile.NewPlane(sess.ID, r.url, sess.Workdir, *g)
+		if err != nil {
+			return fmt.Errorf("the peer file plane's key: %w", err)
+		}
+		pl.OnRedeem = func(l trace.PeerHandleRedeem) { rec.Emit(l) }
+		k.plane = pl
+		if err := k.inv.Add(&peerfile.ShareTool{Plane: pl}); err != nil {
+			return err
+		}
+	}
+	if allow := p.Grants.Capsule.PeerFetchAllow; len(allow) > 0 {
+		// peer-in/ is the runtime's from the start: 0555, read-only to the
+		// capsule's code (its components see it through a read-only preopen).
+		if err := os.Mkdir(filepath.Join(sess.Workdir, peerfile.InDir), 0o555); err != nil && !os.IsExist(err) {
+			return fmt.Errorf("peer-in/ cannot be made in the work folder: %w", err)
+		}
+		lim := p.Manifest.Capabilities.EffLimits()
+		f := &peerfile.Fetcher{Workdir: sess.Workdir, Allow: allow, WorkdirMax: lim.WorkdirMaxBytes,
+			MaxBody: wit.HTTPMaxBodyBytes(p.lookup),
+			Client:  doorapi.NewClient("", &http.Client{Transport: &http.Transport{Proxy: nil}})}
+		if err := k.inv.Add(&peerfile.FetchTool{Fetcher: f, Deadline: time.Duration(lim.DeadlineSeconds) * time.Second}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 func (k *agentRun) close() {
 	k.mcp.stop()
 	k.hooks.Close()
@@ -447,6 +504,10 @@ func loadHooks(p *Plan, eng *wasmhost.Engine, sess *session.Session, rec *trace.
 				h.Preopens = grant.Preopens(dir, sess.RuntimeDir)
 			}
 		}
+		if st, ok := a.StateStoreName(manifest.Bare(p.Manifest.Name)); ok {
+			h.State = hooks.StateStore{Name: st, Dir: home.StateStore(p.Home, st), Lock: home.StateLock(p.Home, st),
+				MaxBytes: p.Manifest.Capabilities.Resources.StateMaxBytes.Or(manifest.DefaultStateMaxBytes)}
+		}
 		list = append(list, h)
 	}
 	if len(list) == 0 {
@@ -461,7 +522,7 @@ type hookRecorder struct{ rec *trace.Recorder }
 
 func (h hookRecorder) HookCall(c hooks.Call) {
 	h.rec.HookCall(trace.HookCall{Hook: c.Hook, Event: c.Event, DurationMS: c.DurationMS, Status: c.Status,
-		Error: c.Error, Output: c.Output, InputTokens: c.InputTokens, OutputTokens: c.OutputTokens})
+		Error: c.Error, Output: c.Output, InputTokens: c.InputTokens, OutputTokens: c.OutputTokens, StateStore: c.StateStore})
 }
 
 func (h hookRecorder) CallDeadline(component, call string, d time.Duration) {

@@ -226,6 +226,26 @@ func (p *Plan) MCPNotProtected() []string {
 	return out
 }
 
+// PlaneNotProtected are the `not protected here:` lines of the peer file
+// plane and the state stores, for a capsule whose native commands run
+// below sealed: peer-in/ is held read-only by mode bits alone, which do
+// not hold against root, and at advisory a command reaches the state
+// stores by path (docs/peer-files.md, docs/running-capsules.md).
+func (p *Plan) PlaneNotProtected() []string {
+	c := p.Containment
+	if !c.Native || c.Achieved == manifest.ContainmentSealed {
+		return nil
+	}
+	var out []string
+	if len(p.Grants.Capsule.PeerFetchAllow) > 0 {
+		out = append(out, "not protected here: peer-in/ is read-only to your commands by its mode bits alone (files 0444, the folder 0555), which do not hold against a command running as root")
+	}
+	if len(p.Grants.StateStores) > 0 && c.Achieved == manifest.ContainmentAdvisory {
+		out = append(out, "not protected here: your commands can reach the state stores ($HOME/.murmur/state/…) by path; only the declaring artifact's component is handed one")
+	}
+	return out
+}
+
 // resourcesText is --explain-scope's resources: line: the rlimits every
 // command gets and which plane caps memory and processes.
 func (c Containment) resourcesText() string {
@@ -330,6 +350,9 @@ func (p *Plan) Scope() ScopeJSON {
 		}
 		s.Network = "a network namespace with only loopback; the egress proxy forwards what network.allow covers"
 		s.NotProtected = c.notProtected()
+		for _, l := range p.PlaneNotProtected() {
+			s.NotProtected = append(s.NotProtected, strings.TrimPrefix(l, "not protected here: "))
+		}
 	}
 	s.NotProtected = append(s.NotProtected, p.MCPNotProtected()...)
 	return s

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/murmur-go/murmur/internal/contain"
+	"github.com/murmur-go/murmur/internal/manifest"
 )
 
 // W-SEC-013: a host warning from the probe prints once per launch, and
@@ -50,5 +51,41 @@ func TestHostWarnings(t *testing.T) {
 	}
 	if len(p.Containment.Warnings) != 0 {
 		t.Errorf("a capsule with no native commands warned %v", p.Containment.Warnings)
+	}
+}
+
+// The peer file plane's and the state stores' not-protected lines: below
+// sealed only, peer-in/ for a fetcher, the stores at advisory only.
+func TestPlaneNotProtected(t *testing.T) {
+	m, err := manifest.Parse([]byte(`name: p
+version: 0.1.0
+artifacts:
+  - name: acme/t
+    version: "1"
+    capabilities:
+      state: {}
+capabilities:
+  peer_fetch:
+    allow: [127.0.0.1]
+`), "murmur.yaml", manifest.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, _ := m.EffectiveGrants()
+	for _, tc := range []struct {
+		achieved string
+		native   bool
+		want     int
+	}{{"advisory", true, 2}, {"scoped", true, 1}, {"sealed", true, 0}, {"advisory", false, 0}} {
+		p := &Plan{Manifest: m, Grants: g, Containment: Containment{Achieved: tc.achieved, Native: tc.native}}
+		got := p.PlaneNotProtected()
+		if len(got) != tc.want {
+			t.Errorf("%s native=%v: %q", tc.achieved, tc.native, got)
+		}
+		for _, l := range got {
+			if !strings.HasPrefix(l, "not protected here: ") {
+				t.Errorf("%q", l)
+			}
+		}
 	}
 }

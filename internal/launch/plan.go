@@ -21,9 +21,11 @@ import (
 
 	"github.com/murmur-go/murmur/internal/contain"
 	"github.com/murmur-go/murmur/internal/diag"
+	"github.com/murmur-go/murmur/internal/grant"
 	"github.com/murmur-go/murmur/internal/manifest"
 	"github.com/murmur-go/murmur/internal/script"
 	"github.com/murmur-go/murmur/internal/store"
+	"github.com/murmur-go/murmur/internal/tools"
 )
 
 // Request is what the person asked for on the command line.
@@ -277,6 +279,11 @@ func (p *Plan) Prepare() error {
 	if err := p.resolveSecrets(); err != nil {
 		return err
 	}
+	// Every store the artifacts declare, made or checked before any
+	// session exists (E-CAP-009).
+	if err := grant.PrepareStateStores(p.Home, m.StateStores()); err != nil {
+		return err
+	}
 	// The tools' resolves (each a read and a hash of its zip) run beside the
 	// component's read or the driver's resolve: they are independent, and
 	// start-up has a second core to spare. The errors are reported in the
@@ -306,6 +313,14 @@ func (p *Plan) Prepare() error {
 	p.Tools = tr.tools
 	p.prepared = true
 	return nil
+}
+
+// toolsEnv fills in what every session's tools share from the plan: the
+// state stores' home and bound.
+func (p *Plan) toolsEnv(e *tools.Env) *tools.Env {
+	e.StateHome = p.Home
+	e.StateMaxBytes = p.Manifest.Capabilities.Resources.StateMaxBytes.Or(manifest.DefaultStateMaxBytes)
+	return e
 }
 
 // readComponent reads the script capsule's root component: from the

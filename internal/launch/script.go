@@ -74,7 +74,7 @@ func (k *scriptRun) serve(ctx context.Context, r *run) (ending, error) {
 	p, sess, dl := r.p, r.sess, r.dl
 	r.ready(nil)
 	var err error
-	k.inv, err = tools.Build(&tools.Env{Engine: r.eng, Session: sess, Lookup: p.lookup, Logger: r.opts.Log, Preloaded: r.pre},
+	k.inv, err = tools.Build(p.toolsEnv(&tools.Env{Engine: r.eng, Session: sess, Lookup: p.lookup, Logger: r.opts.Log, Preloaded: r.pre}),
 		p.Manifest, p.Grants, p.Tools)
 	if err != nil {
 		return ending{}, err

@@ -18,11 +18,21 @@ type Grants struct {
 	// Plan is capabilities.plan, capsule-wide: submit is true only in an
 	// agent capsule that grants it (docs/plans.md).
 	Plan PlanGrants `json:"plan"`
+	// PeerFiles is exports.peer_files with its defaults (nil: none).
+	PeerFiles *PeerFilesGrant `json:"peer_files"`
 }
 
 // PlanGrants is effective_grants.plan.
 type PlanGrants struct {
 	Submit bool `json:"submit"`
+}
+
+// PeerFilesGrant is what exports.peer_files gives: the share-file tool and
+// the door's peer route, over files of Root.
+type PeerFilesGrant struct {
+	Root     string `json:"root"`
+	MaxTTLS  int64  `json:"max_ttl_s"`
+	MaxBytes int64  `json:"max_bytes"`
 }
 
 // ArtifactGrant is one artifact's effective grant.
@@ -231,6 +241,9 @@ func (m *Manifest) EffectiveGrants() (Grants, []Warning) {
 		Artifacts:   make([]ArtifactGrant, 0, len(m.Artifacts)),
 		StateStores: m.StateStores(),
 		Plan:        PlanGrants{Submit: m.IsAgent() && m.Capabilities.Plan.Submit.Or(false)},
+	}
+	if f := m.Exports.PeerFiles; f != nil && m.IsAgent() {
+		g.PeerFiles = &PeerFilesGrant{Root: f.Root, MaxTTLS: int64(f.TTL().Seconds()), MaxBytes: f.Bytes()}
 	}
 	var warns []Warning
 	bare := Bare(m.Name)

@@ -41,7 +41,7 @@ capabilities:
 		`"table_elements":100000,"instances":1000,"workdir_max_bytes":10737418240}}`
 	want := `{"capsule":` + set + `,"artifacts":[` +
 		`{"name":"acme/store-tool","version":"2","runtime":"tool","grants":` + set + `,"state_store":"notes"},` +
-		`{"name":"acme/plain","version":"3","runtime":"skill","grants":` + set + `}],"state_stores":["notes"],"plan":{"submit":false}}`
+		`{"name":"acme/plain","version":"3","runtime":"skill","grants":` + set + `}],"state_stores":["notes"],"plan":{"submit":false},"peer_files":null}`
 	if got := mustJSON(t, g); got != want {
 		t.Errorf("JSON:\n got %s\nwant %s", got, want)
 	}
@@ -49,7 +49,7 @@ capabilities:
 	m = mustParse(t, head)
 	g, _ = m.EffectiveGrants()
 	if js := mustJSON(t, g); !strings.Contains(js, `"artifacts":[]`) || !strings.Contains(js, `"state_stores":[]`) ||
-		!strings.Contains(js, `"filesystem_scope":null`) || strings.Count(js, "null") != 1 {
+		!strings.Contains(js, `"filesystem_scope":null`) || strings.Count(js, "null") != 2 || !strings.Contains(js, `"peer_files":null`) {
 		t.Errorf("empty manifest JSON %s", js)
 	}
 	// The grant set is a copy: changing it leaves the manifest alone.

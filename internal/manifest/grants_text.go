@@ -3,6 +3,7 @@ package manifest
 import (
 	"fmt"
 	"strings"
+	"time"
 )
 
 // Lines renders a grant set for a person: one "label  value" line per axis,
@@ -83,7 +84,28 @@ func (g Grants) Lines() []string {
 	}
 	out = append(out, "state stores: "+listOrNone(g.StateStores))
 	out = append(out, "plan submit: "+yesNo(g.Plan.Submit))
-	return out
+	pf := "none"
+	if f := g.PeerFiles; f != nil {
+		pf = fmt.Sprintf("%s/ inside the work folder (handles live at most %s, files up to %s)", f.Root, time.Duration(f.MaxTTLS)*time.Second, bytesText(f.MaxBytes))
+	}
+	out = append(out, "peer files: "+pf)
+	return append(out, g.stateLines()...)
+}
+
+// stateLines are the state stores, one "<artifact>: <store> -> $HOME/.murmur/state/<store>"
+// line per artifact that opens one (its component alone sees it), or
+// "state stores: none".
+func (g Grants) stateLines() []string {
+	var lines []string
+	for _, a := range g.Artifacts {
+		if a.StateStore != "" {
+			lines = append(lines, fmt.Sprintf("  %s: %s -> $HOME/.murmur/state/%s", a.Name, a.StateStore, a.StateStore))
+		}
+	}
+	if len(lines) == 0 {
+		return []string{"state stores: none"}
+	}
+	return append([]string{"state stores:"}, lines...)
 }
 
 func listOrNone(s []string) string {

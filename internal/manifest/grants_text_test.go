@@ -53,7 +53,7 @@ artifacts:
 		"    dropped capabilities.shell.allow: bash (not granted to the capsule)",
 		"    state store lead",
 		"  acme/fmt@3 (tool): the capsule's grants\n",
-		"state stores: lead",
+		"state stores:\n  acme/lint: lead -> $HOME/.murmur/state/lead\n",
 	} {
 		if !strings.Contains(got+"\n", want) {
 			t.Errorf("lines lack %q:\n%s", want, got)

@@ -15,8 +15,10 @@ import (
 // walker reads, and docs/manifest.md is tested against Keys.
 var knownKeys = map[string][]string{
 	"": {"name", "version", "runtime", "implementation", "execution", "description", "tags",
-		"input_schema", "requires_files", "artifacts", "capabilities", "inference", "lifecycle", "tools", "observability", "trace"},
+		"input_schema", "requires_files", "artifacts", "capabilities", "inference", "lifecycle", "tools", "observability", "trace", "exports"},
 	"tools[]":             {"approval"},
+	"exports":             {"peer_files"},
+	"exports.peer_files":  {"root", "max_ttl", "max_bytes"},
 	"observability":       {"otel_endpoint"},
 	"trace":               {"retain"},
 	"trace.retain":        {"max_sessions", "max_age"},
@@ -38,7 +40,7 @@ var knownKeys = map[string][]string{
 	"capabilities.install":    {"skill", "tool"},
 	"capabilities.limits":     {"deadline_seconds", "memory_bytes", "table_elements", "instances"},
 	"capabilities.resources": {"workdir_max_bytes", "max_processes", "max_open_files", "max_file_size_bytes",
-		"cpu_seconds", "memory_bytes", "cgroup_memory_bytes", "cgroup_pids_max"},
+		"cpu_seconds", "memory_bytes", "cgroup_memory_bytes", "cgroup_pids_max", "state_max_bytes"},
 	"capabilities.state": {"store"},
 }
 

@@ -65,6 +65,8 @@ func (p *parser) top(n *yaml.Node) {
 			p.lifecycle(v, kp, &m.Lifecycle)
 		case "tools":
 			p.toolSettings(v, kp)
+		case "exports":
+			p.exports(v, kp)
 		case "observability":
 			p.mapping(v, kp, func(k string, v *yaml.Node, kp string) bool {
 				if k != "otel_endpoint" {
@@ -693,7 +695,7 @@ func (p *parser) capabilities(n *yaml.Node, path string, c *Capabilities, art *A
 					"max_processes": &r.MaxProcesses, "max_open_files": &r.MaxOpenFiles,
 					"max_file_size_bytes": &r.MaxFileSizeBytes, "cpu_seconds": &r.CPUSeconds,
 					"memory_bytes": &r.MemoryBytes, "cgroup_memory_bytes": &r.CgroupMemoryBytes,
-					"cgroup_pids_max": &r.CgroupPidsMax}[k]
+					"cgroup_pids_max": &r.CgroupPidsMax, "state_max_bytes": &r.StateMaxBytes}[k]
 				if dst == nil {
 					return false
 				}

@@ -76,6 +76,7 @@ const (
 	DefaultDeadlineSeconds          = 600 // capsule, tool and driver calls
 	DefaultHookDeadlineSecond       = 30  // hook lifecycle calls
 	DefaultWorkdirMaxBytes    int64 = 10 << 30
+	DefaultStateMaxBytes      int64 = 1 << 30
 	// capabilities.resources.* for native commands.
 	DefaultMaxProcesses       int64 = 128
 	DefaultMaxOpenFiles       int64 = 1024
@@ -134,6 +135,7 @@ type Manifest struct {
 	Tools         []ToolSetting
 	Observability Observability
 	Trace         TraceConfig
+	Exports       Exports
 
 	// Warnings found while loading (unknown keys, W-SEC-007 narrowing, ...).
 	Warnings []Warning
@@ -289,6 +291,9 @@ type Resources struct {
 	MemoryBytes       Opt[int64]
 	CgroupMemoryBytes Opt[int64]
 	CgroupPidsMax     Opt[int64]
+	// StateMaxBytes bounds each state store the capsule's artifacts open
+	// (the capsule's own value; an artifact's is not read).
+	StateMaxBytes Opt[int64]
 }
 
 // Inference is the inference: block of an agent capsule.

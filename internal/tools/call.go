@@ -116,11 +116,19 @@ type Outcome struct {
 	Nested Counts
 	// MCP names an MCP call's server and tool (nil for other kinds).
 	MCP *MCPCall
+	// StateStore is the state store the call's component saw ("" for none).
+	StateStore string
 }
 
 // Counts are calls as a task's totals count them.
 type Counts struct {
 	ToolCalls, ToolErrors, ShellCalls int
+}
+
+// stateRecorder is a Recorder that also records which state store a
+// script's call saw (*trace.Recorder is one).
+type stateRecorder interface {
+	ToolCallState(tool, store string, start time.Time, inBytes, outBytes int, errText string)
 }
 
 // notForScripts is an entry's refusal of a script's call: the script named
@@ -173,7 +181,9 @@ func (inv *Inventory) Call(ctx context.Context, c Call) Outcome {
 		label, kind = e.Name(), e.Kind()
 	}
 	if c.Task == nil {
-		if c.Recorder != nil {
+		if sr, ok := c.Recorder.(stateRecorder); ok && out.StateStore != "" {
+			sr.ToolCallState(label, out.StateStore, start, inputBytes(c.Input), outputBytes(out), errText(out.Err))
+		} else if c.Recorder != nil {
 			c.Recorder.ToolCall(label, start, inputBytes(c.Input), outputBytes(out), errText(out.Err))
 		}
 		return out
@@ -198,6 +208,7 @@ func (inv *Inventory) taskLine(ctx context.Context, t *TaskCall, label, kind str
 	}
 	line := trace.AgentToolCall{TaskID: t.TaskID, Turn: t.Turn, ToolCallID: t.ID, Kind: kind, Ending: out.Ending}
 	line.ToolName, line.InputBytes = label, inBytes
+	line.StateStore = out.StateStore
 	if t.Plan != nil {
 		line.PlanCall = *t.Plan
 	}

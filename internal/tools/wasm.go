@@ -16,6 +16,7 @@ import (
 
 	"github.com/murmur-go/murmur/internal/diag"
 	"github.com/murmur-go/murmur/internal/grant"
+	"github.com/murmur-go/murmur/internal/home"
 	"github.com/murmur-go/murmur/internal/manifest"
 	"github.com/murmur-go/murmur/internal/session"
 	"github.com/murmur-go/murmur/internal/store"
@@ -47,6 +48,11 @@ type Env struct {
 	// (Preload): a tool found here is not compiled again, so no compile
 	// time lands in a tool_call's duration_ms.
 	Preloaded Preloaded
+	// StateHome is the home whose ~/.murmur/state holds the stores the
+	// session's tools open ("" opens none: a test's bare inventory), and
+	// StateMaxBytes bounds each (capabilities.resources.state_max_bytes).
+	StateHome     string
+	StateMaxBytes int64
 }
 
 // Preloaded is each WASM tool's compiled component, or why it cannot be
@@ -259,9 +265,9 @@ func (t *WASM) Call(ctx context.Context, c *Call) Outcome {
 	}
 	r, err := t.Run(ctx, inv)
 	if err != nil {
-		return Outcome{Err: err, Ending: EndingOf(err)}
+		return Outcome{Err: err, Ending: EndingOf(err), StateStore: t.StateStore()}
 	}
-	out := Outcome{Result: r, Text: resultText(r), Ending: trace.EndOK}
+	out := Outcome{Result: r, Text: resultText(r), Ending: trace.EndOK, StateStore: t.StateStore()}
 	if c.Task != nil && r.Status != wit.StatusPassed {
 		out.Err = fmt.Errorf("%s answered %s: %s", t.Name(), r.Status, out.Text)
 	}
@@ -293,6 +299,14 @@ func (t *WASM) Run(ctx context.Context, inv Invocation) (wit.ToolResult, error) 
 	if err != nil {
 		return wit.ToolResult{}, err
 	}
+	if st := t.StateStore(); st != "" {
+		var done func()
+		ctx, done, err = t.holdState(ctx, st, &rc)
+		if err != nil {
+			return wit.ToolResult{}, t.ending(inv, rc.Limits, err)
+		}
+		defer done()
+	}
 	spill := &metaSpill{t: t}
 	rc.ResultSpill = spill.add
 	wit.ChooseIO(t.comp, &rc)
@@ -305,7 +319,73 @@ func (t *WASM) Run(ctx context.Context, inv Invocation) (wit.ToolResult, error) 
 	if err != nil {
 		return wit.ToolResult{}, t.ending(inv, rc.Limits, err)
 	}
+	if st := t.StateStore(); st != "" {
+		// Measured once more as the call ends: a write made after the
+		// watch's last measure is not let through.
+		if sl, ok := context.Cause(ctx).(*grant.StateLimitError); ok {
+			return wit.ToolResult{}, t.ending(inv, rc.Limits, sl)
+		}
+		if sl := grant.StateBytes(st, home.StateStore(t.env.StateHome, st), t.stateMax()); sl != nil {
+			return wit.ToolResult{}, t.ending(inv, rc.Limits, sl)
+		}
+	}
 	return spill.note(res), nil
+}
+
+// StateStore is the state store the tool's component sees ("" for none):
+// its artifact's, when the session opens stores.
+func (t *WASM) StateStore() string {
+	if t.env.StateHome == "" {
+		return ""
+	}
+	return t.grant.StateStore
+}
+
+// stateMax is capabilities.resources.state_max_bytes (its default when
+// the env leaves it unset).
+func (t *WASM) stateMax() int64 {
+	if t.env.StateMaxBytes <= 0 {
+		return manifest.DefaultStateMaxBytes
+	}
+	return t.env.StateMaxBytes
+}
+
+// holdState readies one call that sees store: its lock taken (the wait
+// counts against the call's deadline, so rc's deadline is what is left),
+// the store measured against state_max_bytes before the call and watched
+// while it runs. done releases both.
+func (t *WASM) holdState(ctx context.Context, store string, rc *wasmhost.RunConfig) (context.Context, func(), error) {
+	h := t.env.StateHome
+	ctx, release, waited, err := grant.HoldState(ctx, store, home.StateLock(h, store), rc.Limits.Deadline)
+	if err != nil {
+		return ctx, nil, err
+	}
+	rc.Limits.Deadline -= waited
+	if rc.Limits.Deadline <= 0 {
+		release()
+		return ctx, nil, &grant.StateBusyError{Store: store, Deadline: rc.Limits.Deadline + waited}
+	}
+	max := t.stateMax()
+	dir := home.StateStore(h, store)
+	// Made again if 'mur state rm' removed it since staging.
+	if err := os.Mkdir(dir, 0o700); err != nil && !errors.Is(err, os.ErrExist) {
+		release()
+		return ctx, nil, diag.Wrap(err, "E-CAP-009", "the state store %s at %s cannot be used", store, dir)
+	}
+	if e := grant.StateBytes(store, dir, max); e != nil {
+		release()
+		return ctx, nil, e
+	}
+	ctx, cancel := context.WithCancelCause(ctx)
+	var watch sync.WaitGroup
+	watch.Go(func() {
+		grant.WatchState(ctx, store, dir, max, func(e *grant.StateLimitError) { cancel(e) })
+	})
+	return ctx, func() {
+		cancel(nil)
+		watch.Wait()
+		release()
+	}, nil
 }
 
 // MetadataSpilledKey is the metadata pair a result gets when its metadata
@@ -411,6 +491,12 @@ func (t *WASM) RunConfig(inv Invocation) (wasmhost.RunConfig, error) {
 		Args:     []string{manifest.Bare(t.decl.Name)},
 		Env:      grant.Env(sess, g.EnvAllow, t.env.lookup()),
 		Preopens: grant.Preopens(dir, sess.RuntimeDir),
+	}
+	if g.FilesystemScope == nil {
+		wasi.Preopens = append(wasi.Preopens, grant.PeerInPreopens(sess.Workdir)...)
+	}
+	if st := t.StateStore(); st != "" {
+		wasi.Preopens = append(wasi.Preopens, grant.StatePreopens(home.StateStore(t.env.StateHome, st))...)
 	}
 	// The tool's stdout and stderr go to logs/tools/<scope>/<name>.std{out,err}.log
 	// in the records dir; each invoke starts them afresh, so they hold the
@@ -592,10 +678,18 @@ func (t *WASM) ending(inv Invocation, lim wasmhost.Limits, err error) error {
 		inv.Recorder.CallDeadline(name, ToolRunCall, lim.Deadline)
 	}
 	var out *diag.Diagnostic
+	var (
+		sl   *grant.StateLimitError
+		busy *grant.StateBusyError
+	)
 	var noReply *NoReplyError
 	switch {
 	case errors.As(err, &noReply):
 		out = diag.New("E-RUN-064", "tool %s: %s", name, noReply)
+	case errors.As(err, &sl):
+		out = diag.New("E-RUN-064", "tool %s: %s", name, sl.Error())
+	case errors.As(err, &busy):
+		out = diag.New("E-RUN-064", "tool %s: %s", name, busy.Error())
 	case e.Status == trace.EndDeadlineExceeded:
 		out = diag.New("E-RUN-064", "tool %s: %v (deadline %s)", name, e.Err, lim.Deadline)
 	case e.Status == trace.EndResourceLimit, e.Cancelled:

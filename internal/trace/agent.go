@@ -164,6 +164,9 @@ type HookCall struct {
 	Output       *string `json:"output"`
 	InputTokens  int     `json:"input_tokens"`
 	OutputTokens int     `json:"output_tokens"`
+	// StateStore is the state store the hook's component saw (absent when
+	// it saw none).
+	StateStore string `json:"state_store,omitempty"`
 }
 
 // agentTypeOf maps the agent events to their event_type.

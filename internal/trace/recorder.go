@@ -155,6 +155,12 @@ func (r *Recorder) EmitUnder(parent string, ev any) string {
 // ToolCall records one tool call that began at start and has just returned.
 // errText is "" for a call that succeeded.
 func (r *Recorder) ToolCall(tool string, start time.Time, inBytes, outBytes int, errText string) {
+	r.ToolCallState(tool, "", start, inBytes, outBytes, errText)
+}
+
+// ToolCallState is ToolCall for a call whose component saw the state store
+// store ("" for none: the line then has no state_store).
+func (r *Recorder) ToolCallState(tool, store string, start time.Time, inBytes, outBytes int, errText string) {
 	end := time.Now()
 	status := "ok"
 	var errp *string
@@ -165,7 +171,7 @@ func (r *Recorder) ToolCall(tool string, start time.Time, inBytes, outBytes int,
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.emitLocked("", ToolCall{ToolName: tool, InputBytes: inBytes, OutputBytes: outBytes,
-		DurationMS: end.Sub(start).Milliseconds(), Status: status, Error: errp}) == "" {
+		DurationMS: end.Sub(start).Milliseconds(), Status: status, Error: errp, StateStore: store}) == "" {
 		return
 	}
 	r.toolCalls++

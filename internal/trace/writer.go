@@ -66,6 +66,9 @@ type ToolCall struct {
 	DurationMS  int64   `json:"duration_ms"`
 	Status      string  `json:"status"` // ok | error
 	Error       *string `json:"error"`
+	// StateStore is the state store the call's component saw (absent when
+	// it saw none).
+	StateStore string `json:"state_store,omitempty"`
 }
 
 // ArtifactPulled is one murmur:artifact-manager pull.
@@ -130,6 +133,9 @@ func typeOf(v any) (string, error) {
 		return t, nil
 	}
 	if t, ok := mcpTypeOf(v); ok {
+		return t, nil
+	}
+	if t, ok := peerTypeOf(v); ok {
 		return t, nil
 	}
 	return "", fmt.Errorf("trace: %T is not a trace event", v)
