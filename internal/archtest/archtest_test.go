@@ -61,6 +61,7 @@ var levels = map[string]int{
 	"internal/store":            2,
 	"internal/envelope":         2,
 	"internal/telemetry":        2,
+	"internal/formation":        2, // the roster, tokens, channel lines: door and launch read them
 
 	"internal/wasmhost":   1,
 	"internal/manifest":   1,

@@ -91,3 +91,7 @@ func Project(projectDir string) string { return filepath.Join(projectDir, ".murm
 func ProjectArtifacts(projectDir string) string {
 	return filepath.Join(Project(projectDir), "artifacts")
 }
+
+// Formations is where mur run --roster keeps each formation's folder
+// (formation.json and its members' work folders).
+func Formations(home string) string { return filepath.Join(home, ".murmur", "formations") }

@@ -205,7 +205,9 @@ func (k *agentRun) serve(ctx context.Context, r *run) (ending, error) {
 		TotalInputTokens: uint64(tot.InputTokens), TotalOutputTokens: uint64(tot.OutputTokens),
 		TotalToolCalls: uint32(tot.ToolCalls), TotalShellCalls: uint32(tot.ShellCalls),
 		DurationMS: uint64(time.Since(sess.Started).Milliseconds()), ExitStatus: status})
-	if e.traceFailed == nil && e.Signal == nil && status != trace.EndOK {
+	// A member whose formation ended exits 0 (docs/formations.md): no
+	// E-RUN-040 for an ending the formation chose.
+	if e.traceFailed == nil && e.Signal == nil && status != trace.EndOK && status != trace.EndFormationEnded {
 		e.Err = endedError(sess, loop, status, reason)
 	}
 	return e, nil
@@ -310,7 +312,7 @@ func windDown(ctx context.Context, dr *door.Server, rec *trace.Recorder, full *g
 		} else {
 			status, reason = trace.EndFailed, tf.Error()
 		}
-	} else if signalledNow || stopped {
+	} else if fe := formationEnded(ctx); signalledNow || stopped || fe {
 		// Wind-down: live and queued tasks end canceled; bounded by
 		// WindDownLimit (the fallback exits past it).
 		wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), WindDownLimit)
@@ -321,6 +323,14 @@ func windDown(ctx context.Context, dr *door.Server, rec *trace.Recorder, full *g
 			status = trace.EndCanceled
 		}
 		reason = "stopped"
+		if fe && !signalledNow {
+			// The formation ended: live or queued tasks canceled, exit 0.
+			e.traceFailed = tf
+			if status != "" {
+				return trace.EndFormationEnded, "the formation ended"
+			}
+			return trace.EndOK, "the formation ended"
+		}
 		if signalledNow {
 			reason = sig.Reason()
 			e.Signal = sig

@@ -301,7 +301,7 @@ func (r *run) engine() error {
 // watchLifeline winds the session down when its spawner's lifeline closes,
 // by cancelling with end.
 func (r *run) watchLifeline(end context.CancelCauseFunc) {
-	r.dl.watchLifeline(r.rec, filepath.Join(r.sess.RecordsDir, "logs", "bootstrap.log"), end)
+	r.dl.watchLifeline(r.rec, filepath.Join(r.sess.RecordsDir, "logs", "bootstrap.log"), r.agent, end)
 }
 
 // traceFailure is the cause of a run ended because its trace could not be
@@ -326,8 +326,13 @@ func (p *Plan) newEngine(opts Options) (*wasmhost.Engine, error) {
 func (r *run) open(k runKind) error {
 	p, dl := r.p, r.dl
 	m := p.Manifest
+	workdir, member := r.opts.Workdir, ""
+	if p.member != nil {
+		member = p.member.Member
+		workdir = filepath.Join(home.Formations(p.Home), p.member.FormationID, member)
+	}
 	sess, err := session.New(session.Config{
-		Home: p.Home, ManifestDir: p.ManifestDir, Workdir: r.opts.Workdir,
+		Home: p.Home, ManifestDir: p.ManifestDir, Workdir: workdir, FormationMember: member,
 		Name: m.Name, Version: m.Version, Task: r.task, CapsuleURL: r.url,
 		ManifestYAML: p.ManifestYAML, Grants: p.GrantsJSON, SpawnedBy: dl.spawnedBy(), FormationID: dl.formationID,
 		ParentCopy: dl.parentCopy(), RuntimeBinaries: p.runtimeBinaries(),

@@ -15,7 +15,8 @@ import (
 // walker reads, and docs/manifest.md is tested against Keys.
 var knownKeys = map[string][]string{
 	"": {"name", "version", "runtime", "implementation", "execution", "description", "tags",
-		"input_schema", "requires_files", "artifacts", "capabilities", "inference", "lifecycle", "observability", "trace"},
+		"input_schema", "requires_files", "artifacts", "capabilities", "inference", "lifecycle", "observability", "trace",
+		"network", "exports"},
 	"observability":       {"otel_endpoint"},
 	"trace":               {"retain"},
 	"trace.retain":        {"max_sessions", "max_age"},
@@ -37,6 +38,12 @@ var knownKeys = map[string][]string{
 	"capabilities.resources": {"workdir_max_bytes", "max_processes", "max_open_files", "max_file_size_bytes",
 		"cpu_seconds", "memory_bytes", "cgroup_memory_bytes", "cgroup_pids_max"},
 	"capabilities.state": {"store"},
+
+	// An agent's door (docs/formations.md).
+	"network":                {"authentication"},
+	"network.authentication": {"scheme"},
+	"exports":                {"peer_tasks"},
+	"exports.peer_tasks":     {"accept"},
 }
 
 // tablePath is the knownKeys entry for the mapping at path: list indices

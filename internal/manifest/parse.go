@@ -109,6 +109,9 @@ func Parse(data []byte, file string, opts Options) (*Manifest, error) {
 	if p.err == nil {
 		p.crossChecks(top)
 	}
+	if p.err == nil {
+		p.doorWarnings()
+	}
 	if p.err != nil {
 		return nil, p.err
 	}

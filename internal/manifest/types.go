@@ -130,6 +130,7 @@ type Manifest struct {
 	// Inference is nil for a script capsule (or a non-capsule artifact).
 	Inference     *Inference
 	Lifecycle     Lifecycle
+	Door          Door
 	Observability Observability
 	Trace         TraceConfig
 
@@ -303,6 +304,23 @@ type Lifecycle struct {
 	QueueDepth             Opt[int]
 	DelegationDeadlineSecs Opt[int]
 }
+
+// Door is what an agent capsule's door asks of its callers: the top-level
+// network.authentication and exports.peer_tasks blocks (docs/formations.md).
+type Door struct {
+	// AuthScheme is network.authentication.scheme ("bearer", the only
+	// value); "" when network.authentication is not declared.
+	AuthScheme string
+	// PeerTasksAccept is exports.peer_tasks.accept [false]: whether the door
+	// takes tasks from formation members (origin peer).
+	PeerTasksAccept Opt[bool]
+}
+
+// Authenticated reports whether the door requires a bearer token.
+func (d Door) Authenticated() bool { return d.AuthScheme != "" }
+
+// AcceptsPeerTasks reports exports.peer_tasks.accept.
+func (d Door) AcceptsPeerTasks() bool { return d.PeerTasksAccept.Or(false) }
 
 // Observability is the observability: block.
 type Observability struct {

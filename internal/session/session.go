@@ -50,6 +50,9 @@ type Config struct {
 	Grants json.RawMessage
 
 	SpawnedBy, FormationID string
+	// FormationMember is a launcher-started member's name ("" otherwise):
+	// its work folder is $HOME/.murmur/formations/<formation>/<member>.
+	FormationMember string
 	// ParentCopy is a delegated child's workdir snapshot, nil when its
 	// parent made none: one line of MURMUR.md's ## Work folder.
 	ParentCopy *ParentCopy
@@ -148,7 +151,11 @@ func New(cfg Config) (*Session, error) {
 	// A delegated child's work folder is the one its parent's runtime made
 	// under <parent records dir>/children/ (docs/delegation.md): inside
 	// ~/.murmur on purpose.
-	if !(cfg.SpawnedBy != "" && IsChildDir(s.Workdir, homeDir)) {
+	// A formation member's is the one its launcher made under
+	// ~/.murmur/formations, on purpose too.
+	memberDir := cfg.FormationMember != "" && cfg.FormationID != "" &&
+		s.Workdir == filepath.Join(home.Formations(homeDir), cfg.FormationID, cfg.FormationMember)
+	if !(cfg.SpawnedBy != "" && IsChildDir(s.Workdir, homeDir)) && !memberDir {
 		if err := CheckWorkdir(s.Workdir, homeDir, cfg.ManifestDir != "", s.ProjectDir); err != nil {
 			return nil, err
 		}

@@ -266,3 +266,41 @@ func Endpoint(addr string) string {
 	}
 	return addr
 }
+
+// CardSessionID reads the door's agent card (GET
+// /.well-known/agent-card.json, no token: a card is public) and returns
+// the sessionId of its capsule extension ("" when it has none). A launcher
+// probes a member's door with it: the door answers as that session.
+func (c *Client) CardSessionID(ctx context.Context) (string, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimSuffix(c.URL, "/")+"/.well-known/agent-card.json", nil)
+	if err != nil {
+		return "", err
+	}
+	resp, err := c.http().Do(req)
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return "", fmt.Errorf("the agent card answered HTTP %d", resp.StatusCode)
+	}
+	var card struct {
+		Capabilities struct {
+			Extensions []struct {
+				URI    string `json:"uri"`
+				Params struct {
+					SessionID string `json:"sessionId"`
+				} `json:"params"`
+			} `json:"extensions"`
+		} `json:"capabilities"`
+	}
+	if err := json.NewDecoder(io.LimitReader(resp.Body, maxAnswerBytes)).Decode(&card); err != nil {
+		return "", fmt.Errorf("the agent card does not parse: %w", err)
+	}
+	for _, e := range card.Capabilities.Extensions {
+		if e.Params.SessionID != "" {
+			return e.Params.SessionID, nil
+		}
+	}
+	return "", nil
+}
