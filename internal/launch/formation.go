@@ -247,8 +247,10 @@ func RunFormation(ctx context.Context, req FormationRequest) (int, error) {
 		l.reap()
 		return l.finish(1), l.notUp(entry, err, nil)
 	}
-	go l.watchEntryRecord(em)
+	watched := make(chan struct{})
+	go func() { defer close(watched); l.watchEntryRecord(em) }()
 	<-em.done
+	<-watched
 	// 10: the peers' lifelines, then the reaping.
 	l.closeLifelines(true)
 	l.reap()
@@ -566,26 +568,38 @@ func (l *launcher) printFormation() {
 	fmt.Fprintf(l.req.Stderr, "  entry %s\n", fl.Entry)
 }
 
-// watchEntryRecord learns the entry's session from its running record
-// (found by its pid) and rewrites formation.json.
+// watchEntryRecord learns the entry's session as soon as it exists and
+// rewrites formation.json. The entry shares the launcher's stdout, so its
+// ready line is not the launcher's to read; its records dir is: a member's
+// records lie under its own fresh work folder's records root, which holds
+// its one session.
 func (l *launcher) watchEntryRecord(m *member) {
-	pid := m.cmd.Process.Pid
+	root := home.ProjectRecords(l.req.Home, m.workdir)
 	for {
-		entries, _ := running.Scan(home.Running(l.req.Home))
-		for _, e := range entries {
-			if e.State == running.Live && e.Record.PID == pid && e.Record.FormationID == l.frm {
-				sid, rdir := e.Record.SessionID, e.Record.RecordsDir
-				l.fileMu.Lock()
-				l.file.Members[m.idx].SessionID, l.file.Members[m.idx].RecordsDir = &sid, &rdir
-				l.fileMu.Unlock()
-				_ = l.writeFile()
-				return
+		ended := false
+		select {
+		case <-m.done:
+			ended = true
+		default:
+		}
+		if names, _ := os.ReadDir(root); len(names) > 0 {
+			for _, n := range names {
+				if ids.Valid(ids.Session, n.Name()) {
+					sid, rdir := n.Name(), filepath.Join(root, n.Name())
+					l.fileMu.Lock()
+					l.file.Members[m.idx].SessionID, l.file.Members[m.idx].RecordsDir = &sid, &rdir
+					l.fileMu.Unlock()
+					_ = l.writeFile()
+					return
+				}
 			}
+		}
+		if ended {
+			return
 		}
 		select {
 		case <-m.done:
-			return
-		case <-time.After(200 * time.Millisecond):
+		case <-time.After(100 * time.Millisecond):
 		}
 	}
 }

@@ -1,0 +1,234 @@
+package e2e_test
+
+import (
+	"bufio"
+	"encoding/json"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/murmur-go/murmur/internal/e2e"
+	"github.com/murmur-go/murmur/internal/home"
+)
+
+const (
+	doorAuth  = "network:\n  authentication:\n    scheme: bearer\nexports:\n  peer_tasks:\n    accept: true\n"
+	peerSleep = "lifecycle:\n  after_task: sleep\n"
+)
+
+// formationProject publishes lead (the entry, answering its task) and two
+// peers (idle until their formation ends) and writes a roster with one edge.
+func formationProject(t *testing.T, homeDir, base string) string {
+	t.Helper()
+	e2e.ReplayCapsule(t, homeDir, filepath.Join(base, "lead"), "lead", "0.1.0", doorAuth, workerTranscript)
+	e2e.ReplayCapsule(t, homeDir, filepath.Join(base, "worker"), "worker", "0.1.0", doorAuth+peerSleep, workerTranscript)
+	proj := filepath.Join(base, "team")
+	os.MkdirAll(proj, 0o755)
+	writeRoster(t, proj, `roster_version: 1
+members:
+  - {name: lead, capsule: lead, version: "0.1.0", entry: true}
+  - {name: alpha, capsule: worker, version: "0.1.0"}
+  - {name: beta, capsule: worker, version: "0.1.0"}
+reachability:
+  - from: lead
+    to: [alpha, beta]
+`)
+	return proj
+}
+
+func writeRoster(t *testing.T, dir, text string) {
+	t.Helper()
+	if err := os.WriteFile(filepath.Join(dir, "roster.yaml"), []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+type formationLine struct {
+	FormationID string `json:"formation_id"`
+	Roster      string `json:"roster"`
+	Entry       string `json:"entry"`
+	Peers       []struct {
+		Name, Capsule, Version, URL, Workdir string
+		SessionID                            string `json:"session_id"`
+		RecordsDir                           string `json:"records_dir"`
+		PID                                  int    `json:"pid"`
+	} `json:"peers"`
+}
+
+// TestFormationAdmissionThroughTheBinary: a refused roster prints its code,
+// exits 1 (2 for a usage error) and creates nothing.
+func TestFormationAdmissionThroughTheBinary(t *testing.T) {
+	homeDir, base := t.TempDir(), t.TempDir()
+	e2e.ReplayCapsule(t, homeDir, filepath.Join(base, "lead"), "lead", "0.1.0", "", workerTranscript)
+	e2e.ReplayCapsule(t, homeDir, filepath.Join(base, "closed"), "closed", "0.1.0", "network:\n  authentication:\n    scheme: bearer\n"+peerSleep, workerTranscript)
+	proj := filepath.Join(base, "team")
+	os.MkdirAll(proj, 0o755)
+	lead := "  - {name: lead, capsule: lead, version: \"0.1.0\", entry: true}\n"
+	for _, c := range []struct {
+		name, roster string
+		args         []string
+		env          []string
+		code         string
+		exit         int
+	}{
+		{"unknown key", "roster_version: 1\nmembers:\n" + lead + "reachabilty: all\n", nil, nil, "E-ROS-001", 1},
+		{"no entry", "roster_version: 1\nmembers:\n  - {name: a, capsule: lead, version: \"0.1.0\"}\n", nil, nil, "E-ROS-002", 1},
+		{"duplicate", "roster_version: 1\nmembers:\n" + lead + lead, nil, nil, "E-ROS-003", 1},
+		{"unknown member", "roster_version: 1\nmembers:\n" + lead + "reachability:\n  - {from: lead, to: [x]}\n", nil, nil, "E-ROS-004", 1},
+		{"not installed", "roster_version: 1\nmembers:\n" + lead + "  - {name: w, capsule: nope, version: \"1\"}\n", nil, nil, "E-ROS-007", 1},
+		{"callee refuses peers", "roster_version: 1\nmembers:\n" + lead + "  - {name: c, capsule: closed, version: \"0.1.0\"}\nreachability:\n  - {from: lead, to: [c]}\n", nil, nil, "E-ROS-005", 1},
+		{"calls the entry", "roster_version: 1\nmembers:\n" + lead + "  - {name: c, capsule: closed, version: \"0.1.0\"}\nreachability:\n  - {from: c, to: [lead]}\n", nil, nil, "E-ROS-008", 1},
+		{"other flag", "roster_version: 1\nmembers:\n" + lead, []string{"--workdir", base}, nil, "E-CFG-001", 2},
+		{"inside a member", "roster_version: 1\nmembers:\n" + lead, nil, []string{"MURMUR_FORMATION_ID=frm_00112233445566778899aabbccddeeff"}, "E-RUN-046", 1},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			writeRoster(t, proj, c.roster)
+			args := append([]string{"run", "--roster", proj, "--json"}, c.args...)
+			r := runMur(t, homeDir, base, c.env, args...)
+			if r.Code != c.exit || !jsonErrorOnly(r.Stdout, c.code) || !strings.Contains(r.Stderr, "error["+c.code+"]") {
+				t.Fatalf("%+v", r)
+			}
+		})
+	}
+	if _, err := os.Stat(home.Formations(homeDir)); !os.IsNotExist(err) {
+		t.Errorf("a refused roster created %s: %v", home.Formations(homeDir), err)
+	}
+}
+
+// TestFormationRuns: a three-member formation starts its peers, hands the
+// entry its task, and ends every peer when the entry ends; no token or key
+// is left anywhere the run wrote.
+func TestFormationRuns(t *testing.T) {
+	homeDir, base := t.TempDir(), t.TempDir()
+	proj := formationProject(t, homeDir, base)
+	r := runMur(t, homeDir, base, nil, "run", "--roster", proj, "--json", "--task", "report")
+	if r.Code != 0 {
+		t.Fatalf("%+v", r)
+	}
+	lines := strings.Split(strings.TrimSpace(r.Stdout), "\n")
+	if len(lines) != 2 {
+		t.Fatalf("stdout %q", r.Stdout)
+	}
+	var fl formationLine
+	if err := json.Unmarshal([]byte(lines[0]), &fl); err != nil || !strings.HasPrefix(fl.FormationID, "frm_") || fl.Entry != "lead" ||
+		fl.Roster != filepath.Join(proj, "roster.yaml") || len(fl.Peers) != 2 || fl.Peers[0].Name != "alpha" || fl.Peers[1].Name != "beta" {
+		t.Fatalf("formation line %q: %+v %v", lines[0], fl, err)
+	}
+	entry := parseReady(t, lines[1]+"\n")
+	if entry.Name != "local/lead" {
+		t.Fatalf("entry ready line %q", lines[1])
+	}
+	// The peers are gone, each ended by its lifeline: formation_ended, then
+	// session_end ok (nothing was live), exit 0.
+	for _, p := range fl.Peers {
+		if !e2e.Gone(p.PID) {
+			t.Errorf("peer %s (pid %d) still running", p.Name, p.PID)
+		}
+		if p.Workdir != filepath.Join(home.Formations(homeDir), fl.FormationID, p.Name) {
+			t.Errorf("peer workdir %s", p.Workdir)
+		}
+		tl := traceLines(t, p.RecordsDir)
+		start := tl[0]
+		if start.Str("formation_id") != fl.FormationID || start.Str("formation_member") != p.Name {
+			t.Errorf("peer session_start %v", start.Fields)
+		}
+		if ended := lastOf(tl, "formation_ended"); ended == nil || ended.Str("formation_id") != fl.FormationID {
+			t.Errorf("peer %s trace: %s", p.Name, types(tl))
+		}
+		if end := lastEnd(t, tl); end.Str("exit_status") != "ok" {
+			t.Errorf("peer session_end %v", end.Fields)
+		}
+	}
+	got, _ := os.ReadFile(filepath.Join(entry.RecordsDir, "out", "result.txt"))
+	if string(got) != "The report has three findings." {
+		t.Errorf("entry answer %q", got)
+	}
+	// formation.json: ended, exit status 0, every session known.
+	var ff struct {
+		ExitStatus *int    `json:"exit_status"`
+		EndedAt    *string `json:"ended_at"`
+		Members    []struct {
+			Name      string
+			SessionID *string `json:"session_id"`
+		}
+	}
+	fj := filepath.Join(home.Formations(homeDir), fl.FormationID, "formation.json")
+	b, err := os.ReadFile(fj)
+	if err != nil || json.Unmarshal(b, &ff) != nil || ff.ExitStatus == nil || *ff.ExitStatus != 0 || ff.EndedAt == nil || len(ff.Members) != 3 {
+		t.Fatalf("formation.json %s %v", b, err)
+	}
+	for _, m := range ff.Members {
+		if m.SessionID == nil {
+			t.Errorf("formation.json: member %s has no session", m.Name)
+		}
+	}
+	if fi, err := os.Stat(fj); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Errorf("formation.json mode %v", fi)
+	}
+	// No token or key left in anything the run wrote or printed.
+	leaks := []string{"mft1.", "verify_key"}
+	check := func(where, text string) {
+		for _, l := range leaks {
+			if strings.Contains(text, l) {
+				t.Errorf("%s holds %q", where, l)
+			}
+		}
+	}
+	check("stdout", r.Stdout)
+	check("stderr", r.Stderr)
+	filepath.WalkDir(homeDir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || strings.Contains(p, "/.murmur/compiled") || strings.Contains(p, "/.murmur/artifacts") {
+			return nil
+		}
+		if b, err := os.ReadFile(p); err == nil {
+			check(p, string(b))
+		}
+		return nil
+	})
+}
+
+// TestFormationLauncherKilled: SIGKILL of the launcher leaves no member
+// running: each reads EOF on its lifeline and ends.
+func TestFormationLauncherKilled(t *testing.T) {
+	homeDir, base := t.TempDir(), t.TempDir()
+	proj := formationProject(t, homeDir, base)
+	e2e.ShareCompileCache(t, homeDir)
+	// The entry has no task: it serves its door until the formation ends.
+	cmd := e2e.MurCmdEnv(t, homeDir, base, nil, "run", "--roster", proj, "--json")
+	out, _ := cmd.StdoutPipe()
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	br := bufio.NewReader(out)
+	line, err := br.ReadString('\n')
+	if err != nil {
+		t.Fatalf("formation line: %v", err)
+	}
+	var fl formationLine
+	if err := json.Unmarshal([]byte(line), &fl); err != nil || len(fl.Peers) != 2 {
+		t.Fatalf("formation line %q", line)
+	}
+	entry := readReady(t, br)
+	pids := []int{entry.PID, fl.Peers[0].PID, fl.Peers[1].PID}
+	syscall.Kill(cmd.Process.Pid, syscall.SIGKILL)
+	cmd.Wait()
+	deadline := time.Now().Add(30 * time.Second)
+	for _, pid := range pids {
+		for !e2e.Gone(pid) && time.Now().Before(deadline) {
+			time.Sleep(50 * time.Millisecond)
+		}
+		if !e2e.Gone(pid) {
+			t.Errorf("member pid %d still running 30 s after the launcher was killed", pid)
+			syscall.Kill(pid, syscall.SIGKILL)
+		}
+	}
+	tl := traceLines(t, fl.Peers[0].RecordsDir)
+	if lastOf(tl, "formation_ended") == nil || lastEnd(t, tl).Str("exit_status") != "ok" {
+		t.Errorf("peer trace %s", types(tl))
+	}
+}
