@@ -76,6 +76,9 @@ type Config struct {
 	// completion, after the same-user rule (Serve) and before the body is
 	// read; a non-nil Refusal is sent as it is. Nil (today) checks no token.
 	Authenticate func(r *http.Request) *Refusal
+	// Auth, when set, is the door's bearer authentication and peer consent
+	// (auth.go), checked at the same point.
+	Auth *Auth
 
 	Runner      Runner            // required
 	Recorder    Recorder          // nil records nothing
@@ -257,6 +260,15 @@ func (s *Server) serveRPC(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+	caller := ""
+	if s.cfg.Auth != nil && r.Header.Get(doorapi.HeaderOrigin) != string(OriginCompletion) {
+		c, ref := s.cfg.Auth.check(r)
+		if ref != nil {
+			writeRefusal(w, ref)
+			return
+		}
+		caller = c
+	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxBodyBytes))
 	if err == nil {
 		// The body is in: lift ReadTimeout's deadline, so a stream or a long
@@ -294,6 +306,14 @@ func (s *Server) serveRPC(w http.ResponseWriter, r *http.Request) {
 		}
 		writeError(w, env.ID, &RPCError{Code: doorapi.CodeVersionNotSupported, Message: msg, Reason: "VERSION_NOT_SUPPORTED"})
 		return
+	}
+	if caller != "" {
+		if ref := s.cfg.Auth.scope(s.cfg.Auth.Realm, env.Method); ref != nil {
+			writeRefusal(w, ref)
+			return
+		}
+		// A formation token is served as origin peer, whatever the header says.
+		r.Header.Set(doorapi.HeaderOrigin, string(OriginPeer))
 	}
 	origin, ok := parseOrigin(r.Header.Get(doorapi.HeaderOrigin))
 	if !ok {

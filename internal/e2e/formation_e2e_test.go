@@ -2,17 +2,28 @@ package e2e_test
 
 import (
 	"bufio"
+	"bytes"
+	"crypto/ed25519"
+	"crypto/rand"
 	"encoding/json"
+	"io"
 	"io/fs"
+	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/murmur-go/murmur/internal/e2e"
+	"github.com/murmur-go/murmur/internal/formation"
 	"github.com/murmur-go/murmur/internal/home"
+	"github.com/murmur-go/murmur/internal/ids"
+	"github.com/murmur-go/murmur/internal/running"
+	"github.com/murmur-go/murmur/internal/store"
 )
 
 const (
@@ -231,4 +242,186 @@ func TestFormationLauncherKilled(t *testing.T) {
 	if lastOf(tl, "formation_ended") == nil || lastEnd(t, tl).Str("exit_status") != "ok" {
 		t.Errorf("peer trace %s", types(tl))
 	}
+}
+
+// member starts mur run of capsule local/<capsule>@0.1.0 as a formation
+// member the test launches itself: line 1 (and 2) on descriptor 3, the
+// lifeline's read end on 4. The returned writer is the lifeline's write end.
+func startMember(t *testing.T, homeDir, dir, frm string, lines ...[]byte) (*exec.Cmd, *os.File, *bufio.Reader, *bytes.Buffer) {
+	t.Helper()
+	chR, chW, _ := os.Pipe()
+	lfR, lfW, _ := os.Pipe()
+	for _, l := range lines {
+		chW.Write(l)
+	}
+	chW.Close()
+	member := "alpha"
+	wd := filepath.Join(home.Formations(homeDir), frm, member)
+	os.MkdirAll(wd, 0o700)
+	e2e.ShareCompileCache(t, homeDir)
+	cmd := e2e.MurCmdEnv(t, homeDir, dir, []string{"MURMUR_FORMATION_ID=" + frm, "MURMUR_FORMATION_CHANNEL=3", "MURMUR_FORMATION_LIFELINE=4"},
+		"run", "--capsule", "local/worker", "--capsule-version", "0.1.0", "--workdir", wd, "--json")
+	cmd.ExtraFiles = []*os.File{chR, lfR}
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, _ := cmd.StdoutPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	chR.Close()
+	lfR.Close()
+	t.Cleanup(func() {
+		lfW.Close()
+		done := make(chan struct{})
+		go func() { cmd.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(30 * time.Second):
+			cmd.Process.Kill()
+		}
+	})
+	return cmd, lfW, bufio.NewReader(out), &stderr
+}
+
+type doorAnswer struct {
+	status int
+	header http.Header
+	body   string
+}
+
+func call(t *testing.T, url string, headers map[string][]string, body string) doorAnswer {
+	t.Helper()
+	req, _ := http.NewRequest("POST", url, strings.NewReader(body))
+	req.Header.Set("A2A-Version", "1.0")
+	req.Header.Set("Content-Type", "application/json")
+	for k, vs := range headers {
+		for _, v := range vs {
+			req.Header.Add(k, v)
+		}
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return doorAnswer{resp.StatusCode, resp.Header, string(b)}
+}
+
+// TestFormationMemberDoor: the test is the launcher. A member checks its
+// channel's line 1 before anything exists (E-RUN-046, E-RUN-057), and its
+// door answers only its operator token and formation tokens issued in this
+// formation to call it, with the exact refusals.
+func TestFormationMemberDoor(t *testing.T) {
+	homeDir, base := t.TempDir(), t.TempDir()
+	e2e.ReplayCapsule(t, homeDir, filepath.Join(base, "worker"), "worker", "0.1.0", doorAuth+peerSleep, workerTranscript)
+	zip, _, _ := store.Global(homeDir).Paths("local/worker", "0.1.0")
+	b, _ := os.ReadFile(zip)
+	sum := store.HashHex(b)
+	pub, priv, _ := ed25519.GenerateKey(rand.Reader)
+	frm := ids.New(ids.Formation)
+	ps, _ := running.ProcessStart(os.Getpid())
+	l1 := formation.Line1{V: 1, FormationID: frm, Member: "alpha", Project: base, SHA256: sum,
+		Launcher: formation.Launcher{PID: os.Getpid(), ProcessStart: ps}, VerifyKey: formation.EncodeKey(pub), Calls: []formation.Call{}}
+	enc := func(l formation.Line1) []byte { b, _ := formation.Encode(l); return b }
+
+	// Line 1 refusals, through the binary: nothing is created.
+	for _, c := range []struct {
+		name string
+		line []byte
+		code string
+		has  string
+	}{
+		{"eof", nil, "E-RUN-046", "end of the channel before line 1"},
+		{"not json", []byte("hello\n"), "E-RUN-046", "it is not a JSON object"},
+		{"other formation", enc(func() formation.Line1 { l := l1; l.FormationID = ids.New(ids.Formation); return l }()), "E-RUN-046", "formation_id is not MURMUR_FORMATION_ID"},
+		{"forged call", enc(func() formation.Line1 {
+			l := l1
+			_, other, _ := ed25519.GenerateKey(rand.Reader)
+			l.Calls = []formation.Call{{Name: "beta", Token: formation.MintToken(other, frm, "alpha", "beta")}}
+			return l
+		}()), "E-RUN-046", "was not issued in this formation"},
+		{"other bytes", enc(func() formation.Line1 { l := l1; l.SHA256 = strings.Repeat("0", 64); return l }()), "E-RUN-057", "now hashes to " + sum},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var lines [][]byte
+			if c.line != nil {
+				lines = append(lines, c.line)
+			}
+			cmd, _, out, stderr := startMember(t, homeDir, base, frm, lines...)
+			first, _ := out.ReadString('\n')
+			cmd.Wait()
+			if cmd.ProcessState.ExitCode() != 1 || !jsonErrorOnly(first, c.code) || !strings.Contains(stderr.String(), c.has) {
+				t.Fatalf("exit %d, stdout %q, stderr %q", cmd.ProcessState.ExitCode(), first, stderr.String())
+			}
+			if strings.Contains(stderr.String(), "mft1.") {
+				t.Fatal("the refusal quotes a token")
+			}
+		})
+	}
+	if n := len(sessionsUnder(homeDir)); n != 0 {
+		t.Fatalf("a refused member made %d session(s)", n)
+	}
+
+	// A good member: its door.
+	_, lifeline, out, _ := startMember(t, homeDir, base, frm, enc(l1), []byte(`{"addresses":[]}`+"\n"))
+	rd := readReady(t, out)
+	if rd.FormationID != frm || rd.URL == nil {
+		t.Fatalf("ready %+v", rd)
+	}
+	url := "http://" + *rd.URL + "/"
+	send := `{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"messageId":"m1","role":"ROLE_USER","parts":[{"text":"hi"}]},"configuration":{"returnImmediately":true}}}`
+	bearer := func(tok string) map[string][]string { return map[string][]string{"Authorization": {"Bearer " + tok}} }
+	_, otherPriv, _ := ed25519.GenerateKey(rand.Reader)
+	const realm = `Bearer realm="local/worker"`
+	for _, c := range []struct {
+		name      string
+		headers   map[string][]string
+		body      string
+		status    int
+		challenge string
+		want      string
+	}{
+		{"no header", nil, send, 401, realm, `{"error":"unauthenticated","message":"this door answers only requests that carry Authorization: Bearer <token>"}`},
+		{"garbage", bearer("abc"), send, 401, realm + `, error="invalid_token"`, `{"error":"invalid_token","message":"the bearer token was not issued for this door"}`},
+		{"basic", map[string][]string{"Authorization": {"Basic abc"}}, send, 401, realm + `, error="invalid_token"`, `{"error":"invalid_token","message":"the bearer token was not issued for this door"}`},
+		{"two headers", map[string][]string{"Authorization": {"Bearer a", "Bearer b"}}, send, 401, realm + `, error="invalid_token"`, `{"error":"invalid_token","message":"the bearer token was not issued for this door"}`},
+		{"forged", bearer(formation.MintToken(otherPriv, frm, "lead", "alpha")), send, 401, realm + `, error="invalid_token"`, `{"error":"invalid_token","message":"the bearer token was not issued for this door"}`},
+		{"cross-formation", bearer(formation.MintToken(priv, ids.New(ids.Formation), "lead", "alpha")), send, 401, realm + `, error="invalid_token"`, `{"error":"invalid_token","message":"the bearer token was not issued for this door"}`},
+		{"wrong member", bearer(formation.MintToken(priv, frm, "lead", "beta")), send, 403, "", `{"error":"not_permitted","message":"formation member 'lead' may not call this member"}`},
+		{"scope", bearer(formation.MintToken(priv, frm, "lead", "alpha")), `{"jsonrpc":"2.0","id":1,"method":"murmur.StopSession"}`, 403, realm + `, error="insufficient_scope"`, `{"error":"insufficient_scope","message":"a formation member may call SendMessage, GetTask and CancelTask here, not murmur.StopSession"}`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			a := call(t, url, c.headers, c.body)
+			if a.status != c.status || strings.TrimSpace(a.body) != c.want || a.header.Get("Www-Authenticate") != c.challenge || a.header.Get("Content-Type") != "application/json" {
+				t.Fatalf("%d %q %q, want %d %q %q", a.status, a.header.Get("Www-Authenticate"), a.body, c.status, c.challenge, c.want)
+			}
+		})
+	}
+	// Replayed: the same valid token twice is served twice (no expiry), as
+	// origin peer whatever the header says.
+	tok := formation.MintToken(priv, frm, "lead", "alpha")
+	for i := 0; i < 2; i++ {
+		a := call(t, url, map[string][]string{"Authorization": {"Bearer " + tok}, "X-Murmur-Task-Origin": {"user"}}, strings.Replace(send, "m1", "m"+strconv.Itoa(i), 1))
+		if a.status != 200 || !strings.Contains(a.body, `"result"`) {
+			t.Fatalf("valid token: %d %s", a.status, a.body)
+		}
+	}
+	// The operator token is in the 0600 running record, and mur stop presents it.
+	var rec running.Record
+	rb, _ := os.ReadFile(filepath.Join(home.Running(homeDir), rd.SessionID+".json"))
+	if json.Unmarshal(rb, &rec) != nil || !strings.HasPrefix(rec.DoorToken, "mdt1.") || rec.FormationMember != "alpha" || rec.FormationLauncher == nil {
+		t.Fatalf("running record %s", rb)
+	}
+	if a := call(t, url, bearer(rec.DoorToken), `{"jsonrpc":"2.0","id":1,"method":"GetTask","params":{"id":"tsk_00000000000000000000000000000000"}}`); a.status != 200 {
+		t.Fatalf("operator token: %d %s", a.status, a.body)
+	}
+	if r := runMur(t, homeDir, base, nil, "ps", "--json"); strings.Contains(r.Stdout, "mdt1.") {
+		t.Fatalf("mur ps --json prints the door token: %s", r.Stdout)
+	}
+	if r := runMur(t, homeDir, base, nil, "stop", rd.SessionID); r.Code != 0 || !strings.Contains(r.Stdout+r.Stderr, "StopSession") && r.Code != 0 {
+		t.Fatalf("mur stop: %+v", r)
+	}
+	e2e.WaitFor(t, "the member to end", func() bool { return e2e.Gone(rd.PID) })
+	lifeline.Close()
 }

@@ -67,6 +67,15 @@ type Line2 struct {
 // EncodeKey is a verify key's wire form.
 func EncodeKey(pub ed25519.PublicKey) string { return b64.EncodeToString(pub) }
 
+// DecodeKey reads a verify key's wire form.
+func DecodeKey(s string) (ed25519.PublicKey, error) {
+	b, err := b64.DecodeString(s)
+	if err != nil || len(b) != ed25519.PublicKeySize {
+		return nil, fmt.Errorf("not 32 bytes of base64url")
+	}
+	return ed25519.PublicKey(b), nil
+}
+
 // Encode returns a line's bytes, newline included.
 func Encode(v any) ([]byte, error) {
 	var buf bytes.Buffer

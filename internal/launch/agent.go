@@ -15,6 +15,7 @@ import (
 	"github.com/murmur-go/murmur/internal/contain/egress"
 	"github.com/murmur-go/murmur/internal/delegate"
 	"github.com/murmur-go/murmur/internal/diag"
+	"github.com/murmur-go/murmur/internal/formation"
 	"github.com/murmur-go/murmur/internal/door"
 	"github.com/murmur-go/murmur/internal/driver"
 	"github.com/murmur-go/murmur/internal/grant"
@@ -169,7 +170,7 @@ func (k *agentRun) serve(ctx context.Context, r *run) (ending, error) {
 	dr, err := door.New(door.Config{Name: sess.Name, Version: sess.Version, SessionID: sess.ID, URL: r.url,
 		TaskAcceptance: k.acceptance, QueueDepth: m.Lifecycle.QueueDepth.Or(manifest.DefaultQueueDepth),
 		AfterTask: m.Lifecycle.AfterTaskMode(), Runner: dl.runner(loop), Recorder: doorRecorder{rec}, Logger: r.opts.Log,
-		Completions: dl.completions()})
+		Completions: dl.completions(), Auth: doorAuth(r)})
 	if err != nil {
 		return ending{}, err
 	}
@@ -450,4 +451,17 @@ func (d doorRecorder) TaskCanceled(taskID string, phase door.Phase, delegationID
 		delegationIDs = []string{}
 	}
 	d.rec.Emit(trace.TaskCanceled{TaskID: taskID, Phase: string(phase), DelegationIDs: delegationIDs})
+}
+
+// doorAuth is the door's bearer authentication and peer consent: the
+// operator token, and a member's formation verify key.
+func doorAuth(r *run) *door.Auth {
+	m := r.p.Manifest
+	a := &door.Auth{Realm: r.sess.Name, OperatorToken: r.doorToken, AcceptPeer: m.Door.AcceptsPeerTasks()}
+	if mem := r.dl.member; mem != nil {
+		if key, err := formation.DecodeKey(mem.VerifyKey); err == nil {
+			a.FormationID, a.Member, a.VerifyKey = mem.FormationID, mem.Member, key
+		}
+	}
+	return a
 }

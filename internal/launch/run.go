@@ -15,10 +15,12 @@ import (
 	"unicode"
 
 	"github.com/murmur-go/murmur/internal/diag"
+	"github.com/murmur-go/murmur/internal/door"
 	"github.com/murmur-go/murmur/internal/grant"
 	"github.com/murmur-go/murmur/internal/home"
 	"github.com/murmur-go/murmur/internal/launch/launchapi"
 	"github.com/murmur-go/murmur/internal/manifest"
+	"github.com/murmur-go/murmur/internal/running"
 	"github.com/murmur-go/murmur/internal/session"
 	"github.com/murmur-go/murmur/internal/tools"
 	"github.com/murmur-go/murmur/internal/trace"
@@ -105,6 +107,8 @@ type run struct {
 	task string
 	// url is an agent's door ("" for a script): MURMUR.md names it.
 	url string
+	// doorToken is the door's operator token ("" for a public door).
+	doorToken string
 	// eng and pre are the run's engine and its preloaded tools.
 	eng *wasmhost.Engine
 	pre tools.Preloaded
@@ -232,6 +236,16 @@ func (r *run) lifecycle(ctx context.Context, k runKind) (Result, error) {
 	// The record is written once the door is bound and before the session
 	// registers: it is the evidence mur-roost's census counts a
 	// registration on.
+	if r.agent && r.p.Manifest.Door.Authenticated() {
+		if r.doorToken, err = door.NewOperatorToken(); err != nil {
+			return r.fail(fmt.Errorf("cannot make the door's operator token: %w", err))
+		}
+		r.sess.DoorToken = r.doorToken
+	}
+	if m := r.dl.member; m != nil {
+		r.sess.FormationMember = m.Member
+		r.sess.FormationLauncher = &running.Launcher{PID: m.Launcher.PID, ProcessStart: m.Launcher.ProcessStart}
+	}
 	if w := r.sess.WriteRunningRecord(); w != nil {
 		fmt.Fprintln(r.opts.Stderr, w.String())
 	}

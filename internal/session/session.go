@@ -79,6 +79,11 @@ type Session struct {
 	RuntimeDir string
 	// RunningDir is ~/.murmur/running.
 	RunningDir string
+	// Set before WriteRunningRecord: the running record's formation keys
+	// and the door's operator token.
+	FormationMember   string
+	FormationLauncher *running.Launcher
+	DoorToken         string
 	Started    time.Time
 
 	homeDir     string
@@ -403,6 +408,7 @@ func (s *Session) WriteRunningRecord() *diag.Warning {
 			Workdir: s.Workdir, RecordsDir: s.RecordsDir,
 			StartedAt: s.Started.UTC().Format(time.RFC3339),
 			SpawnedBy: s.spawnedBy, FormationID: s.formationID,
+			FormationMember: s.FormationMember, FormationLauncher: s.FormationLauncher, DoorToken: s.DoorToken,
 		})
 	}
 	if err != nil {

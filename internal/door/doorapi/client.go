@@ -30,6 +30,9 @@ type Client struct {
 	URL string
 	// HTTPClient sends the requests; nil means http.DefaultClient.
 	HTTPClient *http.Client
+	// Token, when set, is presented as Authorization: Bearer on murmur's
+	// own calls (a door with network.authentication: the operator token).
+	Token string
 }
 
 // NewClient returns a Client for the door at url ("http://host:port/").
@@ -145,6 +148,9 @@ func (c *Client) call(ctx context.Context, method string, params any, h http.Hea
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set(HeaderVersion, Version)
+	if c.Token != "" {
+		req.Header.Set("Authorization", "Bearer "+c.Token)
+	}
 	resp, err := c.http().Do(req)
 	if err != nil {
 		return nil, err
