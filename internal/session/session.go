@@ -84,7 +84,7 @@ type Session struct {
 	FormationMember   string
 	FormationLauncher *running.Launcher
 	DoorToken         string
-	Started    time.Time
+	Started           time.Time
 
 	homeDir     string
 	sessionDir  string // ~/.murmur/sessions/<id>
