@@ -369,6 +369,10 @@ func TestFormationMemberDoor(t *testing.T) {
 	if rd.FormationID != frm || rd.URL == nil {
 		t.Fatalf("ready %+v", rd)
 	}
+	md, _ := os.ReadFile(filepath.Join(home.Runtime(homeDir, rd.SessionID), "MURMUR.md"))
+	if !strings.Contains(string(md), "\n## Formation\n\n- formation: "+frm+"\n- member: alpha\n- role: peer\n- callees: none\n") {
+		t.Errorf("MURMUR.md:\n%s", md)
+	}
 	url := "http://" + *rd.URL + "/"
 	send := `{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"messageId":"m1","role":"ROLE_USER","parts":[{"text":"hi"}]},"configuration":{"returnImmediately":true}}}`
 	bearer := func(tok string) map[string][]string { return map[string][]string{"Authorization": {"Bearer " + tok}} }

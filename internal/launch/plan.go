@@ -240,11 +240,17 @@ func (p *Plan) loadInstalled(req Request) error {
 // after the formation variables are checked (E-RUN-044, E-RUN-046) and
 // before anything is resolved; a member runs an installed capsule.
 func (p *Plan) readMember(req Request) error {
-	id, err := delegate.ReadFormation(p.lookup)
+	look := func(k string) (string, bool) { // a value not set is absent, whatever the lookup hands back with it
+		if v, ok := p.lookup(k); ok {
+			return v, true
+		}
+		return "", false
+	}
+	id, err := delegate.ReadFormation(look)
 	if err != nil {
 		return err
 	}
-	v, _ := p.lookup(formation.EnvChannel)
+	v, _ := look(formation.EnvChannel)
 	if v = strings.TrimSpace(v); v == "" {
 		return nil
 	}

@@ -341,12 +341,17 @@ func (r *run) open(k runKind) error {
 	p, dl := r.p, r.dl
 	m := p.Manifest
 	workdir, member := r.opts.Workdir, ""
-	if p.member != nil {
-		member = p.member.Member
-		workdir = filepath.Join(home.Formations(p.Home), p.member.FormationID, member)
+	var form *session.Formation
+	if pm := p.member; pm != nil {
+		member = pm.Member
+		workdir = filepath.Join(home.Formations(p.Home), pm.FormationID, member)
+		form = &session.Formation{ID: pm.FormationID, Member: member, Entry: pm.Entry}
+		for _, c := range pm.Calls {
+			form.Callees = append(form.Callees, c.Name)
+		}
 	}
 	sess, err := session.New(session.Config{
-		Home: p.Home, ManifestDir: p.ManifestDir, Workdir: workdir, FormationMember: member,
+		Home: p.Home, ManifestDir: p.ManifestDir, Workdir: workdir, FormationMember: member, Formation: form,
 		Name: m.Name, Version: m.Version, Task: r.task, CapsuleURL: r.url,
 		ManifestYAML: p.ManifestYAML, Grants: p.GrantsJSON, SpawnedBy: dl.spawnedBy(), FormationID: dl.formationID,
 		ParentCopy: dl.parentCopy(), RuntimeBinaries: p.runtimeBinaries(),

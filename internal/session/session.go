@@ -53,6 +53,8 @@ type Config struct {
 	// FormationMember is a launcher-started member's name ("" otherwise):
 	// its work folder is $HOME/.murmur/formations/<formation>/<member>.
 	FormationMember string
+	// Formation is MURMUR.md's ## Formation section of such a member (nil: none).
+	Formation *Formation
 	// ParentCopy is a delegated child's workdir snapshot, nil when its
 	// parent made none: one line of MURMUR.md's ## Work folder.
 	ParentCopy *ParentCopy
@@ -93,6 +95,7 @@ type Session struct {
 	recorded    bool
 	begun       *os.File   // the held lock that marks the session begun (see Begun)
 	tools       []ToolLine // nil: no ## Tools section (a script capsule)
+	formation   *Formation
 	parentCopy  *ParentCopy
 }
 
@@ -127,7 +130,7 @@ func New(cfg Config) (*Session, error) {
 	}
 	s := &Session{
 		ID: id, Name: cfg.Name, Version: cfg.Version, CapsuleURL: cfg.CapsuleURL,
-		Started: now(), homeDir: homeDir, spawnedBy: cfg.SpawnedBy, formationID: cfg.FormationID,
+		Started: now(), homeDir: homeDir, spawnedBy: cfg.SpawnedBy, formationID: cfg.FormationID, formation: cfg.Formation,
 		parentCopy: cfg.ParentCopy,
 		RunningDir: home.Running(homeDir),
 	}
@@ -239,6 +242,13 @@ func (s *Session) writeRuntime(cfg Config) error {
 	return nil
 }
 
+// Formation is what MURMUR.md says of a launcher-started formation member.
+type Formation struct {
+	ID, Member string
+	Entry      bool
+	Callees    []string // roster order
+}
+
 // IdentityDoc renders MURMUR.md: who this session is and what it may do.
 func IdentityDoc(s *Session, grants json.RawMessage) string {
 	var b strings.Builder
@@ -256,6 +266,21 @@ func IdentityDoc(s *Session, grants json.RawMessage) string {
 	if pc := s.parentCopy; pc != nil {
 		fmt.Fprintf(&b, "- snapshot: it started as a copy of the parent capsule's work folder, %d %s, %s; changes here do not reach the parent's work folder\n",
 			pc.Files, plural(pc.Files, "file", "files"), sizeText(pc.Bytes))
+	}
+	if f := s.formation; f != nil {
+		b.WriteString("\n## Formation\n\n")
+		fmt.Fprintf(&b, "- formation: %s\n", f.ID)
+		fmt.Fprintf(&b, "- member: %s\n", f.Member)
+		role := "peer"
+		if f.Entry {
+			role = "entry"
+		}
+		fmt.Fprintf(&b, "- role: %s\n", role)
+		callees := "none"
+		if len(f.Callees) > 0 {
+			callees = strings.Join(f.Callees, ", ")
+		}
+		fmt.Fprintf(&b, "- callees: %s\n", callees)
 	}
 	g, typed := effectiveGrants(grants)
 	if s.tools != nil {
