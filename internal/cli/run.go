@@ -315,5 +315,16 @@ func explainScope(p *launch.Plan, asJSON bool, stdout io.Writer) error {
 	for _, l := range p.Grants.Lines() {
 		fmt.Fprintln(stdout, l)
 	}
+	if m.IsAgent() {
+		// What the door asks of its callers (docs/formations.md).
+		auth, peer := "none", "refused"
+		if m.Door.Authenticated() {
+			auth = m.Door.AuthScheme
+		}
+		if m.Door.AcceptsPeerTasks() {
+			peer = "accepted"
+		}
+		fmt.Fprintf(stdout, "door auth: %s\npeer tasks: %s\n", auth, peer)
+	}
 	return nil
 }

@@ -251,6 +251,7 @@ const (
 	keyOrigin ctxKey = iota
 	keyTraceParent
 	keySource
+	keyCaller
 )
 
 func (s *Server) serveRPC(w http.ResponseWriter, r *http.Request) {
@@ -323,6 +324,9 @@ func (s *Server) serveRPC(w http.ResponseWriter, r *http.Request) {
 	ctx := context.WithValue(r.Context(), keyOrigin, origin)
 	ctx = context.WithValue(ctx, keyTraceParent, r.Header.Get(doorapi.HeaderTraceParent))
 	ctx = context.WithValue(ctx, keySource, SourceA2A)
+	if caller != "" {
+		ctx = context.WithValue(ctx, keyCaller, caller)
+	}
 
 	// A completion is answered ahead of task_acceptance and the queue.
 	if origin == OriginCompletion {

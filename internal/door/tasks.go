@@ -295,6 +295,12 @@ func originFrom(ctx context.Context) Origin {
 	return OriginUser
 }
 
+// callerFrom is the formation member whose token admitted the request ("" for none).
+func callerFrom(ctx context.Context) string {
+	c, _ := ctx.Value(keyCaller).(string)
+	return c
+}
+
 func sourceFrom(ctx context.Context) Source {
 	if s, ok := ctx.Value(keySource).(Source); ok {
 		return s
@@ -380,7 +386,11 @@ func (s *Server) admit(ctx context.Context, req *a2a.SendMessageRequest) (*task,
 		if t.rejected != "" {
 			rec.TaskRejected(tid, t.rejected)
 		} else if source == SourceA2A {
-			rec.TaskReceived(tid, cid, msg.ID, origin)
+			if cr, ok := rec.(CallerRecorder); ok && callerFrom(ctx) != "" {
+				cr.TaskReceivedFrom(tid, cid, msg.ID, origin, callerFrom(ctx))
+			} else {
+				rec.TaskReceived(tid, cid, msg.ID, origin)
+			}
 		}
 	}
 	return t, nil

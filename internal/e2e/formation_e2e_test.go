@@ -105,6 +105,9 @@ func TestFormationAdmissionThroughTheBinary(t *testing.T) {
 			}
 		})
 	}
+	if r := runMur(t, homeDir, filepath.Join(base, "closed"), nil, "run", "--explain-scope"); r.Code != 0 || !strings.Contains(r.Stdout, "\ndoor auth: bearer\npeer tasks: refused\n") {
+		t.Errorf("--explain-scope: %+v", r)
+	}
 	if _, err := os.Stat(home.Formations(homeDir)); !os.IsNotExist(err) {
 		t.Errorf("a refused roster created %s: %v", home.Formations(homeDir), err)
 	}
@@ -374,6 +377,16 @@ func TestFormationMemberDoor(t *testing.T) {
 		t.Errorf("MURMUR.md:\n%s", md)
 	}
 	url := "http://" + *rd.URL + "/"
+	if resp, err := http.Get(url + ".well-known/agent-card.json"); err != nil {
+		t.Fatal(err)
+	} else {
+		cb, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if !strings.Contains(string(cb), `"securitySchemes":{"bearer":{"httpAuthSecurityScheme":{"scheme":"Bearer"}}},"securityRequirements":[{"schemes":{"bearer":[]}}]`) ||
+			!strings.Contains(string(cb), `"sessionId":"`+rd.SessionID+`"`) {
+			t.Errorf("card %s", cb)
+		}
+	}
 	send := `{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"messageId":"m1","role":"ROLE_USER","parts":[{"text":"hi"}]},"configuration":{"returnImmediately":true}}}`
 	bearer := func(tok string) map[string][]string { return map[string][]string{"Authorization": {"Bearer " + tok}} }
 	_, otherPriv, _ := ed25519.GenerateKey(rand.Reader)
@@ -428,4 +441,8 @@ func TestFormationMemberDoor(t *testing.T) {
 	}
 	e2e.WaitFor(t, "the member to end", func() bool { return e2e.Gone(rd.PID) })
 	lifeline.Close()
+	got := e2e.ByType(traceLines(t, rd.RecordsDir), "a2a_task_received")
+	if len(got) != 2 || got[0].Str("caller_member") != "lead" || got[0].Str("origin") != "peer" {
+		t.Errorf("a2a_task_received: %v", got)
+	}
 }

@@ -442,6 +442,10 @@ func (d doorRecorder) TaskReceived(taskID, contextID, messageID string, origin d
 	d.rec.Emit(trace.A2ATaskReceived{TaskID: taskID, ContextID: contextID, MessageID: messageID, Origin: string(origin)})
 }
 
+func (d doorRecorder) TaskReceivedFrom(taskID, contextID, messageID string, origin door.Origin, caller string) {
+	d.rec.Emit(trace.A2ATaskReceived{TaskID: taskID, ContextID: contextID, MessageID: messageID, Origin: string(origin), CallerMember: caller})
+}
+
 func (d doorRecorder) TaskRejected(taskID, reason string) {
 	d.rec.Emit(trace.TaskRejected{TaskID: taskID, Reason: reason})
 }
