@@ -446,3 +446,65 @@ func TestFormationMemberDoor(t *testing.T) {
 		t.Errorf("a2a_task_received: %v", got)
 	}
 }
+
+// TestFormationPeerDoesNotComeUp: a peer that cannot start is E-RUN-045:
+// its reason and stderr lines, the members stopped, the entry never started.
+func TestFormationPeerDoesNotComeUp(t *testing.T) {
+	homeDir, base := t.TempDir(), t.TempDir()
+	proj := formationProject(t, homeDir, base)
+	e2e.ReplayCapsule(t, homeDir, filepath.Join(base, "broken"), "broken", "0.1.0", doorAuth+peerSleep, workerTranscript)
+	os.Remove(filepath.Join(base, "broken", "transcript.yaml")) // its driver cannot start
+	writeRoster(t, proj, `roster_version: 1
+members:
+  - {name: lead, capsule: lead, version: "0.1.0", entry: true}
+  - {name: alpha, capsule: worker, version: "0.1.0"}
+  - {name: beta, capsule: broken, version: "0.1.0"}
+`)
+	r := runMur(t, homeDir, base, nil, "run", "--roster", proj, "--json", "--task", "report")
+	if r.Code != 1 || !jsonErrorOnly(r.Stdout, "E-RUN-045") ||
+		!strings.Contains(r.Stderr, "the formation did not come up: member 'beta' (local/broken@0.1.0) exited with status 1 before it reported itself ready") ||
+		!strings.Contains(r.Stderr, "E-RUN-085") || !strings.Contains(r.Stderr, "stopped: alpha (pid ") {
+		t.Fatalf("%+v", r)
+	}
+	// The entry never started; alpha was stopped by its lifeline.
+	if n := len(sessionsUnder(homeDir)); n != 1 {
+		t.Errorf("%d sessions, want alpha's only", n)
+	}
+}
+
+// TestFormationEntryKilled: SIGKILL of the entry ends the formation: the
+// launcher closes the peers' lifelines and exits 137.
+func TestFormationEntryKilled(t *testing.T) {
+	homeDir, base := t.TempDir(), t.TempDir()
+	proj := formationProject(t, homeDir, base)
+	e2e.ShareCompileCache(t, homeDir)
+	cmd := e2e.MurCmdEnv(t, homeDir, base, nil, "run", "--roster", proj, "--json")
+	out, _ := cmd.StdoutPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	br := bufio.NewReader(out)
+	line, _ := br.ReadString('\n')
+	var fl formationLine
+	if err := json.Unmarshal([]byte(line), &fl); err != nil || len(fl.Peers) != 2 {
+		t.Fatalf("formation line %q", line)
+	}
+	entry := readReady(t, br)
+	syscall.Kill(entry.PID, syscall.SIGKILL)
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case <-done:
+	case <-time.After(60 * time.Second):
+		cmd.Process.Kill()
+		t.Fatal("the launcher did not end after its entry was killed")
+	}
+	if cmd.ProcessState.ExitCode() != 137 {
+		t.Errorf("launcher exit %d, want 137", cmd.ProcessState.ExitCode())
+	}
+	for _, p := range fl.Peers {
+		if !e2e.Gone(p.PID) {
+			t.Errorf("peer %s still running", p.Name)
+		}
+	}
+}

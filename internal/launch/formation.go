@@ -488,6 +488,14 @@ func (l *launcher) awaitReady(ctx context.Context, m *member) error {
 	}
 	rd, err := launchapi.ParseReady(first.line)
 	switch {
+	case err != nil && strings.HasPrefix(strings.TrimSpace(first.line), `{"error"`):
+		// Refused before its session existed: its diagnostic is on its stderr.
+		select {
+		case <-m.done:
+			return fmt.Errorf("exited with status %d before it reported itself ready", m.exit)
+		case <-ctx.Done():
+			return errors.New("did not report itself ready within 180s")
+		}
 	case err != nil:
 		return errors.New("printed something other than a readiness line first")
 	case rd.URL == nil:
