@@ -228,6 +228,23 @@ func TestFormationLauncherKilled(t *testing.T) {
 		t.Fatalf("formation line %q", line)
 	}
 	entry := readReady(t, br)
+	// mur ps groups the formation's members after the sessions in none.
+	ps := runMur(t, homeDir, base, nil, "ps")
+	rows := strings.Split(strings.TrimSpace(ps.Stdout), "\n")
+	if len(rows) != 4 || !strings.HasSuffix(strings.TrimSpace(rows[0]), "SPAWNED_BY  FORMATION  MEMBER") {
+		t.Fatalf("mur ps:\n%s", ps.Stdout)
+	}
+	members := map[string]bool{}
+	for _, row := range rows[1:] {
+		f := strings.Fields(row)
+		if f[len(f)-2] != fl.FormationID {
+			t.Errorf("mur ps row %q", row)
+		}
+		members[f[len(f)-1]] = true
+	}
+	if !members["lead"] || !members["alpha"] || !members["beta"] {
+		t.Errorf("mur ps members: %v", members)
+	}
 	pids := []int{entry.PID, fl.Peers[0].PID, fl.Peers[1].PID}
 	syscall.Kill(cmd.Process.Pid, syscall.SIGKILL)
 	cmd.Wait()
