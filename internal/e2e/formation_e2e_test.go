@@ -526,3 +526,40 @@ func TestFormationEntryKilled(t *testing.T) {
 		}
 	}
 }
+
+// TestFormationRetention: the entry's trace.retain keeps the newest
+// formations of this roster's folder; an older one goes with its records.
+func TestFormationRetention(t *testing.T) {
+	homeDir, base := t.TempDir(), t.TempDir()
+	e2e.ReplayCapsule(t, homeDir, filepath.Join(base, "solo"), "solo", "0.1.0", "trace:\n  retain:\n    max_sessions: 1\n", workerTranscript)
+	proj := filepath.Join(base, "team")
+	os.MkdirAll(proj, 0o755)
+	writeRoster(t, proj, "roster_version: 1\nmembers:\n  - {name: solo, capsule: solo, version: \"0.1.0\", entry: true}\n")
+	var frms []string
+	var stderr string
+	for i := 0; i < 2; i++ {
+		r := runMur(t, homeDir, base, nil, "run", "--roster", proj, "--json", "--task", "go")
+		if r.Code != 0 {
+			t.Fatalf("%+v", r)
+		}
+		var fl formationLine
+		first, _, _ := strings.Cut(r.Stdout, "\n")
+		if err := json.Unmarshal([]byte(first), &fl); err != nil || len(fl.Peers) != 0 {
+			t.Fatalf("formation line %q", first)
+		}
+		frms, stderr = append(frms, fl.FormationID), r.Stderr
+	}
+	if !strings.Contains(stderr, "retention: removed formation "+frms[0]+" (max_sessions)") {
+		t.Errorf("stderr %q", stderr)
+	}
+	old := filepath.Join(home.Formations(homeDir), frms[0])
+	if _, err := os.Stat(old); !os.IsNotExist(err) {
+		t.Errorf("%s is still there", old)
+	}
+	if _, err := os.Stat(home.ProjectRecords(homeDir, old)); !os.IsNotExist(err) {
+		t.Errorf("its records are still there")
+	}
+	if _, err := os.Stat(filepath.Join(home.Formations(homeDir), frms[1], "formation.json")); err != nil {
+		t.Errorf("the current formation: %v", err)
+	}
+}

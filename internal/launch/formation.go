@@ -307,6 +307,7 @@ func (l *launcher) finish(status int) int {
 	l.file.EndedAt, l.file.ExitStatus = &now, &status
 	l.fileMu.Unlock()
 	_ = l.writeFile()
+	l.retainFormations()
 	return status
 }
 
