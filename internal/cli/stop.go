@@ -50,6 +50,12 @@ delegation ids when there are any, and a 'signalled:' line for each signal it
 had to send; exits 0 once the session's process is gone. A record whose
 process is already gone is pruned ('not running: SESSION').
 
+SESSION may also be a formation id (frm_…, as 'mur ps' shows it): its
+launcher gets SIGTERM (SIGKILL after --timeout) and closes every member's
+lifeline, members started by hand are stopped one by one, and mur waits until
+every member process is gone, then prints 'stopped: FORMATION', the launcher's
+line and one 'member:' line per member with its ending.
+
 With --json it prints one JSON object instead: {"session_id","state"} where
 state is "stopped" or "not_running", with "canceled", "terminated" and
 "signalled" lists (empty when there were none).`,
@@ -120,6 +126,9 @@ func (r stopReport) print(w io.Writer) {
 func runStop(ctx context.Context, runningDir, ref string, timeout time.Duration, asJSON bool, stdout, stderr io.Writer) error {
 	if ctx == nil {
 		ctx = context.Background()
+	}
+	if strings.HasPrefix(ref, "frm_") {
+		return runStopFormation(runningDir, ref, timeout, stdout)
 	}
 	entries, err := running.Scan(runningDir)
 	if err != nil {

@@ -563,3 +563,39 @@ func TestFormationRetention(t *testing.T) {
 		t.Errorf("the current formation: %v", err)
 	}
 }
+
+// TestFormationStop: mur stop frm_… signals the launcher, which ends every
+// member; each member's ending is reported.
+func TestFormationStop(t *testing.T) {
+	homeDir, base := t.TempDir(), t.TempDir()
+	proj := formationProject(t, homeDir, base)
+	if r := runMur(t, homeDir, base, nil, "stop", "frm_nothex"); r.Code != 2 || !strings.Contains(r.Stderr, "E-RUN-052") {
+		t.Fatalf("a bad formation id: %+v", r)
+	}
+	e2e.ShareCompileCache(t, homeDir)
+	cmd := e2e.MurCmdEnv(t, homeDir, base, nil, "run", "--roster", proj, "--json")
+	out, _ := cmd.StdoutPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	br := bufio.NewReader(out)
+	line, _ := br.ReadString('\n')
+	var fl formationLine
+	if err := json.Unmarshal([]byte(line), &fl); err != nil {
+		t.Fatalf("formation line %q", line)
+	}
+	entry := readReady(t, br)
+	r := runMur(t, homeDir, base, nil, "stop", fl.FormationID)
+	want := "stopped: " + fl.FormationID + "\nlauncher: pid " + strconv.Itoa(cmd.Process.Pid) + ", SIGTERM\nmember: lead " + entry.SessionID + " ok\nmember: alpha " +
+		fl.Peers[0].SessionID + " ok\nmember: beta " + fl.Peers[1].SessionID + " ok\n"
+	if r.Code != 0 || r.Stdout != want {
+		t.Fatalf("mur stop: %+v\nwant %q", r, want)
+	}
+	cmd.Wait()
+	if cmd.ProcessState.ExitCode() != 143 {
+		t.Errorf("launcher exit %d, want 143", cmd.ProcessState.ExitCode())
+	}
+	if r := runMur(t, homeDir, base, nil, "stop", fl.FormationID); r.Code != 1 || !strings.Contains(r.Stderr, "E-RUN-053") {
+		t.Errorf("a formation that is gone: %+v", r)
+	}
+}
