@@ -79,6 +79,12 @@ one line per node with its capsule, session, outcome and duration.`,
 			if len(args) == 1 {
 				ref = args[0]
 			}
+			if strings.HasPrefix(ref, "frm_") {
+				if showTree && showJSON {
+					return usageError{fmt.Errorf("--tree and --json cannot be combined")}
+				}
+				return traceShowFormation(ref, showJSON, showTree, stdout)
+			}
 			path, err := resolveTrace(ref)
 			if err != nil {
 				return err

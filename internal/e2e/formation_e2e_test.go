@@ -183,6 +183,28 @@ func TestFormationRuns(t *testing.T) {
 	if fi, err := os.Stat(fj); err != nil || fi.Mode().Perm() != 0o600 {
 		t.Errorf("formation.json mode %v", fi)
 	}
+	// mur trace show frm_…: the members and their endings.
+	ts := runMur(t, homeDir, base, nil, "trace", "show", fl.FormationID)
+	if ts.Code != 0 || !strings.HasPrefix(ts.Stdout, "formation: "+fl.FormationID+"\nroster:    "+fl.Roster+"\n") ||
+		!strings.Contains(ts.Stdout, "\nending:    ok\nmembers:\n  lead ") || !strings.Contains(ts.Stdout, "  alpha  peer   local/worker@0.1.0  "+fl.Peers[0].SessionID+"  ok") ||
+		!strings.HasSuffix(ts.Stdout, "calls: 0\n") {
+		t.Errorf("mur trace show:\n%+v", ts)
+	}
+	var tj struct {
+		ExitStatus *int `json:"exit_status"`
+		Members    []struct {
+			Name       string  `json:"name"`
+			ExitStatus *string `json:"exit_status"`
+		} `json:"members"`
+		Calls []any `json:"calls"`
+	}
+	if tr := runMur(t, homeDir, base, nil, "trace", "show", fl.FormationID, "--json"); tr.Code != 0 || json.Unmarshal([]byte(tr.Stdout), &tj) != nil ||
+		tj.ExitStatus == nil || *tj.ExitStatus != 0 || len(tj.Members) != 3 || tj.Members[2].ExitStatus == nil || *tj.Members[2].ExitStatus != "ok" || tj.Calls == nil {
+		t.Errorf("mur trace show --json: %+v", tr)
+	}
+	if tr := runMur(t, homeDir, base, nil, "trace", "show", "frm_1"); tr.Code != 2 || !strings.Contains(tr.Stderr, "E-RUN-052") {
+		t.Errorf("a malformed formation id: %+v", tr)
+	}
 	// No token or key left in anything the run wrote or printed.
 	leaks := []string{"mft1.", "verify_key"}
 	check := func(where, text string) {
