@@ -64,6 +64,7 @@ The argument is one of:
            records first, then in every project's
   @N       the Nth newest session of this project (@1 is the newest; default)
   PATH     a trace.jsonl, or a session's records dir
+  FORMATION  a formation id (frm_…): its members, their endings and durations
 
 A session killed with SIGKILL has no session_end: its summary says so and
 names its last event. With --json, the summary is one JSON object (its
