@@ -577,6 +577,9 @@ func traceRm(ref string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
+	if strings.HasPrefix(ref, "frm_") {
+		return traceRmFormation(homeDir, ref, stdout)
+	}
 	r, err := parseSessionRef(ref)
 	if err != nil {
 		return err

@@ -141,3 +141,50 @@ func traceShowFormation(ref string, asJSON, tree bool, stdout io.Writer) error {
 	}
 	return nil
 }
+
+// traceRmFormation is mur trace rm frm_…: the formation's folder and its
+// records tree, each renamed away first; refused while its launcher or a
+// member lives (E-TRC-007).
+func traceRmFormation(homeDir, ref string, stdout io.Writer) error {
+	if !ids.Valid(ids.Formation, ref) {
+		return badSessionRef("%q names no formation: a formation id is frm_ followed by 32 lowercase hex digits", ref)
+	}
+	dir := filepath.Join(home.Formations(homeDir), ref)
+	b, err := os.ReadFile(filepath.Join(dir, "formation.json"))
+	var f formationShow
+	if err == nil {
+		err = json.Unmarshal(b, &f)
+	}
+	if err != nil {
+		return diag.Wrap(err, "E-TRC-004", "no formation %s is recorded", ref).
+			WithHint("'mur ps' and ~/.murmur/formations show the formations there are")
+	}
+	if f.Launcher.PID > 0 {
+		if ps, err := running.ProcessStart(f.Launcher.PID); err == nil && ps == f.Launcher.ProcessStart {
+			return diag.New("E-TRC-007", "formation %s is still running (launcher pid %d)", ref, f.Launcher.PID).
+				WithHint("stop it with 'mur stop %s', then remove it", ref)
+		}
+	}
+	if entries, err := running.Scan(home.Running(homeDir)); err == nil {
+		for _, e := range entries {
+			if e.State == running.Live && e.Record.FormationID == ref {
+				return diag.New("E-TRC-007", "formation %s is still running (session %s, pid %d)", ref, e.Record.SessionID, e.Record.PID).
+					WithHint("stop it with 'mur stop %s', then remove it", ref)
+			}
+		}
+	}
+	for _, d := range []string{home.ProjectRecords(homeDir, dir), dir} {
+		gone := filepath.Join(filepath.Dir(d), fmt.Sprintf(".removed-%s-%d", ref, os.Getpid()))
+		if err := os.Rename(d, gone); err != nil {
+			if os.IsNotExist(err) {
+				continue
+			}
+			return diag.Wrap(err, "E-TRC-003", "cannot remove %s", d)
+		}
+		if err := os.RemoveAll(gone); err != nil {
+			return diag.Wrap(err, "E-TRC-003", "cannot remove %s", gone)
+		}
+	}
+	_, err = fmt.Fprintf(stdout, "removed: %s\n", ref)
+	return err
+}

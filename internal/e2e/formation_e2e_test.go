@@ -267,6 +267,9 @@ func TestFormationLauncherKilled(t *testing.T) {
 	if !members["lead"] || !members["alpha"] || !members["beta"] {
 		t.Errorf("mur ps members: %v", members)
 	}
+	if r := runMur(t, homeDir, base, nil, "trace", "rm", fl.FormationID); r.Code != 1 || !strings.Contains(r.Stderr, "E-TRC-007") {
+		t.Errorf("mur trace rm of a running formation: %+v", r)
+	}
 	pids := []int{entry.PID, fl.Peers[0].PID, fl.Peers[1].PID}
 	syscall.Kill(cmd.Process.Pid, syscall.SIGKILL)
 	cmd.Wait()
@@ -619,5 +622,15 @@ func TestFormationStop(t *testing.T) {
 	}
 	if r := runMur(t, homeDir, base, nil, "stop", fl.FormationID); r.Code != 1 || !strings.Contains(r.Stderr, "E-RUN-053") {
 		t.Errorf("a formation that is gone: %+v", r)
+	}
+	// mur trace rm frm_…: its folder and its records go.
+	if r := runMur(t, homeDir, base, nil, "trace", "rm", fl.FormationID); r.Code != 0 || r.Stdout != "removed: "+fl.FormationID+"\n" {
+		t.Fatalf("mur trace rm: %+v", r)
+	}
+	dir := filepath.Join(home.Formations(homeDir), fl.FormationID)
+	for _, d := range []string{dir, home.ProjectRecords(homeDir, dir)} {
+		if _, err := os.Stat(d); !os.IsNotExist(err) {
+			t.Errorf("%s is still there", d)
+		}
 	}
 }
