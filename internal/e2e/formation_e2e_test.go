@@ -552,17 +552,17 @@ func TestFormationEntryKilled(t *testing.T) {
 	}
 }
 
-// TestFormationRetention: the entry's trace.retain keeps the newest
-// formations of this roster's folder; an older one goes with its records.
+// TestFormationRetention: twenty formations in a row; the entry's
+// trace.retain keeps the newest three of this roster's folder, an older one
+// going with its records; nothing else is left behind.
 func TestFormationRetention(t *testing.T) {
 	homeDir, base := t.TempDir(), t.TempDir()
-	e2e.ReplayCapsule(t, homeDir, filepath.Join(base, "solo"), "solo", "0.1.0", "trace:\n  retain:\n    max_sessions: 1\n", workerTranscript)
+	e2e.ReplayCapsule(t, homeDir, filepath.Join(base, "solo"), "solo", "0.1.0", "trace:\n  retain:\n    max_sessions: 3\n", workerTranscript)
 	proj := filepath.Join(base, "team")
 	os.MkdirAll(proj, 0o755)
 	writeRoster(t, proj, "roster_version: 1\nmembers:\n  - {name: solo, capsule: solo, version: \"0.1.0\", entry: true}\n")
 	var frms []string
-	var stderr string
-	for i := 0; i < 2; i++ {
+	for i := 0; i < 20; i++ {
 		r := runMur(t, homeDir, base, nil, "run", "--roster", proj, "--json", "--task", "go")
 		if r.Code != 0 {
 			t.Fatalf("%+v", r)
@@ -572,20 +572,25 @@ func TestFormationRetention(t *testing.T) {
 		if err := json.Unmarshal([]byte(first), &fl); err != nil || len(fl.Peers) != 0 {
 			t.Fatalf("formation line %q", first)
 		}
-		frms, stderr = append(frms, fl.FormationID), r.Stderr
+		frms = append(frms, fl.FormationID)
+		if i >= 3 && !strings.Contains(r.Stderr, "retention: removed formation "+frms[i-3]+" (max_sessions)") {
+			t.Fatalf("run %d: stderr %q", i, r.Stderr)
+		}
 	}
-	if !strings.Contains(stderr, "retention: removed formation "+frms[0]+" (max_sessions)") {
-		t.Errorf("stderr %q", stderr)
+	left, _ := os.ReadDir(home.Formations(homeDir))
+	var names []string
+	for _, e := range left {
+		names = append(names, e.Name())
 	}
-	old := filepath.Join(home.Formations(homeDir), frms[0])
-	if _, err := os.Stat(old); !os.IsNotExist(err) {
-		t.Errorf("%s is still there", old)
+	if strings.Join(names, " ") != strings.Join(frms[17:], " ") {
+		t.Errorf("formations left: %v, want %v", names, frms[17:])
 	}
-	if _, err := os.Stat(home.ProjectRecords(homeDir, old)); !os.IsNotExist(err) {
-		t.Errorf("its records are still there")
+	recs, _ := os.ReadDir(home.ProjectRecords(homeDir, home.Formations(homeDir)))
+	if len(recs) != 3 {
+		t.Errorf("%d formation records trees left, want 3", len(recs))
 	}
-	if _, err := os.Stat(filepath.Join(home.Formations(homeDir), frms[1], "formation.json")); err != nil {
-		t.Errorf("the current formation: %v", err)
+	if live, _ := running.Scan(home.Running(homeDir)); len(live) != 0 {
+		t.Errorf("running records left: %v", live)
 	}
 }
 
