@@ -639,3 +639,42 @@ func TestFormationStop(t *testing.T) {
 		}
 	}
 }
+
+// TestFormationExample runs examples/formation as its comments say: the
+// three capsules published, the roster started with a task; the refused
+// roster; the script-entry roster.
+func TestFormationExample(t *testing.T) {
+	homeDir, base := t.TempDir(), t.TempDir()
+	ex := filepath.Join(base, "formation")
+	copyDir(t, filepath.Join(e2e.RepoRoot(), "examples", "formation"), ex)
+	for _, m := range []string{"lead", "researcher", "writer"} {
+		copyDir(t, filepath.Join(e2e.RepoRoot(), "examples", "formation", m), filepath.Join(ex, m))
+		e2e.PublishDir(t, homeDir, filepath.Join(ex, m))
+	}
+	echo := filepath.Join(base, "echo-tool")
+	copyDir(t, filepath.Join(e2e.RepoRoot(), "examples", "echo-tool"), echo)
+	e2e.PublishDir(t, homeDir, echo)
+	hello := filepath.Join(base, "hello-script")
+	copyDir(t, filepath.Join(e2e.RepoRoot(), "examples", "hello-script"), hello)
+	e2e.PublishDir(t, homeDir, hello)
+
+	r := runMur(t, homeDir, ex, nil, "run", "--roster", ".", "--json", "--task", "draft the release note")
+	if r.Code != 0 || strings.Contains(r.Stderr, "warning[") {
+		t.Fatalf("%+v", r)
+	}
+	lines := strings.Split(strings.TrimSpace(r.Stdout), "\n")
+	entry := parseReady(t, lines[len(lines)-1]+"\n")
+	got, _ := os.ReadFile(filepath.Join(entry.RecordsDir, "out", "result.txt"))
+	if string(got) != "Plan: the researcher gathers the changes, the writer drafts the note, I review it." {
+		t.Errorf("the lead's answer %q", got)
+	}
+	if r := runMur(t, homeDir, ex, nil, "run", "--roster", "roster-refused.yaml"); r.Code != 1 || !strings.Contains(r.Stderr, "error[E-ROS-008]") {
+		t.Errorf("roster-refused.yaml: %+v", r)
+	}
+	r = runMur(t, homeDir, ex, nil, "run", "--roster", "roster-script.yaml", "--json", "--task", "hello")
+	var fl formationLine
+	first, _, _ := strings.Cut(r.Stdout, "\n")
+	if r.Code != 0 || json.Unmarshal([]byte(first), &fl) != nil || fl.Entry != "hello" || len(fl.Peers) != 2 {
+		t.Errorf("roster-script.yaml: %+v", r)
+	}
+}
