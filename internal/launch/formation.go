@@ -220,16 +220,18 @@ func RunFormation(ctx context.Context, req FormationRequest) (int, error) {
 		go func() { defer wg.Done(); errs[i] = l.awaitReady(ctx, m) }()
 	}
 	wg.Wait()
+	// A signal to the launcher closed every lifeline: the peers' ends that
+	// follow are its doing, not a formation that did not come up.
+	if s := signalled(); s != 0 {
+		l.reap()
+		return l.finish(s), nil
+	}
 	for i, err := range errs {
 		if err != nil {
 			l.closeLifelines(false)
 			stopped := l.reap()
 			return l.finish(1), l.notUp(i, err, stopped)
 		}
-	}
-	if s := signalled(); s != 0 {
-		l.reap()
-		return l.finish(s), nil
 	}
 	// 7: line 2 on every peer's channel; formation.json with the sessions.
 	for i, m := range l.members {
