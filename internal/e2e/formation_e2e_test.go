@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"syscall"
@@ -460,10 +461,25 @@ func TestFormationMemberDoor(t *testing.T) {
 	// Replayed: the same valid token twice is served twice (no expiry), as
 	// origin peer whatever the header says.
 	tok := formation.MintToken(priv, frm, "lead", "alpha")
+	var taskID string
 	for i := 0; i < 2; i++ {
 		a := call(t, url, map[string][]string{"Authorization": {"Bearer " + tok}, "X-Murmur-Task-Origin": {"user"}}, strings.Replace(send, "m1", "m"+strconv.Itoa(i), 1))
 		if a.status != 200 || !strings.Contains(a.body, `"result"`) {
 			t.Fatalf("valid token: %d %s", a.status, a.body)
+		}
+		if i == 0 {
+			taskID = regexp.MustCompile(`tsk_[0-9a-f]{32}`).FindString(a.body)
+		}
+	}
+	// A member reaches only the tasks sent under its own name.
+	get := `{"jsonrpc":"2.0","id":1,"method":"GetTask","params":{"id":"` + taskID + `"}}`
+	if a := call(t, url, bearer(tok), get); a.status != 200 || !strings.Contains(a.body, taskID) || strings.Contains(a.body, `"error"`) {
+		t.Errorf("GetTask of its own task: %d %s", a.status, a.body)
+	}
+	other := formation.MintToken(priv, frm, "beta", "alpha")
+	for _, body := range []string{get, strings.Replace(get, "GetTask", "CancelTask", 1)} {
+		if a := call(t, url, bearer(other), body); a.status != 200 || !strings.Contains(a.body, `"code":-32001`) {
+			t.Errorf("another member's task: %d %s", a.status, a.body)
 		}
 	}
 	// The operator token is in the 0600 running record, and mur stop presents it.
