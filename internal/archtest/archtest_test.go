@@ -63,6 +63,7 @@ var levels = map[string]int{
 	"internal/store":            2,
 	"internal/envelope":         2,
 	"internal/telemetry":        2,
+	"internal/formation":        2, // the roster, tokens, channel lines: door and launch read them
 	"internal/mcp":              2,
 
 	"internal/wasmhost":   1,

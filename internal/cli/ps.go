@@ -66,6 +66,10 @@ type psRow struct {
 	Workdir    string  `json:"workdir"`
 	RecordsDir string  `json:"records_dir"`
 	SpawnedBy  *string `json:"spawned_by"`
+	// FormationID and FormationMember are null for a session in no
+	// formation (a delegated child or one started by hand has no member).
+	FormationID     *string `json:"formation_id"`
+	FormationMember *string `json:"formation_member"`
 }
 
 // removeRuntimeDir removes ~/.murmur/sessions/<id> of a stale record: a
@@ -147,7 +151,7 @@ func runPs(dir string, now time.Time, asJSON bool, stdout, stderr io.Writer) err
 		}
 		return live[i].SessionID < live[j].SessionID
 	})
-	live = byParent(live)
+	live = byFormation(byParent(live))
 	if asJSON {
 		rows := make([]psRow, 0, len(live))
 		for _, r := range live {
@@ -159,9 +163,18 @@ func runPs(dir string, now time.Time, asJSON bool, stdout, stderr io.Writer) err
 			if r.SpawnedBy != "" {
 				by = &r.SpawnedBy
 			}
-			rows = append(rows, psRow{SessionID: r.SessionID, Capsule: capsuleRef(r.CapsuleName, r.CapsuleVersion), Status: "running",
+			row := psRow{SessionID: r.SessionID, Capsule: capsuleRef(r.CapsuleName, r.CapsuleVersion), Status: "running",
 				StartedAt: r.StartedAt, Uptime: uptime(r.StartedAt, now), URL: url, PID: r.PID, Workdir: r.Workdir, RecordsDir: r.RecordsDir,
-				SpawnedBy: by})
+				SpawnedBy: by}
+			if r.FormationID != "" {
+				f := r.FormationID
+				row.FormationID = &f
+			}
+			if r.FormationMember != "" {
+				m := r.FormationMember
+				row.FormationMember = &m
+			}
+			rows = append(rows, row)
 		}
 		b, err := json.Marshal(rows)
 		if err != nil {
@@ -174,8 +187,16 @@ func runPs(dir string, now time.Time, asJSON bool, stdout, stderr io.Writer) err
 		fmt.Fprintln(stdout, "no running capsules")
 		return nil
 	}
+	formations := false
+	for _, r := range live {
+		formations = formations || r.FormationID != ""
+	}
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "SESSION\tCAPSULE\tSTATUS\tUPTIME\tURL\tSPAWNED_BY")
+	head := "SESSION\tCAPSULE\tSTATUS\tUPTIME\tURL\tSPAWNED_BY"
+	if formations {
+		head += "\tFORMATION\tMEMBER"
+	}
+	fmt.Fprintln(tw, head)
 	for _, r := range live {
 		url := "-"
 		if r.URL != nil && *r.URL != "" {
@@ -185,9 +206,43 @@ func runPs(dir string, now time.Time, asJSON bool, stdout, stderr io.Writer) err
 		if r.SpawnedBy != "" {
 			by = r.SpawnedBy
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", r.SessionID, capsuleRef(r.CapsuleName, r.CapsuleVersion), "running", uptime(r.StartedAt, now), url, by)
+		line := fmt.Sprintf("%s\t%s\t%s\t%s\t%s\t%s", r.SessionID, capsuleRef(r.CapsuleName, r.CapsuleVersion), "running", uptime(r.StartedAt, now), url, by)
+		if formations {
+			line += "\t" + orDash(r.FormationID) + "\t" + orDash(r.FormationMember)
+		}
+		fmt.Fprintln(tw, line)
 	}
 	return tw.Flush()
+}
+
+// byFormation keeps the sessions in no formation first, in their order,
+// then one group per formation (by id): its sessions by session id, each
+// delegated child right after its parent. Without any formation the order
+// is unchanged.
+func byFormation(live []running.Record) []running.Record {
+	groups := map[string][]running.Record{}
+	var out []running.Record
+	for _, r := range live {
+		if r.FormationID == "" {
+			out = append(out, r)
+		} else {
+			groups[r.FormationID] = append(groups[r.FormationID], r)
+		}
+	}
+	if len(groups) == 0 {
+		return live
+	}
+	ids := make([]string, 0, len(groups))
+	for id := range groups {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	for _, id := range ids {
+		g := groups[id]
+		sort.Slice(g, func(i, j int) bool { return g[i].SessionID < g[j].SessionID })
+		out = append(out, byParent(g)...)
+	}
+	return out
 }
 
 // byParent orders sessions so that each delegated one follows its parent

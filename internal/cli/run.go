@@ -35,6 +35,7 @@ type runFlags struct {
 	withRoost               bool
 	roostPort               int
 	spawnAllow              []string
+	roster                  string
 }
 
 func newRunCmd(stdout, stderr io.Writer) *cobra.Command {
@@ -61,6 +62,9 @@ as --manifest takes it. --capsule and --capsule-version go together; half of
 the pair is a usage error that lists the installed versions.`,
 		Args: maxArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if cmd.Flags().Changed("roster") {
+				return runRosterCmd(cmd, args, f, stdout, stderr)
+			}
 			if err := runArgs(cmd, args, &f, stderr); err != nil {
 				return err
 			}
@@ -98,6 +102,7 @@ the pair is a usage error that lists the installed versions.`,
 	fl.BoolVar(&f.withRoost, "with-roost", false, "start mur-roost for this run (on 127.0.0.1:--roost-port, allowing this capsule at the top level), set MURMUR_ROOST_URL to it, and end it after the session")
 	fl.IntVar(&f.roostPort, "roost-port", launch.DefaultRoostPort, "the loopback `PORT` --with-roost's mur-roost listens on")
 	fl.StringArrayVar(&f.spawnAllow, "spawn-allow", nil, "with --with-roost, one more capsule `FULLNAME` the daemon lets register at the top level (repeatable)")
+	fl.StringVar(&f.roster, "roster", "", "start the formation of a roster: a `DIR` holding roster.yaml, or a roster FILE (docs/formations.md); combines with --task (the entry's), --json and --containment only")
 	decorateRunCmd(cmd)
 	return cmd
 }
@@ -323,6 +328,17 @@ func explainScope(p *launch.Plan, asJSON bool, stdout io.Writer) error {
 		for _, l := range p.GateLines() {
 			fmt.Fprintln(stdout, l)
 		}
+	}
+	if m.IsAgent() {
+		// What the door asks of its callers (docs/formations.md).
+		auth, peer := "none", "refused"
+		if m.Door.Authenticated() {
+			auth = m.Door.AuthScheme
+		}
+		if m.Door.AcceptsPeerTasks() {
+			peer = "accepted"
+		}
+		fmt.Fprintf(stdout, "door auth: %s\npeer tasks: %s\n", auth, peer)
 	}
 	return nil
 }

@@ -50,6 +50,12 @@ delegation ids when there are any, and a 'signalled:' line for each signal it
 had to send; exits 0 once the session's process is gone. A record whose
 process is already gone is pruned ('not running: SESSION').
 
+SESSION may also be a formation id (frm_…, as 'mur ps' shows it): its
+launcher gets SIGTERM (SIGKILL after --timeout) and closes every member's
+lifeline, members started by hand are stopped one by one, and mur waits until
+every member process is gone, then prints 'stopped: FORMATION', the launcher's
+line and one 'member:' line per member with its ending.
+
 With --json it prints one JSON object instead: {"session_id","state"} where
 state is "stopped" or "not_running", with "canceled", "terminated" and
 "signalled" lists (empty when there were none).`,
@@ -121,6 +127,9 @@ func runStop(ctx context.Context, runningDir, ref string, timeout time.Duration,
 	if ctx == nil {
 		ctx = context.Background()
 	}
+	if strings.HasPrefix(ref, "frm_") {
+		return runStopFormation(runningDir, ref, timeout, stdout)
+	}
 	entries, err := running.Scan(runningDir)
 	if err != nil {
 		return diag.Wrap(err, "E-RUN-051", "cannot read the running-capsule records").
@@ -158,7 +167,7 @@ func runStop(ctx context.Context, runningDir, ref string, timeout time.Duration,
 	if rec.URL != nil && *rec.URL != "" {
 		// A door that cannot be asked is no reason to give up: SIGTERM
 		// winds an agent session down the same way.
-		res, err := askStop(ctx, *rec.URL, deadline)
+		res, err := askStop(ctx, *rec.URL, rec.DoorToken, deadline)
 		if err != nil {
 			why = fmt.Sprintf(" (murmur.StopSession failed: %v)", err)
 		} else {
@@ -262,7 +271,7 @@ func matchSession(entries []running.Entry, ref string) (running.Entry, error) {
 // askStop calls the door's murmur.StopSession at addr (the record's bare
 // 127.0.0.1:PORT) and returns its result. The call is bounded by deadline
 // and goes to the loopback address directly, never through a proxy.
-func askStop(ctx context.Context, addr string, deadline time.Time) (doorapi.StopResult, error) {
+func askStop(ctx context.Context, addr, token string, deadline time.Time) (doorapi.StopResult, error) {
 	// A running record keeps the bare host:port; one written with the scheme is
 	// read the same way.
 	addr = strings.TrimPrefix(addr, "http://")
@@ -273,7 +282,9 @@ func askStop(ctx context.Context, addr string, deadline time.Time) (doorapi.Stop
 	ctx, cancel := context.WithDeadline(ctx, deadline)
 	defer cancel()
 	client := &http.Client{Transport: &http.Transport{Proxy: nil, DisableKeepAlives: true}}
-	return doorapi.NewClient(doorapi.Endpoint(addr), client).StopSession(ctx)
+	c := doorapi.NewClient(doorapi.Endpoint(addr), client)
+	c.Token = token // a door with network.authentication answers its operator token only
+	return c.StopSession(ctx)
 }
 
 // errGone says the record's process is no longer there (or its pid now

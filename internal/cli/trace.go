@@ -64,6 +64,7 @@ The argument is one of:
            records first, then in every project's
   @N       the Nth newest session of this project (@1 is the newest; default)
   PATH     a trace.jsonl, or a session's records dir
+  FORMATION  a formation id (frm_…): its members, their endings and durations
 
 A session killed with SIGKILL has no session_end: its summary says so and
 names its last event. With --json, the summary is one JSON object (its
@@ -78,6 +79,12 @@ one line per node with its capsule, session, outcome and duration.`,
 			ref := "@1"
 			if len(args) == 1 {
 				ref = args[0]
+			}
+			if strings.HasPrefix(ref, "frm_") {
+				if showTree && showJSON {
+					return usageError{fmt.Errorf("--tree and --json cannot be combined")}
+				}
+				return traceShowFormation(ref, showJSON, showTree, stdout)
 			}
 			path, err := resolveTrace(ref)
 			if err != nil {
@@ -584,6 +591,9 @@ func traceRm(ref string, stdout io.Writer) error {
 	homeDir, err := home.Dir()
 	if err != nil {
 		return err
+	}
+	if strings.HasPrefix(ref, "frm_") {
+		return traceRmFormation(homeDir, ref, stdout)
 	}
 	r, err := parseSessionRef(ref)
 	if err != nil {

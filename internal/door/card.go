@@ -17,6 +17,10 @@ type cardJSON struct {
 	DefaultInputModes   []string        `json:"defaultInputModes"`
 	DefaultOutputModes  []string        `json:"defaultOutputModes"`
 	Skills              []cardSkill     `json:"skills"`
+	// A door with network.authentication declares its bearer scheme, as
+	// a2a-go v2.4.0 writes one.
+	SecuritySchemes      map[string]any   `json:"securitySchemes,omitempty"`
+	SecurityRequirements []map[string]any `json:"securityRequirements,omitempty"`
 }
 
 type cardInterface struct {
@@ -62,7 +66,14 @@ func (s *Server) cardJSON() cardJSON {
 			Tags:        []string{"task"},
 		})
 	}
+	var schemes map[string]any
+	var reqs []map[string]any
+	if a := s.cfg.Auth; a != nil && a.OperatorToken != "" {
+		schemes = map[string]any{"bearer": map[string]any{"httpAuthSecurityScheme": map[string]any{"scheme": "Bearer"}}}
+		reqs = []map[string]any{{"schemes": map[string]any{"bearer": []string{}}}}
+	}
 	return cardJSON{
+		SecuritySchemes: schemes, SecurityRequirements: reqs,
 		Name:        s.cfg.Name,
 		Description: "Murmur capsule " + s.cfg.Name + " " + s.cfg.Version,
 		Version:     s.cfg.Version,

@@ -77,6 +77,9 @@ type Config struct {
 	// completion, after the same-user rule (Serve) and before the body is
 	// read; a non-nil Refusal is sent as it is. Nil (today) checks no token.
 	Authenticate func(r *http.Request) *Refusal
+	// Auth, when set, is the door's bearer authentication and peer consent
+	// (auth.go), checked at the same point.
+	Auth *Auth
 
 	// PeerFiles answers GET /resources/peer/<handle> (and every other
 	// request under /resources/peer), ahead of any token check: the handle
@@ -260,6 +263,7 @@ const (
 	keyOrigin ctxKey = iota
 	keyTraceParent
 	keySource
+	keyCaller
 )
 
 func (s *Server) serveRPC(w http.ResponseWriter, r *http.Request) {
@@ -268,6 +272,15 @@ func (s *Server) serveRPC(w http.ResponseWriter, r *http.Request) {
 			writeRefusal(w, ref)
 			return
 		}
+	}
+	caller := ""
+	if s.cfg.Auth != nil && r.Header.Get(doorapi.HeaderOrigin) != string(OriginCompletion) {
+		c, ref := s.cfg.Auth.check(r)
+		if ref != nil {
+			writeRefusal(w, ref)
+			return
+		}
+		caller = c
 	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxBodyBytes))
 	if err == nil {
@@ -307,6 +320,14 @@ func (s *Server) serveRPC(w http.ResponseWriter, r *http.Request) {
 		writeError(w, env.ID, &RPCError{Code: doorapi.CodeVersionNotSupported, Message: msg, Reason: "VERSION_NOT_SUPPORTED"})
 		return
 	}
+	if caller != "" {
+		if ref := s.cfg.Auth.scope(s.cfg.Auth.Realm, env.Method); ref != nil {
+			writeRefusal(w, ref)
+			return
+		}
+		// A formation token is served as origin peer, whatever the header says.
+		r.Header.Set(doorapi.HeaderOrigin, string(OriginPeer))
+	}
 	origin, ok := parseOrigin(r.Header.Get(doorapi.HeaderOrigin))
 	if !ok {
 		writeError(w, env.ID, &RPCError{Code: doorapi.CodeInvalidRequest, Message: fmt.Sprintf("%s %q is not user, delegation, completion or peer", doorapi.HeaderOrigin, r.Header.Get(doorapi.HeaderOrigin))})
@@ -315,6 +336,9 @@ func (s *Server) serveRPC(w http.ResponseWriter, r *http.Request) {
 	ctx := context.WithValue(r.Context(), keyOrigin, origin)
 	ctx = context.WithValue(ctx, keyTraceParent, r.Header.Get(doorapi.HeaderTraceParent))
 	ctx = context.WithValue(ctx, keySource, SourceA2A)
+	if caller != "" {
+		ctx = context.WithValue(ctx, keyCaller, caller)
+	}
 
 	// A completion is answered ahead of task_acceptance and the queue.
 	if origin == OriginCompletion {

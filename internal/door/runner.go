@@ -162,6 +162,12 @@ type Recorder interface {
 	TaskCanceled(taskID string, phase Phase, delegationIDs []string)
 }
 
+// CallerRecorder is a Recorder that also records which formation member
+// sent a task admitted on a formation token (a2a_task_received.caller_member).
+type CallerRecorder interface {
+	TaskReceivedFrom(taskID, contextID, messageID string, origin Origin, caller string)
+}
+
 // Completion is a request classified completion by x-murmur-task-origin.
 type Completion struct {
 	Session      string          // x-murmur-completion-session

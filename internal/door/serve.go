@@ -63,7 +63,9 @@ func writeRefusal(w http.ResponseWriter, r *Refusal) {
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(r.Status)
-	_ = json.NewEncoder(w).Encode(refusalBody{r.Error, r.Message})
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false) // the sentences are read as written: "<token>"
+	_ = enc.Encode(refusalBody{r.Error, r.Message})
 }
 
 // Serve serves the door on ln until Shutdown or Close of ln. Only

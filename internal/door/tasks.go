@@ -43,6 +43,9 @@ type task struct {
 	phase    Phase
 	dels     []string // delegations in flight, as the runner last reported
 	residue  []string // the delegations named by the cancel's residue
+	// caller is the formation member whose token submitted the task ("" for
+	// none): such a member reaches only its own tasks.
+	caller string
 
 	// log holds every event after the first snapshot, in order; an a2a-go
 	// execution forwards it from a cursor. wake is closed (and replaced) on
@@ -134,6 +137,16 @@ func (s *Server) lookup(id string) *task {
 	return s.tasks[id]
 }
 
+// visible is lookup for the request's caller: a formation member reaches
+// only the tasks submitted under a token with its own name (nil otherwise).
+func (s *Server) visible(ctx context.Context, id string) *task {
+	t := s.lookup(id)
+	if c := callerFrom(ctx); c != "" && (t == nil || t.caller != c) {
+		return nil
+	}
+	return t
+}
+
 // lifecycle wraps a2a-go's request handler: it admits messages (ids,
 // task_acceptance, the queue, replies to INPUT_REQUIRED) before a2a-go runs
 // them, and answers cancels of ended tasks.
@@ -176,7 +189,7 @@ func (l *lifecycle) CancelTask(ctx context.Context, req *a2a.CancelTaskRequest) 
 	if req == nil || req.ID == "" {
 		return nil, a2a.NewError(a2a.ErrInvalidParams, "CancelTask needs params.id, the task id")
 	}
-	t := l.s.lookup(string(req.ID))
+	t := l.s.visible(ctx, string(req.ID))
 	if t == nil {
 		return nil, a2a.NewError(a2a.ErrTaskNotFound, fmt.Sprintf("task %s is not known here", req.ID))
 	}
@@ -244,7 +257,7 @@ func (l *lifecycle) ListTasks(ctx context.Context, req *a2a.ListTasksRequest) (*
 }
 
 func (l *lifecycle) GetTask(ctx context.Context, req *a2a.GetTaskRequest) (*a2a.Task, error) {
-	if req != nil && l.s.lookup(string(req.ID)) == nil {
+	if req != nil && l.s.visible(ctx, string(req.ID)) == nil {
 		return nil, a2a.NewError(a2a.ErrTaskNotFound, fmt.Sprintf("task %s is not known here", req.ID))
 	}
 	return l.RequestHandler.GetTask(ctx, req)
@@ -305,6 +318,12 @@ func originFrom(ctx context.Context) Origin {
 	return OriginUser
 }
 
+// callerFrom is the formation member whose token admitted the request ("" for none).
+func callerFrom(ctx context.Context) string {
+	c, _ := ctx.Value(keyCaller).(string)
+	return c
+}
+
 func sourceFrom(ctx context.Context) Source {
 	if s, ok := ctx.Value(keySource).(Source); ok {
 		return s
@@ -332,6 +351,9 @@ func (s *Server) admit(ctx context.Context, req *a2a.SendMessageRequest) (*task,
 	}
 	origin := originFrom(ctx)
 	if msg.TaskID != "" {
+		if s.visible(ctx, string(msg.TaskID)) == nil {
+			return nil, a2a.NewError(a2a.ErrTaskNotFound, fmt.Sprintf("task %s is not known here", msg.TaskID))
+		}
 		return s.admitReply(msg, parts, origin)
 	}
 	source := sourceFrom(ctx)
@@ -347,11 +369,12 @@ func (s *Server) admit(ctx context.Context, req *a2a.SendMessageRequest) (*task,
 	t := &task{
 		pub: &Task{ID: tid, ContextID: cid, MessageID: msg.ID, Origin: origin, Source: source,
 			Parts: parts, TraceParent: tp, MessageBytes: nbytes},
-		info:  a2a.TaskInfo{TaskID: a2a.TaskID(tid), ContextID: cid},
-		state: a2a.TaskStateSubmitted,
-		phase: PhaseQueued,
-		wake:  make(chan struct{}),
-		ask:   make(chan struct{}, 1),
+		info:   a2a.TaskInfo{TaskID: a2a.TaskID(tid), ContextID: cid},
+		state:  a2a.TaskStateSubmitted,
+		phase:  PhaseQueued,
+		wake:   make(chan struct{}),
+		ask:    make(chan struct{}, 1),
+		caller: callerFrom(ctx),
 	}
 	now := time.Now()
 	if _, err := s.store.Create(ctx, &a2a.Task{ID: t.info.TaskID, ContextID: cid,
@@ -391,7 +414,11 @@ func (s *Server) admit(ctx context.Context, req *a2a.SendMessageRequest) (*task,
 		if t.rejected != "" {
 			rec.TaskRejected(tid, t.rejected)
 		} else if source == SourceA2A {
-			rec.TaskReceived(tid, cid, msg.ID, origin)
+			if cr, ok := rec.(CallerRecorder); ok && callerFrom(ctx) != "" {
+				cr.TaskReceivedFrom(tid, cid, msg.ID, origin, callerFrom(ctx))
+			} else {
+				rec.TaskReceived(tid, cid, msg.ID, origin)
+			}
 		}
 	}
 	return t, nil

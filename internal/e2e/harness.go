@@ -177,6 +177,8 @@ type Ready struct {
 	Version    string  `json:"version"`
 	Workdir    string  `json:"workdir"`
 	RecordsDir string  `json:"records_dir"`
+	// FormationID is a formation member's.
+	FormationID string `json:"formation_id,omitempty"`
 }
 
 // ParseReady reads stdout that must be exactly one --json line.

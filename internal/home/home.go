@@ -106,3 +106,7 @@ func StateStore(home, store string) string { return filepath.Join(State(home), s
 // StateLock is the lock file of one store (~/.murmur/state/<store>.lock),
 // beside the store and out of its component's sight.
 func StateLock(home, store string) string { return filepath.Join(State(home), store+".lock") }
+
+// Formations is where mur run --roster keeps each formation's folder
+// (formation.json and its members' work folders).
+func Formations(home string) string { return filepath.Join(home, ".murmur", "formations") }

@@ -20,6 +20,7 @@ import (
 	"github.com/murmur-go/murmur/internal/door"
 	"github.com/murmur-go/murmur/internal/door/doorapi"
 	"github.com/murmur-go/murmur/internal/driver"
+	"github.com/murmur-go/murmur/internal/formation"
 	"github.com/murmur-go/murmur/internal/grant"
 	"github.com/murmur-go/murmur/internal/home"
 	"github.com/murmur-go/murmur/internal/hooks"
@@ -188,7 +189,8 @@ func (k *agentRun) serve(ctx context.Context, r *run) (ending, error) {
 	dr, err := door.New(door.Config{Name: sess.Name, Version: sess.Version, SessionID: sess.ID, URL: r.url,
 		TaskAcceptance: k.acceptance, QueueDepth: m.Lifecycle.QueueDepth.Or(manifest.DefaultQueueDepth),
 		AfterTask: m.Lifecycle.AfterTaskMode(), Runner: dl.runner(loop), Recorder: doorRecorder{rec}, Logger: r.opts.Log,
-		Completions: dl.completions(), PeerFiles: peerfile.Handler(k.plane)})
+		Completions: dl.completions(), PeerFiles: peerfile.Handler(k.plane),
+		Auth: doorAuth(r)})
 	if err != nil {
 		return ending{}, err
 	}
@@ -228,7 +230,9 @@ func (k *agentRun) serve(ctx context.Context, r *run) (ending, error) {
 		TotalInputTokens: uint64(tot.InputTokens), TotalOutputTokens: uint64(tot.OutputTokens),
 		TotalToolCalls: uint32(tot.ToolCalls), TotalShellCalls: uint32(tot.ShellCalls),
 		DurationMS: uint64(time.Since(sess.Started).Milliseconds()), ExitStatus: status})
-	if e.traceFailed == nil && e.Signal == nil && status != trace.EndOK {
+	// A member whose formation ended exits 0 (docs/formations.md): no
+	// E-RUN-040 for an ending the formation chose.
+	if e.traceFailed == nil && e.Signal == nil && status != trace.EndOK && status != trace.EndFormationEnded {
 		e.Err = endedError(sess, loop, status, reason)
 	}
 	return e, nil
@@ -364,7 +368,7 @@ func windDown(ctx context.Context, dr *door.Server, rec *trace.Recorder, full *g
 		} else {
 			status, reason = trace.EndFailed, tf.Error()
 		}
-	} else if signalledNow || stopped {
+	} else if fe := formationEnded(ctx); signalledNow || stopped || fe {
 		// Wind-down: live and queued tasks end canceled; bounded by
 		// WindDownLimit (the fallback exits past it).
 		wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), WindDownLimit)
@@ -375,6 +379,14 @@ func windDown(ctx context.Context, dr *door.Server, rec *trace.Recorder, full *g
 			status = trace.EndCanceled
 		}
 		reason = "stopped"
+		if fe && !signalledNow {
+			// The formation ended: live or queued tasks canceled, exit 0.
+			e.traceFailed = tf
+			if status != "" {
+				return trace.EndFormationEnded, "the formation ended"
+			}
+			return trace.EndOK, "the formation ended"
+		}
 		if signalledNow {
 			reason = sig.Reason()
 			e.Signal = sig
@@ -536,6 +548,10 @@ func (d doorRecorder) TaskReceived(taskID, contextID, messageID string, origin d
 	d.rec.Emit(trace.A2ATaskReceived{TaskID: taskID, ContextID: contextID, MessageID: messageID, Origin: string(origin)})
 }
 
+func (d doorRecorder) TaskReceivedFrom(taskID, contextID, messageID string, origin door.Origin, caller string) {
+	d.rec.Emit(trace.A2ATaskReceived{TaskID: taskID, ContextID: contextID, MessageID: messageID, Origin: string(origin), CallerMember: caller})
+}
+
 func (d doorRecorder) TaskRejected(taskID, reason string) {
 	d.rec.Emit(trace.TaskRejected{TaskID: taskID, Reason: reason})
 }
@@ -545,4 +561,17 @@ func (d doorRecorder) TaskCanceled(taskID string, phase door.Phase, delegationID
 		delegationIDs = []string{}
 	}
 	d.rec.Emit(trace.TaskCanceled{TaskID: taskID, Phase: string(phase), DelegationIDs: delegationIDs})
+}
+
+// doorAuth is the door's bearer authentication and peer consent: the
+// operator token, and a member's formation verify key.
+func doorAuth(r *run) *door.Auth {
+	m := r.p.Manifest
+	a := &door.Auth{Realm: r.sess.Name, OperatorToken: r.doorToken, AcceptPeer: m.Door.AcceptsPeerTasks()}
+	if mem := r.dl.member; mem != nil {
+		if key, err := formation.DecodeKey(mem.VerifyKey); err == nil {
+			a.FormationID, a.Member, a.VerifyKey = mem.FormationID, mem.Member, key
+		}
+	}
+	return a
 }

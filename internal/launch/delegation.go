@@ -2,9 +2,11 @@ package launch
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -15,6 +17,7 @@ import (
 	"github.com/murmur-go/murmur/internal/delegate"
 	"github.com/murmur-go/murmur/internal/diag"
 	"github.com/murmur-go/murmur/internal/door"
+	"github.com/murmur-go/murmur/internal/formation"
 	"github.com/murmur-go/murmur/internal/plan"
 	"github.com/murmur-go/murmur/internal/roost/roostapi"
 	"github.com/murmur-go/murmur/internal/session"
@@ -32,10 +35,14 @@ type spawnWiring struct {
 	spawner     *delegate.Spawner
 	lifeline    *os.File
 	formationID string // "" for a session in no formation
-	cred        roostapi.Credential
-	registered  bool
-	rt          *delegate.Runtime
-	windingDown atomic.Bool
+	// member is a launcher-started member's channel line 1 (nil
+	// otherwise); formLifeline its formation lifeline.
+	member       *formation.Line1
+	formLifeline *os.File
+	cred         roostapi.Credential
+	registered   bool
+	rt           *delegate.Runtime
+	windingDown  atomic.Bool
 	// tasks maps a running task to its context and traceparent, for the
 	// delegate-task call made from it.
 	tasks *taskContexts
@@ -53,6 +60,13 @@ func openDelegation(p *Plan, opts Options) (*spawnWiring, error) {
 	if w.formationID, err = delegate.ReadFormation(p.lookup); err != nil {
 		return nil, err
 	}
+	if v, _ := p.lookup(delegate.EnvFormationLifeline); strings.TrimSpace(v) != "" {
+		// ReadFormation checked it: an open pipe's read end, 3 or above.
+		if fd, err := strconv.Atoi(strings.TrimSpace(v)); err == nil {
+			w.formLifeline = os.NewFile(uintptr(fd), "formation-lifeline")
+		}
+	}
+	w.member = p.member
 	if w.lifeline, err = delegate.OpenLifeline(p.lookup); err != nil {
 		return nil, err
 	}
@@ -110,6 +124,16 @@ func (w *spawnWiring) sessionStart(s trace.SessionStart, p *Plan) trace.SessionS
 	}
 	if len(w.spawnAllow) > 0 {
 		s.ToolsDeclared = append(s.ToolsDeclared, delegate.ToolName)
+	}
+	if w.formationID != "" {
+		s.FormationID = w.formationID
+	}
+	if m := w.member; m != nil {
+		entry, callees := m.Entry, []string{}
+		for _, c := range m.Calls {
+			callees = append(callees, c.Name)
+		}
+		s.FormationMember, s.FormationEntry, s.FormationCallees = m.Member, &entry, &callees
 	}
 	if w.launched != nil {
 		s.EffectiveGrants = withParentWorkdir(s.EffectiveGrants, w.launched.Snapshot, p.Containment.Achieved)
@@ -180,7 +204,23 @@ func (w *spawnWiring) runner(loop door.Runner) door.Runner {
 
 // watchLifeline winds the session down on EOF as a first SIGTERM does,
 // after spawner_ended; EOF once a wind-down has begun writes nothing.
-func (w *spawnWiring) watchLifeline(rec *trace.Recorder, bootstrapLog string, endRun context.CancelCauseFunc) {
+func (w *spawnWiring) watchLifeline(rec *trace.Recorder, bootstrapLog string, agent bool, endRun context.CancelCauseFunc) {
+	if w.formLifeline != nil {
+		// The formation's end: formation_ended first, then an agent winds
+		// down as a first SIGTERM does and exits 0; a script member ends as
+		// on SIGTERM.
+		delegate.WatchLifeline(w.formLifeline, bootstrapLog, func() {
+			if w.windingDown.Load() {
+				return
+			}
+			rec.Emit(trace.FormationEnded{FormationID: w.formationID})
+			if agent {
+				endRun(errFormationEnded)
+			} else {
+				endRun(&Signalled{Signal: syscall.SIGTERM})
+			}
+		})
+	}
 	if w.lifeline == nil {
 		return
 	}
@@ -191,6 +231,15 @@ func (w *spawnWiring) watchLifeline(rec *trace.Recorder, bootstrapLog string, en
 		rec.Emit(trace.SpawnerEnded{})
 		endRun(&Signalled{Signal: syscall.SIGTERM})
 	})
+}
+
+// errFormationEnded is the cause of an agent member's run ended by its
+// formation lifeline.
+var errFormationEnded = errors.New("the formation ended")
+
+// formationEnded reports whether ctx ended because the formation did.
+func formationEnded(ctx context.Context) bool {
+	return errors.Is(context.Cause(ctx), errFormationEnded)
 }
 
 // close ends the children still running and deregisters, best effort.

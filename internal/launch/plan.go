@@ -12,15 +12,19 @@
 package launch
 
 import (
+	"bufio"
 	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 
 	"github.com/murmur-go/murmur/internal/contain"
+	"github.com/murmur-go/murmur/internal/delegate"
 	"github.com/murmur-go/murmur/internal/diag"
+	"github.com/murmur-go/murmur/internal/formation"
 	"github.com/murmur-go/murmur/internal/grant"
 	"github.com/murmur-go/murmur/internal/manifest"
 	"github.com/murmur-go/murmur/internal/script"
@@ -97,7 +101,11 @@ type Plan struct {
 	load      func() ([]byte, error) // reads Component (set by Prepare)
 	capsule   bool                   // a --capsule run
 	installed *store.Resolved        // the installed capsule of a --capsule run
-	prepared  bool
+	// member is a formation member's channel line 1 (nil for any other
+	// run), read before anything else of the run; channel reads line 2.
+	member   *formation.Line1
+	channel  *bufio.Reader
+	prepared bool
 }
 
 // containmentJSON is effective_grants.containment.
@@ -160,6 +168,9 @@ func Load(req Request) (*Plan, error) {
 	if p.lookup == nil {
 		p.lookup = os.LookupEnv
 	}
+	if err := p.readMember(req); err != nil {
+		return nil, err
+	}
 	if req.Capsule != "" {
 		if err := p.loadInstalled(req); err != nil {
 			return nil, err
@@ -219,6 +230,12 @@ func (p *Plan) loadInstalled(req Request) error {
 	if err != nil {
 		return err
 	}
+	if p.member != nil {
+		// A formation member resolves from its roster's project, then the
+		// global store, presence-only: admission checked the lock and bound
+		// the bytes' sha256, checked below.
+		chain.Project = store.Project(p.member.Project)
+	}
 	r, err := chain.Resolve(req.Capsule, req.CapsuleVersion, manifest.Options{SkipSecrets: true})
 	if err != nil {
 		if store.IsNotFound(err) {
@@ -226,6 +243,15 @@ func (p *Plan) loadInstalled(req Request) error {
 				WithHint("publish its .mur.zip into the global store: mur publish %s-%s.mur.zip", manifest.Bare(req.Capsule), req.CapsuleVersion)
 		}
 		return err
+	}
+	if p.member != nil && r.SHA256 != p.member.SHA256 {
+		return diag.New("E-RUN-057", "%s@%s now hashes to %s, not the %s its formation admitted", r.Name, r.Version, r.SHA256, p.member.SHA256).
+			WithHint("the capsule changed after mur run --roster admitted it: start the formation again")
+	}
+	if p.member != nil && p.member.Entry && r.Manifest.IsAgent() {
+		// The entry holds the formation's one task.
+		r.Manifest.Lifecycle.TaskAcceptance = manifest.Some("single")
+		r.Manifest.Lifecycle.AfterTask = manifest.Some("exit")
 	}
 	p.capsule = true
 	p.Stores = chain
@@ -236,6 +262,42 @@ func (p *Plan) loadInstalled(req Request) error {
 	}
 	p.installed = r
 	return nil
+}
+
+// readMember reads a formation member's channel line 1 (MURMUR_FORMATION_CHANNEL),
+// after the formation variables are checked (E-RUN-044, E-RUN-046) and
+// before anything is resolved; a member runs an installed capsule.
+func (p *Plan) readMember(req Request) error {
+	look := func(k string) (string, bool) { // a value not set is absent, whatever the lookup hands back with it
+		if v, ok := p.lookup(k); ok {
+			return v, true
+		}
+		return "", false
+	}
+	id, err := delegate.ReadFormation(look)
+	if err != nil {
+		return err
+	}
+	v, _ := look(formation.EnvChannel)
+	if v = strings.TrimSpace(v); v == "" {
+		return nil
+	}
+	if id == "" {
+		return diag.New("E-RUN-046", "%s=%s refuses this launch: %s is not set", formation.EnvChannel, v, delegate.EnvFormationID).
+			WithHint("it is set by mur run --roster only; unset it")
+	}
+	fd, err := strconv.Atoi(v)
+	if err != nil || fd < 3 {
+		return diag.New("E-RUN-046", "%s=%s refuses this launch: it must name a descriptor numbered 3 or above", formation.EnvChannel, v).
+			WithHint("it is set by mur run --roster only; unset it")
+	}
+	if req.Capsule == "" {
+		return diag.New("E-RUN-046", "%s=%s refuses this launch: a formation member runs an installed capsule (--capsule)", formation.EnvChannel, v).
+			WithHint("it is set by mur run --roster only; unset it")
+	}
+	p.channel = bufio.NewReader(os.NewFile(uintptr(fd), "formation-channel"))
+	p.member, err = formation.ReadLine1(p.channel, id, formation.Line1Wait)
+	return err
 }
 
 func (p *Plan) loadFile(manifestPath string) error {

@@ -15,10 +15,12 @@ import (
 	"unicode"
 
 	"github.com/murmur-go/murmur/internal/diag"
+	"github.com/murmur-go/murmur/internal/door"
 	"github.com/murmur-go/murmur/internal/grant"
 	"github.com/murmur-go/murmur/internal/home"
 	"github.com/murmur-go/murmur/internal/launch/launchapi"
 	"github.com/murmur-go/murmur/internal/manifest"
+	"github.com/murmur-go/murmur/internal/running"
 	"github.com/murmur-go/murmur/internal/session"
 	"github.com/murmur-go/murmur/internal/tools"
 	"github.com/murmur-go/murmur/internal/trace"
@@ -105,6 +107,8 @@ type run struct {
 	task string
 	// url is an agent's door ("" for a script): MURMUR.md names it.
 	url string
+	// doorToken is the door's operator token ("" for a public door).
+	doorToken string
 	// eng and pre are the run's engine and its preloaded tools.
 	eng *wasmhost.Engine
 	pre tools.Preloaded
@@ -243,6 +247,16 @@ func (r *run) lifecycle(ctx context.Context, k runKind) (Result, error) {
 	// The record is written once the door is bound and before the session
 	// registers: it is the evidence mur-roost's census counts a
 	// registration on.
+	if r.agent && r.p.Manifest.Door.Authenticated() {
+		if r.doorToken, err = door.NewOperatorToken(); err != nil {
+			return r.fail(fmt.Errorf("cannot make the door's operator token: %w", err))
+		}
+		r.sess.DoorToken = r.doorToken
+	}
+	if m := r.dl.member; m != nil {
+		r.sess.FormationMember = m.Member
+		r.sess.FormationLauncher = &running.Launcher{PID: m.Launcher.PID, ProcessStart: m.Launcher.ProcessStart}
+	}
 	if w := r.sess.WriteRunningRecord(); w != nil {
 		fmt.Fprintln(r.opts.Stderr, w.String())
 	}
@@ -312,7 +326,7 @@ func (r *run) engine() error {
 // watchLifeline winds the session down when its spawner's lifeline closes,
 // by cancelling with end.
 func (r *run) watchLifeline(end context.CancelCauseFunc) {
-	r.dl.watchLifeline(r.rec, filepath.Join(r.sess.RecordsDir, "logs", "bootstrap.log"), end)
+	r.dl.watchLifeline(r.rec, filepath.Join(r.sess.RecordsDir, "logs", "bootstrap.log"), r.agent, end)
 }
 
 // traceFailure is the cause of a run ended because its trace could not be
@@ -337,8 +351,18 @@ func (p *Plan) newEngine(opts Options) (*wasmhost.Engine, error) {
 func (r *run) open(k runKind) error {
 	p, dl := r.p, r.dl
 	m := p.Manifest
+	workdir, member := r.opts.Workdir, ""
+	var form *session.Formation
+	if pm := p.member; pm != nil {
+		member = pm.Member
+		workdir = filepath.Join(home.Formations(p.Home), pm.FormationID, member)
+		form = &session.Formation{ID: pm.FormationID, Member: member, Entry: pm.Entry}
+		for _, c := range pm.Calls {
+			form.Callees = append(form.Callees, c.Name)
+		}
+	}
 	sess, err := session.New(session.Config{
-		Home: p.Home, ManifestDir: p.ManifestDir, Workdir: r.opts.Workdir,
+		Home: p.Home, ManifestDir: p.ManifestDir, Workdir: workdir, FormationMember: member, Formation: form,
 		Name: m.Name, Version: m.Version, Task: r.task, CapsuleURL: r.url,
 		ManifestYAML: p.ManifestYAML, Grants: p.GrantsJSON, SpawnedBy: dl.spawnedBy(), FormationID: dl.formationID,
 		ParentCopy: dl.parentCopy(), RuntimeBinaries: p.runtimeBinaries(),

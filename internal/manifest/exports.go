@@ -54,6 +54,16 @@ func ParsePeerTTL(s string) (time.Duration, bool) {
 // exports reads the exports: block (the part of it this file knows).
 func (p *parser) exports(n *yaml.Node, kp string) {
 	p.mapping(n, kp, func(k string, v *yaml.Node, kp string) bool {
+		if k == "peer_tasks" {
+			p.mapping(v, kp, func(k string, v *yaml.Node, kp string) bool {
+				if k != "accept" {
+					return false
+				}
+				p.m.Door.PeerTasksAccept = p.boolean(v, kp)
+				return true
+			})
+			return true
+		}
 		if k != "peer_files" {
 			return false
 		}

@@ -15,9 +15,10 @@ import (
 // walker reads, and docs/manifest.md is tested against Keys.
 var knownKeys = map[string][]string{
 	"": {"name", "version", "runtime", "implementation", "execution", "description", "tags",
-		"input_schema", "requires_files", "artifacts", "capabilities", "inference", "lifecycle", "tools", "observability", "trace", "exports"},
+		"input_schema", "requires_files", "artifacts", "capabilities", "inference", "lifecycle", "tools", "observability", "trace",
+		"network", "exports"},
 	"tools[]":             {"approval"},
-	"exports":             {"peer_files"},
+	"exports":             {"peer_files", "peer_tasks"},
 	"exports.peer_files":  {"root", "max_ttl", "max_bytes"},
 	"observability":       {"otel_endpoint"},
 	"trace":               {"retain"},
@@ -42,6 +43,11 @@ var knownKeys = map[string][]string{
 	"capabilities.resources": {"workdir_max_bytes", "max_processes", "max_open_files", "max_file_size_bytes",
 		"cpu_seconds", "memory_bytes", "cgroup_memory_bytes", "cgroup_pids_max", "state_max_bytes"},
 	"capabilities.state": {"store"},
+
+	// An agent's door (docs/formations.md).
+	"network":                {"authentication"},
+	"network.authentication": {"scheme"},
+	"exports.peer_tasks":     {"accept"},
 }
 
 // tablePath is the knownKeys entry for the mapping at path: list indices

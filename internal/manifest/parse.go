@@ -111,6 +111,7 @@ func Parse(data []byte, file string, opts Options) (*Manifest, error) {
 	}
 	if p.err == nil {
 		p.exportsChecks()
+		p.doorWarnings()
 	}
 	if p.err != nil {
 		return nil, p.err

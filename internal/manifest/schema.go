@@ -65,6 +65,10 @@ func (p *parser) top(n *yaml.Node) {
 			p.lifecycle(v, kp, &m.Lifecycle)
 		case "tools":
 			p.toolSettings(v, kp)
+		case "network":
+			p.door(v, kp, "authentication", func(v *yaml.Node, kp string) {
+				p.doorAuth(v, kp, &m.Door)
+			})
 		case "exports":
 			p.exports(v, kp)
 		case "observability":
@@ -271,6 +275,40 @@ func (p *parser) toolSettings(n *yaml.Node, path string) {
 			return true
 		})
 		p.m.Tools = append(p.m.Tools, t)
+	}
+}
+
+// door walks a top-level block of the door's keys (network, exports) that
+// takes one sub-block.
+func (p *parser) door(n *yaml.Node, path, sub string, walk func(v *yaml.Node, kp string)) {
+	p.mapping(n, path, func(k string, v *yaml.Node, kp string) bool {
+		if k != sub {
+			return false
+		}
+		walk(v, kp)
+		return true
+	})
+}
+
+// doorAuth reads network.authentication: its scheme is required and bearer
+// is the only value.
+func (p *parser) doorAuth(n *yaml.Node, path string, d *Door) {
+	if isNull(deref(n)) {
+		return // a key with an empty value is absent
+	}
+	seen := false
+	p.mapping(n, path, func(k string, v *yaml.Node, kp string) bool {
+		if k != "scheme" {
+			return false
+		}
+		seen = true
+		s := p.enum(v, kp, "bearer")
+		d.AuthScheme = s.V
+		return true
+	})
+	if !seen && p.err == nil {
+		p.fail(deref(n), "E-MAN-007", "%s.scheme: missing; the only scheme is bearer", path).
+			WithHint("write scheme: bearer under network.authentication")
 	}
 }
 
@@ -897,5 +935,21 @@ func (p *parser) spawnBareNames(path string, c Capabilities) {
 			ip, a, b, c.Spawn.Allow[i], at.Line, at.Column).
 			WithHint("keep one capsule per bare name in spawn.allow")
 		return
+	}
+}
+
+// doorWarnings: the door's keys on a capsule that serves no door (a script
+// capsule) have no effect (W-MAN-004).
+func (p *parser) doorWarnings() {
+	m := p.m
+	if m.RuntimeKind() != RuntimeCapsule || m.IsAgent() {
+		return
+	}
+	for _, k := range []string{"network.authentication", "exports.peer_tasks"} {
+		if m.Declared(k) {
+			pos := m.PosOf(k)
+			m.Warnings = append(m.Warnings, Warning{Code: "W-MAN-004", Pos: pos,
+				Message: fmt.Sprintf("%s:%d:%d: %s has no effect on a script capsule: it serves no door", p.file, pos.Line, pos.Column, k)})
+		}
 	}
 }

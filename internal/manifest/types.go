@@ -133,6 +133,7 @@ type Manifest struct {
 	Lifecycle Lifecycle
 	// Tools is the top-level tools: map, in the order written.
 	Tools         []ToolSetting
+	Door          Door
 	Observability Observability
 	Trace         TraceConfig
 	Exports       Exports
@@ -338,6 +339,23 @@ type ToolSetting struct {
 // ApprovalRequired is the value of tools.<name>.approval that makes each
 // call of the tool wait for an operator.
 const ApprovalRequired = "required"
+
+// Door is what an agent capsule's door asks of its callers: the top-level
+// network.authentication and exports.peer_tasks blocks (docs/formations.md).
+type Door struct {
+	// AuthScheme is network.authentication.scheme ("bearer", the only
+	// value); "" when network.authentication is not declared.
+	AuthScheme string
+	// PeerTasksAccept is exports.peer_tasks.accept [false]: whether the door
+	// takes tasks from formation members (origin peer).
+	PeerTasksAccept Opt[bool]
+}
+
+// Authenticated reports whether the door requires a bearer token.
+func (d Door) Authenticated() bool { return d.AuthScheme != "" }
+
+// AcceptsPeerTasks reports exports.peer_tasks.accept.
+func (d Door) AcceptsPeerTasks() bool { return d.PeerTasksAccept.Or(false) }
 
 // Observability is the observability: block.
 type Observability struct {

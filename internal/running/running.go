@@ -37,6 +37,19 @@ type Record struct {
 	StartedAt      string  `json:"started_at"`
 	SpawnedBy      string  `json:"spawned_by,omitempty"`
 	FormationID    string  `json:"formation_id,omitempty"`
+	// FormationMember and FormationLauncher are set on a member a
+	// formation's launcher started; DoorToken on a door with
+	// network.authentication (its operator token: the record is 0600, and
+	// mur ps never prints it).
+	FormationMember   string    `json:"formation_member,omitempty"`
+	FormationLauncher *Launcher `json:"formation_launcher,omitempty"`
+	DoorToken         string    `json:"door_token,omitempty"`
+}
+
+// Launcher is a formation launcher's identity in a member's record.
+type Launcher struct {
+	PID          int    `json:"pid"`
+	ProcessStart string `json:"process_start"`
 }
 
 // State classifies a record file.

@@ -50,6 +50,11 @@ type Config struct {
 	Grants json.RawMessage
 
 	SpawnedBy, FormationID string
+	// FormationMember is a launcher-started member's name ("" otherwise):
+	// its work folder is $HOME/.murmur/formations/<formation>/<member>.
+	FormationMember string
+	// Formation is MURMUR.md's ## Formation section of such a member (nil: none).
+	Formation *Formation
 	// ParentCopy is a delegated child's workdir snapshot, nil when its
 	// parent made none: one line of MURMUR.md's ## Work folder.
 	ParentCopy *ParentCopy
@@ -76,7 +81,12 @@ type Session struct {
 	RuntimeDir string
 	// RunningDir is ~/.murmur/running.
 	RunningDir string
-	Started    time.Time
+	// Set before WriteRunningRecord: the running record's formation keys
+	// and the door's operator token.
+	FormationMember   string
+	FormationLauncher *running.Launcher
+	DoorToken         string
+	Started           time.Time
 
 	homeDir     string
 	sessionDir  string // ~/.murmur/sessions/<id>
@@ -86,6 +96,7 @@ type Session struct {
 	begun       *os.File   // the held lock that marks the session begun (see Begun)
 	tools       []ToolLine // nil: no ## Tools section (a script capsule)
 	mcpServers  []string   // one line per MCP server (## MCP servers); nil: none
+	formation   *Formation
 	parentCopy  *ParentCopy
 }
 
@@ -120,7 +131,7 @@ func New(cfg Config) (*Session, error) {
 	}
 	s := &Session{
 		ID: id, Name: cfg.Name, Version: cfg.Version, CapsuleURL: cfg.CapsuleURL,
-		Started: now(), homeDir: homeDir, spawnedBy: cfg.SpawnedBy, formationID: cfg.FormationID,
+		Started: now(), homeDir: homeDir, spawnedBy: cfg.SpawnedBy, formationID: cfg.FormationID, formation: cfg.Formation,
 		parentCopy: cfg.ParentCopy,
 		RunningDir: home.Running(homeDir),
 	}
@@ -149,7 +160,11 @@ func New(cfg Config) (*Session, error) {
 	// A delegated child's work folder is the one its parent's runtime made
 	// under <parent records dir>/children/ (docs/delegation.md): inside
 	// ~/.murmur on purpose.
-	if !(cfg.SpawnedBy != "" && IsChildDir(s.Workdir, homeDir)) {
+	// A formation member's is the one its launcher made under
+	// ~/.murmur/formations, on purpose too.
+	memberDir := cfg.FormationMember != "" && cfg.FormationID != "" &&
+		s.Workdir == filepath.Join(home.Formations(homeDir), cfg.FormationID, cfg.FormationMember)
+	if !(cfg.SpawnedBy != "" && IsChildDir(s.Workdir, homeDir)) && !memberDir {
 		if err := CheckWorkdir(s.Workdir, homeDir, cfg.ManifestDir != "", s.ProjectDir); err != nil {
 			return nil, err
 		}
@@ -228,6 +243,13 @@ func (s *Session) writeRuntime(cfg Config) error {
 	return nil
 }
 
+// Formation is what MURMUR.md says of a launcher-started formation member.
+type Formation struct {
+	ID, Member string
+	Entry      bool
+	Callees    []string // roster order
+}
+
 // IdentityDoc renders MURMUR.md: who this session is and what it may do.
 func IdentityDoc(s *Session, grants json.RawMessage) string {
 	var b strings.Builder
@@ -245,6 +267,21 @@ func IdentityDoc(s *Session, grants json.RawMessage) string {
 	if pc := s.parentCopy; pc != nil {
 		fmt.Fprintf(&b, "- snapshot: it started as a copy of the parent capsule's work folder, %d %s, %s; changes here do not reach the parent's work folder\n",
 			pc.Files, plural(pc.Files, "file", "files"), sizeText(pc.Bytes))
+	}
+	if f := s.formation; f != nil {
+		b.WriteString("\n## Formation\n\n")
+		fmt.Fprintf(&b, "- formation: %s\n", f.ID)
+		fmt.Fprintf(&b, "- member: %s\n", f.Member)
+		role := "peer"
+		if f.Entry {
+			role = "entry"
+		}
+		fmt.Fprintf(&b, "- role: %s\n", role)
+		callees := "none"
+		if len(f.Callees) > 0 {
+			callees = strings.Join(f.Callees, ", ")
+		}
+		fmt.Fprintf(&b, "- callees: %s\n", callees)
 	}
 	g, typed := effectiveGrants(grants)
 	if s.tools != nil {
@@ -407,6 +444,7 @@ func (s *Session) WriteRunningRecord() *diag.Warning {
 			Workdir: s.Workdir, RecordsDir: s.RecordsDir,
 			StartedAt: s.Started.UTC().Format(time.RFC3339),
 			SpawnedBy: s.spawnedBy, FormationID: s.formationID,
+			FormationMember: s.FormationMember, FormationLauncher: s.FormationLauncher, DoorToken: s.DoorToken,
 		})
 	}
 	if err != nil {

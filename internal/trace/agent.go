@@ -131,6 +131,8 @@ type A2ATaskReceived struct {
 	ContextID string `json:"context_id"`
 	MessageID string `json:"message_id"`
 	Origin    string `json:"origin"`
+	// CallerMember is the formation member whose token admitted the task.
+	CallerMember string `json:"caller_member,omitempty"`
 }
 
 // TaskRejected is a message the door answered with a rejected task.

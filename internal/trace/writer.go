@@ -56,6 +56,12 @@ type SessionStart struct {
 	EffectiveGrants json.RawMessage `json:"effective_grants"`
 	SpawnedBy       *string         `json:"spawned_by"`
 	DelegationID    string          `json:"delegation_id,omitempty"`
+	// FormationID is set for every session in a formation; the other three
+	// on launcher-started members only.
+	FormationID      string    `json:"formation_id,omitempty"`
+	FormationMember  string    `json:"formation_member,omitempty"`
+	FormationEntry   *bool     `json:"formation_entry,omitempty"`
+	FormationCallees *[]string `json:"formation_callees,omitempty"`
 }
 
 // ToolCall is one murmur:tool-registry/invoke.
@@ -136,6 +142,9 @@ func typeOf(v any) (string, error) {
 		return t, nil
 	}
 	if t, ok := peerTypeOf(v); ok {
+		return t, nil
+	}
+	if t, ok := formationTypeOf(v); ok {
 		return t, nil
 	}
 	return "", fmt.Errorf("trace: %T is not a trace event", v)

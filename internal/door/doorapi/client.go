@@ -30,6 +30,9 @@ type Client struct {
 	URL string
 	// HTTPClient sends the requests; nil means http.DefaultClient.
 	HTTPClient *http.Client
+	// Token, when set, is presented as Authorization: Bearer on murmur's
+	// own calls (a door with network.authentication: the operator token).
+	Token string
 }
 
 // NewClient returns a Client for the door at url ("http://host:port/").
@@ -145,6 +148,9 @@ func (c *Client) call(ctx context.Context, method string, params any, h http.Hea
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set(HeaderVersion, Version)
+	if c.Token != "" {
+		req.Header.Set("Authorization", "Bearer "+c.Token)
+	}
 	resp, err := c.http().Do(req)
 	if err != nil {
 		return nil, err
@@ -272,4 +278,42 @@ func Endpoint(addr string) string {
 // (a plan's capsule step reading its sub-capsule's answer).
 func (c *Client) GetTask(ctx context.Context, id string) (json.RawMessage, error) {
 	return c.call(ctx, "GetTask", map[string]any{"id": id, "historyLength": 0}, nil, true)
+}
+
+// CardSessionID reads the door's agent card (GET
+// /.well-known/agent-card.json, no token: a card is public) and returns
+// the sessionId of its capsule extension ("" when it has none). A launcher
+// probes a member's door with it: the door answers as that session.
+func (c *Client) CardSessionID(ctx context.Context) (string, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimSuffix(c.URL, "/")+"/.well-known/agent-card.json", nil)
+	if err != nil {
+		return "", err
+	}
+	resp, err := c.http().Do(req)
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return "", fmt.Errorf("the agent card answered HTTP %d", resp.StatusCode)
+	}
+	var card struct {
+		Capabilities struct {
+			Extensions []struct {
+				URI    string `json:"uri"`
+				Params struct {
+					SessionID string `json:"sessionId"`
+				} `json:"params"`
+			} `json:"extensions"`
+		} `json:"capabilities"`
+	}
+	if err := json.NewDecoder(io.LimitReader(resp.Body, maxAnswerBytes)).Decode(&card); err != nil {
+		return "", fmt.Errorf("the agent card does not parse: %w", err)
+	}
+	for _, e := range card.Capabilities.Extensions {
+		if e.Params.SessionID != "" {
+			return e.Params.SessionID, nil
+		}
+	}
+	return "", nil
 }
