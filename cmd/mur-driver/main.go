@@ -12,6 +12,8 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"os/signal"
+	"syscall"
 
 	"github.com/murmur-go/murmur/internal/driver"
 	"github.com/murmur-go/murmur/internal/driver/builtin/providers"
@@ -27,6 +29,12 @@ func main() {
 		fmt.Fprintln(os.Stderr, "mur-driver is mur's driver helper: mur starts it for an agent whose driver is a provider built-in")
 		os.Exit(2)
 	}
+	// The helper's life is its stdin: mur closes it once the session has
+	// wound down. A signal to mur's process group (a launcher ending a
+	// delegated child) must not end the helper first, or the call in flight
+	// fails with the pipe before mur has cancelled its task; SIGKILL still
+	// ends it, and mur's exit closes the pipe.
+	signal.Ignore(syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
 	err := remote.Serve(os.Stdin, os.Stdout, func(cfg driver.Config) (driver.Driver, error) {
 		d, ok, err := providers.New(cfg)
 		if err == nil && !ok {
