@@ -415,6 +415,18 @@ func (r *runner) attempt(ctx context.Context, st *stepState, input json.RawMessa
 	o := r.env.Inv.Call(ctx, call)
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	// A call the gate stopped ran nothing: it counts only in calls_denied
+	// (none for a wait the task's cancel ended), and is not retried.
+	if o.Denied != "" || o.Canceled {
+		if o.Denied != "" {
+			r.counts.CallsDenied++
+		}
+		msg := o.Err.Error()
+		if st.Kind == KindShell {
+			return attempt{err: msg}
+		}
+		return attempt{err: msg, output: &msg}
+	}
 	if st.Kind == KindShell {
 		sh := o.Shell
 		if o.Err != nil || sh == nil {
@@ -479,6 +491,11 @@ func (r *runner) capsuleAttempt(ctx context.Context, st *stepState, input json.R
 		if s := r.env.Inv.Gate(ctx, t, tools.GateRequest{Name: "delegate-task", ToolName: "delegate-task", Kind: tools.KindRuntime,
 			GateView: tools.GateView{Input: string(gin)}, ToolCallID: fmt.Sprintf("%s.%s.%d", t.ID, st.ID, n),
 			PlanID: &planID, StepID: &stepID, ParentID: st.startLine}); s != nil {
+			if s.By != "" {
+				r.mu.Lock()
+				r.counts.CallsDenied++
+				r.mu.Unlock()
+			}
 			msg := s.Err.Error()
 			return attempt{err: msg, output: &msg}
 		}

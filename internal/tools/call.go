@@ -123,6 +123,9 @@ type Outcome struct {
 // Counts are calls as a task's totals count them.
 type Counts struct {
 	ToolCalls, ToolErrors, ShellCalls int
+	// CallsDenied counts the calls the gate stopped (their call_denied
+	// lines); they count in nothing else.
+	CallsDenied int
 }
 
 // stateRecorder is a Recorder that also records which state store a
