@@ -257,6 +257,7 @@ func TestCrossPlanCapsuleStepDeniedByPolicy(t *testing.T) {
 			t.Errorf("the denied step has a delegation line %v", l.Fields)
 		}
 	}
+	t.Logf("mur-roost was asked: %s", rec.requests())
 	if spawns := strings.Count(rec.requests(), "POST /spawn"); spawns != 1 {
 		t.Errorf("%d POST /spawn reached mur-roost, want the allowed step's one: %s", spawns, rec.requests())
 	}
