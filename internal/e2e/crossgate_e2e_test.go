@@ -385,3 +385,51 @@ func TestCrossSubmitPlanApproval(t *testing.T) {
 		t.Errorf("plan_end %v", pe.Fields)
 	}
 }
+
+// A plan step's gate is asked once per step, not per attempt: a retried
+// shell step under a policy hook and tools.bash.approval: required is asked
+// about and approved once, and its retry runs without a second question
+// (with lifecycle.input_timeout_secs a second, unanswered question would
+// deny the retry).
+func TestCrossPlanRetryAskedOnce(t *testing.T) {
+	homeDir, base := t.TempDir(), t.TempDir()
+	p := jsonObj{"id": "p", "steps": []jsonObj{
+		{"id": "r", "shell": "bash -c 'exit 1'", "retries": 1, "on_error": "continue"},
+	}}
+	proj := crossProject(t, homeDir, base, "retrier", planTranscript(t, p),
+		planGrant+"tools:\n  bash: {approval: required}\nlifecycle:\n  after_task: sleep\n  input_timeout_secs: 3\n", "probe")
+	cmd, out, stderr := startMur(t, homeDir, proj, "run", "--json")
+	defer func() { cmd.Process.Signal(syscall.SIGTERM); cmd.Wait() }()
+	rd := readReady(t, out)
+	url := "http://" + *rd.URL
+	res := rpc(t, url, `{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"messageId":"m1","role":"ROLE_USER","parts":[{"text":"plan"}]}}}`)
+	task, _ := res["result"].(map[string]any)["task"].(map[string]any)
+	if task == nil || task["status"].(map[string]any)["state"] != "TASK_STATE_INPUT_REQUIRED" {
+		t.Fatalf("not waiting for approval: %v (stderr %s)", res, stderr)
+	}
+	parts := task["status"].(map[string]any)["message"].(map[string]any)["parts"].([]any)
+	if text := parts[0].(map[string]any)["text"].(string); !strings.HasPrefix(text, "approval required: bash (call call_a.r.1)\nplan p, step r\n") {
+		t.Errorf("the question:\n%s", text)
+	}
+	rpc(t, url, `{"jsonrpc":"2.0","id":2,"method":"SendMessage","params":{"message":{"messageId":"op-1","taskId":"`+task["id"].(string)+`","role":"ROLE_USER","parts":[{"text":"approve"}]}}}`)
+	waitLines(t, rd.RecordsDir, trace.TypeTaskEnd, 1, stderr)
+	lines := traceLines(t, rd.RecordsDir)
+	_, ends := stepLines(lines, "p")
+	if r := ends["r"]; r.Str("status") != "failed" || r.Int("attempts") != 2 || r.Str("error") != "exit code 1" {
+		t.Errorf("step r %v", r.Fields)
+	}
+	var seq []string
+	for _, l := range lines {
+		switch l.EventType {
+		case trace.TypeApprovalRequested, trace.TypeCallApproved, trace.TypeCallDenied, trace.TypeShell:
+			seq = append(seq, l.EventType+":"+l.Str("tool_call_id"))
+		}
+	}
+	if got := strings.Join(seq, " "); got != "approval_requested:call_a.r.1 call_approved:call_a.r.1 shell:call_a.r.1 shell:call_a.r.2" {
+		t.Errorf("lines %s", got)
+	}
+	// The hook: asked about submit-plan and the step, once each.
+	if got := checkCalls(lines); got["ok/allow"] != 2 || len(got) != 1 {
+		t.Errorf("check-call lines %v", got)
+	}
+}

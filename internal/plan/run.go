@@ -480,8 +480,9 @@ func (r *runner) capsuleAttempt(ctx context.Context, st *stepState, input json.R
 		return attempt{err: NoRoost}
 	}
 	// A capsule step passes the gate a delegate-task call passes, so a plan
-	// reaches no sub-capsule a direct call could not (docs/policy.md).
-	if t := r.env.Task; r.env.Inv != nil && t != nil {
+	// reaches no sub-capsule a direct call could not (docs/policy.md); once
+	// per step, before its first attempt, as every step.
+	if t := r.env.Task; r.env.Inv != nil && t != nil && n == 1 {
 		gin, _ := json.Marshal(struct {
 			Capsule string `json:"capsule"`
 			Version string `json:"version"`
