@@ -78,7 +78,7 @@ type Result struct {
 
 // Counts are calls as task_end counts them.
 type Counts struct {
-	ToolCalls, ToolErrors, ShellCalls int
+	ToolCalls, ToolErrors, ShellCalls, CallsDenied int
 }
 
 // Config is one agent session's loop.
@@ -298,6 +298,7 @@ func (s *Session) loop(ctx context.Context, t *door.Task, ev door.Events, taskLi
 			st.toolCalls += r.Nested.ToolCalls
 			st.toolErrors += r.Nested.ToolErrors
 			st.shellCalls += r.Nested.ShellCalls
+			st.callsDenied += r.Nested.CallsDenied
 			ev.ToolResult(c.ID, c.Name, r.Text, nil)
 			msgs = append(msgs, driver.Message{Role: driver.RoleTool, ToolCallID: c.ID,
 				Content: []driver.Block{driver.TextBlock(Fence(r.Source, r.Text))}})

@@ -144,7 +144,7 @@ func (a *agentTools) Call(ctx context.Context, c agent.Call) agent.Result {
 	if o.Denied != "" || o.Canceled {
 		return agent.Result{Text: o.Text, IsError: true, Denied: o.Denied != "", NotRun: o.Canceled, Source: "tool:" + e.Name()}
 	}
-	nested := agent.Counts{ToolCalls: o.Nested.ToolCalls, ToolErrors: o.Nested.ToolErrors, ShellCalls: o.Nested.ShellCalls}
+	nested := agent.Counts{ToolCalls: o.Nested.ToolCalls, ToolErrors: o.Nested.ToolErrors, ShellCalls: o.Nested.ShellCalls, CallsDenied: o.Nested.CallsDenied}
 	if o.Shell != nil && o.Err == nil {
 		return agent.Result{Text: a.cut(c.ID, o.Text), Shell: true, Source: "shell:" + e.Name()}
 	}

@@ -415,6 +415,18 @@ func (r *runner) attempt(ctx context.Context, st *stepState, input json.RawMessa
 	o := r.env.Inv.Call(ctx, call)
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	// A call the gate stopped ran nothing: it counts only in calls_denied
+	// (none for a wait the task's cancel ended), and is not retried.
+	if o.Denied != "" || o.Canceled {
+		if o.Denied != "" {
+			r.counts.CallsDenied++
+		}
+		msg := o.Err.Error()
+		if st.Kind == KindShell {
+			return attempt{err: msg}
+		}
+		return attempt{err: msg, output: &msg}
+	}
 	if st.Kind == KindShell {
 		sh := o.Shell
 		if o.Err != nil || sh == nil {
@@ -468,8 +480,9 @@ func (r *runner) capsuleAttempt(ctx context.Context, st *stepState, input json.R
 		return attempt{err: NoRoost}
 	}
 	// A capsule step passes the gate a delegate-task call passes, so a plan
-	// reaches no sub-capsule a direct call could not (docs/policy.md).
-	if t := r.env.Task; r.env.Inv != nil && t != nil {
+	// reaches no sub-capsule a direct call could not (docs/policy.md); once
+	// per step, before its first attempt, as every step.
+	if t := r.env.Task; r.env.Inv != nil && t != nil && n == 1 {
 		gin, _ := json.Marshal(struct {
 			Capsule string `json:"capsule"`
 			Version string `json:"version"`
@@ -479,6 +492,11 @@ func (r *runner) capsuleAttempt(ctx context.Context, st *stepState, input json.R
 		if s := r.env.Inv.Gate(ctx, t, tools.GateRequest{Name: "delegate-task", ToolName: "delegate-task", Kind: tools.KindRuntime,
 			GateView: tools.GateView{Input: string(gin)}, ToolCallID: fmt.Sprintf("%s.%s.%d", t.ID, st.ID, n),
 			PlanID: &planID, StepID: &stepID, ParentID: st.startLine}); s != nil {
+			if s.By != "" {
+				r.mu.Lock()
+				r.counts.CallsDenied++
+				r.mu.Unlock()
+			}
 			msg := s.Err.Error()
 			return attempt{err: msg, output: &msg}
 		}

@@ -123,6 +123,9 @@ type Outcome struct {
 // Counts are calls as a task's totals count them.
 type Counts struct {
 	ToolCalls, ToolErrors, ShellCalls int
+	// CallsDenied counts the calls the gate stopped (their call_denied
+	// lines); they count in nothing else.
+	CallsDenied int
 }
 
 // stateRecorder is a Recorder that also records which state store a
@@ -159,8 +162,10 @@ func (inv *Inventory) Call(ctx context.Context, c Call) Outcome {
 	switch {
 	case err != nil:
 		out.Err = err
-	case c.Task != nil && inv.gated(e):
+	case c.Task != nil && inv.gated(e) && (c.Task.Plan == nil || c.Task.Plan.Attempt <= 1):
 		// The gate: the call's own checks, the policy hooks, the operator.
+		// A plan step is gated once, before its first attempt: a retry
+		// (which only follows an attempt that passed) is not asked again.
 		o, stopped := inv.gateCall(ctx, e, &c)
 		switch {
 		case stopped:

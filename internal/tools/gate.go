@@ -175,6 +175,12 @@ func (inv *Inventory) Gate(ctx context.Context, t *TaskCall, r GateRequest) *Sto
 	if r.ParentID == "" {
 		r.ParentID = t.ParentID
 	}
+	// A plan step's tool or shell call: the hooks and its lines name the
+	// plan and the step, as a capsule step's request does.
+	if p := t.Plan; p != nil && r.PlanID == nil {
+		planID, stepID := p.PlanID, p.StepID
+		r.PlanID, r.StepID = &planID, &stepID
+	}
 	if r.Input == "" {
 		r.Input = "null"
 	}

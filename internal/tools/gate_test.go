@@ -174,3 +174,33 @@ func FuzzQuoteWord(f *testing.F) {
 		}
 	})
 }
+
+// A plan step's call: the hooks are asked with its plan and step ids and
+// its call_denied line carries them; a later attempt of the same step (it
+// follows only an attempt the gate let through) is not asked again.
+func TestGatePlanStepAttempts(t *testing.T) {
+	ran := 0
+	inv := NewInventory("local/cap")
+	inv.Add(countEntry{stub: stub{"acme/t", KindWASM}, ran: &ran})
+	p := &denyAll{deny: true}
+	inv.SetGate(GateConfig{Policy: p})
+	l := &lines{}
+	in := `{}`
+	step := func(attempt int) Outcome {
+		tc := &TaskCall{TaskID: "tsk_1", ID: "call_1.s." + string(rune('0'+attempt)), ParentID: "evt_step", Lines: l,
+			Plan: &trace.PlanCall{PlanID: "p", StepID: "s", Attempt: attempt}}
+		return inv.Call(context.Background(), Call{Name: "t", Input: wit.ToolInput{Data: &in}, Task: tc})
+	}
+	if o := step(1); o.Denied != trace.DeniedByHook || ran != 0 {
+		t.Fatalf("attempt 1: %+v", o)
+	}
+	if r := p.asked[0]; r.PlanID == nil || *r.PlanID != "p" || r.StepID == nil || *r.StepID != "s" {
+		t.Errorf("asked %+v", r)
+	}
+	if d, ok := l.task[0].(trace.CallDenied); !ok || d.PlanID == nil || *d.PlanID != "p" || *d.StepID != "s" || d.ToolCallID != "call_1.s.1" {
+		t.Errorf("line %+v", l.task[0])
+	}
+	if o := step(2); o.Denied != "" || ran != 1 || len(p.asked) != 1 {
+		t.Errorf("attempt 2: %+v, ran %d, asked %d", o, ran, len(p.asked))
+	}
+}
