@@ -7,7 +7,7 @@
 #
 # NAME is a directory's last element (capsule-probe, tool-echo, tool-flood, capsule-http,
 # driver-anthropic-http, hello-script, echo-tool, hook-log, policy-probe, policy-both, hook (examples/policy),
-# fetch, state-counter, capsule-repeat, hook-state, driver-anthropic-c, http-get-c);
+# fetch, state-counter, capsule-repeat, hook-state, driver-state, driver-anthropic-c, http-get-c);
 # no NAME means all. Each directory holds the Go sources, the built .wasm and SHA256SUMS.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -37,6 +37,8 @@ components=(
   "examples/state-counter tool state-counter.wasm"
   "testdata/components/capsule-repeat capsule capsule-repeat.wasm"
   "testdata/components/hook-state hook hook-state.wasm"
+  # a stored driver that counts its turns in its store
+  "testdata/components/driver-state driver driver-state.wasm"
   # C, not the Go kit (a fourth field "c": scripts/build-c-component.sh)
   "testdata/components/driver-anthropic-c driver-c driver-anthropic-c.wasm c"
   "testdata/components/http-get-c http-get-c http-get-c.wasm c"

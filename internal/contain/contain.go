@@ -198,6 +198,12 @@ type Plan struct {
 	Devices []string `json:"devices"`
 	// WorkFolder is where a command starts.
 	WorkFolder string `json:"work_folder"`
+	// ReadOnly are directories inside a writable path of a sealed root
+	// that are bound again, read-only, over themselves: the work folder's
+	// peer-in/, which only the runtime writes. Each is bound only when it
+	// is a real directory (never through a symbolic link) at the command's
+	// start.
+	ReadOnly []string `json:"read_only,omitempty"`
 	// Seccomp is the allow-list, applied last at every Linux tier.
 	Seccomp SeccompPlan `json:"seccomp"`
 	// SeccompBPF is Seccomp assembled, once per plan (Linux).
@@ -227,6 +233,10 @@ type SeccompPlan struct {
 	Allow       []string `json:"allow"`
 	UnixSockets bool     `json:"unix_sockets"`
 }
+
+// PeerIn is the work folder's top-level folder the runtime fetches peer
+// files into.
+const PeerIn = "peer-in"
 
 // Devices every tier grants. Never /dev/tty: a command runs in a session
 // of its own with no controlling terminal (the operator's terminal is not
@@ -336,6 +346,19 @@ func NewPlan(in Input) (*Plan, error) {
 		p.Paths = append(p.Paths, Path{Path: rt, Dir: true})
 	}
 	p.Paths = append(p.Paths, Path{Path: p.WorkFolder, Write: true, Exec: in.WorkdirExec, Dir: true})
+	// peer-in/ sits at the top of the work folder (even under a
+	// filesystem.scope); a sealed root that shows it shows it read-only.
+	// Landlock gets no rule for it: its rules only add access, and a
+	// rule on a path the capsule can replace with a link would follow it.
+	if p.Namespaces {
+		top := within
+		if top == "" {
+			top = p.WorkFolder
+		}
+		if peerIn := filepath.Join(top, PeerIn); under(peerIn, p.WorkFolder) {
+			p.ReadOnly = append(p.ReadOnly, peerIn)
+		}
+	}
 	if home != "" {
 		p.Paths = append(p.Paths, Path{Path: home, Write: true, Dir: true})
 		p.Env = append(p.Env, "HOME="+home)

@@ -490,6 +490,57 @@ func bind(src, dst string, dir, write, exec bool) error {
 	return nil
 }
 
+// bindReadOnlyDir binds src read-only (nosuid, nodev, noexec) over dst,
+// the same directory as seen inside the composed root. Both ends are opened
+// with O_NOFOLLOW and the mount is made from and onto those descriptors, so
+// a src the command replaced with a symbolic link (to anywhere on the host)
+// is never followed: absent, a link or not a directory, nothing is bound
+// (nothing of the runtime's is there to protect).
+func bindReadOnlyDir(src, dst string) error {
+	const how = unix.O_PATH | unix.O_NOFOLLOW | unix.O_DIRECTORY | unix.O_CLOEXEC
+	sfd, err := unix.Open(src, how, 0)
+	if err != nil {
+		if errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ENOTDIR) || errors.Is(err, unix.ELOOP) {
+			return nil
+		}
+		return err
+	}
+	defer unix.Close(sfd)
+	dfd, err := unix.Open(dst, how, 0)
+	if err != nil {
+		return fmt.Errorf("the mount point: %w", err)
+	}
+	defer unix.Close(dfd)
+	tree, err := unix.OpenTree(sfd, "", unix.OPEN_TREE_CLONE|unix.O_CLOEXEC|unix.AT_EMPTY_PATH)
+	if errors.Is(err, unix.ENOSYS) {
+		// Before the new mount API (Linux 5.12 for mount_setattr): the
+		// same through the descriptors' /proc links, the remount through
+		// the new mount's own descriptor.
+		if err := unix.Mount(fmt.Sprintf("/proc/self/fd/%d", sfd), fmt.Sprintf("/proc/self/fd/%d", dfd), "", unix.MS_BIND, ""); err != nil {
+			return fmt.Errorf("bind: %w", err)
+		}
+		nfd, err := unix.Open(dst, how, 0)
+		if err != nil {
+			return err
+		}
+		defer unix.Close(nfd)
+		flags := uintptr(unix.MS_REMOUNT|unix.MS_BIND|unix.MS_RDONLY|unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC) | lockedFlags(src)
+		return unix.Mount("", fmt.Sprintf("/proc/self/fd/%d", nfd), "", flags, "")
+	}
+	if err != nil {
+		return fmt.Errorf("open_tree: %w", err)
+	}
+	defer unix.Close(tree)
+	attr := &unix.MountAttr{Attr_set: unix.MOUNT_ATTR_RDONLY | unix.MOUNT_ATTR_NOSUID | unix.MOUNT_ATTR_NODEV | unix.MOUNT_ATTR_NOEXEC}
+	if err := unix.MountSetattr(tree, "", unix.AT_EMPTY_PATH, attr); err != nil {
+		return fmt.Errorf("mount_setattr: %w", err)
+	}
+	if err := unix.MoveMount(tree, "", dfd, "", unix.MOVE_MOUNT_F_EMPTY_PATH|unix.MOVE_MOUNT_T_EMPTY_PATH); err != nil {
+		return fmt.Errorf("move_mount: %w", err)
+	}
+	return nil
+}
+
 // noexecWritable binds each writable directory of the plan onto itself,
 // remounted nosuid, nodev and noexec, in the helper's own mount namespace:
 // the kernel then refuses an executable mapping of a file there (ld.so
@@ -609,6 +660,11 @@ func composeRoot(p *Plan) error {
 			if err := bind(e.Path, dst, fi.IsDir(), e.Write, e.Exec); err != nil {
 				return err
 			}
+		}
+	}
+	for _, d := range p.ReadOnly {
+		if err := bindReadOnlyDir(d, base+d); err != nil {
+			return fmt.Errorf("binding %s read-only: %w", d, err)
 		}
 	}
 	if err := os.Mkdir(base+"/proc", 0o555); err != nil {

@@ -329,3 +329,52 @@ func PeerInPreopens(workdir string) []wasmhost.Preopen {
 		{HostDir: dir, GuestPath: PeerInMount, ReadOnly: true},
 	}
 }
+
+// StateCall is one state store as a component call that sees it is handed
+// it: its name, its folder, its lock file and capabilities.resources.state_max_bytes.
+type StateCall struct {
+	Name, Dir, Lock string
+	MaxBytes        int64
+}
+
+// Open readies one call that sees the store: its lock taken (waiting at
+// most wait), the folder made again if 'mur state rm' removed it since
+// staging (E-CAP-009 when it cannot be), a measure before the call (a store
+// already past MaxBytes is not called: *StateLimitError) and a watch while
+// it runs, which cancels the returned ctx with a *StateLimitError past it.
+// It returns how long it waited; a lock got only as wait ran out is a
+// *StateBusyError too. done releases the watch and the lock.
+func (s StateCall) Open(ctx context.Context, wait time.Duration) (context.Context, func(), time.Duration, error) {
+	ctx, release, waited, err := HoldState(ctx, s.Name, s.Lock, wait)
+	if err != nil {
+		return ctx, nil, waited, err
+	}
+	if waited >= wait {
+		release()
+		return ctx, nil, waited, &StateBusyError{Store: s.Name, Deadline: wait}
+	}
+	if err := os.Mkdir(s.Dir, 0o700); err != nil && !errors.Is(err, os.ErrExist) {
+		release()
+		return ctx, nil, waited, diag.Wrap(err, "E-CAP-009", "the state store %s at %s cannot be used", s.Name, s.Dir)
+	}
+	if e := StateBytes(s.Name, s.Dir, s.MaxBytes); e != nil {
+		release()
+		return ctx, nil, waited, e
+	}
+	ctx, cancel := context.WithCancelCause(ctx)
+	var watch sync.WaitGroup
+	watch.Go(func() {
+		WatchState(ctx, s.Name, s.Dir, s.MaxBytes, func(e *StateLimitError) { cancel(e) })
+	})
+	return ctx, func() { cancel(nil); watch.Wait(); release() }, waited, nil
+}
+
+// Final is the measure as a call ends: the watch's stop (the cause of ctx,
+// the ctx Open returned) or one more measure, so a write made after the
+// watch's last measure is not let through. nil: within the limit.
+func (s StateCall) Final(ctx context.Context) *StateLimitError {
+	if sl, ok := context.Cause(ctx).(*StateLimitError); ok {
+		return sl
+	}
+	return StateBytes(s.Name, s.Dir, s.MaxBytes)
+}

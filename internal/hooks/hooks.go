@@ -555,22 +555,6 @@ func (d *Dispatcher) logFailure(h *hook, c Call) {
 // state_max_bytes is not called) and a watch while it runs, which stops
 // the call past it. done releases them.
 func holdState(ctx context.Context, st StateStore, wait time.Duration) (context.Context, func(), error) {
-	ctx, release, _, err := grant.HoldState(ctx, st.Name, st.Lock, wait)
-	if err != nil {
-		return ctx, nil, err
-	}
-	if err := os.Mkdir(st.Dir, 0o700); err != nil && !errors.Is(err, os.ErrExist) {
-		release()
-		return ctx, nil, err
-	}
-	if e := grant.StateBytes(st.Name, st.Dir, st.MaxBytes); e != nil {
-		release()
-		return ctx, nil, e
-	}
-	ctx, cancel := context.WithCancelCause(ctx)
-	var watch sync.WaitGroup
-	watch.Go(func() {
-		grant.WatchState(ctx, st.Name, st.Dir, st.MaxBytes, func(e *grant.StateLimitError) { cancel(e) })
-	})
-	return ctx, func() { cancel(nil); watch.Wait(); release() }, nil
+	ctx, done, _, err := grant.StateCall(st).Open(ctx, wait)
+	return ctx, done, err
 }

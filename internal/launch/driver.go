@@ -11,6 +11,7 @@ import (
 	"github.com/murmur-go/murmur/internal/driver"
 	"github.com/murmur-go/murmur/internal/driver/builtin"
 	"github.com/murmur-go/murmur/internal/grant"
+	"github.com/murmur-go/murmur/internal/home"
 	"github.com/murmur-go/murmur/internal/manifest"
 	"github.com/murmur-go/murmur/internal/session"
 	"github.com/murmur-go/murmur/internal/store"
@@ -115,9 +116,16 @@ func (p *Plan) newDriver(eng *wasmhost.Engine) (driver.Driver, error) {
 		if err != nil {
 			return nil, err // E-REG-002: the artifact changed since it was resolved
 		}
+		ag := tools.GrantOf(p.Grants, d.Entry)
 		wc := wasmdrv.Config{Engine: eng, Name: r.Name, Version: r.Version, Component: data, ArtifactSHA256: r.SHA256,
-			Limits: grant.Limits(tools.GrantOf(p.Grants, d.Entry).Grants.Limits),
+			Limits: grant.Limits(ag.Grants.Limits),
 			Model:  p.Manifest.Inference.Model, Endpoint: cfg.Endpoint, APIKey: cfg.APIKey, Settings: cfg.Settings}
+		if st := ag.StateStore; st != "" {
+			// A stored driver is among the components that see the store
+			// its artifact declares (made and checked by Prepare).
+			wc.State = &grant.StateCall{Name: st, Dir: home.StateStore(p.Home, st), Lock: home.StateLock(p.Home, st),
+				MaxBytes: p.Manifest.Capabilities.Resources.StateMaxBytes.Or(manifest.DefaultStateMaxBytes)}
+		}
 		return wasmdrv.New(wc)
 	}
 	if p.capsule {

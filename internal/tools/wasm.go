@@ -356,36 +356,13 @@ func (t *WASM) stateMax() int64 {
 // while it runs. done releases both.
 func (t *WASM) holdState(ctx context.Context, store string, rc *wasmhost.RunConfig) (context.Context, func(), error) {
 	h := t.env.StateHome
-	ctx, release, waited, err := grant.HoldState(ctx, store, home.StateLock(h, store), rc.Limits.Deadline)
+	s := grant.StateCall{Name: store, Dir: home.StateStore(h, store), Lock: home.StateLock(h, store), MaxBytes: t.stateMax()}
+	ctx, done, waited, err := s.Open(ctx, rc.Limits.Deadline)
 	if err != nil {
 		return ctx, nil, err
 	}
 	rc.Limits.Deadline -= waited
-	if rc.Limits.Deadline <= 0 {
-		release()
-		return ctx, nil, &grant.StateBusyError{Store: store, Deadline: rc.Limits.Deadline + waited}
-	}
-	max := t.stateMax()
-	dir := home.StateStore(h, store)
-	// Made again if 'mur state rm' removed it since staging.
-	if err := os.Mkdir(dir, 0o700); err != nil && !errors.Is(err, os.ErrExist) {
-		release()
-		return ctx, nil, diag.Wrap(err, "E-CAP-009", "the state store %s at %s cannot be used", store, dir)
-	}
-	if e := grant.StateBytes(store, dir, max); e != nil {
-		release()
-		return ctx, nil, e
-	}
-	ctx, cancel := context.WithCancelCause(ctx)
-	var watch sync.WaitGroup
-	watch.Go(func() {
-		grant.WatchState(ctx, store, dir, max, func(e *grant.StateLimitError) { cancel(e) })
-	})
-	return ctx, func() {
-		cancel(nil)
-		watch.Wait()
-		release()
-	}, nil
+	return ctx, done, nil
 }
 
 // MetadataSpilledKey is the metadata pair a result gets when its metadata

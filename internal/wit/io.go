@@ -17,8 +17,8 @@ import (
 // costs a round trip to a thread of wasmtime's blocking pool for every read
 // that meets its end (internal/wasmhost/wasihttp/RATIONALE.md, "Bodies: the spool,
 // or Go's wasi:io"). A component with a filesystem keeps the spool, whose
-// bulk throughput Go's streams do not match. A driver's run always gets
-// Go's wasi:io (internal/driver/wasm).
+// bulk throughput Go's streams do not match. A driver's run gets Go's
+// wasi:io unless its artifact has a state store (internal/driver/wasm).
 func GoIO(c *wasmhost.Component) bool {
 	http, fs := false, false
 	for _, it := range c.Imports() {

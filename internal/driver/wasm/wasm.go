@@ -111,6 +111,12 @@ type Config struct {
 	Recorder DeadlineRecorder
 	// Logger receives the wasi:http and chunk log lines; nil is slog.Default().
 	Logger *slog.Logger
+	// State, when set, is the state store the driver's artifact declares
+	// (capabilities.state): every call sees it as the preopened directory
+	// "state" (and "/state"), its only filesystem, and runs holding the
+	// store's lock, measured against its MaxBytes before, during and as it
+	// ends (docs/running-capsules.md, "State stores").
+	State *grant.StateCall
 }
 
 // Driver is a stored driver component, compiled once and instantiated afresh
@@ -125,6 +131,7 @@ type Driver struct {
 	http   wit.HTTPPolicy
 	rec    DeadlineRecorder
 	log    *slog.Logger
+	state  *grant.StateCall
 }
 
 var _ driver.Driver = (*Driver)(nil)
@@ -197,6 +204,7 @@ func New(cfg Config) (*Driver, error) {
 		http:   policy,
 		rec:    cfg.Recorder,
 		log:    log.With("driver", cfg.Name),
+		state:  cfg.State,
 	}, nil
 }
 
@@ -214,6 +222,14 @@ func (d *Driver) Info() driver.Info { return d.info }
 
 // Env returns a copy of the environment every call is given.
 func (d *Driver) Env() map[string]string { return maps.Clone(d.env) }
+
+// StateStore is the state store every call sees ("" for none).
+func (d *Driver) StateStore() string {
+	if d.state == nil {
+		return ""
+	}
+	return d.state.Name
+}
 
 // Close releases the compiled component; calls after Close fail.
 func (d *Driver) Close() error { return d.comp.Close() }
@@ -239,6 +255,31 @@ func (d *Driver) Call(ctx context.Context, req *driver.Request, chunk driver.Chu
 	}
 	in := string(data)
 	rc := wasmhost.RunConfig{GoIO: goIO, Limits: d.limits, WASI: wasmhost.WASI{Args: d.args, Env: d.env}, Host: d.host(chunk)}
+	if d.state != nil {
+		// The store's lock for the whole call; the wait counts against
+		// the call's deadline.
+		sctx, done, waited, err := d.state.Open(ctx, rc.Limits.Deadline)
+		if err != nil {
+			return nil, d.stateEnding(ctx, err)
+		}
+		defer done()
+		rc.Limits.Deadline -= waited
+		rc.WASI.Preopens = grant.StatePreopens(d.state.Dir)
+		// Go's wasi:io has no filesystem: a run that sees a store gets
+		// wasmtime's wasip2 (its bodies through the spool), as a tool with
+		// a filesystem does.
+		rc.GoIO = false
+		resp, err := d.run(sctx, rc, in)
+		if sl := d.state.Final(sctx); sl != nil {
+			return nil, d.stateEnding(ctx, sl)
+		}
+		return resp, err
+	}
+	return d.run(ctx, rc, in)
+}
+
+// run is one call in a fresh instance.
+func (d *Driver) run(ctx context.Context, rc wasmhost.RunConfig, in string) (*driver.Response, error) {
 	inst, err := d.eng.Instantiate(ctx, d.comp, rc)
 	if err != nil {
 		return nil, d.ending(ctx, err)
@@ -249,6 +290,26 @@ func (d *Driver) Call(ctx context.Context, req *driver.Request, chunk driver.Chu
 		return nil, d.ending(ctx, err)
 	}
 	return d.response(res)
+}
+
+// stateEnding words a call the state store stopped or kept from running:
+// the lock not got within the deadline (deadline_exceeded, naming the
+// store), the store past state_max_bytes (resource_limit, E-RUN-058), or a
+// store that cannot be used. A cancel of the caller's ctx stays a cancel.
+func (d *Driver) stateEnding(ctx context.Context, err error) error {
+	name := d.info.Name
+	var busy *grant.StateBusyError
+	var sl *grant.StateLimitError
+	switch {
+	case errors.As(err, &busy):
+		return &driver.Error{Kind: driver.KindCanceled, Driver: name,
+			Message: "the component's run ended " + trace.EndDeadlineExceeded, Err: cause{err.Error(), []error{err, context.DeadlineExceeded}}}
+	case errors.As(err, &sl):
+		return &driver.Error{Kind: driver.KindProvider, Driver: name, Message: "the component's run ended " + trace.EndResourceLimit, Err: err}
+	case ctx.Err() != nil:
+		return d.ending(ctx, err)
+	}
+	return &driver.Error{Kind: driver.KindProvider, Driver: name, Message: "the component cannot be run", Err: err}
 }
 
 // goIO is how a turn's instance runs: with Go's wasi:io, so the
