@@ -11,7 +11,8 @@
 //	sampling  asks sampling/createMessage and roots/list during a call
 //	crash     exits when a tool is called
 //	slow      takes 30 s to answer a call
-//	meta      answers a call with the request's params._meta as its text
+//	meta      answers a call with the request's params._meta as its text (and
+//	          writes it to stderr)
 package main
 
 import (
@@ -139,6 +140,7 @@ func main() {
 				out.WriteString("\"}]}}\n")
 				out.Flush()
 			case mode == "meta":
+				fmt.Fprintf(os.Stderr, "_meta: %s\n", p.Meta)
 				reply(m.ID, text(string(p.Meta)))
 			case mode == "slow":
 				time.Sleep(30 * time.Second)
