@@ -125,3 +125,43 @@ func TestMCPCallSpanIsItsTraceparent(t *testing.T) {
 		t.Errorf("traceparents %q %q; spans %v", tp1, tp2, byID)
 	}
 }
+
+// A plan step's MCP call: its span, opened before the call, is under the
+// step's capsule.plan_step span, and the traceparent names it.
+func TestMCPCallSpanInPlanStep(t *testing.T) {
+	c := &collector{}
+	srv := httptest.NewServer(c)
+	defer srv.Close()
+	dir := t.TempDir()
+	sink, err := Open(trace.SpanExport{Endpoint: srv.URL, SessionID: "ses_q", CapsuleName: "local/agent", CapsuleVersion: "0.1.0",
+		Kind: "agent", LogPath: filepath.Join(dir, "otel.log"), Started: time.Now()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tw, err := trace.Create(filepath.Join(dir, trace.FileName), "ses_q", trace.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tw.Close()
+	rec := trace.NewRecorder(tw, sink, time.Now(), nil)
+	rec.Emit(trace.AgentSessionStart{SessionStart: trace.SessionStart{CapsuleName: "local/agent", CapsuleVersion: "0.1.0", Kind: "agent"}})
+	task := rec.Emit(trace.TaskStart{TaskID: "tsk_1", ContextID: "ctx_1", Source: "a2a", Origin: "user"})
+	inf := rec.EmitUnder(task, trace.Inference{TaskID: "tsk_1", Turn: 1, Model: "replay", ToolCalls: []string{"submit-plan"}})
+	ps := rec.EmitUnder(inf, trace.PlanStart{TaskID: "tsk_1", Turn: 1, ToolCallID: "call_1", PlanID: "p", StepCount: 1})
+	st := rec.EmitUnder(ps, trace.PlanStepStart{PlanID: "p", StepID: "a", Kind: "tool"})
+	tp := rec.OpenToolCall(st, "call_1.a.1")
+	rec.EmitUnder(st, trace.AgentToolCall{ToolCall: trace.ToolCall{ToolName: "mcp__bad__noop", Status: "ok"}, TaskID: "tsk_1", Turn: 1,
+		ToolCallID: "call_1.a.1", Kind: "mcp", Server: "bad", MCPTool: "noop", PlanCall: trace.PlanCall{PlanID: "p", StepID: "a", Attempt: 1}})
+	rec.EmitUnder(ps, trace.PlanStep{PlanID: "p", StepID: "a", Kind: "tool", Status: "success", Attempts: 1})
+	rec.EmitUnder(ps, trace.PlanEnd{PlanID: "p", Outcome: "completed", StepsTotal: 1, StepsSucceeded: 1})
+	rec.EmitUnder(task, &trace.TaskEnd{TaskID: "tsk_1", ExitStatus: "ok", Turns: 1})
+	rec.EndAgent("ok", "", true)
+
+	step, call := c.one(t, SpanPlanStep), c.one(t, SpanToolCall)
+	if !under(call, step) || call.Kind != tracepb.Span_SPAN_KIND_CLIENT || attrs(call)["gen_ai.tool.name"] != "noop" {
+		t.Errorf("the step's call span: under the step %v, kind %v, %v", under(call, step), call.Kind, attrs(call))
+	}
+	if want := fmt.Sprintf("00-%x-%x-01", call.TraceId, call.SpanId); tp != want {
+		t.Errorf("traceparent %q, the span is %s", tp, want)
+	}
+}
