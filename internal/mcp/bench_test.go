@@ -173,3 +173,22 @@ func TestServerRestarts(t *testing.T) {
 		t.Errorf("%d starts, want 3", s.starts)
 	}
 }
+
+// A call's traceparent reaches the server as params._meta.traceparent
+// (mcpbad's meta mode answers with the _meta it received); a call without
+// one sends no _meta.
+func TestCallSendsTraceparent(t *testing.T) {
+	s := newServer(t, "meta", false)
+	const tp = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+	r := s.Call(context.Background(), "noop", json.RawMessage(`{}`), "c1", tp)
+	if r.Err != nil {
+		t.Fatal(r.Err)
+	}
+	var meta map[string]any
+	if err := json.Unmarshal([]byte(r.Text), &meta); err != nil || meta["traceparent"] != tp {
+		t.Errorf("the server got _meta %s (%v)", r.Text, err)
+	}
+	if r := s.Call(context.Background(), "noop", json.RawMessage(`{}`), "c2", ""); r.Err != nil || strings.Contains(r.Text, "traceparent") {
+		t.Errorf("a call without a traceparent: %+v", r)
+	}
+}

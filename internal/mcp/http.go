@@ -1,21 +1,70 @@
 package mcp
 
 import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
+	"net/url"
 	"strings"
 	"time"
 
 	"github.com/murmur-go/murmur/internal/manifest"
 )
 
-// httpClient is the client of one HTTP server: no proxy, redirects never
-// followed, the entry's headers on every request, every body bounded.
-func httpClient(headers []manifest.Header) *http.Client {
+// lookupIP resolves a server's host name; tlsRoots verifies its
+// certificate (nil: the system roots). Tests replace both.
+var (
+	lookupIP = net.DefaultResolver.LookupIPAddr
+	tlsRoots *x509.CertPool
+)
+
+// resolveURL resolves the host of an HTTP server's url once: the address
+// (ip:port) every connection of the session then dials, so a name that
+// changes its answer mid-session is never followed.
+func resolveURL(ctx context.Context, raw string) (string, error) {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "", err
+	}
+	host, port := u.Hostname(), u.Port()
+	if port == "" {
+		port = "80"
+		if u.Scheme == "https" {
+			port = "443"
+		}
+	}
+	if ip := net.ParseIP(host); ip != nil {
+		return net.JoinHostPort(ip.String(), port), nil
+	}
+	addrs, err := lookupIP(ctx, host)
+	if err != nil {
+		return "", fmt.Errorf("resolving %s: %w", host, err)
+	}
+	if len(addrs) == 0 {
+		return "", fmt.Errorf("resolving %s: no address", host)
+	}
+	return net.JoinHostPort(addrs[0].IP.String(), port), nil
+}
+
+// httpClient is the client of one HTTP server: every connection dials addr
+// (the url's host resolved once; TLS still verifies the host name, against
+// the system roots), no proxy, redirects never followed, the entry's
+// headers on every request, every body bounded.
+func httpClient(headers []manifest.Header, addr string) *http.Client {
+	d := &net.Dialer{Timeout: 30 * time.Second}
 	base := &http.Transport{Proxy: nil, ForceAttemptHTTP2: true, TLSHandshakeTimeout: 10 * time.Second,
-		ResponseHeaderTimeout: 0, MaxIdleConns: 4}
+		ResponseHeaderTimeout: 0, MaxIdleConns: 4,
+		DialContext: func(ctx context.Context, network, _ string) (net.Conn, error) {
+			return d.DialContext(ctx, network, addr)
+		}}
+	if tlsRoots != nil {
+		base.TLSClientConfig = &tls.Config{RootCAs: tlsRoots}
+	}
 	return &http.Client{
 		Transport: &headerTransport{base: base, headers: headers},
 		CheckRedirect: func(*http.Request, []*http.Request) error {

@@ -114,6 +114,9 @@ type Server struct {
 	logs   *logs
 	denyMu sync.Mutex
 	denied int // lines written this session
+	// addr is an HTTP server's url host resolved at its first start: every
+	// start and connection dials it.
+	addr string
 
 	mu       sync.Mutex
 	cur      *instance
@@ -254,7 +257,14 @@ func (s *Server) connect(ctx context.Context, inst *instance, line *trace.MCPSer
 		for _, h := range c.Headers {
 			line.HeaderNames = append(line.HeaderNames, h.Name)
 		}
-		inner = &sdk.StreamableClientTransport{Endpoint: c.URL, HTTPClient: httpClient(c.Headers),
+		if s.addr == "" {
+			addr, err := resolveURL(ctx, c.URL)
+			if err != nil {
+				return diag.Wrap(err, "E-RUN-152", "the MCP server %s could not be started: its url's host does not resolve", s.name)
+			}
+			s.addr = addr
+		}
+		inner = &sdk.StreamableClientTransport{Endpoint: c.URL, HTTPClient: httpClient(c.Headers, s.addr),
 			MaxRetries: -1, DisableStandaloneSSE: true, MaxEventSize: MaxMessageBytes}
 	} else {
 		bin, sum, err := s.resolve()

@@ -27,7 +27,9 @@ import (
 //	plan_step                closes capsule.plan_step
 //	plan_end                 closes capsule.plan (a refused plan's is opened and closed at once)
 //	mcp_server_start/_end    one capsule.mcp_server span per start, under capsule.session
-//	tool_call (kind mcp)     capsule.tool_call as a client span with the MCP attributes
+//	tool_call (kind mcp)     capsule.tool_call as a client span with the MCP attributes; the
+//	                         span was opened when the call was sent (OpenToolCall, its
+//	                         traceparent went in _meta) and the line ends it
 //
 // A line's span parent is found from its parent_id: an inference line's
 // parent is its task_start, a tool line's its inference. A span starts at
@@ -70,10 +72,22 @@ func (s *Session) Line(l trace.Emitted) {
 	case trace.PlanStart, trace.PlanStepStart, trace.PlanStep, trace.PlanEnd:
 		s.planLine(l, ev)
 	case trace.AgentToolCall:
-		s.taskOf(l.ParentID).under(s.planCtx(l.ParentID)).ToolCall(ToolCallLine{ToolName: ev.ToolName, Turn: ev.Turn, ToolCallID: ev.ToolCallID, Kind: ev.Kind,
+		line := ToolCallLine{ToolName: ev.ToolName, Turn: ev.Turn, ToolCallID: ev.ToolCallID, Kind: ev.Kind,
 			InputBytes: ev.InputBytes, OutputBytes: ev.OutputBytes, Status: ev.Status, Error: str(ev.Error),
 			Ending: ev.Ending, Server: ev.Server, MCPTool: ev.MCPTool,
-			MCPTransport: ev.MCPTransport, MCPProtocol: ev.MCPProtocol}, l.At.Add(-ms(ev.DurationMS)), l.At)
+			MCPTransport: ev.MCPTransport, MCPProtocol: ev.MCPProtocol}
+		// An MCP call's span was opened when the call was sent
+		// (OpenToolCall); ending's read lock keeps End's flush after it.
+		s.ending.RLock()
+		c := s.takeCall(l.ParentID, ev.ToolCallID)
+		if c != nil {
+			c.end(line, ev.DurationMS, l.At)
+		}
+		s.ending.RUnlock()
+		if c != nil {
+			break
+		}
+		s.taskOf(l.ParentID).under(s.planCtx(l.ParentID)).ToolCall(line, l.At.Add(-ms(ev.DurationMS)), l.At)
 	case trace.Shell:
 		s.taskOf(l.ParentID).under(s.planCtx(l.ParentID)).Shell(ShellLine{Turn: ev.Turn, ToolCallID: ev.ToolCallID, Binary: ev.Binary, Command: ev.Command,
 			ExitCode: ev.ExitCode, StdoutBytes: int(ev.StdoutBytes), StderrBytes: int(ev.StderrBytes), Truncated: ev.Truncated,

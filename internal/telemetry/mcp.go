@@ -6,6 +6,7 @@ import (
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
 
 	mtrace "github.com/murmur-go/murmur/internal/trace"
@@ -66,4 +67,73 @@ func (s *Session) mcpEnd(ev mtrace.MCPServerEnd, at time.Time) {
 		sp.SetStatus(codes.Error, ev.Reason)
 	}
 	sp.End(trace.WithTimestamp(at))
+}
+
+// openCall is a tool call's capsule.tool_call span opened before the call
+// was sent (OpenToolCall); its tool_call line ends it.
+type openCall struct {
+	span  trace.Span
+	start time.Time
+}
+
+func callKey(parent, toolCallID string) string { return parent + "\x00" + toolCallID }
+
+// OpenToolCall opens the capsule.tool_call span of a call about to be sent,
+// a client span where its tool_call line under parent will put it (its
+// task's, or its plan step's), and returns its traceparent: the call's
+// params._meta.traceparent, so an instrumented server's spans nest under
+// the call (trace.SpanSink). "" when the parent line has no task span.
+func (s *Session) OpenToolCall(parent, toolCallID string, at time.Time) string {
+	if s == nil {
+		return ""
+	}
+	t := s.taskOf(parent)
+	if t == nil {
+		return ""
+	}
+	ctx, sp, ok := t.childUnder(s.planCtx(parent), SpanToolCall, trace.SpanKindClient, at,
+		attribute.String("tool_call_id", toolCallID))
+	if !ok {
+		return ""
+	}
+	carrier := propagation.MapCarrier{}
+	traceContext.Inject(ctx, carrier)
+	key := callKey(parent, toolCallID)
+	s.mu.Lock()
+	if s.ended {
+		s.mu.Unlock()
+		return "" // the span is dropped with the exporter
+	}
+	old := s.calls[key]
+	s.calls[key] = &openCall{span: sp, start: at}
+	s.mu.Unlock()
+	if old != nil { // a call opened again without its line: never left open
+		old.cutShort("the call was opened again before its line", at)
+	}
+	return carrier.Get("traceparent")
+}
+
+// takeCall is the open span of the call whose line is under parent, nil
+// for none.
+func (s *Session) takeCall(parent, toolCallID string) *openCall {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	key := callKey(parent, toolCallID)
+	c := s.calls[key]
+	delete(s.calls, key)
+	return c
+}
+
+// end ends the opened span with its tool_call line at end.
+func (c *openCall) end(line ToolCallLine, durationMS int64, end time.Time) {
+	attrs, _ := toolCallAttrs(line, durationMS)
+	c.span.SetAttributes(attrs...)
+	endToolCall(c.span, line, end)
+}
+
+// cutShort ends an opened span that got no line.
+func (c *openCall) cutShort(why string, end time.Time) {
+	c.span.SetAttributes(attribute.Bool("cut_short", true))
+	c.span.SetStatus(codes.Error, why)
+	c.span.End(trace.WithTimestamp(end))
 }

@@ -248,6 +248,17 @@ func (ts taskSpan) ToolCall(line ToolCallLine, start, end time.Time) {
 	if t == nil {
 		return
 	}
+	attrs, kind := toolCallAttrs(line, end.Sub(start).Milliseconds())
+	_, sp, ok := t.childUnder(ts.parent, SpanToolCall, kind, start, attrs...)
+	if !ok {
+		return
+	}
+	endToolCall(sp, line, end)
+}
+
+// toolCallAttrs are a tool_call line's span attributes and the span's kind:
+// an MCP call's is a client span with the OTel GenAI MCP names.
+func toolCallAttrs(line ToolCallLine, durationMS int64) ([]attribute.KeyValue, trace.SpanKind) {
 	attrs := []attribute.KeyValue{
 		attribute.String("tool_name", line.ToolName),
 		attribute.Int("turn", line.Turn),
@@ -255,7 +266,7 @@ func (ts taskSpan) ToolCall(line ToolCallLine, start, end time.Time) {
 		attribute.String("kind", line.Kind),
 		attribute.Int("input_bytes", line.InputBytes),
 		attribute.Int("output_bytes", line.OutputBytes),
-		attribute.Int64("duration_ms", end.Sub(start).Milliseconds()),
+		attribute.Int64("duration_ms", durationMS),
 		attribute.String("status", line.Status),
 	}
 	if line.Error != "" {
@@ -266,16 +277,17 @@ func (ts taskSpan) ToolCall(line ToolCallLine, start, end time.Time) {
 	}
 	kind := trace.SpanKindInternal
 	if line.Kind == "mcp" {
-		// The OTel GenAI names for an MCP client call.
 		kind = trace.SpanKindClient
 		attrs = append(attrs, attribute.String("server", line.Server), attribute.String("mcp_tool", line.MCPTool),
 			attribute.String("mcp.method.name", "tools/call"), attribute.String("gen_ai.tool.name", line.MCPTool),
 			attribute.String("network.transport", line.MCPTransport), attribute.String("mcp.protocol.version", line.MCPProtocol))
 	}
-	_, sp, ok := t.childUnder(ts.parent, SpanToolCall, kind, start, attrs...)
-	if !ok {
-		return
-	}
+	return attrs, kind
+}
+
+// endToolCall ends a tool_call span at end; a Status other than ok is its
+// error status with Error as its description.
+func endToolCall(sp trace.Span, line ToolCallLine, end time.Time) {
 	if line.Status != "ok" {
 		sp.SetStatus(codes.Error, line.Error)
 	}

@@ -93,6 +93,9 @@ type Session struct {
 	delegations map[string]*Delegation
 	// plans are the open plan and plan-step spans (plan.go).
 	plans planSpans
+	// calls are the tool_call spans OpenToolCall opened, by parent line
+	// and tool_call_id, until their line (mcp.go).
+	calls map[string]*openCall
 	// mcpOpen holds each MCP server start until its mcp_server_end.
 	mcpOpen sync.Map
 
@@ -151,7 +154,7 @@ func Start(endpoint string, id Identity, logPath string, opts Options, started t
 	)
 	s := &Session{tp: tp, tracer: tp.Tracer("github.com/murmur-go/murmur"), log: logger, logFile: lf,
 		shutdown: opts.ShutdownTimeout, open: map[*Task]struct{}{}, dlg: map[*Delegation]struct{}{},
-		byLine: map[string]*Task{}, delegations: map[string]*Delegation{}}
+		byLine: map[string]*Task{}, delegations: map[string]*Delegation{}, calls: map[string]*openCall{}}
 	s.ctx, s.root = s.tracer.Start(context.Background(), SpanSession,
 		trace.WithTimestamp(started),
 		trace.WithSpanKind(trace.SpanKindInternal),
@@ -187,8 +190,8 @@ func (s *Session) ToolCall(tool string, start, end time.Time, inBytes, outBytes 
 }
 
 // End closes the session span with its ending and flushes, waiting at most
-// the shutdown timeout. A task or delegation still open is ended first, at
-// end, marked as cut short by the session's end. It is safe to call more than
+// the shutdown timeout. A task, delegation or opened tool call still open is
+// ended first, at end, marked as cut short by the session's end. It is safe to call more than
 // once; calls on the session's tasks after it do nothing.
 func (s *Session) End(exitStatus, reason string, end time.Time) {
 	if s == nil {
@@ -197,9 +200,12 @@ func (s *Session) End(exitStatus, reason string, end time.Time) {
 	s.once.Do(func() {
 		s.mu.Lock()
 		s.ended = true
-		open, dlg := s.open, s.dlg
-		s.open, s.dlg, s.byLine, s.delegations = nil, nil, nil, nil
+		open, dlg, calls := s.open, s.dlg, s.calls
+		s.open, s.dlg, s.byLine, s.delegations, s.calls = nil, nil, nil, nil, nil
 		s.mu.Unlock()
+		for _, c := range calls {
+			c.cutShort("the session ended before the call did", end)
+		}
 		for t := range open {
 			t.cutShort(end)
 		}

@@ -46,7 +46,15 @@ func (m *MCP) Call(ctx context.Context, c *Call) Outcome {
 	if c.Task == nil {
 		return refuseScript(m, c.Name)
 	}
-	r := m.srv.Call(ctx, m.tool.Name, json.RawMessage(dataOf(c.Input)), c.Task.ID, c.Task.TraceParent)
+	// The call carries its own span's traceparent, opened now so the
+	// server's spans nest under it; without span export, the task's own.
+	tp := c.Task.TraceParent
+	if o, ok := c.Task.Lines.(callSpanOpener); ok {
+		if own := o.OpenToolCall(c.Task.ParentID, c.Task.ID); own != "" {
+			tp = own
+		}
+	}
+	r := m.srv.Call(ctx, m.tool.Name, json.RawMessage(dataOf(c.Input)), c.Task.ID, tp)
 	transport := "pipe"
 	if m.srv.Transport() == "http" {
 		transport = "tcp"
@@ -54,6 +62,12 @@ func (m *MCP) Call(ctx context.Context, c *Call) Outcome {
 	o := Outcome{Text: r.Text, Err: r.Err, Ending: r.Ending, MCP: &MCPCall{Server: m.srv.Name(), Tool: m.tool.Name,
 		Transport: transport, Protocol: m.srv.Protocol()}}
 	return o
+}
+
+// callSpanOpener is a TaskCall's Lines that can open a call's span before
+// the call is sent (*trace.Recorder): its tool_call line then ends it.
+type callSpanOpener interface {
+	OpenToolCall(parent, toolCallID string) string
 }
 
 // MCPCall names an MCP call's server and tool for its tool_call line, and

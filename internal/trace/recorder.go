@@ -20,6 +20,12 @@ type SpanSink interface {
 	// the child's spans join the parent's trace. The delegation line
 	// closes it.
 	OpenDelegation(parent string, d DelegationStart, at time.Time) string
+	// OpenToolCall opens the span of a tool call about to be sent (an MCP
+	// call's), where the call's line under the line parent would put it,
+	// and returns its W3C traceparent ("" for none): the call carries it,
+	// so the server's spans join under the call. The tool_call line with
+	// the same parent and tool_call_id closes it.
+	OpenToolCall(parent, toolCallID string, at time.Time) string
 	// End closes the session span.
 	End(exitStatus, reason string, end time.Time)
 }
@@ -190,6 +196,18 @@ func (r *Recorder) OpenDelegation(parent string, d DelegationStart) string {
 		return ""
 	}
 	return r.spans.OpenDelegation(parent, d, time.Now())
+}
+
+// OpenToolCall opens the span of a model's tool call about to be sent,
+// whose line will go under the line parent with toolCallID, and returns its
+// traceparent; "" without spans or once the session has ended.
+func (r *Recorder) OpenToolCall(parent, toolCallID string) string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.spans == nil || r.ended {
+		return ""
+	}
+	return r.spans.OpenToolCall(parent, toolCallID, time.Now())
 }
 
 // ArtifactPulled records one pull through murmur:artifact-manager.

@@ -11,6 +11,8 @@
 //	sampling  asks sampling/createMessage and roots/list during a call
 //	crash     exits when a tool is called
 //	slow      takes 30 s to answer a call
+//	meta      answers a call with the request's params._meta as its text (and
+//	          writes it to stderr)
 package main
 
 import (
@@ -119,8 +121,9 @@ func main() {
 			}})
 		case "tools/call":
 			var p struct {
-				Name      string         `json:"name"`
-				Arguments map[string]any `json:"arguments"`
+				Name      string          `json:"name"`
+				Arguments map[string]any  `json:"arguments"`
+				Meta      json.RawMessage `json:"_meta"`
 			}
 			json.Unmarshal(m.Params, &p)
 			switch {
@@ -136,6 +139,9 @@ func main() {
 				}
 				out.WriteString("\"}]}}\n")
 				out.Flush()
+			case mode == "meta":
+				fmt.Fprintf(os.Stderr, "_meta: %s\n", p.Meta)
+				reply(m.ID, text(string(p.Meta)))
 			case mode == "slow":
 				time.Sleep(30 * time.Second)
 				reply(m.ID, text("late"))
