@@ -164,6 +164,13 @@ func (v *Run) ReadyWASIPollable() (Value, error) { return v.r.subscribe(0, "") }
 // range is outside it.
 func (v *Run) GuestRead(ptr, n uint32) ([]byte, bool) { return v.r.guestRead(ptr, n) }
 
+// GuestElems calls each for the count elements of size bytes at ptr, read
+// from the guest's memory a batch at a time; it stops at the first false.
+// False when the list lies outside the guest's memory.
+func (v *Run) GuestElems(ptr, count, size uint32, each func(e []byte) bool) bool {
+	return v.r.guestElems(ptr, count, size, each)
+}
+
 // FileStream opens the file name of the run's stream directory (the last
 // preopen, which has ForStreams) as a wasip2 stream for the guest: an
 // input-stream, or with write an output-stream.

@@ -29,29 +29,6 @@ func (r *run) guestValue(ptr, n uint32, budget int) (string, bool) {
 	return string(b), ok
 }
 
-// fieldPairsBatch is how many list elements are read from the guest at once.
-const fieldPairsBatch = 1024
-
-// guestElems calls each for the count elements of size bytes at ptr, read a
-// batch at a time; it stops at the first false. False when the list lies
-// outside the guest's memory.
-func (r *run) guestElems(ptr, count, size uint32, each func(e []byte) bool) bool {
-	for done := uint32(0); done < count; {
-		k := min(count-done, fieldPairsBatch)
-		b, ok := r.GuestRead(ptr+done*size, k*size)
-		if !ok {
-			return false
-		}
-		for j := uint32(0); j < k; j++ {
-			if !each(b[j*size : (j+1)*size]) {
-				return true
-			}
-		}
-		done += k
-	}
-	return true
-}
-
 // fieldsAppendPtr is [method]fields.append with its value as (ptr, len).
 func fieldsAppendPtr(r *run, f *httpFields, name string, ptr, n uint32) wasmhost.Result {
 	s, ok := r.guestValue(ptr, n, maxFieldsBytes-f.size()-len(name))
@@ -78,7 +55,7 @@ func fieldsSetPtr(r *run, f *httpFields, name string, ptr, count uint32) wasmhos
 	}
 	var add [][2]string
 	bad := false
-	ok := r.guestElems(ptr, count, 8, func(e []byte) bool {
+	ok := r.GuestElems(ptr, count, 8, func(e []byte) bool {
 		budget -= len(name)
 		s, ok := r.guestValue(binary.LittleEndian.Uint32(e), binary.LittleEndian.Uint32(e[4:]), budget)
 		if !ok || !h1.ValidFieldValue(s) {
@@ -106,7 +83,7 @@ func fieldsFromListPtr(r *run, ptr, count uint32) (wasmhost.Value, error) {
 	f := &httpFields{}
 	budget := maxFieldsBytes
 	var refusal string
-	ok := r.guestElems(ptr, count, 16, func(e []byte) bool {
+	ok := r.GuestElems(ptr, count, 16, func(e []byte) bool {
 		name, ok := r.guestValue(binary.LittleEndian.Uint32(e), binary.LittleEndian.Uint32(e[4:]), budget)
 		if !ok || !h1.ValidFieldName(name) {
 			refusal = "invalid-syntax"
