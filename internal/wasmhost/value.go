@@ -455,6 +455,21 @@ func Equal(a, b Value) bool {
 	}
 }
 
+// BytesOf is a list<u8> value's bytes, whichever way it was lifted (Bytes,
+// or a List of uint8); anything else is empty.
+func BytesOf(v Value) string {
+	if b, ok := v.(Bytes); ok {
+		return string(b)
+	}
+	l, _ := v.(List)
+	b := make([]byte, 0, len(l))
+	for _, x := range l {
+		u, _ := x.(uint8)
+		b = append(b, u)
+	}
+	return string(b)
+}
+
 func (b Bytes) list() List {
 	l := make(List, len(b))
 	for i, c := range b {

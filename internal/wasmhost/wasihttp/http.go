@@ -591,19 +591,6 @@ func (f *httpFields) size() int {
 	return n
 }
 
-func bytesOf(v wasmhost.Value) string {
-	if b, ok := v.(wasmhost.Bytes); ok {
-		return string(b)
-	}
-	l, _ := v.(wasmhost.List)
-	b := make([]byte, 0, len(l))
-	for _, x := range l {
-		u, _ := x.(uint8)
-		b = append(b, u)
-	}
-	return string(b)
-}
-
 func bytesValue(s string) wasmhost.Bytes { return wasmhost.Bytes(s) }
 
 func optString(v wasmhost.Value) (string, bool) {
@@ -696,7 +683,7 @@ var httpTypes = map[string]func(*run, []wasmhost.Value) (wasmhost.Value, error){
 				return headerErr("invalid-syntax"), nil
 			}
 			name, _ := t[0].(string)
-			val := bytesOf(t[1])
+			val := wasmhost.BytesOf(t[1])
 			if !h1.ValidFieldName(name) || !h1.ValidFieldValue(val) {
 				return headerErr("invalid-syntax"), nil
 			}
@@ -742,7 +729,7 @@ var httpTypes = map[string]func(*run, []wasmhost.Value) (wasmhost.Value, error){
 			var add [][2]string
 			n := f.size()
 			for _, v := range vals {
-				s := bytesOf(v)
+				s := wasmhost.BytesOf(v)
 				n += len(name) + len(s)
 				if !h1.ValidFieldValue(s) || n > maxFieldsBytes {
 					return headerErr("invalid-syntax")
@@ -765,7 +752,7 @@ var httpTypes = map[string]func(*run, []wasmhost.Value) (wasmhost.Value, error){
 			if ptr, n, ok := listArg(a, 2); ok {
 				return fieldsAppendPtr(r, f, name, ptr, n)
 			}
-			s := bytesOf(a[2])
+			s := wasmhost.BytesOf(a[2])
 			if !h1.ValidFieldValue(s) || f.size()+len(name)+len(s) > maxFieldsBytes {
 				return headerErr("invalid-syntax")
 			}

@@ -96,20 +96,6 @@ func caseOf(t *wasmhost.Type, name string) *wasmhost.Case {
 	return nil
 }
 
-// bytesOf is a list<u8> argument's bytes.
-func bytesOf(v wasmhost.Value) string {
-	if b, ok := v.(wasmhost.Bytes); ok {
-		return string(b)
-	}
-	l, _ := v.(wasmhost.List)
-	b := make([]byte, 0, len(l))
-	for _, x := range l {
-		u, _ := x.(uint8)
-		b = append(b, u)
-	}
-	return string(b)
-}
-
 // Go-owned wasi:io, for the runs whose caller asks for it (RunConfig.GoIO;
 // see this package's RATIONALE.md, "Go's wasi:io: what it answers"): Murmur gives it to
 // a driver's runs, and to a capsule's or tool's whose component uses
@@ -519,14 +505,14 @@ var goIOFuncs = map[string]func(*run, []wasmhost.Value) (wasmhost.Value, error){
 		if err != nil {
 			return nil, err
 		}
-		return outWrite(r, o, []byte(bytesOf(a[1])), goWritePermit, "write")
+		return outWrite(r, o, []byte(wasmhost.BytesOf(a[1])), goWritePermit, "write")
 	},
 	"wasi:io/streams#[method]output-stream.blocking-write-and-flush": func(r *run, a []wasmhost.Value) (wasmhost.Value, error) {
 		o, err := outputOf(r, a[0])
 		if err != nil {
 			return nil, err
 		}
-		return outWrite(r, o, []byte(bytesOf(a[1])), blockingWriteMax, "blocking-write-and-flush")
+		return outWrite(r, o, []byte(wasmhost.BytesOf(a[1])), blockingWriteMax, "blocking-write-and-flush")
 	},
 	"wasi:io/streams#[method]output-stream.write-zeroes": func(r *run, a []wasmhost.Value) (wasmhost.Value, error) {
 		o, err := outputOf(r, a[0])
