@@ -446,10 +446,8 @@ func (k *agentRun) addPeerTools(r *run) error {
 		}
 	}
 	if allow := p.Grants.Capsule.PeerFetchAllow; len(allow) > 0 {
-		// peer-in/ is the runtime's from the start: 0555, read-only to the
-		// capsule's code (its components see it through a read-only preopen).
-		if err := os.Mkdir(filepath.Join(sess.Workdir, peerfile.InDir), 0o555); err != nil && !os.IsExist(err) {
-			return fmt.Errorf("peer-in/ cannot be made in the work folder: %w", err)
+		if err := makePeerIn(p, sess.Workdir); err != nil {
+			return err
 		}
 		lim := p.Manifest.Capabilities.EffLimits()
 		f := &peerfile.Fetcher{Workdir: sess.Workdir, Allow: allow, WorkdirMax: lim.WorkdirMaxBytes,
@@ -482,6 +480,11 @@ func (k *agentRun) close() {
 // loadHooks compiles the capsule's runtime: hook artifacts, in manifest
 // order, each with its own narrowed grant.
 func loadHooks(p *Plan, eng *wasmhost.Engine, sess *session.Session, rec *trace.Recorder, infer hooks.InferenceFunc, log *slog.Logger) (*hooks.Dispatcher, error) {
+	// Hooks are instantiated once, before the fetch tool is built: peer-in/
+	// must be there now for a hook's read-only peer-in preopen.
+	if err := makePeerIn(p, sess.Workdir); err != nil {
+		return nil, err
+	}
 	byRef := map[string]*store.Resolved{}
 	for _, r := range p.Tools {
 		byRef[r.Name+"@"+r.Version] = r
@@ -508,12 +511,12 @@ func loadHooks(p *Plan, eng *wasmhost.Engine, sess *session.Session, rec *trace.
 		if c := a.Capabilities; c != nil {
 			h.NetworkAllow = g.NetworkAllow
 			if c.Filesystem.Scope.Set || c.Filesystem.WorkdirExec.Set {
-				dir, err := tools.ScopeDir(sess.Workdir, g.FilesystemScope)
+				pre, err := hookPreopens(sess.Workdir, sess.RuntimeDir, g.FilesystemScope)
 				if err != nil {
 					return nil, diag.Wrap(err, "E-RUN-065", "hook %s: its filesystem scope cannot be opened", a.Name).
 						WithHint("capabilities.filesystem.scope must name a folder inside the work folder (not a symlink leading out of it)")
 				}
-				h.Preopens = grant.Preopens(dir, sess.RuntimeDir)
+				h.Preopens = pre
 			}
 		}
 		if st, ok := a.StateStoreName(manifest.Bare(p.Manifest.Name)); ok {
@@ -527,6 +530,36 @@ func loadHooks(p *Plan, eng *wasmhost.Engine, sess *session.Session, rec *trace.
 	}
 	return hooks.Load(context.Background(), hooks.Config{Engine: eng, Hooks: list, Recorder: hookRecorder{rec},
 		RecordsDir: sess.RecordsDir, Inference: infer, Logger: log})
+}
+
+// makePeerIn makes peer-in/ in workdir for a capsule granted
+// capabilities.peer_fetch.allow: the runtime's from the start, 0555,
+// read-only to the capsule's code (its components see it through a
+// read-only preopen). A folder already there is kept.
+func makePeerIn(p *Plan, workdir string) error {
+	if len(p.Grants.Capsule.PeerFetchAllow) == 0 {
+		return nil
+	}
+	if err := os.Mkdir(filepath.Join(workdir, peerfile.InDir), 0o555); err != nil && !os.IsExist(err) {
+		return fmt.Errorf("peer-in/ cannot be made in the work folder: %w", err)
+	}
+	return nil
+}
+
+// hookPreopens is the filesystem of a hook whose entry declares one: its
+// view (scope's folder, or the whole work folder) and the runtime
+// directory; a view that is the whole work folder also sees peer-in/
+// through read-only preopens, as a tool's does.
+func hookPreopens(workdir, runtimeDir string, scope *string) ([]wasmhost.Preopen, error) {
+	dir, err := tools.ScopeDir(workdir, scope)
+	if err != nil {
+		return nil, err
+	}
+	pre := grant.Preopens(dir, runtimeDir)
+	if scope == nil {
+		pre = append(pre, grant.PeerInPreopens(workdir)...)
+	}
+	return pre, nil
 }
 
 // hookRecorder writes the dispatcher's lines through the session recorder.

@@ -41,7 +41,10 @@ type ToolCall struct {
 // Reply is one scripted answer. The zero Stop picks the stop reason from the
 // content: a tool call stop when ToolCalls is non-empty, else an end of turn.
 type Reply struct {
-	Text      []string   // streamed text deltas, in order (one text block)
+	Text []string // streamed text deltas, in order (one text block)
+	// TextOf, when set, makes Text from the request this reply answers: a
+	// model that repeats something it was sent (a tool's result, say).
+	TextOf    func(Request) []string
 	ToolCalls []ToolCall // after the text
 	// Stop is the stop reason in Murmur's words: "end_turn", "tool_call" or
 	// "max_tokens"; it is written in the provider's own word on the wire.
@@ -166,7 +169,8 @@ func (s *Server) Close() {
 func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	body, _ := io.ReadAll(r.Body)
 	s.mu.Lock()
-	s.requests = append(s.requests, Request{Method: r.Method, Path: r.URL.Path, Header: r.Header.Clone(), Body: body})
+	req := Request{Method: r.Method, Path: r.URL.Path, Header: r.Header.Clone(), Body: body}
+	s.requests = append(s.requests, req)
 	if !s.pathOK(r) {
 		s.mu.Unlock()
 		s.writeError(w, http.StatusNotFound, "fakeprovider: no such endpoint "+r.Method+" "+r.URL.Path)
@@ -182,6 +186,9 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		s.writeError(w, http.StatusInternalServerError, "fakeprovider: no scripted reply left")
 		return
+	}
+	if rep.TextOf != nil {
+		rep.Text = rep.TextOf(req)
 	}
 	for k, vs := range rep.Header {
 		for _, v := range vs {
