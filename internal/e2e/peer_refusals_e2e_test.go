@@ -205,6 +205,10 @@ func peerFileRefusalsOfTheSharedFile(t *testing.T, exports string, maxBytes, big
 	mkfifo(filepath.Join(share, "pipe"))
 	os.Mkdir(filepath.Join(share, "dir"), 0o755)
 	mksparse(filepath.Join(share, "huge.bin"))
+	// Exactly max_bytes is still shared: the limit is "at most".
+	if err := os.WriteFile(filepath.Join(share, "exact.bin"), nil, 0o644); err != nil || os.Truncate(filepath.Join(share, "exact.bin"), maxBytes) != nil {
+		t.Fatal("exact.bin", err)
+	}
 	// Regular and small when shared, replaced before the fetch.
 	for _, n := range []string{"later-pipe", "later-dir", "later-huge.bin"} {
 		os.WriteFile(filepath.Join(share, n), []byte("small for now\n"), 0o644)
@@ -216,6 +220,7 @@ func peerFileRefusalsOfTheSharedFile(t *testing.T, exports string, maxBytes, big
 		{ID: "call_4", Name: "share-file", Pieces: []string{`{"path":"later-pipe"}`}},
 		{ID: "call_5", Name: "share-file", Pieces: []string{`{"path":"later-dir"}`}},
 		{ID: "call_6", Name: "share-file", Pieces: []string{`{"path":"later-huge.bin"}`}},
+		{ID: "call_7", Name: "share-file", Pieces: []string{`{"path":"exact.bin"}`}},
 	}}, fakeprovider.Reply{Text: []string{"shared"}})
 	cmd, out, stderr := StartMurEnv(t, homeDir, sharer, []string{FakeKey}, "run", "--json", "--workdir", swd, "--task", "share them")
 	defer cmd.Process.Kill()
@@ -244,7 +249,7 @@ func peerFileRefusalsOfTheSharedFile(t *testing.T, exports string, maxBytes, big
 		}
 		handles[p.P] = h
 	}
-	if len(handles) != 3 || handles["later-pipe"] == "" || handles["later-dir"] == "" || handles["later-huge.bin"] == "" {
+	if len(handles) != 4 || handles["exact.bin"] == "" || handles["later-pipe"] == "" || handles["later-dir"] == "" || handles["later-huge.bin"] == "" {
 		t.Fatalf("share-file results %q; stderr %s", result, stderr)
 	}
 
@@ -302,7 +307,7 @@ func peerFileRefusalsOfTheSharedFile(t *testing.T, exports string, maxBytes, big
 	mint := ByType(slines, trace.TypePeerHandleMint)
 	wantMint := []struct{ path, outcome string }{
 		{"pipe", "not_a_regular_file"}, {"dir", "not_a_regular_file"}, {"huge.bin", "too_large"},
-		{"later-pipe", "ok"}, {"later-dir", "ok"}, {"later-huge.bin", "ok"},
+		{"later-pipe", "ok"}, {"later-dir", "ok"}, {"later-huge.bin", "ok"}, {"exact.bin", "ok"},
 	}
 	if len(mint) != len(wantMint) {
 		t.Fatalf("%d peer_handle_mint lines, want %d: %v", len(mint), len(wantMint), mint)
