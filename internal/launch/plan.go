@@ -15,6 +15,7 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -102,9 +103,10 @@ type Plan struct {
 	capsule   bool                   // a --capsule run
 	installed *store.Resolved        // the installed capsule of a --capsule run
 	// member is a formation member's channel line 1 (nil for any other
-	// run), read before anything else of the run; channel reads line 2.
+	// run), read before anything else of the run; callees are the members
+	// it may call, whose addresses arrive on the channel's line 2.
 	member   *formation.Line1
-	channel  *bufio.Reader
+	callees  *formation.Callees
 	prepared bool
 }
 
@@ -295,9 +297,12 @@ func (p *Plan) readMember(req Request) error {
 		return diag.New("E-RUN-046", "%s=%s refuses this launch: a formation member runs an installed capsule (--capsule)", formation.EnvChannel, v).
 			WithHint("it is set by mur run --roster only; unset it")
 	}
-	p.channel = bufio.NewReader(os.NewFile(uintptr(fd), "formation-channel"))
-	p.member, err = formation.ReadLine1(p.channel, id, formation.Line1Wait)
-	return err
+	channel := bufio.NewReader(os.NewFile(uintptr(fd), "formation-channel"))
+	if p.member, err = formation.ReadLine1(channel, id, formation.Line1Wait); err != nil {
+		return err
+	}
+	p.callees = formation.NewCallees(p.member, channel, slog.Default())
+	return nil
 }
 
 func (p *Plan) loadFile(manifestPath string) error {
