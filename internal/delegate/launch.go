@@ -245,10 +245,18 @@ func deliver(ctx context.Context, doorURL string, d *delegation, task, tracepare
 	}
 	deadline := time.Now().Add(DeliveryBound)
 	var last error
-	for {
-		d.childTask, last = sendTask(ctx, door, t)
-		if last == nil {
-			return nil
+	for verified := false; ; {
+		// The task goes only to the door that answers as the child's
+		// session: the address it reported may be a port it freed and
+		// another process took since.
+		if !verified {
+			last = sameSession(ctx, door, d.sessionID)
+			verified = last == nil
+		}
+		if verified {
+			if d.childTask, last = sendTask(ctx, door, t); last == nil {
+				return nil
+			}
 		}
 		var perm permanent
 		if errors.As(last, &perm) || time.Now().After(deadline) || d.exited() {
@@ -264,6 +272,20 @@ func deliver(ctx context.Context, doorURL string, d *delegation, task, tracepare
 }
 
 type permanent struct{ error }
+
+// sameSession asks the door's agent card which session it serves.
+func sameSession(ctx context.Context, door *doorapi.Client, want string) error {
+	cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	sid, err := door.CardSessionID(cctx)
+	if err != nil {
+		return err
+	}
+	if sid != want {
+		return fmt.Errorf("the door at its address answers as session %s, not its %s", sid, want)
+	}
+	return nil
+}
 
 // sendTask makes one attempt. An answer settles the call (a refusal is
 // permanent); a request that got no answer is worth another try.
