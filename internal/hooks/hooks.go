@@ -34,8 +34,8 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/murmur-go/murmur/internal/diag"
-	"github.com/murmur-go/murmur/internal/grant"
 	"github.com/murmur-go/murmur/internal/formation"
+	"github.com/murmur-go/murmur/internal/grant"
 	"github.com/murmur-go/murmur/internal/manifest"
 	"github.com/murmur-go/murmur/internal/store"
 	"github.com/murmur-go/murmur/internal/trace"

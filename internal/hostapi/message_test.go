@@ -31,7 +31,7 @@ type peer struct {
 	taskIDs  []a2a.TaskID
 	headers  []http.Header
 	paths    []string // each request's path and query
-	reply    string // "task" or "message"
+	reply    string   // "task" or "message"
 	block    chan struct{}
 }
 
