@@ -8,7 +8,6 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -17,7 +16,6 @@ import (
 
 	"github.com/murmur-go/murmur/internal/formation"
 	"github.com/murmur-go/murmur/internal/wasmhost"
-	"github.com/murmur-go/murmur/internal/wasmhost/wasihttp"
 	"github.com/murmur-go/murmur/internal/wit"
 )
 
@@ -53,16 +51,7 @@ func TestVirtualAddresses(t *testing.T) {
 	line2 := `{"addresses":[{"name":"worker","url":"` + srv.URL + `"}]}` + "\n"
 	callees := formation.NewCallees(l1, bufio.NewReader(strings.NewReader(line2)), nil)
 
-	src, err := os.ReadFile("../../../testdata/components/http-get-c/http-get-c.wasm")
-	if err != nil {
-		t.Fatal(err)
-	}
-	e := wasihttp.SharedEngine()
-	c, err := e.Compile(src)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	e, c := httpGetC(t)
 	get := func(t *testing.T, url string) (wit.ToolResult, string) {
 		t.Helper()
 		var log bytes.Buffer
