@@ -131,6 +131,46 @@ reachability:
 		}
 	})
 
+	t.Run("a tool of an agent entry", func(t *testing.T) {
+		// The C tool http-get-c GETs the worker's card through its virtual
+		// address: neither the tool nor the agent grants any network.
+		publishTool(t, homeDir, filepath.Join(base, "get"), "http-get-c", "name: acme/get\nversion: 1.0.0\nruntime: tool\ndescription: GETs a URL n times.\n")
+		dir := filepath.Join(base, "agent-lead")
+		os.MkdirAll(dir, 0o755)
+		tp := filepath.Join(dir, "transcript.yaml")
+		os.WriteFile(tp, []byte(`version: 1
+responses:
+  - content:
+      - {type: tool_call, id: call_card, name: get, input: {url: "http://worker.formation.invalid/.well-known/agent-card.json", n: 1}}
+  - content:
+      - {type: tool_call, id: call_refused, name: get, input: {url: "http://other.formation.invalid/.well-known/agent-card.json", n: 1}}
+  - content:
+      - {type: text, text: "fetched"}
+`), 0o644)
+		os.WriteFile(filepath.Join(dir, "murmur.yaml"), []byte(`name: agent-lead
+version: 0.1.0
+artifacts:
+  - name: murmur/driver-replay
+    version: 1.0.0
+    runtime: driver
+    config:
+      transcript: `+tp+`
+  - name: acme/get
+    version: 1.0.0
+inference:
+  model: replay
+  driver:
+    artifact: murmur/driver-replay
+`+doorAuth), 0o644)
+		e2e.PublishDir(t, homeDir, dir)
+		rd, _, _ := run(t, "agent-lead", "fetch the card")
+		calls := byType(traceLines(t, rd.RecordsDir), trace.TypeToolCall)
+		if len(calls) != 2 || calls[0].Str("tool_call_id") != "call_card" || calls[0].Str("status") != "ok" ||
+			calls[1].Str("tool_call_id") != "call_refused" || calls[1].Str("status") == "ok" {
+			t.Fatalf("tool_call lines %+v", calls)
+		}
+	})
+
 	// No token anywhere the runs wrote.
 	filepath.WalkDir(homeDir, func(p string, d os.DirEntry, err error) error {
 		if err != nil || d.IsDir() || strings.Contains(p, "/.murmur/compiled") || strings.Contains(p, "/.murmur/artifacts") {
