@@ -370,6 +370,7 @@ func (r *run) open(k runKind) error {
 	if err != nil {
 		return err
 	}
+	sess.Callees = p.callees // nil unless a formation member
 	tw, rec, err := r.openTrace(p, sess, k.name())
 	if err != nil {
 		sess.Close()
