@@ -30,8 +30,8 @@ type Client struct {
 	URL string
 	// HTTPClient sends the requests; nil means http.DefaultClient.
 	HTTPClient *http.Client
-	// Token, when set, is presented as Authorization: Bearer on murmur's
-	// own calls (a door with network.authentication: the operator token).
+	// Token, when set, is presented as Authorization: Bearer on every
+	// call (a door with network.authentication: the operator token).
 	Token string
 }
 
@@ -76,6 +76,9 @@ func (c *Client) SendTask(ctx context.Context, t Task) (a2a.SendMessageResult, e
 	}
 	if t.TraceParent != "" {
 		params.Append(HeaderTraceParent, t.TraceParent)
+	}
+	if c.Token != "" {
+		params.Append("Authorization", "Bearer "+c.Token)
 	}
 	req := &a2a.SendMessageRequest{Message: t.Message}
 	if t.ReturnImmediately {
