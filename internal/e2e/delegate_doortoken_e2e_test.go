@@ -173,4 +173,3 @@ func filesHolding(t *testing.T, s string, roots ...string) []string {
 	}
 	return found
 }
-
