@@ -173,3 +173,59 @@ func filesHolding(t *testing.T, s string, roots ...string) []string {
 	}
 	return found
 }
+
+// TestDelegateBadDoorToken: an approval line whose door_token is not an
+// operator token refuses the launch with E-RUN-020 before any session
+// exists, without quoting the token.
+func TestDelegateBadDoorToken(t *testing.T) {
+	t.Parallel()
+	homeDir, base := t.TempDir(), t.TempDir()
+	worker := replayCapsule(t, homeDir, filepath.Join(base, "worker"), "worker", "1.0.0", childDoorAuth, workerTranscript)
+	bad := "mdt1." + strings.Repeat("x", 42) + "+"
+	cmd := murCmdEnv(t, homeDir, worker, []string{"MURMUR_ROOST_URL=http://127.0.0.1:1"}, "run", "--json", "--spawn-approval-stdin")
+	cmd.Stdin = strings.NewReader(`{"approval":"msa1.x","parent_tier":"advisory","door_token":"` + bad + `"}` + "\n")
+	var so, se strings.Builder
+	cmd.Stdout, cmd.Stderr = &so, &se
+	err := cmd.Run()
+	const says = "--spawn-approval-stdin: the line's door_token is not an operator token (mdt1. and the base64url, no padding, of 32 bytes)"
+	if err == nil || !jsonErrorOnly(so.String(), "E-RUN-020") || !strings.Contains(se.String(), says) {
+		t.Fatalf("%v: stdout %q stderr %q", err, so.String(), se.String())
+	}
+	if strings.Contains(so.String()+se.String(), bad) {
+		t.Errorf("the refusal quotes the token")
+	}
+	if m := sessionsUnder(homeDir); len(m) != 0 {
+		t.Errorf("sessions were made: %v", m)
+	}
+}
+
+// TestPlanCapsuleStepAuthenticatedChild: a plan's capsule step delivers
+// its task to a child whose door declares network.authentication and
+// reads the answer with GetTask, both with the token the parent minted.
+func TestPlanCapsuleStepAuthenticatedChild(t *testing.T) {
+	t.Parallel()
+	homeDir, base := t.TempDir(), t.TempDir()
+	replayCapsule(t, homeDir, filepath.Join(base, "worker"), "worker", "1.0.0", childDoorAuth+"lifecycle:\n  after_task: sleep\n", workerTranscript)
+	p := jsonObj{"id": "ask", "steps": []jsonObj{
+		{"id": "ask", "capsule": "worker", "input": jsonObj{"version": "1.0.0", "task": "find three things"}},
+	}}
+	orch := replayCapsule(t, homeDir, filepath.Join(base, "orch"), "orch", "0.1.0",
+		"capabilities:\n  plan:\n    submit: true\n  spawn:\n    allow: [local/worker]\n", planTranscript(t, p))
+	roost := startRoost(t, homeDir, "--spawn-allow", "local/orch")
+	r := runMur(t, homeDir, orch, []string{"MURMUR_ROOST_URL=" + roost}, "run", "--json", "--task", "delegate by plan")
+	if r.Code != 0 {
+		t.Fatalf("run: %+v", r)
+	}
+	lines := traceLines(t, parseReady(t, r.Stdout).RecordsDir)
+	_, ends := stepLines(lines, "ask")
+	if ends["ask"].Str("status") != "success" || ends["ask"].Int("output_bytes") != int64(len("The report has three findings.")) {
+		t.Fatalf("step ask: %v\n%s", ends["ask"].Fields, types(lines))
+	}
+	waitFor(t, "the child to end", func() bool {
+		recs, _ := os.ReadDir(home.Running(homeDir))
+		return len(recs) == 0
+	})
+	if f := filesHolding(t, "mdt1.", homeDir, base); len(f) != 0 {
+		t.Errorf("a door token was left in %v", f)
+	}
+}
