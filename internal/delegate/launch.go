@@ -35,16 +35,16 @@ type delegation struct {
 	childDir, logPath     string
 	sessionID, recordsDir string // from the child's --json line
 	url                   string // the child's door, http://host:port
+	childTask             string // the task delivered there
+	started               time.Time
+	cmd                   *exec.Cmd
+	lifeline              *os.File // the write end; never written
+	stderrTail            *tail
+	exitedCh              chan struct{}
 	// doorToken is the operator token minted for the child and handed in
 	// its approval line: every request to its door presents it. Never log
 	// it.
-	doorToken  string
-	childTask  string // the task delivered there
-	started    time.Time
-	cmd        *exec.Cmd
-	lifeline   *os.File // the write end; never written
-	stderrTail *tail
-	exitedCh   chan struct{}
+	doorToken string
 	// decided is closed once the call knows whether the delegation started
 	// (its delegation_start written) or failed; the launcher builds no
 	// outcome before then, and none for a failed one, so a child that
