@@ -290,6 +290,12 @@ func sendTask(ctx context.Context, door *doorapi.Client, t doorapi.Task) (string
 	cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	res, err := door.SendTask(cctx, t)
+	var refused *doorapi.RefusalError
+	if errors.As(err, &refused) {
+		// An authenticated door that does not take the parent's token (a
+		// child that did not take door_token) answers the same every time.
+		return "", permanent{fmt.Errorf("its door refused the task: %w", err)}
+	}
 	if code, answered := doorapi.CodeOf(err); answered {
 		return "", permanent{fmt.Errorf("its door refused the task (%d): %s (lifecycle.task_acceptance)", code, err.Error())}
 	}

@@ -229,3 +229,26 @@ func TestPlanCapsuleStepAuthenticatedChild(t *testing.T) {
 		t.Errorf("a door token was left in %v", f)
 	}
 }
+
+// TestDelegateChildWithoutTheParentToken: a child that did not take the
+// parent's door_token (a mur between them strips it from the approval
+// line) makes its own; its door refuses the parent's delivery, and the
+// delegation fails at once with the door's refusal, not after the
+// delivery bound's retries with an HTTP status alone.
+func TestDelegateChildWithoutTheParentToken(t *testing.T) {
+	t.Parallel()
+	homeDir, base := t.TempDir(), t.TempDir()
+	replayCapsule(t, homeDir, filepath.Join(base, "worker"), "worker", "1.0.0", childDoorAuth+"lifecycle:\n  after_task: exit\n", workerTranscript)
+	orch := replayCapsule(t, homeDir, filepath.Join(base, "orch"), "orch", "0.1.0",
+		"capabilities:\n  spawn:\n    allow: [local/worker]\n", orchTranscript)
+	roost := startRoost(t, homeDir, "--spawn-allow", "local/orch")
+	strip := filepath.Join(base, "strip-mur")
+	os.WriteFile(strip, []byte("#!/bin/sh\nsed 's/,\"door_token\":\"[^\"]*\"//' | exec "+murBin(t)+" \"$@\"\n"), 0o755)
+	r := runMur(t, homeDir, orch, []string{"MURMUR_ROOST_URL=" + roost, "MURMUR_MUR_BINARY=" + strip}, "run", "--json", "--task", "delegate it")
+	lines := traceLines(t, parseReady(t, r.Stdout).RecordsDir)
+	dl := byType(lines, trace.TypeDelegation)
+	const want = "worker@1.0.0 could not be started: the child did not accept its task: its door refused the task: HTTP 401 invalid_token: the bearer token was not issued for this door"
+	if len(dl) != 1 || dl[0].Str("outcome") != "failed" || dl[0].Str("reason") != want {
+		t.Fatalf("delegation lines %d, %s\n%+v", len(dl), types(lines), r)
+	}
+}

@@ -2,6 +2,7 @@ package doorapi_test
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -47,9 +48,19 @@ func TestClientPresentsItsToken(t *testing.T) {
 	defer srv.Close()
 	ctx := context.Background()
 	calls := func(c *doorapi.Client) {
-		c.SendTask(ctx, doorapi.Task{Message: a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart("hi")), Origin: doorapi.OriginDelegation})
-		c.GetTask(ctx, "tsk_1")
-		c.StopSession(ctx)
+		_, e1 := c.SendTask(ctx, doorapi.Task{Message: a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart("hi")), Origin: doorapi.OriginDelegation})
+		_, e2 := c.GetTask(ctx, "tsk_1")
+		_, e3 := c.StopSession(ctx)
+		// The door's refusal, whichever client sent the call.
+		for _, err := range []error{e1, e2, e3} {
+			var ref *doorapi.RefusalError
+			if !errors.As(err, &ref) || ref.StatusCode != 401 || ref.Error() != "HTTP 401 unauthenticated: no" {
+				t.Errorf("the refusal: %v", err)
+			}
+			if _, ok := doorapi.CodeOf(err); ok {
+				t.Errorf("CodeOf(%v) reads a JSON-RPC answer", err)
+			}
+		}
 	}
 	c := doorapi.NewClient(doorapi.Endpoint(srv.URL), nil)
 	c.Token = "mdt1.abc"
