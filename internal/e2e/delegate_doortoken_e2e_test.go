@@ -108,9 +108,6 @@ func TestDelegateChildDoorTokenRefusalsAndStop(t *testing.T) {
 	if f := filesHolding(t, tok, homeDir, base); len(f) != 1 || f[0] != child.File {
 		t.Errorf("the child's door token is in %v, want only %s", f, child.File)
 	}
-	if strings.Contains(stderr.String(), tok) {
-		t.Errorf("the parent's stderr shows the child's door token")
-	}
 
 	url := "http://" + *child.Record.URL + "/"
 	get := `{"jsonrpc":"2.0","id":1,"method":"GetTask","params":{"id":"tsk_00000000000000000000000000000000"}}`
@@ -147,6 +144,10 @@ func TestDelegateChildDoorTokenRefusalsAndStop(t *testing.T) {
 	// The child's outcome reaches the parent, whose task then ends.
 	if err := cmd.Wait(); err != nil {
 		t.Fatalf("parent: %v\n%s", err, stderr.String())
+	}
+	// Read once the parent has exited: its stderr is written until then.
+	if strings.Contains(stderr.String(), tok) {
+		t.Errorf("the parent's stderr shows the child's door token")
 	}
 	if f := filesHolding(t, tok, homeDir, base); len(f) != 0 {
 		t.Errorf("the child's door token outlived its session in %v", f)
