@@ -36,18 +36,18 @@ func (h *handler) SendMessage(ctx context.Context, req *a2a.SendMessageRequest) 
 		return nil, err
 	}
 	immediate := req.Config != nil && req.Config.ReturnImmediately
-	if adm.first != nil && (immediate || isFinalEvent(adm.first)) {
+	switch {
+	case adm.first != nil && (immediate || isFinalEvent(adm.first)):
 		return adm.first, nil
+	case adm.working != nil && immediate:
+		return adm.working, nil
 	}
 	var last *a2a.Task
 	for e, err := range h.s.follow(ctx, adm.t, adm.cursor) {
 		if err != nil {
 			return nil, err
 		}
-		last = e.task
-		if immediate {
-			break
-		}
+		last = e.task // set on the final entry, where follow ends
 	}
 	return last, nil
 }

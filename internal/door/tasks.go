@@ -48,9 +48,10 @@ type task struct {
 	// (fold). store is where each snapshot is published.
 	cur   *a2a.Task
 	store *memStore
-	// log holds every event after the first snapshot, in order, each with
-	// the snapshot it made; a request follows it from a cursor. wake is
-	// closed (and replaced) on each append so a waiting request looks again.
+	// log holds every event after the first snapshot, in order, a final one
+	// with the snapshot it made (a blocking SendMessage's answer); a request
+	// follows it from a cursor. wake is closed (and replaced) on each append
+	// so a waiting request looks again.
 	log  []logEntry
 	wake chan struct{}
 
@@ -68,17 +69,23 @@ type task struct {
 	endedAt time.Time // when it became final
 }
 
-// logEntry is one event of a task and the snapshot it made.
+// logEntry is one event of a task and, when the event is final
+// (isFinalEvent), the snapshot it made; nil otherwise, so a long stream
+// keeps no snapshot per chunk.
 type logEntry struct {
 	ev   a2a.Event
 	task *a2a.Task
 }
 
 // appendLocked folds ev into the task's snapshot, publishes the result and
-// logs both.
+// logs the event.
 func (t *task) appendLocked(ev a2a.Event) {
 	t.setLocked(fold(t.cur, ev))
-	t.log = append(t.log, logEntry{ev, t.cur})
+	e := logEntry{ev: ev}
+	if isFinalEvent(ev) {
+		e.task = t.cur
+	}
+	t.log = append(t.log, e)
 	close(t.wake)
 	t.wake = make(chan struct{})
 }
@@ -212,12 +219,14 @@ func sourceFrom(ctx context.Context) Source {
 
 // admission is what admit made of a message: the task it touched, the
 // task's first snapshot when the message made a new task (nil for a
-// reply), and the cursor in the task's log from which the message's events
-// follow.
+// reply), a reply's snapshot once it made the task WORKING again (nil for a
+// new task), and the cursor in the task's log from which the message's
+// events follow.
 type admission struct {
-	t      *task
-	first  *a2a.Task
-	cursor int
+	t       *task
+	first   *a2a.Task
+	working *a2a.Task
+	cursor  int
 }
 
 // admit decides what a message is: a new task (admitted, queued or
@@ -343,11 +352,12 @@ func (s *Server) admitReply(msg *a2a.Message, parts []Part, origin Origin) (admi
 	}
 	cursor := len(t.log)
 	s.deliverLocked(t, Reply{MessageID: msg.ID, Parts: parts}, msg)
+	working := t.cur
 	s.mu.Unlock()
 	if rec := s.cfg.Recorder; rec != nil {
 		rec.TaskReceived(string(msg.TaskID), t.info.ContextID, msg.ID, origin)
 	}
-	return admission{t: t, cursor: cursor}, nil
+	return admission{t: t, working: working, cursor: cursor}, nil
 }
 
 // deliverLocked hands r to t's runner, which waits in INPUT_REQUIRED: msg
