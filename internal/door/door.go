@@ -404,8 +404,8 @@ func (s *Server) serveRPC(w http.ResponseWriter, r *http.Request) {
 		}
 	case methodGetPushConfig, methodCreatePushConfig, methodListPushConfigs, methodDeletePushConfig,
 		methodGetExtendedCard:
-		// a2a-go answers these: push configs -32003 (the door has no push
-		// store or sender), the extended card -32004 (lifecycle).
+		// The request handler answers these: push configs -32003 (the door
+		// has no push store or sender), the extended card -32004.
 	default:
 		writeError(w, env.ID, &RPCError{Code: doorapi.CodeMethodNotFound, Message: fmt.Sprintf("method %q is not served here", env.Method)})
 		return
