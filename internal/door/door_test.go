@@ -54,11 +54,11 @@ func (r *recorder) TaskRejected(taskID, reason string) {
 	r.rejected[taskID] = reason
 }
 
-func (r *recorder) TaskCanceled(taskID string, phase door.Phase, dels []string) {
+func (r *recorder) TaskCanceled(taskID string, phase door.Phase, res door.Residue) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.canceled[taskID] = phase
-	r.residue[taskID] = dels
+	r.residue[taskID] = res.Delegations
 }
 
 // testRunner acts on the task's text: "echo X" streams X in two chunks and
@@ -566,7 +566,7 @@ func TestCancelEachPhase(t *testing.T) {
 		t.Fatalf("residue %+v", res)
 	}
 	rb, _ := json.Marshal(res.Parts[0].Data())
-	if string(rb) != `{"delegations":["dlg_0193aaaabbbbccccddddeeeeffff0000"]}` {
+	if string(rb) != `{"delegations":["dlg_0193aaaabbbbccccddddeeeeffff0000"],"member_calls":[]}` {
 		t.Fatalf("residue data %s", rb)
 	}
 	// input

@@ -95,7 +95,7 @@ func (a *agentTotals) add(e TaskEnd) {
 	a.toolErrors += e.ToolErrors
 	a.shellCalls += e.ShellCalls
 	a.callsDenied += e.CallsDenied
-	if e.ExitStatus != EndOK {
+	if e.ExitStatus != EndOK && e.ExitStatus != EndNoAnswer {
 		a.lastNotOK = e.ExitStatus
 	}
 }

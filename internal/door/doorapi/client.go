@@ -30,8 +30,9 @@ type Client struct {
 	URL string
 	// HTTPClient sends the requests; nil means http.DefaultClient.
 	HTTPClient *http.Client
-	// Token, when set, is presented as Authorization: Bearer on murmur's
-	// own calls (a door with network.authentication: the operator token).
+	// Token, when set, is presented as Authorization: Bearer on every call
+	// (a door with network.authentication: the operator token, or a
+	// formation token for a member's call).
 	Token string
 }
 
@@ -76,6 +77,9 @@ func (c *Client) SendTask(ctx context.Context, t Task) (a2a.SendMessageResult, e
 	}
 	if t.TraceParent != "" {
 		params.Append(HeaderTraceParent, t.TraceParent)
+	}
+	if c.Token != "" {
+		params.Append("Authorization", "Bearer "+c.Token)
 	}
 	req := &a2a.SendMessageRequest{Message: t.Message}
 	if t.ReturnImmediately {
@@ -278,6 +282,13 @@ func Endpoint(addr string) string {
 // (a plan's capsule step reading its sub-capsule's answer).
 func (c *Client) GetTask(ctx context.Context, id string) (json.RawMessage, error) {
 	return c.call(ctx, "GetTask", map[string]any{"id": id, "historyLength": 0}, nil, true)
+}
+
+// CancelTask asks the door to cancel the task id (A2A CancelTask); the
+// task's answer is not read beyond its being one.
+func (c *Client) CancelTask(ctx context.Context, id string) error {
+	_, err := c.call(ctx, "CancelTask", map[string]any{"id": id}, nil, false)
+	return err
 }
 
 // CardSessionID reads the door's agent card (GET
