@@ -107,33 +107,33 @@ func (r *Runtime) run(ctx context.Context, c *call, token string) {
 	url, err := r.cfg.Callees.Address(ctx, c.member, r.cfg.AddressWait)
 	if err != nil {
 		if ctx.Err() != nil {
-			c.first <- offer{kind: StatusAbandoned}
 			r.end(c, StatusAbandoned, "", "the calling task ended")
+			c.first <- offer{kind: StatusAbandoned}
 			return
 		}
 		o := offer{kind: StatusFailed, msg: err.Error()}
-		c.first <- o
 		r.end(c, StatusFailed, "", o.msg)
+		c.first <- o
 		return
 	}
 	o := r.next(ctx, c, url, token)
 	if ctx.Err() != nil {
-		c.first <- offer{kind: StatusAbandoned}
 		if o.kind == "started" {
 			r.cancelMember(r.client(url, token), c)
 		}
 		r.end(c, StatusAbandoned, "", "the calling task ended")
+		c.first <- offer{kind: StatusAbandoned}
 		return
 	}
 	switch o.kind {
 	case StatusFailed, StatusRejected:
-		c.first <- o
 		r.end(c, o.kind, "", o.msg)
+		c.first <- o
 		return
 	case noAnswer:
 		o.kind = StatusFailed
-		c.first <- o
 		r.end(c, StatusFailed, "", o.msg)
+		c.first <- o
 		return
 	}
 	c.first <- o
@@ -325,7 +325,9 @@ func (r *Runtime) end(c *call, status, answer, reason string) {
 	} else {
 		line.Reason = &reason
 	}
+	// The line is written before the round wakes: a continuation never
+	// precedes the line of a call it delivers.
+	r.cfg.Recorder.EmitUnder(c.parent, line)
 	r.changedLocked()
 	r.mu.Unlock()
-	r.cfg.Recorder.EmitUnder(c.parent, line)
 }
