@@ -1,0 +1,159 @@
+package e2e_test
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/murmur-go/murmur/internal/driver/fakeprovider"
+	"github.com/murmur-go/murmur/internal/e2e"
+	"github.com/murmur-go/murmur/internal/trace"
+)
+
+// memberCallReply is a model reply calling call-member once per member.
+func memberCallReply(task string, members ...string) fakeprovider.Reply {
+	var r fakeprovider.Reply
+	for i, m := range members {
+		in, _ := json.Marshal(map[string]string{"member": m, "task": task})
+		r.ToolCalls = append(r.ToolCalls, fakeprovider.ToolCall{ID: "call_" + string(rune('1'+i)), Name: "call-member", Pieces: []string{string(in)}})
+	}
+	return r
+}
+
+// TestFormationMemberCalls runs a formation through the real binaries: the
+// lead's model calls two members in one turn; worker answers, critic (a
+// middle member: it may call worker, so it has end-without-answer) ends
+// its task with end-without-answer without calling anyone. The lead's task waits, then continues
+// once with both answer blocks in call-id order, and the trace lines of
+// each side say so.
+func TestFormationMemberCalls(t *testing.T) {
+	homeDir, base := t.TempDir(), t.TempDir()
+	e2e.ShareCompileCache(t, homeDir)
+	fpLead, fpWorker, fpCritic := fakeProvider(t, fakeprovider.Anthropic), fakeProvider(t, fakeprovider.Anthropic), fakeProvider(t, fakeprovider.Anthropic)
+	fakeModelCapsule(t, homeDir, filepath.Join(base, "lead"), "lead", "0.1.0", doorAuth, fpLead)
+	fakeModelCapsule(t, homeDir, filepath.Join(base, "worker"), "worker", "0.1.0", doorAuth+peerSleep, fpWorker)
+	fakeModelCapsule(t, homeDir, filepath.Join(base, "critic"), "critic", "0.1.0", doorAuth+peerSleep, fpCritic)
+	proj := filepath.Join(base, "team")
+	os.MkdirAll(proj, 0o755)
+	writeRoster(t, proj, `roster_version: 1
+members:
+  - {name: lead, capsule: lead, version: "0.1.0", entry: true}
+  - {name: worker, capsule: worker, version: "0.1.0"}
+  - {name: critic, capsule: critic, version: "0.1.0"}
+reachability:
+  - from: lead
+    to: [worker, critic]
+  - from: critic
+    to: [worker]
+`)
+	fpLead.Push(memberCallReply("count the words", "worker", "critic"), fakeprovider.Reply{Text: []string{"Waiting for both."}},
+		fakeprovider.Reply{Text: []string{"Worker counted 42 words; critic had nothing."}})
+	fpWorker.Push(fakeprovider.Reply{Text: []string{"42 words"}})
+	end, _ := json.Marshal(map[string]string{"reason": "nothing to criticise"})
+	fpCritic.Push(fakeprovider.Reply{ToolCalls: []fakeprovider.ToolCall{{ID: "call_e", Name: "end-without-answer", Pieces: []string{string(end)}}}})
+
+	r := runMur(t, homeDir, base, []string{fakeKey}, "run", "--roster", proj, "--json", "--task", "report")
+	lines := strings.Split(strings.TrimSpace(r.Stdout), "\n")
+	if r.Code != 0 {
+		if len(lines) == 2 {
+			rd := parseReady(t, lines[1]+"\n").RecordsDir
+			b, _ := os.ReadFile(filepath.Join(rd, trace.FileName))
+			t.Logf("the lead's trace:\n%s", b)
+		}
+		t.Fatalf("%+v", r)
+	}
+	var fl formationLine
+	if len(lines) != 2 || json.Unmarshal([]byte(lines[0]), &fl) != nil || len(fl.Peers) != 2 {
+		t.Fatalf("stdout %q", r.Stdout)
+	}
+	entry := parseReady(t, lines[1]+"\n")
+	if got, _ := os.ReadFile(filepath.Join(entry.RecordsDir, "out", "result.txt")); string(got) != "Worker counted 42 words; critic had nothing." {
+		t.Errorf("entry answer %q", got)
+	}
+
+	// The lead: both tools declared; two calls started, one round, one
+	// continuation holding both blocks.
+	tl := traceLines(t, entry.RecordsDir)
+	var declared []string
+	json.Unmarshal(tl[0].Fields["tools_declared"], &declared)
+	if strings.Join(declared, ",") != "call-member,end-without-answer" {
+		t.Errorf("tools_declared %v", declared)
+	}
+	starts, calls := byType(tl, trace.TypeMemberCallStart), byType(tl, trace.TypeMemberCall)
+	if len(starts) != 2 || len(calls) != 2 {
+		t.Fatalf("lead trace: %s", types(tl))
+	}
+	byMember := map[string]trace.Line{}
+	for _, c := range calls {
+		byMember[c.Str("member")] = c
+		if c.Str("member_task_id") == "" || c.Int("offers") != 1 {
+			t.Errorf("member_call %v", c.Fields)
+		}
+	}
+	if w := byMember["worker"]; w.Str("status") != "completed" || w.Int("answer_bytes") != 8 || string(w.Fields["reason"]) != "null" {
+		t.Errorf("worker's member_call %v", w.Fields)
+	}
+	if c := byMember["critic"]; c.Str("status") != "no_answer" || c.Str("reason") != "the member ended its task without an answer: nothing to criticise" {
+		t.Errorf("critic's member_call %v", c.Fields)
+	}
+	wait, cont := byType(tl, trace.TypeTaskWaiting), byType(tl, trace.TypeTaskContinued)
+	if len(cont) != 1 || string(cont[0].Fields["delegations"]) != "[]" {
+		t.Fatalf("task_continued %v", cont)
+	}
+	var delivered []string
+	json.Unmarshal(cont[0].Fields["member_calls"], &delivered)
+	wid, cid := byMember["worker"].Str("call_id"), byMember["critic"].Str("call_id")
+	if len(delivered) != 2 || delivered[0] != wid || delivered[1] != cid {
+		t.Errorf("task_continued.member_calls %v, want [%s %s]", delivered, wid, cid)
+	}
+	if len(wait) > 1 || (len(wait) == 1 && (wait[0].Int("outstanding") != 0 || wait[0].Int("member_calls") < 1)) {
+		t.Errorf("task_waiting %v", wait)
+	}
+	for _, tc := range byType(tl, trace.TypeToolCall) {
+		if tc.Str("tool_name") == "call-member" && tc.Str("kind") != "runtime" {
+			t.Errorf("tool_call %v", tc.Fields)
+		}
+	}
+	reqs := fpLead.Requests()
+	if len(reqs) != 3 {
+		t.Fatalf("lead model calls %d", len(reqs))
+	}
+	text := lastMessageText(t, reqs[2])
+	wb := "[call-member] call " + wid + " to worker ended completed:\n<untrusted-content source=member:worker>\nFormation member answered.\ncall_id: " + wid +
+		"\nmember: worker\ntask_id: " + byMember["worker"].Str("member_task_id") + "\nstatus: completed\nduration_ms: "
+	cb := "[call-member] call " + cid + " to critic ended no_answer:\n<untrusted-content source=member:critic>\n"
+	wi, ci := strings.Index(text, wb), strings.Index(text, cb)
+	if wi < 0 || ci < wi || !strings.Contains(text, "\nanswer:\n42 words\n</untrusted-content>\n\n[call-member]") ||
+		!strings.Contains(text, "\nstatus: no_answer\n") ||
+		!strings.HasSuffix(text, "\nanswer:\nnone (the member ended its task without an answer: nothing to criticise)\n</untrusted-content>") {
+		t.Errorf("continuation:\n%s", text)
+	}
+
+	// The callees: each task came on the lead's token; the critic's ended
+	// no_answer with its result file saying so, and its session still ends ok.
+	for _, p := range fl.Peers {
+		pl := traceLines(t, p.RecordsDir)
+		recv := lastOf(pl, "a2a_task_received")
+		if recv == nil || recv.Str("caller_member") != "lead" {
+			t.Errorf("%s a2a_task_received %v", p.Name, recv)
+		}
+		te := lastOf(pl, "task_end")
+		want := map[string]string{"worker": "ok", "critic": "no_answer"}[p.Name]
+		if te == nil || te.Str("exit_status") != want {
+			t.Errorf("%s task_end %v", p.Name, te)
+		}
+		if se := lastEnd(t, pl); se.Str("exit_status") != "ok" {
+			t.Errorf("%s session_end %v", p.Name, se.Fields)
+		}
+		if p.Name == "critic" {
+			if got, _ := os.ReadFile(filepath.Join(p.RecordsDir, "out", "result.txt")); string(got) != "no answer: nothing to criticise" {
+				t.Errorf("critic result.txt %q", got)
+			}
+			if n := len(fpCritic.Requests()); n != 1 {
+				t.Errorf("the critic's model was called %d times after end-without-answer", n)
+			}
+		}
+	}
+}
