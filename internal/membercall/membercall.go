@@ -1,4 +1,4 @@
-// Package membercall is a formation member's calls to the members its
+// Package membercall is a formation member's calls to its callees, the members its
 // roster lets it call (docs/formations.md): the call-member and
 // end-without-answer runtime tools, each call's life at the callee's door
 // (offers, busy re-offers, polling, the bound, its ending), and the
