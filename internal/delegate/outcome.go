@@ -311,15 +311,9 @@ func (r *Runtime) block(d *delegation) string {
 	}
 	fmt.Fprintf(&in, "workdir: %s\n", d.childDir)
 	in.WriteString(r.resultText(d))
-	b.WriteString(unfence(in.String()))
+	b.WriteString(agent.Unfence(in.String()))
 	b.WriteString("\n</untrusted-content>")
 	return b.String()
-}
-
-// unfence keeps a child's text from closing or opening a fence.
-func unfence(s string) string {
-	s = strings.ReplaceAll(s, "</untrusted-content>", "</untrusted-content\u200b>")
-	return strings.ReplaceAll(s, "<untrusted-content", "<untrusted-content\u200b")
 }
 
 // resultText is the block's result: ending, from the child's result file,

@@ -11,6 +11,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/murmur-go/murmur/internal/agent"
 	"github.com/murmur-go/murmur/internal/ids"
 	"github.com/murmur-go/murmur/internal/tools"
 )
@@ -220,15 +221,9 @@ func (r *Runtime) block(c *call) string {
 	fmt.Fprintf(&b, "<untrusted-content source=member:%s>\n", c.member)
 	in := fmt.Sprintf("Formation member answered.\ncall_id: %s\nmember: %s\ntask_id: %s\nstatus: %s\nduration_ms: %d\nanswer:\n%s",
 		c.id, c.member, memberTask, status, dur, answer)
-	b.WriteString(unfence(in))
+	b.WriteString(agent.Unfence(in))
 	b.WriteString("\n</untrusted-content>")
 	return b.String()
-}
-
-// unfence keeps a member's text from closing or opening a fence.
-func unfence(s string) string {
-	s = strings.ReplaceAll(s, "</untrusted-content>", "</untrusted-content\u200b>")
-	return strings.ReplaceAll(s, "<untrusted-content", "<untrusted-content\u200b")
 }
 
 // cut bounds an answer to MaxAnswerBytes (at a rune's start) and keeps
