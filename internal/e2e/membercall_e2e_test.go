@@ -1,14 +1,19 @@
 package e2e_test
 
 import (
+	"bufio"
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/murmur-go/murmur/internal/driver/fakeprovider"
 	"github.com/murmur-go/murmur/internal/e2e"
+	"github.com/murmur-go/murmur/internal/home"
+	"github.com/murmur-go/murmur/internal/running"
 	"github.com/murmur-go/murmur/internal/trace"
 )
 
@@ -156,4 +161,82 @@ reachability:
 			}
 		}
 	}
+}
+
+// TestFormationMemberCallCanceled: cancelling a task that waits on a member
+// call abandons the call — the member's task gets CancelTask — and the
+// cancel's residue and task_canceled name the call.
+func TestFormationMemberCallCanceled(t *testing.T) {
+	homeDir, base := t.TempDir(), t.TempDir()
+	e2e.ShareCompileCache(t, homeDir)
+	fpLead, fpWorker := fakeProvider(t, fakeprovider.Anthropic), fakeProvider(t, fakeprovider.Anthropic)
+	fakeModelCapsule(t, homeDir, filepath.Join(base, "lead"), "lead", "0.1.0", doorAuth, fpLead)
+	fakeModelCapsule(t, homeDir, filepath.Join(base, "worker"), "worker", "0.1.0", doorAuth+peerSleep, fpWorker)
+	proj := filepath.Join(base, "team")
+	os.MkdirAll(proj, 0o755)
+	writeRoster(t, proj, `roster_version: 1
+members:
+  - {name: lead, capsule: lead, version: "0.1.0", entry: true}
+  - {name: worker, capsule: worker, version: "0.1.0"}
+reachability:
+  - from: lead
+    to: [worker]
+`)
+	fpLead.Push(memberCallReply("think for a long time", "worker"), fakeprovider.Reply{Text: []string{"Waiting for the worker."}})
+	fpWorker.Push(fakeprovider.Reply{Hang: true}) // the member's model never answers
+
+	// The entry has no --task: it serves its door, and the test sends it one.
+	cmd := e2e.MurCmdEnv(t, homeDir, base, []string{fakeKey}, "run", "--roster", proj, "--json")
+	out, _ := cmd.StdoutPipe()
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { cmd.Process.Signal(syscall.SIGTERM); cmd.Wait() }()
+	br := bufio.NewReader(out)
+	line, _ := br.ReadString('\n')
+	var fl formationLine
+	if err := json.Unmarshal([]byte(line), &fl); err != nil || len(fl.Peers) != 1 {
+		t.Fatalf("formation line %q", line)
+	}
+	entry := readReady(t, br)
+	var rec running.Record
+	rb, _ := os.ReadFile(filepath.Join(home.Running(homeDir), entry.SessionID+".json"))
+	if json.Unmarshal(rb, &rec) != nil || rec.DoorToken == "" {
+		t.Fatalf("running record %s", rb)
+	}
+	url, op := "http://"+*entry.URL+"/", map[string][]string{"Authorization": {"Bearer " + rec.DoorToken}}
+	a := call(t, url, op, `{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"messageId":"m1","role":"ROLE_USER","parts":[{"text":"report"}]},"configuration":{"returnImmediately":true}}}`)
+	taskID := regexp.MustCompile(`tsk_[0-9a-f]{32}`).FindString(a.body)
+	if a.status != 200 || taskID == "" {
+		t.Fatalf("SendMessage: %d %s", a.status, a.body)
+	}
+	waitFor(t, "the lead to wait on its call", func() bool {
+		return lastOf(traceLines(t, entry.RecordsDir), trace.TypeTaskWaiting) != nil
+	})
+	waitFor(t, "the worker's model to be called", func() bool { return len(fpWorker.Requests()) == 1 })
+	start := lastOf(traceLines(t, entry.RecordsDir), trace.TypeMemberCallStart)
+	callID, memberTask := start.Str("call_id"), start.Str("member_task_id")
+
+	a = call(t, url, op, `{"jsonrpc":"2.0","id":2,"method":"CancelTask","params":{"id":"`+taskID+`"}}`)
+	if a.status != 200 || !strings.Contains(a.body, `"delegations":[]`) || !strings.Contains(a.body, `"member_calls":["`+callID+`"]`) {
+		t.Fatalf("CancelTask: %d %s", a.status, a.body)
+	}
+	waitFor(t, "the call to end abandoned", func() bool {
+		return lastOf(traceLines(t, entry.RecordsDir), trace.TypeMemberCall) != nil
+	})
+	tl := traceLines(t, entry.RecordsDir)
+	if mc := lastOf(tl, trace.TypeMemberCall); mc.Str("status") != "abandoned" || mc.Str("member_task_id") != memberTask {
+		t.Errorf("member_call %v", mc.Fields)
+	}
+	if tc := lastOf(tl, trace.TypeTaskCanceled); tc == nil || tc.Str("phase") != "waiting" || string(tc.Fields["member_call_ids"]) != `["`+callID+`"]` {
+		t.Errorf("task_canceled %v", tc)
+	}
+	if len(byType(tl, trace.TypeTaskContinued)) != 0 {
+		t.Error("an abandoned call was delivered")
+	}
+	waitFor(t, "the member's task to be cancelled", func() bool {
+		tc := lastOf(traceLines(t, fl.Peers[0].RecordsDir), trace.TypeTaskCanceled)
+		return tc != nil && tc.Str("task_id") == memberTask
+	})
 }
