@@ -123,10 +123,7 @@ func (t *CallTool) Call(ctx context.Context, c *tools.Call) tools.Outcome {
 		cancel()
 		return refuse("%s", refusal)
 	}
-	cl.traceparent = r.cfg.Recorder.OpenToolCall(c.Task.ParentID, c.Task.ID)
-	if cl.traceparent == "" {
-		cl.traceparent = c.Task.TraceParent
-	}
+	cl.traceparent = r.cfg.Recorder.OpenMemberCall(c.Task.ParentID, cl.id, member)
 	go r.run(cctx, cl, r.cfg.Callees.Token(member))
 	var o offer
 	select {

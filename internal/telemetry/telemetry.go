@@ -44,6 +44,9 @@ const (
 	SpanInference  = "capsule.inference"
 	SpanShell      = "capsule.shell"
 	SpanDelegation = "capsule.delegation"
+	// SpanMemberCall is a formation member's call-member call
+	// (docs/formations.md).
+	SpanMemberCall = "capsule.member_call"
 	// SpanCallDenied and SpanApproval are the policy gate's (docs/policy.md).
 	SpanCallDenied = "capsule.call_denied"
 	SpanApproval   = "capsule.approval"
