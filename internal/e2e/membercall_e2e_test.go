@@ -136,6 +136,28 @@ reachability:
 		t.Errorf("continuation:\n%s", text)
 	}
 
+	// mur trace show frm_…: one row per call, in call-id order.
+	ts := runMur(t, homeDir, base, nil, "trace", "show", fl.FormationID)
+	if ts.Code != 0 || !strings.Contains(ts.Stdout, "\ncalls: 2\n  "+wid+"  lead → worker  completed  ") ||
+		!strings.Contains(ts.Stdout, "\n  "+cid+"  lead → critic  no_answer  ") {
+		t.Errorf("mur trace show:\n%+v", ts)
+	}
+	var tj struct {
+		Calls []struct {
+			CallID           string `json:"call_id"`
+			From, To, Status string
+			Offers           int
+			MemberTaskID     *string `json:"member_task_id"`
+			DurationMS       *int64  `json:"duration_ms"`
+		} `json:"calls"`
+	}
+	if tr := runMur(t, homeDir, base, nil, "trace", "show", fl.FormationID, "--json"); tr.Code != 0 || json.Unmarshal([]byte(tr.Stdout), &tj) != nil ||
+		len(tj.Calls) != 2 || tj.Calls[0].CallID != wid || tj.Calls[0].From != "lead" || tj.Calls[0].To != "worker" || tj.Calls[0].Status != "completed" ||
+		tj.Calls[0].Offers != 1 || tj.Calls[0].MemberTaskID == nil || *tj.Calls[0].MemberTaskID != byMember["worker"].Str("member_task_id") ||
+		tj.Calls[0].DurationMS == nil || tj.Calls[1].Status != "no_answer" {
+		t.Errorf("mur trace show --json: %+v", tr)
+	}
+
 	// The callees: each task came on the lead's token; the critic's ended
 	// no_answer with its result file saying so, and its session still ends ok.
 	for _, p := range fl.Peers {
