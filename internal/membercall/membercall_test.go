@@ -155,11 +155,15 @@ func newFixture(t *testing.T, url string, deadline time.Duration) *fixture {
 	return &fixture{rt: rt, trace: path, rec: rec, dir: dir}
 }
 
-// call makes one call-member call from task tsk_1 (sent by member "lead").
+// call makes one call-member call from task tsk_1.
 func (f *fixture) call(t *testing.T, input string) tools.Outcome {
 	t.Helper()
-	return (&CallTool{f.rt}).Call(context.Background(), &tools.Call{Input: wit.ToolInput{Data: &input},
-		Task: &tools.TaskCall{TaskID: "tsk_1", ID: "call_1", Lines: f.rec}})
+	return (&CallTool{f.rt}).Call(context.Background(), callFor("tsk_1", input, f.rec))
+}
+
+// callFor is a model's call from task with input.
+func callFor(task, input string, rec *trace.Recorder) *tools.Call {
+	return &tools.Call{Input: wit.ToolInput{Data: &input}, Task: &tools.TaskCall{TaskID: task, ID: "call_1", Lines: rec}}
 }
 
 // lines are the trace's lines of one type, as JSON objects.
@@ -179,10 +183,16 @@ func (f *fixture) lines(t *testing.T, typ string) []map[string]any {
 	return out
 }
 
-// wait is the round's wait for the task's calls, then its blocks.
+// wait is the round's wait for tsk_1's calls, then its blocks.
 func (f *fixture) wait(t *testing.T) ([]string, []string) {
 	t.Helper()
-	c := f.rt.Claim("tsk_1")
+	return waitTask(t, f, "tsk_1")
+}
+
+// waitTask is the round's wait for task's calls, then its blocks.
+func waitTask(t *testing.T, f *fixture, task string) ([]string, []string) {
+	t.Helper()
+	c := f.rt.Claim(task)
 	if c == nil {
 		t.Fatal("nothing to claim")
 	}
