@@ -27,6 +27,31 @@ func memberCallReply(task string, members ...string) fakeprovider.Reply {
 	return r
 }
 
+// fakeFormation publishes one fake-model agent capsule per member (the
+// first the entry, the others peers that sleep after a task; every door
+// authenticated) and writes their roster with reachability (its YAML
+// list), returning each member's fake provider and the roster's folder.
+func fakeFormation(t *testing.T, homeDir, base string, members []string, reachability string) ([]*fakeprovider.Server, string) {
+	t.Helper()
+	e2e.ShareCompileCache(t, homeDir)
+	var fps []*fakeprovider.Server
+	roster := "roster_version: 1\nmembers:\n"
+	for i, m := range members {
+		fp := fakeProvider(t, fakeprovider.Anthropic)
+		extra, entry := doorAuth+peerSleep, ""
+		if i == 0 {
+			extra, entry = doorAuth, ", entry: true"
+		}
+		fakeModelCapsule(t, homeDir, filepath.Join(base, m), m, "0.1.0", extra, fp)
+		roster += "  - {name: " + m + ", capsule: " + m + `, version: "0.1.0"` + entry + "}\n"
+		fps = append(fps, fp)
+	}
+	proj := filepath.Join(base, "team")
+	os.MkdirAll(proj, 0o755)
+	writeRoster(t, proj, roster+"reachability:"+reachability)
+	return fps, proj
+}
+
 // TestFormationMemberCalls runs a formation through the real binaries: the
 // lead's model calls two members in one turn; worker answers, critic (a
 // middle member: it may call worker, so it has end-without-answer) ends
@@ -35,24 +60,13 @@ func memberCallReply(task string, members ...string) fakeprovider.Reply {
 // each side say so.
 func TestFormationMemberCalls(t *testing.T) {
 	homeDir, base := t.TempDir(), t.TempDir()
-	e2e.ShareCompileCache(t, homeDir)
-	fpLead, fpWorker, fpCritic := fakeProvider(t, fakeprovider.Anthropic), fakeProvider(t, fakeprovider.Anthropic), fakeProvider(t, fakeprovider.Anthropic)
-	fakeModelCapsule(t, homeDir, filepath.Join(base, "lead"), "lead", "0.1.0", doorAuth, fpLead)
-	fakeModelCapsule(t, homeDir, filepath.Join(base, "worker"), "worker", "0.1.0", doorAuth+peerSleep, fpWorker)
-	fakeModelCapsule(t, homeDir, filepath.Join(base, "critic"), "critic", "0.1.0", doorAuth+peerSleep, fpCritic)
-	proj := filepath.Join(base, "team")
-	os.MkdirAll(proj, 0o755)
-	writeRoster(t, proj, `roster_version: 1
-members:
-  - {name: lead, capsule: lead, version: "0.1.0", entry: true}
-  - {name: worker, capsule: worker, version: "0.1.0"}
-  - {name: critic, capsule: critic, version: "0.1.0"}
-reachability:
+	fps, proj := fakeFormation(t, homeDir, base, []string{"lead", "worker", "critic"}, `
   - from: lead
     to: [worker, critic]
   - from: critic
     to: [worker]
 `)
+	fpLead, fpWorker, fpCritic := fps[0], fps[1], fps[2]
 	fpLead.Push(memberCallReply("count the words", "worker", "critic"), fakeprovider.Reply{Text: []string{"Waiting for both."}},
 		fakeprovider.Reply{Text: []string{"Worker counted 42 words; critic had nothing."}})
 	fpWorker.Push(fakeprovider.Reply{Text: []string{"42 words"}})
@@ -190,20 +204,11 @@ reachability:
 // cancel's residue and task_canceled name the call.
 func TestFormationMemberCallCanceled(t *testing.T) {
 	homeDir, base := t.TempDir(), t.TempDir()
-	e2e.ShareCompileCache(t, homeDir)
-	fpLead, fpWorker := fakeProvider(t, fakeprovider.Anthropic), fakeProvider(t, fakeprovider.Anthropic)
-	fakeModelCapsule(t, homeDir, filepath.Join(base, "lead"), "lead", "0.1.0", doorAuth, fpLead)
-	fakeModelCapsule(t, homeDir, filepath.Join(base, "worker"), "worker", "0.1.0", doorAuth+peerSleep, fpWorker)
-	proj := filepath.Join(base, "team")
-	os.MkdirAll(proj, 0o755)
-	writeRoster(t, proj, `roster_version: 1
-members:
-  - {name: lead, capsule: lead, version: "0.1.0", entry: true}
-  - {name: worker, capsule: worker, version: "0.1.0"}
-reachability:
+	fps, proj := fakeFormation(t, homeDir, base, []string{"lead", "worker"}, `
   - from: lead
     to: [worker]
 `)
+	fpLead, fpWorker := fps[0], fps[1]
 	fpLead.Push(memberCallReply("think for a long time", "worker"), fakeprovider.Reply{Text: []string{"Waiting for the worker."}})
 	fpWorker.Push(fakeprovider.Reply{Hang: true}) // the member's model never answers
 
