@@ -45,7 +45,7 @@ func Open(e trace.SpanExport) (trace.SpanSink, error) {
 		return nil, nil
 	}
 	s, err := Start(e.Endpoint, Identity{SessionID: e.SessionID, CapsuleName: e.CapsuleName,
-		CapsuleVersion: e.CapsuleVersion, Kind: e.Kind}, e.LogPath, Options{}, e.Started)
+		CapsuleVersion: e.CapsuleVersion, Kind: e.Kind, FormationID: e.FormationID}, e.LogPath, Options{}, e.Started)
 	if err != nil {
 		return nil, err
 	}

@@ -19,7 +19,7 @@ func TestLinesBecomeSpans(t *testing.T) {
 	defer srv.Close()
 	dir := t.TempDir()
 	sink, err := Open(trace.SpanExport{Endpoint: srv.URL, SessionID: "ses_l", CapsuleName: "local/agent", CapsuleVersion: "0.2.0",
-		Kind: "agent", LogPath: filepath.Join(dir, "otel.log"), Started: time.Now()})
+		Kind: "agent", LogPath: filepath.Join(dir, "otel.log"), Started: time.Now(), FormationID: "frm_1"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -46,6 +46,9 @@ func TestLinesBecomeSpans(t *testing.T) {
 	rec.EndAgent("ok", "", true)
 
 	root, ts := c.one(t, SpanSession), c.one(t, SpanTask)
+	if attrs(root)["murmur.formation_id"] != "frm_1" {
+		t.Errorf("session span %v", attrs(root))
+	}
 	if !under(ts, root) || attrs(ts)["task_id"] != "tsk_1" || attrs(ts)["tool_errors"] != int64(1) {
 		t.Errorf("task span %v", attrs(ts))
 	}

@@ -58,6 +58,7 @@ type Identity struct {
 	CapsuleName    string
 	CapsuleVersion string
 	Kind           string // script | agent
+	FormationID    string // "" for a session in no formation
 }
 
 // Options tune export; zero values are the defaults.
@@ -167,6 +168,9 @@ func Start(endpoint string, id Identity, logPath string, opts Options, started t
 			attribute.String("capsule_version", id.CapsuleVersion),
 			attribute.String("kind", id.Kind),
 		))
+	if id.FormationID != "" {
+		s.root.SetAttributes(attribute.String("murmur.formation_id", id.FormationID))
+	}
 	logger.Info("exporting spans", "endpoint", tgt.url, "session_id", id.SessionID)
 	return s, nil
 }

@@ -47,6 +47,9 @@ type SpanExport struct {
 	// Endpoint is observability.otel_endpoint.
 	Endpoint                                     string
 	SessionID, CapsuleName, CapsuleVersion, Kind string
+	// FormationID is the session's formation ("" for none): the session
+	// span's murmur.formation_id.
+	FormationID string
 	// LogPath is the session's logs/otel.log.
 	LogPath string
 	Started time.Time
