@@ -41,6 +41,10 @@ type delegation struct {
 	lifeline              *os.File // the write end; never written
 	stderrTail            *tail
 	exitedCh              chan struct{}
+	// doorToken is the operator token minted for the child and handed in
+	// its approval line: every request to its door presents it. Never log
+	// it.
+	doorToken string
 	// decided is closed once the call knows whether the delegation started
 	// (its delegation_start written) or failed; the launcher builds no
 	// outcome before then, and none for a failed one, so a child that
@@ -119,6 +123,13 @@ func (r *Runtime) launch(ctx context.Context, d *delegation, g roostapi.Grant, t
 	if err != nil {
 		return fmt.Errorf("the child's log cannot be opened: %w", err)
 	}
+	// Minted for every child, before the parent knows its kind (as the
+	// task field): a child whose door declares network.authentication takes
+	// it as its operator token, any other ignores it.
+	if d.doorToken, err = doorapi.NewOperatorToken(); err != nil {
+		logFile.Close()
+		return fmt.Errorf("the child's door token cannot be made: %w", err)
+	}
 	lr, lw, err := os.Pipe()
 	if err != nil {
 		logFile.Close()
@@ -169,7 +180,7 @@ func (r *Runtime) launch(ctx context.Context, d *delegation, g roostapi.Grant, t
 		r.childExited(d)
 	}()
 	_, _ = stdin.Write(launchapi.Launched{Approval: g.Approval, ParentTier: r.cfg.Tier, Snapshot: d.snapshot, Task: scriptTask(task),
-		SpawnedBy: r.cfg.SessionID, DelegationID: d.id}.Line())
+		SpawnedBy: r.cfg.SessionID, DelegationID: d.id, DoorToken: d.doorToken}.Line())
 	stdin.Close()
 
 	rd, err := readReady(stdout, d.exitedCh)
@@ -185,7 +196,7 @@ func (r *Runtime) launch(ctx context.Context, d *delegation, g roostapi.Grant, t
 		return nil // a script child reads its task from standard input
 	}
 	d.url = "http://" + *rd.URL
-	if err := deliver(ctx, d.url, d, task, traceparent); err != nil {
+	if err := deliver(ctx, d, task, traceparent); err != nil {
 		return r.abort(d, err)
 	}
 	d.tDelivered = time.Now()
@@ -232,12 +243,20 @@ func readReady(stdout io.Reader, exited <-chan struct{}) (launchapi.Ready, error
 	return launchapi.ParseReady(g.line)
 }
 
+// door is the client of the child's door: it presents the child's door
+// token, which an authenticated door requires and a public one ignores.
+func (d *delegation) door() *doorapi.Client {
+	c := doorapi.NewClient(doorapi.Endpoint(d.url), nil)
+	c.Token = d.doorToken
+	return c
+}
+
 // deliver sends an agent child its task (x-murmur-task-origin: delegation,
 // returnImmediately), retrying while its listener comes up, within the
 // delivery bound. The child is started once it answers with a task that is
 // not rejected.
-func deliver(ctx context.Context, doorURL string, d *delegation, task, traceparent string) error {
-	door := doorapi.NewClient(doorapi.Endpoint(doorURL), nil)
+func deliver(ctx context.Context, d *delegation, task, traceparent string) error {
+	door := d.door()
 	t := doorapi.Task{
 		Message:     &a2a.Message{ID: ids.New(ids.Event), Role: a2a.MessageRoleUser, Parts: a2a.ContentParts{a2a.NewTextPart(task)}},
 		Origin:      doorapi.OriginDelegation,
@@ -245,10 +264,18 @@ func deliver(ctx context.Context, doorURL string, d *delegation, task, tracepare
 	}
 	deadline := time.Now().Add(DeliveryBound)
 	var last error
-	for {
-		d.childTask, last = sendTask(ctx, door, t)
-		if last == nil {
-			return nil
+	for verified := false; ; {
+		// The task goes only to the door that answers as the child's
+		// session: the address it reported may be a port it freed and
+		// another process took since.
+		if !verified {
+			last = sameSession(ctx, door, d.sessionID)
+			verified = last == nil
+		}
+		if verified {
+			if d.childTask, last = sendTask(ctx, door, t); last == nil {
+				return nil
+			}
 		}
 		var perm permanent
 		if errors.As(last, &perm) || time.Now().After(deadline) || d.exited() {
@@ -265,12 +292,32 @@ func deliver(ctx context.Context, doorURL string, d *delegation, task, tracepare
 
 type permanent struct{ error }
 
+// sameSession asks the door's agent card which session it serves.
+func sameSession(ctx context.Context, door *doorapi.Client, want string) error {
+	cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	sid, err := door.CardSessionID(cctx)
+	if err != nil {
+		return err
+	}
+	if sid != want {
+		return fmt.Errorf("the door at its address answers as session %s, not its %s", sid, want)
+	}
+	return nil
+}
+
 // sendTask makes one attempt. An answer settles the call (a refusal is
 // permanent); a request that got no answer is worth another try.
 func sendTask(ctx context.Context, door *doorapi.Client, t doorapi.Task) (string, error) {
 	cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	res, err := door.SendTask(cctx, t)
+	var refused *doorapi.RefusalError
+	if errors.As(err, &refused) {
+		// An authenticated door that does not take the parent's token (a
+		// child that did not take door_token) answers the same every time.
+		return "", permanent{fmt.Errorf("its door refused the task: %w", err)}
+	}
 	if code, answered := doorapi.CodeOf(err); answered {
 		return "", permanent{fmt.Errorf("its door refused the task (%d): %s (lifecycle.task_acceptance)", code, err.Error())}
 	}

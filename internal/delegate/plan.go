@@ -152,7 +152,7 @@ func (r *Runtime) awaitStep(ctx context.Context, d *delegation) (outcome, reason
 			return StatusTerminated, r.stepDeadlineReason(), nil
 		}
 	}
-	door := doorapi.NewClient(doorapi.Endpoint(d.url), nil)
+	door := d.door()
 	tick := time.NewTicker(PollEvery)
 	defer tick.Stop()
 	for {

@@ -2,9 +2,7 @@ package door
 
 import (
 	"crypto/ed25519"
-	"crypto/rand"
 	"crypto/subtle"
-	"encoding/base64"
 	"fmt"
 	"net/http"
 	"strings"
@@ -12,19 +10,6 @@ import (
 	"github.com/murmur-go/murmur/internal/door/doorapi"
 	"github.com/murmur-go/murmur/internal/formation"
 )
-
-// OperatorTokenPrefix begins a door's operator token.
-const OperatorTokenPrefix = "mdt1."
-
-// NewOperatorToken makes an operator token: mdt1. and base64url (no
-// padding) of 32 random bytes. Opaque: the door compares it in constant time.
-func NewOperatorToken() (string, error) {
-	var b [32]byte
-	if _, err := rand.Read(b[:]); err != nil {
-		return "", err
-	}
-	return OperatorTokenPrefix + base64.RawURLEncoding.EncodeToString(b[:]), nil
-}
 
 // Auth is what a door asks of its callers (docs/formations.md): the
 // manifest's network.authentication (a bearer token: the operator token or

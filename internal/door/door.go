@@ -1,8 +1,9 @@
 // Package door is an agent capsule's A2A 1.0 door (docs/door.md): a plain
 // front handler that owns the A2A-Version check, the body bound, murmur's own
 // method murmur.StopSession and errors, and routing by x-murmur-task-origin,
-// in front of a2a-go's JSON-RPC handler and task machinery; and the tasks and
-// their lifecycle (task_acceptance, after_task, queue, cancel, input).
+// in front of a2a-go's JSON-RPC handler (the wire) over the door's own
+// request handler (handler.go); and the tasks and their lifecycle
+// (task_acceptance, after_task, queue, cancel, input).
 //
 // The door runs no model. Each task is handed to a Runner (the inference
 // loop), which streams through Events and returns an Outcome.
@@ -118,8 +119,8 @@ type Server struct {
 	cfg   Config
 	log   *slog.Logger
 	store *memStore
-	inner a2asrv.RequestHandler // our lifecycle wrapper over a2a-go's handler
-	rpc   http.Handler          // a2a-go's JSON-RPC handler over inner
+	h     *handler     // the A2A methods over the door's tasks
+	rpc   http.Handler // a2a-go's JSON-RPC handler over h
 	card  []byte
 
 	// baseCtx parents every runner's context; cancelled by Close.
@@ -203,12 +204,10 @@ func New(cfg Config) (*Server, error) {
 		return nil, fmt.Errorf("door: agent card: %w", err)
 	}
 	s.card = card
-	base := a2asrv.NewHandler(&executor{s: s},
-		a2asrv.WithTaskStore(s.store),
-		a2asrv.WithLogger(cfg.Logger),
-	)
-	s.inner = &lifecycle{RequestHandler: base, s: s}
-	s.rpc = a2asrv.NewJSONRPCHandler(s.inner)
+	s.h = &handler{s: s}
+	// a2a-go's call interceptor stack (its call context and logger), as
+	// a2asrv.NewHandler puts in front of its own handler.
+	s.rpc = a2asrv.NewJSONRPCHandler(&a2asrv.InterceptedHandler{Handler: s.h, Logger: cfg.Logger})
 	return s, nil
 }
 
@@ -405,8 +404,8 @@ func (s *Server) serveRPC(w http.ResponseWriter, r *http.Request) {
 		}
 	case methodGetPushConfig, methodCreatePushConfig, methodListPushConfigs, methodDeletePushConfig,
 		methodGetExtendedCard:
-		// a2a-go answers these: push configs -32003 (the door has no push
-		// store or sender), the extended card -32004 (lifecycle).
+		// The request handler answers these: push configs -32003 (the door
+		// has no push store or sender), the extended card -32004.
 	default:
 		writeError(w, env.ID, &RPCError{Code: doorapi.CodeMethodNotFound, Message: fmt.Sprintf("method %q is not served here", env.Method)})
 		return

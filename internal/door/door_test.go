@@ -636,6 +636,39 @@ func TestInputRequired(t *testing.T) {
 	}
 }
 
+// TestReplyHistory: a reply with returnImmediately answers the task WORKING
+// again; the finished task's history is what a2a-go's handler made of it:
+// the message, the reply, then the question (moved there by the WORKING
+// status that followed the reply); a reply in another context is refused.
+func TestReplyHistory(t *testing.T) {
+	f := start(t, "single", "sleep", 0)
+	ask := f.send(t, "ask", false)
+	wrong := userMsg("red")
+	wrong.TaskID, wrong.ContextID = ask.ID, "ctx_other"
+	if _, err := f.client.SendMessage(context.Background(), &a2a.SendMessageRequest{Message: wrong}); err == nil ||
+		!strings.Contains(err.Error(), "message contextID different from task contextID") {
+		t.Fatalf("reply in another context: %v", err)
+	}
+	reply := userMsg("teal")
+	reply.TaskID = ask.ID
+	res, err := f.client.SendMessage(context.Background(), &a2a.SendMessageRequest{Message: reply,
+		Config: &a2a.SendMessageConfig{ReturnImmediately: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := res.(*a2a.Task); got.Status.State != a2a.TaskStateWorking {
+		t.Fatalf("immediate reply answered %s", got.Status.State)
+	}
+	done := f.waitState(t, ask.ID, a2a.TaskStateCompleted)
+	var hist []string
+	for _, m := range done.History {
+		hist = append(hist, string(m.Role)+":"+m.Parts[0].Text())
+	}
+	if want := "[ROLE_USER:ask ROLE_USER:teal ROLE_AGENT:which colour?]"; fmt.Sprint(hist) != want {
+		t.Fatalf("history %v, want %s", hist, want)
+	}
+}
+
 func TestNoneAcceptance(t *testing.T) {
 	f := start(t, "none", "exit", 0)
 	if r := post(t, f.url, v10, sendBody(`{"text":"echo a"}`)); r.Error == nil || r.Error.Code != -32004 {

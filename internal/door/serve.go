@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"sync"
 	"time"
+
+	"github.com/murmur-go/murmur/internal/door/doorapi"
 )
 
 // The door's connection bounds (Serve). A POST /'s read deadline is lifted
@@ -52,11 +54,6 @@ type Refusal struct {
 	Header  http.Header
 }
 
-type refusalBody struct {
-	Error   string `json:"error"`
-	Message string `json:"message"`
-}
-
 func writeRefusal(w http.ResponseWriter, r *Refusal) {
 	for k, vs := range r.Header {
 		w.Header()[k] = vs
@@ -65,7 +62,7 @@ func writeRefusal(w http.ResponseWriter, r *Refusal) {
 	w.WriteHeader(r.Status)
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false) // the sentences are read as written: "<token>"
-	_ = enc.Encode(refusalBody{r.Error, r.Message})
+	_ = enc.Encode(doorapi.RefusalBody{Error: r.Error, Message: r.Message})
 }
 
 // Serve serves the door on ln until Shutdown or Close of ln. Only
@@ -194,7 +191,7 @@ func (l *doorListener) refuse(c net.Conn, uid uint32, err error) {
 	go func() {
 		defer func() { <-l.refusing }()
 		defer c.Close()
-		body, _ := json.Marshal(refusalBody{RuleSameUser, msg})
+		body, _ := json.Marshal(doorapi.RefusalBody{Error: RuleSameUser, Message: msg})
 		_ = c.SetDeadline(time.Now().Add(l.lim.refuseLinger))
 		_, _ = io.WriteString(c, "HTTP/1.1 403 Forbidden\r\nContent-Type: application/json\r\nContent-Length: "+
 			strconv.Itoa(len(body)+1)+"\r\nConnection: close\r\n\r\n"+string(body)+"\n")

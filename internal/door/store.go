@@ -3,8 +3,6 @@ package door
 import (
 	"context"
 	"encoding/base64"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -13,14 +11,12 @@ import (
 	"time"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
-	"github.com/a2aproject/a2a-go/v2/a2asrv/taskstore"
 )
 
-// memStore is the door's task store: taskstore.InMemory's contract (a copy
-// in on Create/Update, a copy out on Get, versions checked on Update) with a
-// typed deep copy of a2a.Task. a2a-go's store copies by a gob round trip
-// that recompiles its type descriptors on every call; that was the larger
-// part of a SendMessage's CPU.
+// memStore is where the door publishes its tasks' snapshots (task.cur) for
+// GetTask and ListTasks. A snapshot is never changed once put, so the store
+// keeps it as it is and hands it out as it is: readers that trim one (a
+// history cut) cut a shallow copy.
 //
 // The door has no authenticated users: every task is the anonymous user's,
 // so List (ListTasks) lists every task the door keeps. Delete is the door's
@@ -33,69 +29,29 @@ type memStore struct {
 
 type storedTask struct {
 	task    *a2a.Task
-	version taskstore.TaskVersion
 	updated time.Time // when the store last took this task: ListTasks' order and cursor
 }
-
-var _ taskstore.Store = (*memStore)(nil)
 
 func newMemStore() *memStore {
 	return &memStore{tasks: make(map[a2a.TaskID]*storedTask), now: func() time.Time { return time.Now().Round(0) }}
 }
 
-// Create stores a copy of task at version 1; taskstore.ErrTaskAlreadyExists
-// when its ID is taken.
-func (m *memStore) Create(_ context.Context, task *a2a.Task) (taskstore.TaskVersion, error) {
-	cp, err := copyTask(task)
-	if err != nil {
-		return taskstore.TaskVersionMissing, fmt.Errorf("task store: create %s: %w", task.ID, err)
-	}
+// put publishes t as its task's snapshot; the caller never changes t after.
+func (m *memStore) put(t *a2a.Task) {
+	st := &storedTask{task: t, updated: m.now()}
 	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.tasks[task.ID] != nil {
-		return taskstore.TaskVersionMissing, taskstore.ErrTaskAlreadyExists
-	}
-	m.tasks[task.ID] = &storedTask{task: cp, version: 1, updated: m.now()}
-	return 1, nil
+	m.tasks[t.ID] = st
+	m.mu.Unlock()
 }
 
-// Update replaces the stored task with a copy of req.Task: a2a.ErrTaskNotFound
-// when there is none, taskstore.ErrConcurrentModification when
-// req.PrevVersion is set and is not the stored version.
-func (m *memStore) Update(_ context.Context, req *taskstore.UpdateRequest) (taskstore.TaskVersion, error) {
-	cp, err := copyTask(req.Task)
-	if err != nil {
-		return taskstore.TaskVersionMissing, fmt.Errorf("task store: update %s: %w", req.Task.ID, err)
-	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	st := m.tasks[req.Task.ID]
-	if st == nil {
-		return taskstore.TaskVersionMissing, a2a.ErrTaskNotFound
-	}
-	if req.PrevVersion != taskstore.TaskVersionMissing && st.version != req.PrevVersion {
-		return taskstore.TaskVersionMissing, taskstore.ErrConcurrentModification
-	}
-	v := st.version + 1
-	m.tasks[req.Task.ID] = &storedTask{task: cp, version: v, updated: m.now()}
-	return v, nil
-}
-
-// Get returns a copy of the stored task and its version, or a2a.ErrTaskNotFound.
-func (m *memStore) Get(_ context.Context, id a2a.TaskID) (*taskstore.StoredTask, error) {
+// get is the task's snapshot (nil when there is none); not to be changed.
+func (m *memStore) get(id a2a.TaskID) *a2a.Task {
 	m.mu.RLock()
-	st := m.tasks[id]
-	m.mu.RUnlock()
-	if st == nil {
-		return nil, a2a.ErrTaskNotFound
+	defer m.mu.RUnlock()
+	if st := m.tasks[id]; st != nil {
+		return st.task
 	}
-	// Stored tasks are never mutated in place (Update swaps the record), so
-	// copying outside the lock is safe.
-	cp, err := copyTask(st.task)
-	if err != nil {
-		return nil, fmt.Errorf("task store: get %s: %w", id, err)
-	}
-	return &taskstore.StoredTask{Task: cp, Version: st.version}, nil
+	return nil
 }
 
 // Delete forgets a task; the door calls it for ended tasks only.
@@ -103,15 +59,6 @@ func (m *memStore) Delete(id a2a.TaskID) {
 	m.mu.Lock()
 	delete(m.tasks, id)
 	m.mu.Unlock()
-}
-
-// terminal says whether the stored task is in a terminal state, that is
-// a2a-go has written its last update.
-func (m *memStore) terminal(id a2a.TaskID) bool {
-	m.mu.RLock()
-	defer m.mu.RUnlock()
-	st := m.tasks[id]
-	return st != nil && st.task.Status.State.Terminal()
 }
 
 // ListTasks' page sizes (A2A 1.0): 1 to 100, 50 when unset.
@@ -170,7 +117,7 @@ func (m *memStore) List(_ context.Context, req *a2a.ListTasksRequest) (*a2a.List
 	}
 	out := &a2a.ListTasksResponse{Tasks: make([]*a2a.Task, 0, len(page)), TotalSize: total, PageSize: size, NextPageToken: next}
 	for _, st := range page {
-		// Stored tasks are never mutated in place; trim a shallow copy.
+		// Snapshots are never changed; trim a shallow copy.
 		t := *st.task
 		if !req.IncludeArtifacts {
 			t.Artifacts = nil
@@ -180,11 +127,7 @@ func (m *memStore) List(_ context.Context, req *a2a.ListTasksRequest) (*a2a.List
 				t.History = t.History[len(t.History)-n:]
 			}
 		}
-		cp, err := copyTask(&t)
-		if err != nil {
-			return nil, fmt.Errorf("task store: list %s: %w", t.ID, err)
-		}
-		out.Tasks = append(out.Tasks, cp)
+		out.Tasks = append(out.Tasks, &t)
 	}
 	return out, nil
 }
@@ -263,172 +206,4 @@ func decodeCursor(tok string) (pageCursor, error) {
 		return pageCursor{}, bad
 	}
 	return pageCursor{time.Unix(0, n), a2a.TaskID(id)}, nil
-}
-
-// maxMetaDepth bounds metadata nesting, so a cycle (which a2a-go's store
-// rejects too) is an error rather than an endless copy.
-const maxMetaDepth = 64
-
-var errMetaDepth = errors.New("metadata nested deeper than 64 levels (a circular reference?)")
-
-// copyTask deeply copies t: nothing reachable from the result is shared with
-// t. Metadata and Data parts may hold JSON's values (nil, bool, numbers,
-// string, []any, map[string]any) or the door's own delegationList; anything else is an error, as it would be
-// on the wire. TestCopyTaskCoversEveryField fails when a2a-go adds a field.
-func copyTask(t *a2a.Task) (*a2a.Task, error) {
-	if t == nil {
-		return nil, nil
-	}
-	c := *t
-	var err error
-	if c.Artifacts != nil {
-		c.Artifacts = make([]*a2a.Artifact, len(t.Artifacts))
-		for i, a := range t.Artifacts {
-			if c.Artifacts[i], err = copyArtifact(a); err != nil {
-				return nil, err
-			}
-		}
-	}
-	if c.History != nil {
-		c.History = make([]*a2a.Message, len(t.History))
-		for i, msg := range t.History {
-			if c.History[i], err = copyMessage(msg); err != nil {
-				return nil, err
-			}
-		}
-	}
-	if c.Metadata, err = copyMeta(t.Metadata); err != nil {
-		return nil, err
-	}
-	if c.Status.Message, err = copyMessage(t.Status.Message); err != nil {
-		return nil, err
-	}
-	if t.Status.Timestamp != nil {
-		ts := *t.Status.Timestamp
-		c.Status.Timestamp = &ts
-	}
-	return &c, nil
-}
-
-func copyMessage(m *a2a.Message) (*a2a.Message, error) {
-	if m == nil {
-		return nil, nil
-	}
-	c := *m
-	c.Extensions = slices.Clone(m.Extensions)
-	c.ReferenceTasks = slices.Clone(m.ReferenceTasks)
-	var err error
-	if c.Metadata, err = copyMeta(m.Metadata); err != nil {
-		return nil, err
-	}
-	if c.Parts, err = copyParts(m.Parts); err != nil {
-		return nil, err
-	}
-	return &c, nil
-}
-
-func copyArtifact(a *a2a.Artifact) (*a2a.Artifact, error) {
-	if a == nil {
-		return nil, nil
-	}
-	c := *a
-	c.Extensions = slices.Clone(a.Extensions)
-	var err error
-	if c.Metadata, err = copyMeta(a.Metadata); err != nil {
-		return nil, err
-	}
-	if c.Parts, err = copyParts(a.Parts); err != nil {
-		return nil, err
-	}
-	return &c, nil
-}
-
-func copyParts(ps a2a.ContentParts) (a2a.ContentParts, error) {
-	if ps == nil {
-		return nil, nil
-	}
-	out := make(a2a.ContentParts, len(ps))
-	for i, p := range ps {
-		if p == nil {
-			continue
-		}
-		c := *p
-		var err error
-		if c.Metadata, err = copyMeta(p.Metadata); err != nil {
-			return nil, err
-		}
-		switch v := p.Content.(type) {
-		case a2a.Raw:
-			c.Content = a2a.Raw(slices.Clone([]byte(v)))
-		case a2a.Data:
-			val, err := copyValue(v.Value, 0)
-			if err != nil {
-				return nil, err
-			}
-			c.Content = a2a.Data{Value: val}
-		case nil, a2a.Text, a2a.URL:
-		default:
-			return nil, fmt.Errorf("part content of type %T cannot be copied", v)
-		}
-		out[i] = &c
-	}
-	return out, nil
-}
-
-func copyMeta(m map[string]any) (map[string]any, error) {
-	if m == nil {
-		return nil, nil
-	}
-	v, err := copyValue(m, 0)
-	if err != nil {
-		return nil, err
-	}
-	return v.(map[string]any), nil
-}
-
-func copyValue(v any, depth int) (any, error) {
-	if depth > maxMetaDepth {
-		return nil, errMetaDepth
-	}
-	switch x := v.(type) {
-	case nil, bool, string, float64, float32, int, int8, int16, int32, int64,
-		uint, uint8, uint16, uint32, uint64:
-		return x, nil
-	case time.Time:
-		return x, nil
-	case map[string]any:
-		if x == nil {
-			return x, nil
-		}
-		out := make(map[string]any, len(x))
-		for k, e := range x {
-			c, err := copyValue(e, depth+1)
-			if err != nil {
-				return nil, err
-			}
-			out[k] = c
-		}
-		return out, nil
-	case []any:
-		if x == nil {
-			return x, nil
-		}
-		out := make([]any, len(x))
-		for i, e := range x {
-			c, err := copyValue(e, depth+1)
-			if err != nil {
-				return nil, err
-			}
-			out[i] = c
-		}
-		return out, nil
-	case []string:
-		return slices.Clone(x), nil
-	case delegationList: // the residue artifact's list
-		return slices.Clone(x), nil
-	case json.Number:
-		return x, nil
-	default:
-		return nil, fmt.Errorf("value of type %T cannot be copied", v)
-	}
 }

@@ -1,14 +1,12 @@
 package door
 
 import (
-	"context"
-	"errors"
+	"fmt"
 	"reflect"
 	"testing"
 	"time"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
-	"github.com/a2aproject/a2a-go/v2/a2asrv/taskstore"
 )
 
 func fullMessage() *a2a.Message {
@@ -33,90 +31,70 @@ func fullTask() *a2a.Task {
 	}
 }
 
-// TestCopyTaskCoversEveryField fails when a2a-go adds a field copyTask does
-// not know of, and checks the copy is equal and shares nothing mutable.
-func TestCopyTaskCoversEveryField(t *testing.T) {
-	for _, f := range []struct {
-		typ reflect.Type
-		n   int
-	}{
-		{reflect.TypeFor[a2a.Task](), 6}, {reflect.TypeFor[a2a.TaskStatus](), 3},
-		{reflect.TypeFor[a2a.Message](), 8}, {reflect.TypeFor[a2a.Artifact](), 6},
-		{reflect.TypeFor[a2a.Part](), 4},
+// TestFoldChangesNoSnapshot folds every kind of event onto a task and checks
+// the result is what a2a-go's task update manager made of them, while the
+// snapshot folded from (and everything reachable from it) is unchanged.
+func TestFoldChangesNoSnapshot(t *testing.T) {
+	info := a2a.TaskInfo{TaskID: "t", ContextID: "c"}
+	text := func(s string) a2a.ContentParts { return a2a.ContentParts{a2a.NewTextPart(s)} }
+	cur := fullTask()
+	snaps := []*a2a.Task{cur}
+	for _, ev := range []a2a.Event{
+		&a2a.TaskStatusUpdateEvent{TaskID: "t", ContextID: "c", Status: a2a.TaskStatus{State: a2a.TaskStateWorking},
+			Metadata: map[string]any{"added": true}},
+		&a2a.TaskArtifactUpdateEvent{TaskID: "t", ContextID: "c", Artifact: &a2a.Artifact{ID: "new", Parts: text("1")}},
+		&a2a.TaskArtifactUpdateEvent{TaskID: "t", ContextID: "c", Append: true,
+			Artifact: &a2a.Artifact{ID: "new", Parts: text("2"), Metadata: map[string]any{"m": 1.0}}},
+		&a2a.TaskArtifactUpdateEvent{TaskID: "t", ContextID: "c", Append: true, Artifact: &a2a.Artifact{ID: "new", Parts: text("3")}},
+		&a2a.TaskArtifactUpdateEvent{TaskID: "t", ContextID: "c", Artifact: &a2a.Artifact{ID: "a", Parts: text("replaced")}},
+		a2a.NewStatusUpdateEvent(info, a2a.TaskStateInputRequired, a2a.NewMessageForTask(a2a.MessageRoleAgent, info, a2a.NewTextPart("q"))),
+		a2a.NewStatusUpdateEvent(info, a2a.TaskStateCompleted, nil),
 	} {
-		if got := f.typ.NumField(); got != f.n {
-			t.Errorf("%v has %d fields, copyTask knows %d: teach it the new ones", f.typ, got, f.n)
-		}
+		cur = fold(cur, ev)
+		snaps = append(snaps, cur)
 	}
-	orig := fullTask()
-	cp, err := copyTask(orig)
-	if err != nil {
-		t.Fatal(err)
+	if !reflect.DeepEqual(snaps[0], fullTask()) {
+		t.Fatal("folding changed the first snapshot")
 	}
-	if !reflect.DeepEqual(orig, cp) {
-		t.Fatalf("copy differs:\n%+v\n%+v", orig, cp)
+	if got := snaps[3].Artifacts[1]; len(got.Parts) != 2 || got.Parts[1].Text() != "2" || got.Metadata["m"] != 1.0 {
+		t.Fatalf("after one append the artifact is %+v", got)
 	}
-	// Mutate every mutable thing in the copy; the original must not change.
-	*cp.Status.Timestamp = time.Time{}
-	cp.Status.Message.Extensions[0] = "changed"
-	cp.Status.Message.Parts[1].Content.(a2a.Raw)[0] = 'X'
-	cp.History[0].ReferenceTasks[0] = "changed"
-	cp.History[0].Metadata["k"].([]any)[1].(map[string]any)["n"] = "changed"
-	cp.History[0].Parts[0].Metadata["p"] = false
-	cp.History[0].Parts[3].Content.(a2a.Data).Value.(map[string]any)["delegations"].(delegationList)[0] = "changed"
-	cp.Artifacts[0].Extensions[0] = "changed"
-	cp.Artifacts[0].Metadata["a"] = 2.0
-	cp.Metadata["top"].(map[string]any)["deep"].([]any)[0] = "changed"
-	if !reflect.DeepEqual(orig, fullTask()) {
-		t.Fatal("mutating the copy changed the original")
+	if got := snaps[2].Artifacts[1]; len(got.Parts) != 1 || got.Metadata != nil {
+		t.Fatalf("an append changed the artifact of the snapshot before it: %+v", got)
+	}
+	end := snaps[len(snaps)-1]
+	if end.Status.State != a2a.TaskStateCompleted || end.Status.Message != nil {
+		t.Fatalf("final status %+v", end.Status)
+	}
+	// Each status event moves the status message before it into the history
+	// (fullTask's, then the question), as a2a-go does.
+	if len(end.History) != 3 || end.History[1].ID != "m" || end.History[2].Parts[0].Text() != "q" {
+		t.Fatalf("history %+v", end.History)
+	}
+	if end.Metadata["added"] != true || end.Metadata["top"] == nil || snaps[0].Metadata["added"] != nil {
+		t.Fatalf("metadata %+v (first snapshot %+v)", end.Metadata, snaps[0].Metadata)
+	}
+	var parts []string
+	for _, p := range end.Artifacts[1].Parts {
+		parts = append(parts, p.Text())
+	}
+	if len(end.Artifacts) != 2 || end.Artifacts[0].Parts[0].Text() != "replaced" || fmt.Sprint(parts) != "[1 2 3]" {
+		t.Fatalf("artifacts %+v, parts %v", end.Artifacts, parts)
 	}
 }
 
-func TestCopyTaskRejects(t *testing.T) {
-	cyc := map[string]any{}
-	cyc["self"] = cyc
-	for name, task := range map[string]*a2a.Task{
-		"cycle":      {ID: "t", Metadata: cyc},
-		"foreign":    {ID: "t", Metadata: map[string]any{"ch": make(chan int)}},
-		"data value": {ID: "t", History: []*a2a.Message{{Parts: a2a.ContentParts{a2a.NewDataPart(struct{ X int }{1})}}}},
-	} {
-		if _, err := copyTask(task); err == nil {
-			t.Errorf("%s: copied, want an error", name)
-		}
-	}
-}
-
-func TestMemStoreVersions(t *testing.T) {
-	ctx := context.Background()
+func TestMemStoreSnapshots(t *testing.T) {
 	s := newMemStore()
 	task := fullTask()
-	v, err := s.Create(ctx, task)
-	if err != nil || v != 1 {
-		t.Fatalf("Create = %d, %v", v, err)
+	s.put(task)
+	if got := s.get("t"); got != task {
+		t.Fatalf("get = %p, want the snapshot put (%p)", got, task)
 	}
-	if _, err := s.Create(ctx, task); !errors.Is(err, taskstore.ErrTaskAlreadyExists) {
-		t.Fatalf("second Create: %v", err)
+	if s.get("none") != nil {
+		t.Fatal("get of an unknown task")
 	}
-	task.Status.State = a2a.TaskStateCompleted // the store holds its own copy
-	got, err := s.Get(ctx, "t")
-	if err != nil || got.Task.Status.State != a2a.TaskStateWorking || got.Version != 1 {
-		t.Fatalf("Get = %+v, %v", got, err)
-	}
-	if v, err = s.Update(ctx, &taskstore.UpdateRequest{Task: task, PrevVersion: 1}); err != nil || v != 2 {
-		t.Fatalf("Update = %d, %v", v, err)
-	}
-	if _, err = s.Update(ctx, &taskstore.UpdateRequest{Task: task, PrevVersion: 1}); !errors.Is(err, taskstore.ErrConcurrentModification) {
-		t.Fatalf("stale Update: %v", err)
-	}
-	if _, err = s.Update(ctx, &taskstore.UpdateRequest{Task: &a2a.Task{ID: "none"}}); !errors.Is(err, a2a.ErrTaskNotFound) {
-		t.Fatalf("Update of none: %v", err)
-	}
-	if _, err = s.Get(ctx, "none"); !errors.Is(err, a2a.ErrTaskNotFound) {
-		t.Fatalf("Get of none: %v", err)
-	}
-	got.Task.History[0].Metadata["k"] = "mutated" // a Get's result is the caller's
-	again, _ := s.Get(ctx, "t")
-	if again.Task.Status.State != a2a.TaskStateCompleted || !reflect.DeepEqual(again.Task.History, fullTask().History) {
-		t.Fatalf("stored task changed: %+v", again.Task)
+	s.Delete("t")
+	if s.get("t") != nil {
+		t.Fatal("get after Delete")
 	}
 }

@@ -2,18 +2,13 @@ package door
 
 import (
 	"context"
-	"encoding/gob"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"iter"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
-	"github.com/a2aproject/a2a-go/v2/a2asrv"
-	"github.com/a2aproject/a2a-go/v2/a2asrv/taskstore"
 
 	"github.com/murmur-go/murmur/internal/ids"
 )
@@ -48,22 +43,25 @@ type task struct {
 	// none): such a member reaches only its own tasks.
 	caller string
 
-	// log holds every event after the first snapshot, in order; an a2a-go
-	// execution forwards it from a cursor. wake is closed (and replaced) on
-	// each append so a waiting execution looks again.
-	log      []a2a.Event
-	wake     chan struct{}
-	snapSent bool
+	// cur is the task as A2A shows it (GetTask, ListTasks, a blocking
+	// SendMessage's answer): a snapshot that is never changed once made;
+	// each event makes the next one from it without copying the task
+	// (fold). store is where each snapshot is published.
+	cur   *a2a.Task
+	store *memStore
+	// log holds every event after the first snapshot, in order, a final one
+	// with the snapshot it made (a blocking SendMessage's answer); a request
+	// follows it from a cursor. wake is closed (and replaced) on each append
+	// so a waiting request looks again.
+	log  []logEntry
+	wake chan struct{}
 
-	final    bool // terminal: no more events are taken
-	canceled bool // final by a cancel; executions stop forwarding at once
-	started  bool
-	cancel   context.CancelFunc
+	final   bool // terminal: no more events are taken
+	started bool
+	cancel  context.CancelFunc
 
 	inputCh   chan Reply    // non-nil while INPUT_REQUIRED
 	ask       chan struct{} // held by the one question asked at a time
-	answering bool          // a reply is admitted and not yet delivered
-	reply     Reply
 	prevPhase Phase
 
 	streamed bool // the response artifact exists (a chunk was sent)
@@ -72,10 +70,31 @@ type task struct {
 	endedAt time.Time // when it became final
 }
 
+// logEntry is one event of a task and, when the event is final
+// (isFinalEvent), the snapshot it made; nil otherwise, so a long stream
+// keeps no snapshot per chunk.
+type logEntry struct {
+	ev   a2a.Event
+	task *a2a.Task
+}
+
+// appendLocked folds ev into the task's snapshot, publishes the result and
+// logs the event.
 func (t *task) appendLocked(ev a2a.Event) {
-	t.log = append(t.log, ev)
+	t.setLocked(fold(t.cur, ev))
+	e := logEntry{ev: ev}
+	if isFinalEvent(ev) {
+		e.task = t.cur
+	}
+	t.log = append(t.log, e)
 	close(t.wake)
 	t.wake = make(chan struct{})
+}
+
+// setLocked makes cur the task's snapshot and publishes it.
+func (t *task) setLocked(cur *a2a.Task) {
+	t.cur = cur
+	t.store.put(cur)
 }
 
 func (t *task) statusLocked(state a2a.TaskState, text string) {
@@ -96,9 +115,8 @@ func (t *task) statusPartsLocked(state a2a.TaskState, text string, data any) {
 	t.appendLocked(a2a.NewStatusUpdateEvent(t.info, state, msg))
 }
 
-// delegationList is the residue's list of delegation ids. a2a-go copies
-// tasks through encoding/gob, which turns an empty slice into nil (JSON
-// null); this type keeps an empty list "[]" through the copy.
+// delegationList is the residue's list of delegation ids; an empty (or
+// nil) list is "[]" on the wire, never null.
 type delegationList []string
 
 func (d delegationList) MarshalJSON() ([]byte, error) {
@@ -107,8 +125,6 @@ func (d delegationList) MarshalJSON() ([]byte, error) {
 	}
 	return json.Marshal([]string(d))
 }
-
-func init() { gob.Register(delegationList{}) }
 
 func (t *task) residueEvent() *a2a.TaskArtifactUpdateEvent {
 	data := map[string]any{"delegations": delegationList(t.residue.Delegations),
@@ -152,136 +168,6 @@ func (s *Server) visible(ctx context.Context, id string) *task {
 		return nil
 	}
 	return t
-}
-
-// lifecycle wraps a2a-go's request handler: it admits messages (ids,
-// task_acceptance, the queue, replies to INPUT_REQUIRED) before a2a-go runs
-// them, and answers cancels of ended tasks.
-type lifecycle struct {
-	a2asrv.RequestHandler
-	s *Server
-}
-
-func (l *lifecycle) SendMessage(ctx context.Context, req *a2a.SendMessageRequest) (a2a.SendMessageResult, error) {
-	t, err := l.s.admit(ctx, req)
-	if err != nil {
-		return nil, err
-	}
-	res, err := l.RequestHandler.SendMessage(ctx, req)
-	if err != nil {
-		l.s.unadmit(t)
-	}
-	return res, err
-}
-
-func (l *lifecycle) SendStreamingMessage(ctx context.Context, req *a2a.SendMessageRequest) iter.Seq2[a2a.Event, error] {
-	return func(yield func(a2a.Event, error) bool) {
-		t, err := l.s.admit(ctx, req)
-		if err != nil {
-			yield(nil, err)
-			return
-		}
-		for ev, err := range l.RequestHandler.SendStreamingMessage(ctx, req) {
-			if err != nil {
-				l.s.unadmit(t)
-			}
-			if !yield(ev, err) {
-				return
-			}
-		}
-	}
-}
-
-func (l *lifecycle) CancelTask(ctx context.Context, req *a2a.CancelTaskRequest) (*a2a.Task, error) {
-	if req == nil || req.ID == "" {
-		return nil, a2a.NewError(a2a.ErrInvalidParams, "CancelTask needs params.id, the task id")
-	}
-	t := l.s.visible(ctx, string(req.ID))
-	if t == nil {
-		return nil, a2a.NewError(a2a.ErrTaskNotFound, fmt.Sprintf("task %s is not known here", req.ID))
-	}
-	l.s.mu.Lock()
-	final, state := t.final, t.state
-	l.s.mu.Unlock()
-	if final {
-		return nil, a2a.NewError(a2a.ErrTaskNotCancelable, fmt.Sprintf("task %s has already ended (%s)", req.ID, stateWord(state)))
-	}
-	res, err := l.RequestHandler.CancelTask(ctx, req)
-	if err != nil {
-		l.s.mu.Lock()
-		ours := t.canceled
-		l.s.mu.Unlock()
-		if ours {
-			// The cancel ran but a2a-go carried its events to an execution
-			// that was already ending (one that had just reached
-			// INPUT_REQUIRED): record them in the store directly.
-			return l.s.storeCanceled(ctx, t)
-		}
-	}
-	return res, err
-}
-
-// storeCanceled writes a cancelled task's residue and final status into the
-// task store, unless they are there already.
-func (s *Server) storeCanceled(ctx context.Context, t *task) (*a2a.Task, error) {
-	for range 10 {
-		st, err := s.store.Get(ctx, t.info.TaskID)
-		if err != nil {
-			return nil, err
-		}
-		if st.Task.Status.State == a2a.TaskStateCanceled {
-			return st.Task, nil
-		}
-		task := st.Task
-		res := t.residueEvent().Artifact
-		task.Artifacts = slices.DeleteFunc(task.Artifacts, func(a *a2a.Artifact) bool { return a.ID == res.ID })
-		task.Artifacts = append(task.Artifacts, res)
-		now := time.Now()
-		task.Status = a2a.TaskStatus{State: a2a.TaskStateCanceled, Timestamp: &now}
-		_, err = s.store.Update(ctx, &taskstore.UpdateRequest{Task: task, PrevVersion: st.Version})
-		if errors.Is(err, taskstore.ErrConcurrentModification) {
-			continue
-		}
-		if err != nil {
-			return nil, err
-		}
-		return task, nil
-	}
-	return nil, fmt.Errorf("door: recording the cancel of %s: the task kept changing", t.pub.ID)
-}
-
-// GetExtendedAgentCard is unsupported: the card declares no extended card.
-// (a2a-go's default, with no card producer, is -32007.)
-func (l *lifecycle) GetExtendedAgentCard(context.Context, *a2a.GetExtendedAgentCardRequest) (*a2a.AgentCard, error) {
-	return nil, a2a.NewError(a2a.ErrUnsupportedOperation, "this door declares no extended agent card (capabilities.extendedAgentCard is false)")
-}
-
-func (l *lifecycle) ListTasks(ctx context.Context, req *a2a.ListTasksRequest) (*a2a.ListTasksResponse, error) {
-	l.s.mu.Lock()
-	l.s.evictLocked()
-	l.s.mu.Unlock()
-	return l.RequestHandler.ListTasks(ctx, req)
-}
-
-func (l *lifecycle) GetTask(ctx context.Context, req *a2a.GetTaskRequest) (*a2a.Task, error) {
-	if req != nil && l.s.visible(ctx, string(req.ID)) == nil {
-		return nil, a2a.NewError(a2a.ErrTaskNotFound, fmt.Sprintf("task %s is not known here", req.ID))
-	}
-	return l.RequestHandler.GetTask(ctx, req)
-}
-
-func (l *lifecycle) SubscribeToTask(ctx context.Context, req *a2a.SubscribeToTaskRequest) iter.Seq2[a2a.Event, error] {
-	return func(yield func(a2a.Event, error) bool) {
-		if req != nil && l.s.lookup(string(req.ID)) == nil {
-			yield(nil, a2a.NewError(a2a.ErrTaskNotFound, fmt.Sprintf("task %s is not known here", req.ID)))
-			return
-		}
-		for ev, err := range l.RequestHandler.SubscribeToTask(ctx, req) {
-			if !yield(ev, err) {
-				return
-			}
-		}
-	}
 }
 
 // stateWord is the lower-case word of a state (completed, …).
@@ -338,34 +224,45 @@ func sourceFrom(ctx context.Context) Source {
 	return SourceA2A
 }
 
+// admission is what admit made of a message: the task it touched, the
+// task's first snapshot when the message made a new task (nil for a
+// reply), a reply's snapshot once it made the task WORKING again (nil for a
+// new task), and the cursor in the task's log from which the message's
+// events follow.
+type admission struct {
+	t       *task
+	first   *a2a.Task
+	working *a2a.Task
+	cursor  int
+}
+
 // admit decides what a message is: a new task (admitted, queued or
-// rejected), or the reply to an INPUT_REQUIRED task. It returns the task it
-// touched so a failure inside a2a-go can undo a pending reply.
-func (s *Server) admit(ctx context.Context, req *a2a.SendMessageRequest) (*task, error) {
+// rejected), or the reply to an INPUT_REQUIRED task, which it delivers.
+func (s *Server) admit(ctx context.Context, req *a2a.SendMessageRequest) (admission, error) {
 	if req == nil || req.Message == nil {
-		return nil, a2a.NewError(a2a.ErrInvalidParams, "params.message is required")
+		return admission{}, a2a.NewError(a2a.ErrInvalidParams, "params.message is required")
 	}
 	msg := req.Message
 	if msg.ID == "" {
-		return nil, a2a.NewError(a2a.ErrInvalidParams, "message.messageId is required")
+		return admission{}, a2a.NewError(a2a.ErrInvalidParams, "message.messageId is required")
 	}
 	if msg.Role == "" {
-		return nil, a2a.NewError(a2a.ErrInvalidParams, "message.role is required")
+		return admission{}, a2a.NewError(a2a.ErrInvalidParams, "message.role is required")
 	}
 	parts, nbytes, err := convertParts(msg.Parts)
 	if err != nil {
-		return nil, err
+		return admission{}, err
 	}
 	origin := originFrom(ctx)
 	if msg.TaskID != "" {
 		if s.visible(ctx, string(msg.TaskID)) == nil {
-			return nil, a2a.NewError(a2a.ErrTaskNotFound, fmt.Sprintf("task %s is not known here", msg.TaskID))
+			return admission{}, a2a.NewError(a2a.ErrTaskNotFound, fmt.Sprintf("task %s is not known here", msg.TaskID))
 		}
 		return s.admitReply(msg, parts, origin)
 	}
 	source := sourceFrom(ctx)
 	if s.cfg.TaskAcceptance == AcceptNone && source != SourceTaskMD {
-		return nil, a2a.NewError(a2a.ErrUnsupportedOperation, "this capsule accepts no tasks at its door (lifecycle.task_acceptance: none)")
+		return admission{}, a2a.NewError(a2a.ErrUnsupportedOperation, "this capsule accepts no tasks at its door (lifecycle.task_acceptance: none)")
 	}
 	tid := ids.New(ids.Task)
 	cid := msg.ContextID
@@ -379,16 +276,17 @@ func (s *Server) admit(ctx context.Context, req *a2a.SendMessageRequest) (*task,
 		info:   a2a.TaskInfo{TaskID: a2a.TaskID(tid), ContextID: cid},
 		state:  a2a.TaskStateSubmitted,
 		phase:  PhaseQueued,
+		store:  s.store,
 		wake:   make(chan struct{}),
 		ask:    make(chan struct{}, 1),
 		caller: callerFrom(ctx),
 	}
-	now := time.Now()
-	if _, err := s.store.Create(ctx, &a2a.Task{ID: t.info.TaskID, ContextID: cid,
-		Status: a2a.TaskStatus{State: a2a.TaskStateSubmitted, Timestamp: &now}}); err != nil {
-		return nil, fmt.Errorf("door: storing task %s: %w", tid, err)
-	}
 	msg.TaskID, msg.ContextID = t.info.TaskID, cid
+	// The first snapshot: SUBMITTED (or REJECTED with its reason), the
+	// message its history.
+	now := time.Now()
+	first := &a2a.Task{ID: t.info.TaskID, ContextID: cid, History: []*a2a.Message{msg},
+		Status: a2a.TaskStatus{State: a2a.TaskStateSubmitted, Timestamp: &now}}
 
 	s.mu.Lock()
 	switch {
@@ -406,11 +304,14 @@ func (s *Server) admit(ctx context.Context, req *a2a.SendMessageRequest) (*task,
 	t.bytes = int64(nbytes)
 	s.tasks[tid] = t
 	if t.rejected != "" {
+		first.Status.State = a2a.TaskStateRejected
+		first.Status.Message = a2a.NewMessageForTask(a2a.MessageRoleAgent, t.info, a2a.NewTextPart(t.rejected))
 		t.state, t.final = a2a.TaskStateRejected, true
 		s.endedLocked(t)
 	} else {
 		s.accepted++
 	}
+	t.setLocked(first)
 	s.evictLocked()
 	if s.running == t {
 		s.startLocked(t)
@@ -428,49 +329,56 @@ func (s *Server) admit(ctx context.Context, req *a2a.SendMessageRequest) (*task,
 			}
 		}
 	}
-	return t, nil
+	return admission{t: t, first: first}, nil
 }
 
-func (s *Server) admitReply(msg *a2a.Message, parts []Part, origin Origin) (*task, error) {
+// errContextMismatch is the answer (as a2a-go's handler worded it) to a
+// reply whose contextId is not its task's.
+var errContextMismatch = fmt.Errorf("executor setup failed: failed to load exec ctx: message contextID different from task contextID: %w", a2a.ErrInvalidParams)
+
+func (s *Server) admitReply(msg *a2a.Message, parts []Part, origin Origin) (admission, error) {
 	t := s.lookup(string(msg.TaskID))
 	if t == nil {
-		return nil, a2a.NewError(a2a.ErrTaskNotFound, fmt.Sprintf("task %s is not known here", msg.TaskID))
+		return admission{}, a2a.NewError(a2a.ErrTaskNotFound, fmt.Sprintf("task %s is not known here", msg.TaskID))
 	}
 	s.mu.Lock()
 	switch {
 	case t.final:
 		s.mu.Unlock()
-		return nil, a2a.NewError(a2a.ErrUnsupportedOperation, fmt.Sprintf("task %s has ended (%s); it takes no more messages", msg.TaskID, stateWord(t.state)))
-	case t.inputCh == nil || t.answering:
+		return admission{}, a2a.NewError(a2a.ErrUnsupportedOperation, fmt.Sprintf("task %s has ended (%s); it takes no more messages", msg.TaskID, stateWord(t.state)))
+	case t.inputCh == nil:
 		s.mu.Unlock()
-		return nil, a2a.NewError(a2a.ErrUnsupportedOperation, fmt.Sprintf("task %s is not waiting for input", msg.TaskID))
+		return admission{}, a2a.NewError(a2a.ErrUnsupportedOperation, fmt.Sprintf("task %s is not waiting for input", msg.TaskID))
+	case msg.ContextID != "" && msg.ContextID != t.info.ContextID:
+		s.mu.Unlock()
+		return admission{}, errContextMismatch
 	}
-	if msg.ContextID == "" {
-		msg.ContextID = t.info.ContextID
-	}
-	t.answering = true
-	t.reply = Reply{MessageID: msg.ID, Parts: parts}
+	msg.ContextID = t.info.ContextID
 	for _, p := range parts {
 		t.bytes += int64(len(p.Text) + len(p.Data))
 	}
+	cursor := len(t.log)
+	s.deliverLocked(t, Reply{MessageID: msg.ID, Parts: parts}, msg)
+	working := t.cur
 	s.mu.Unlock()
 	if rec := s.cfg.Recorder; rec != nil {
 		rec.TaskReceived(string(msg.TaskID), t.info.ContextID, msg.ID, origin)
 	}
-	return t, nil
+	return admission{t: t, working: working, cursor: cursor}, nil
 }
 
-// unadmit undoes a reply a2a-go did not take, so the task can be answered
-// again.
-func (s *Server) unadmit(t *task) {
-	if t == nil {
-		return
+// deliverLocked hands r to t's runner, which waits in INPUT_REQUIRED: msg
+// joins the history (unless a message of its id is there already) and the
+// task is WORKING again.
+func (s *Server) deliverLocked(t *task, r Reply, msg *a2a.Message) {
+	t.inputCh <- r
+	t.inputCh, t.phase = nil, t.prevPhase
+	if !slices.ContainsFunc(t.cur.History, func(m *a2a.Message) bool { return m.ID == msg.ID }) {
+		next := *t.cur
+		next.History = append(t.cur.History, msg)
+		t.setLocked(&next)
 	}
-	s.mu.Lock()
-	if t.answering && t.inputCh != nil {
-		t.answering = false
-	}
-	s.mu.Unlock()
+	t.statusLocked(a2a.TaskStateWorking, "")
 }
 
 // startLocked starts t's runner.
@@ -562,10 +470,6 @@ func (s *Server) endLocked(r EndReason) {
 	}
 }
 
-// storeGrace is how long an ended task whose last update a2a-go has not yet
-// stored is spared by eviction (an execution may still be writing it).
-const storeGrace = time.Minute
-
 // endedLocked notes that t has just become final.
 func (s *Server) endedLocked(t *task) {
 	t.endedAt = s.now()
@@ -576,23 +480,19 @@ func (s *Server) endedLocked(t *task) {
 // evictLocked forgets the oldest ended tasks while more than MaxEndedTasks
 // are kept, their bytes are over MaxKeptBytes, or they ended EndedTaskTTL
 // ago. It runs when a task is admitted or ends and on ListTasks, so an idle
-// door's last tasks age out when it is next asked. A task is evicted only
-// once a2a-go has stored its terminal state (or storeGrace has passed), so
-// no execution still writing it finds it gone.
+// door's last tasks age out when it is next asked. A task's terminal
+// snapshot is made under the same lock as it becomes final, so no request
+// finds an ended task half written.
 func (s *Server) evictLocked() {
 	now := s.now()
-	for i := 0; i < len(s.ended); {
-		t := s.ended[i]
+	for len(s.ended) > 0 {
+		t := s.ended[0]
 		over := len(s.ended) > s.cfg.MaxEndedTasks || s.endBytes > s.cfg.MaxKeptBytes ||
 			now.Sub(t.endedAt) >= s.cfg.EndedTaskTTL
 		if !over {
 			return
 		}
-		if !s.store.terminal(t.info.TaskID) && now.Sub(t.endedAt) < storeGrace {
-			i++
-			continue
-		}
-		s.ended = slices.Delete(s.ended, i, i+1)
+		s.ended = s.ended[1:]
 		s.endBytes -= t.bytes
 		delete(s.tasks, t.pub.ID)
 		s.store.Delete(t.info.TaskID)
@@ -600,7 +500,8 @@ func (s *Server) evictLocked() {
 }
 
 // cancelLocked ends t as cancelled, if it has not ended: it takes the phase
-// and the delegations in flight first, then stops the runner.
+// and the delegations in flight first, stops the runner, and logs the
+// residue and the CANCELED status.
 func (s *Server) cancelLocked(t *task) (Phase, bool) {
 	if t.final {
 		return "", false
@@ -612,105 +513,15 @@ func (s *Server) cancelLocked(t *task) (Phase, bool) {
 			s.queue = slices.Delete(s.queue, i, i+1)
 		}
 	}
-	t.final, t.canceled, t.state = true, true, a2a.TaskStateCanceled
+	t.final, t.state = true, a2a.TaskStateCanceled
 	s.endedLocked(t)
 	t.residue = t.residueLocked()
 	if t.cancel != nil {
 		t.cancel()
 	}
-	close(t.wake)
-	t.wake = make(chan struct{})
+	t.appendLocked(t.residueEvent())
+	t.statusLocked(a2a.TaskStateCanceled, "")
 	return phase, true
-}
-
-// executor is a2a-go's AgentExecutor: an execution forwards the task's
-// events from the door's log; the runner runs in its own goroutine, so a
-// task outlives the executions that carry it (one per message).
-type executor struct{ s *Server }
-
-func (x *executor) Execute(ctx context.Context, ec *a2asrv.ExecutorContext) iter.Seq2[a2a.Event, error] {
-	return func(yield func(a2a.Event, error) bool) {
-		s := x.s
-		t := s.lookup(string(ec.TaskID))
-		if t == nil {
-			yield(nil, a2a.NewError(a2a.ErrTaskNotFound, fmt.Sprintf("task %s is not known here", ec.TaskID)))
-			return
-		}
-		s.mu.Lock()
-		cursor := 0
-		var first a2a.Event
-		if !t.snapSent {
-			t.snapSent = true
-			snap := *ec.StoredTask
-			now := time.Now()
-			snap.Status = a2a.TaskStatus{State: a2a.TaskStateSubmitted, Timestamp: &now}
-			if t.rejected != "" {
-				snap.Status.State = a2a.TaskStateRejected
-				snap.Status.Message = a2a.NewMessageForTask(a2a.MessageRoleAgent, t.info, a2a.NewTextPart(t.rejected))
-			}
-			first = &snap
-		} else {
-			cursor = len(t.log)
-			if t.answering && t.inputCh != nil {
-				t.inputCh <- t.reply
-				t.inputCh, t.answering = nil, false
-				t.phase = t.prevPhase
-				t.statusLocked(a2a.TaskStateWorking, "")
-			}
-		}
-		s.mu.Unlock()
-		if first != nil {
-			if !yield(first, nil) || t.rejected != "" {
-				return
-			}
-		}
-		for {
-			s.mu.Lock()
-			evs, canceled, wake := t.log[cursor:], t.canceled, t.wake
-			cursor = len(t.log)
-			s.mu.Unlock()
-			if canceled {
-				// The cancel writes the residue and the final status itself.
-				return
-			}
-			for _, ev := range evs {
-				if !yield(ev, nil) || isFinalEvent(ev) {
-					return
-				}
-			}
-			select {
-			case <-wake:
-			case <-ctx.Done():
-				return
-			}
-		}
-	}
-}
-
-func (x *executor) Cancel(ctx context.Context, ec *a2asrv.ExecutorContext) iter.Seq2[a2a.Event, error] {
-	return func(yield func(a2a.Event, error) bool) {
-		s := x.s
-		t := s.lookup(string(ec.TaskID))
-		if t == nil {
-			yield(nil, a2a.NewError(a2a.ErrTaskNotFound, fmt.Sprintf("task %s is not known here", ec.TaskID)))
-			return
-		}
-		s.mu.Lock()
-		phase, ok := s.cancelLocked(t)
-		state, residue := t.state, t.residue
-		s.mu.Unlock()
-		if !ok {
-			yield(nil, a2a.NewError(a2a.ErrTaskNotCancelable, fmt.Sprintf("task %s has already ended (%s)", ec.TaskID, stateWord(state))))
-			return
-		}
-		if rec := s.cfg.Recorder; rec != nil {
-			rec.TaskCanceled(t.pub.ID, phase, residue)
-		}
-		if !yield(t.residueEvent(), nil) {
-			return
-		}
-		yield(a2a.NewStatusUpdateEvent(t.info, a2a.TaskStateCanceled, nil), nil)
-	}
 }
 
 // events is the Events a runner gets.
@@ -817,45 +628,18 @@ func (e *events) RequestInputData(ctx context.Context, prompt string, data any) 
 	case <-ctx.Done():
 	}
 	// A wait that ran out (lifecycle.input_timeout_secs) leaves a task that
-	// goes on: it takes no reply any more and is WORKING again. a2a-go's
-	// execution ended at INPUT_REQUIRED, so the door answers the task
-	// itself, as a reply would, and the execution that answer starts
-	// carries the task's next events (still holding t.ask, so no other
-	// question can take the answer meant for this one).
+	// goes on: it takes no reply any more and is WORKING again. The door
+	// answers the task itself, as a reply would (its message joins the
+	// history), while still holding t.ask, so no other question can take
+	// the answer meant for this one. The message is the door's, not an
+	// operator's: no a2a_task_received.
 	e.s.mu.Lock()
-	resume := t.inputCh == ch && !t.answering && !t.final
-	if resume {
-		t.answering, t.reply = true, Reply{}
+	if t.inputCh == ch && !t.final {
+		msg := a2a.NewMessageForTask(a2a.MessageRoleUser, t.info, a2a.NewTextPart("(no reply in time: the wait ran out)"))
+		e.s.deliverLocked(t, Reply{}, msg)
 	}
 	e.s.mu.Unlock()
-	if resume {
-		e.s.resume(t)
-	}
 	return Reply{}, ctx.Err()
-}
-
-// resume starts an a2a-go execution for t, which waits in INPUT_REQUIRED
-// with an answer of the door's own (t.answering): the execution delivers
-// it, puts the task back to WORKING and forwards its events from then on.
-// The message is the door's, not an operator's: no a2a_task_received.
-func (s *Server) resume(t *task) {
-	l, ok := s.inner.(*lifecycle)
-	if !ok {
-		return
-	}
-	msg := a2a.NewMessageForTask(a2a.MessageRoleUser, t.info, a2a.NewTextPart("(no reply in time: the wait ran out)"))
-	_, err := l.RequestHandler.SendMessage(context.WithoutCancel(s.baseCtx), &a2a.SendMessageRequest{Message: msg,
-		Config: &a2a.SendMessageConfig{ReturnImmediately: true}})
-	if err != nil {
-		s.mu.Lock()
-		if t.answering && !t.final {
-			// No execution took the answer: take the task back to WORKING
-			// here; its later events reach a2a-go's store with the next one.
-			t.inputCh, t.answering, t.phase = nil, false, t.prevPhase
-			t.statusLocked(a2a.TaskStateWorking, "")
-		}
-		s.mu.Unlock()
-	}
 }
 
 // SubmitTask starts the session's first task from --task (source task_md,
@@ -868,13 +652,13 @@ func (s *Server) SubmitTask(ctx context.Context, text string) (string, error) {
 		Message: a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart(text)),
 		Config:  &a2a.SendMessageConfig{ReturnImmediately: true},
 	}
-	res, err := s.inner.SendMessage(ctx, req)
+	res, err := s.h.SendMessage(ctx, req)
 	if err != nil {
 		return "", fmt.Errorf("door: submitting the --task task: %w", err)
 	}
 	t, ok := res.(*a2a.Task)
 	if !ok {
-		return "", fmt.Errorf("door: submitting the --task task: a2a-go answered %T, not a task", res)
+		return "", fmt.Errorf("door: submitting the --task task: the door answered %T, not a task", res)
 	}
 	if t.Status.State == a2a.TaskStateRejected {
 		return string(t.ID), fmt.Errorf("door: the --task task was rejected")
@@ -910,7 +694,7 @@ func (s *Server) WindDown(ctx context.Context) StopResult {
 	s.mu.Unlock()
 	res := StopResult{SessionID: s.cfg.SessionID, Canceled: []string{}, Terminated: []string{}}
 	for _, t := range live {
-		if _, err := s.inner.CancelTask(context.WithoutCancel(ctx), &a2a.CancelTaskRequest{ID: t.info.TaskID}); err != nil {
+		if _, err := s.h.CancelTask(context.WithoutCancel(ctx), &a2a.CancelTaskRequest{ID: t.info.TaskID}); err != nil {
 			s.log.Warn("door: wind-down cancel", "task_id", t.pub.ID, "error", err)
 			continue
 		}

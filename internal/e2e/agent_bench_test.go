@@ -2,8 +2,12 @@ package e2e_test
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -165,6 +169,47 @@ func BenchmarkDoorSendMessageCompleted(b *testing.B) {
 	for i := 0; i < b.N; i++ {
 		t0 := time.Now()
 		send(i)
+		lat = append(lat, time.Since(t0))
+	}
+	b.StopTimer()
+	slices.Sort(lat)
+	b.ReportMetric(float64(lat[len(lat)/2].Microseconds()), "p50-µs")
+	b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds()), "p99-µs")
+}
+
+// BenchmarkLoopbackHTTPAnchor is the door benchmark's anchor: a bare HTTP
+// exchange over loopback, one at a time on a kept connection, with bodies
+// of the size of a one-turn SendMessage and its COMPLETED task (the server
+// reads the request and writes a fixed answer; net/http on both sides, in
+// this process). Reports p50/p99; run it with BenchmarkDoorSendMessageCompleted
+// so both see the same load.
+func BenchmarkLoopbackHTTPAnchor(b *testing.B) {
+	answer := []byte(`{"jsonrpc":"2.0","id":"` + strings.Repeat("i", 36) + `","result":{"task":{` + strings.Repeat(`"x":"yyyyyyyyyyyyyyyyyyyy",`, 28) + `"z":1}}}` + "\n")
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write(answer)
+	}))
+	defer srv.Close()
+	body := []byte(`{"jsonrpc":"2.0","id":"` + strings.Repeat("i", 36) + `","method":"SendMessage","params":{"message":{"messageId":"` +
+		strings.Repeat("m", 36) + `","parts":[{"text":"hello"}],"role":"ROLE_USER"}}}`)
+	c := srv.Client()
+	send := func() {
+		res, err := c.Post(srv.URL, "application/json", bytes.NewReader(body))
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := io.Copy(io.Discard, res.Body); err != nil {
+			b.Fatal(err)
+		}
+		res.Body.Close()
+	}
+	send() // warm: the connection
+	lat := make([]time.Duration, 0, b.N)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		t0 := time.Now()
+		send()
 		lat = append(lat, time.Since(t0))
 	}
 	b.StopTimer()

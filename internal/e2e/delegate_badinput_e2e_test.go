@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -36,11 +37,26 @@ func init() {
 		fmt.Printf(`{"url":%q,"pid":%d,"session_id":"ses_00000000000000000000000000000001","name":"worker","version":"1.0.0","workdir":".","records_dir":"."}`+"\n", addr, os.Getpid())
 	}
 	switch mode {
-	case "never-binds": // its --json line names a port nothing listens on
-		ln, _ := net.Listen("tcp", "127.0.0.1:0")
-		addr := ln.Addr().String()
-		ln.Close()
-		ready(addr)
+	case "never-binds": // its --json line names a port it holds bound and never listens on
+		// (a port closed again could be any other test's listener by the
+		// time the parent dials it)
+		fd, _ := syscall.Socket(syscall.AF_INET, syscall.SOCK_STREAM, 0)
+		syscall.Bind(fd, &syscall.SockaddrInet4{Addr: [4]byte{127, 0, 0, 1}})
+		sa, _ := syscall.Getsockname(fd)
+		ready(fmt.Sprintf("127.0.0.1:%d", sa.(*syscall.SockaddrInet4).Port))
+	case "foreign-door": // its --json line names a door that serves another session
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("content-type", "application/json")
+			if r.Method == http.MethodGet {
+				fmt.Fprint(w, `{"name":"other","capabilities":{"extensions":[{"uri":"urn:other","params":{"sessionId":"ses_00000000000000000000000000000002"}}]}}`)
+				return
+			}
+			var req struct{ ID json.RawMessage }
+			json.NewDecoder(r.Body).Decode(&req)
+			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{"task":{"id":"tsk_1","contextId":"ctx_1","status":{"state":"TASK_STATE_SUBMITTED"}}}}`, req.ID)
+		}))
+		defer srv.Close()
+		ready(strings.TrimPrefix(srv.URL, "http://"))
 	case "never-accepts": // it listens and never accepts a connection
 		ln, _ := net.Listen("tcp", "127.0.0.1:0")
 		ready(ln.Addr().String())
@@ -71,8 +87,9 @@ func standIn(t *testing.T, dir, mode string) (bin, pidFile string) {
 // line, prints something else, never binds the door its line names, or
 // binds and never accepts fails the call in the same turn with status
 // failed and an output saying why, and is stopped and reaped; the session
-// goes on. The four parents run at once (two of them wait out the 30 s
-// delivery bound).
+// goes on; so does one whose address is a door serving another session
+// (the task goes to no door but the child's). The parents run at once
+// (three of them wait out the 30 s delivery bound).
 func TestDelegateChildThatNeverStarts(t *testing.T) {
 	t.Parallel()
 	homeDir, base := t.TempDir(), t.TempDir()
@@ -82,6 +99,7 @@ func TestDelegateChildThatNeverStarts(t *testing.T) {
 		{"garbage", `worker@1.0.0 could not be started: the child's first line is not a --json ready line: "hello from a child that is not mur"`},
 		{"never-binds", "worker@1.0.0 could not be started: the child did not accept its task: "},
 		{"never-accepts", "worker@1.0.0 could not be started: the child did not accept its task: "},
+		{"foreign-door", "worker@1.0.0 could not be started: the child did not accept its task: the door at its address answers as session ses_00000000000000000000000000000002, not its ses_00000000000000000000000000000001"},
 	}
 	type run struct {
 		fp      *fakeprovider.Server

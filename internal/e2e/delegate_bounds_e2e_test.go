@@ -194,7 +194,13 @@ func TestDelegateHundredInSequence(t *testing.T) {
 		}
 	}
 	if ok != n+1 || len(byType(lines, trace.TypeTaskContinued)) != n+1 {
-		t.Errorf("%d ok delegations, %d continuations; want %d", ok, len(byType(lines, trace.TypeTaskContinued)), n+1)
+		var why []string
+		for _, l := range byType(lines, trace.TypeDelegation) {
+			if l.Str("outcome") != "ok" {
+				why = append(why, l.Str("outcome")+": "+l.Str("reason"))
+			}
+		}
+		t.Errorf("%d ok delegations, %d continuations; want %d; the others: %q", ok, len(byType(lines, trace.TypeTaskContinued)), n+1, why)
 	}
 	// This test's own keep-alive connection to the door is one of the
 	// parent's descriptors until the door sees it close.

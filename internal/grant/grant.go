@@ -12,6 +12,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/murmur-go/murmur/internal/formation"
 	"github.com/murmur-go/murmur/internal/manifest"
 	"github.com/murmur-go/murmur/internal/session"
 	"github.com/murmur-go/murmur/internal/trace"
@@ -26,7 +27,10 @@ const RuntimeMount = "murmur-runtime"
 // in mur's own environment, plus the session identity (docs/running-capsules.md). The
 // identity is the runtime's to set and is never inherited, even when a manifest
 // lists one of its names; MURMUR_CAPSULE_URL is present only when the session
-// has a URL (never for a script capsule).
+// has a URL (never for a script capsule). A formation member with callees
+// also hands every component MURMUR_FORMATION_PEERS, their virtual
+// addresses (formation.Callees.PeersEnv), runtime-owned the same way. Env is
+// for WASM components only: a native process never sees the peers.
 func Env(s *session.Session, allow []string, lookup func(string) (string, bool)) map[string]string {
 	identity := map[string]string{
 		"MURMUR_SESSION_ID":      s.ID,
@@ -37,11 +41,14 @@ func Env(s *session.Session, allow []string, lookup func(string) (string, bool))
 	if s.CapsuleURL != "" {
 		identity["MURMUR_CAPSULE_URL"] = s.CapsuleURL
 	}
+	if peers := s.Callees.PeersEnv(); peers != "" {
+		identity[formation.EnvPeers] = peers
+	}
 	env := make(map[string]string, len(allow)+len(identity))
 	names := append([]string(nil), allow...)
 	sort.Strings(names)
 	for _, n := range names {
-		if _, isIdentity := identity[n]; isIdentity || n == "MURMUR_CAPSULE_URL" || n == trace.EnvCollector {
+		if _, isIdentity := identity[n]; isIdentity || n == "MURMUR_CAPSULE_URL" || n == formation.EnvPeers || n == trace.EnvCollector {
 			continue
 		}
 		if v, ok := lookup(n); ok {

@@ -4,6 +4,7 @@ import (
 	"maps"
 	"testing"
 
+	"github.com/murmur-go/murmur/internal/formation"
 	"github.com/murmur-go/murmur/internal/manifest"
 	"github.com/murmur-go/murmur/internal/session"
 	"github.com/murmur-go/murmur/internal/trace"
@@ -61,5 +62,32 @@ func TestEnvNeverHandsOnTheCollector(t *testing.T) {
 	env := Env(sess, []string{trace.EnvCollector, "KEEP"}, func(n string) (string, bool) { return "v-" + n, true })
 	if _, ok := env[trace.EnvCollector]; ok || env["KEEP"] != "v-KEEP" {
 		t.Fatalf("env %v", env)
+	}
+}
+
+// A formation member with callees hands every component
+// MURMUR_FORMATION_PEERS, runtime-owned: env.allow neither supplies it
+// (for a member without callees) nor displaces it.
+func TestEnvFormationPeers(t *testing.T) {
+	lookup := func(n string) (string, bool) { return "spoofed", true }
+	two := formation.NewCallees(&formation.Line1{Calls: []formation.Call{{Name: "writer", Token: "a"}, {Name: "critic", Token: "b"}}}, nil, nil)
+	none := formation.NewCallees(&formation.Line1{Calls: []formation.Call{}}, nil, nil)
+	for _, c := range []struct {
+		name    string
+		callees *formation.Callees
+		want    string // "" is absent
+	}{
+		{"callees", two, "writer=http://writer.formation.invalid critic=http://critic.formation.invalid"},
+		{"no callees", none, ""},
+		{"no member", nil, ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			sess := &session.Session{ID: "ses_x", Name: "local/x", Version: "0.1.0", Callees: c.callees}
+			env := Env(sess, []string{formation.EnvPeers}, lookup)
+			got, ok := env[formation.EnvPeers]
+			if ok != (c.want != "") || got != c.want {
+				t.Fatalf("%s = %q (set %v), want %q", formation.EnvPeers, got, ok, c.want)
+			}
+		})
 	}
 }

@@ -34,6 +34,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/murmur-go/murmur/internal/diag"
+	"github.com/murmur-go/murmur/internal/formation"
 	"github.com/murmur-go/murmur/internal/grant"
 	"github.com/murmur-go/murmur/internal/manifest"
 	"github.com/murmur-go/murmur/internal/store"
@@ -108,6 +109,10 @@ type Hook struct {
 	// (capabilities.network.allow narrowed to the capsule's); empty denies
 	// every request.
 	NetworkAllow []string
+	// Callees are a formation member's callees (nil: none): its wasi:http
+	// reaches them at their virtual addresses whatever NetworkAllow says
+	// (wit.GrantHTTPMember).
+	Callees *formation.Callees
 	// HTTPBounds bound its wasi:http bodies and requests in flight; the
 	// zero value is wit.DefaultHTTPBounds().
 	HTTPBounds wit.HTTPBounds
@@ -304,7 +309,7 @@ func (d *Dispatcher) host(hk *hook, decl Hook) *wasmhost.Host {
 	if bounds == (wit.HTTPBounds{}) {
 		bounds = wit.DefaultHTTPBounds()
 	}
-	wit.GrantHTTPBounded(h, wit.NetworkAllow(decl.NetworkAllow, "capabilities.network.allow"),
+	wit.GrantHTTPMember(h, decl.Callees, wit.NetworkAllow(decl.NetworkAllow, "capabilities.network.allow"),
 		d.log.With("hook", hk.name), bounds)
 	wit.GrantInference(h, func(ctx context.Context, req wit.InferenceRequest) (wit.InferenceResponse, error) {
 		if d.infer == nil {

@@ -16,6 +16,7 @@ import (
 
 	"github.com/murmur-go/murmur/internal/diag"
 	"github.com/murmur-go/murmur/internal/door/doorapi"
+	"github.com/murmur-go/murmur/internal/formation"
 	"github.com/murmur-go/murmur/internal/manifest"
 	"github.com/murmur-go/murmur/internal/trace"
 	"github.com/murmur-go/murmur/internal/wit"
@@ -86,13 +87,36 @@ func PeerEndpoint(peer string) (endpoint, entry string, err error) {
 // TASK_STATE_COMPLETED and its task id whatever the message names (often
 // ""). Every answered send leaves one a2a_send line; a refused or failed
 // send answers err and leaves none (nothing was exchanged).
+//
+// A formation member's callee is reached at its virtual address
+// (http://<callee>.formation.invalid, formation.Callees.Route): the send
+// goes to the callee's door with the edge's token and origin peer, no
+// network.allow entry needed; any other address under formation.invalid is
+// refused (E-RUN-070) before any connection. The a2a_send line names the
+// virtual URL as given.
 func (s *Imports) Send(ctx context.Context, peerURL string, m wit.Message) (wit.TaskResult, error) {
 	endpoint, entry, err := PeerEndpoint(peerURL)
 	if err != nil {
 		return wit.TaskResult{}, diag.New("E-RUN-070", "message/send to %q refused: %v", clip(peerURL), err).
 			WithHint("give the peer's capsule URL: http://host:port or https://host[:port]")
 	}
-	if !manifest.NetListCovers(s.grants.Capsule.NetworkAllow, entry) {
+	door := doorapi.Task{ReturnImmediately: true}
+	token := ""
+	scheme, authority, _ := strings.Cut(entry, "://")
+	target, err := s.cfg.Session.Callees.Route(ctx, scheme, authority)
+	var refused *formation.RefusedError
+	switch {
+	case errors.As(err, &refused):
+		return wit.TaskResult{}, diag.New("E-RUN-070", "message/send to %s refused: %v", clip(peerURL), err).
+			WithHint("a formation member reaches its callees at the addresses in MURMUR_FORMATION_PEERS")
+	case err != nil:
+		return wit.TaskResult{}, diag.Wrap(err, "E-RUN-071", "message/send to %s failed", clip(peerURL)).
+			WithHint("the callee's door address comes from the formation's launcher once every peer is up")
+	case target != nil:
+		// The path and query as given, on the callee's door.
+		endpoint = target.Scheme + "://" + target.Authority + endpoint[len(entry):]
+		door.Origin, token = doorapi.OriginPeer, target.Token
+	case !manifest.NetListCovers(s.grants.Capsule.NetworkAllow, entry):
 		return wit.TaskResult{}, diag.New("E-RUN-070", "message/send to %s refused: capabilities.network.allow does not cover %s", clip(peerURL), clip(entry)).
 			WithHint("add %s (or its host) to capabilities.network.allow in murmur.yaml", entry)
 	}
@@ -104,8 +128,11 @@ func (s *Imports) Send(ctx context.Context, peerURL string, m wit.Message) (wit.
 	if m.ContextID != nil {
 		msg.ContextID = *m.ContextID
 	}
+	door.Message = msg
 	hc, over := capResponses(s.http, MaxResponseBytes)
-	res, err := doorapi.NewClient(endpoint, hc).SendTask(ctx, doorapi.Task{Message: msg, ReturnImmediately: true})
+	client := doorapi.NewClient(endpoint, hc)
+	client.Token = token
+	res, err := client.SendTask(ctx, door)
 	if over.Load() {
 		// Whatever error the decoder made of the cut body, the cause is the cap.
 		return wit.TaskResult{}, diag.New("E-RUN-072", "message/send to %s stopped: the peer's answer is larger than %d MiB, message/send's cap on a response body", endpoint, MaxResponseBytes>>20).

@@ -30,7 +30,8 @@ type peer struct {
 	received []*a2a.Message
 	taskIDs  []a2a.TaskID
 	headers  []http.Header
-	reply    string // "task" or "message"
+	paths    []string // each request's path and query
+	reply    string   // "task" or "message"
 	block    chan struct{}
 }
 
@@ -75,6 +76,7 @@ func startPeer(t *testing.T, reply string) *peer {
 	p.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		p.mu.Lock()
 		p.headers = append(p.headers, r.Header.Clone())
+		p.paths = append(p.paths, r.URL.RequestURI())
 		p.mu.Unlock()
 		h.ServeHTTP(w, r)
 	}))

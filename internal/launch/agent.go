@@ -510,7 +510,7 @@ func loadHooks(p *Plan, eng *wasmhost.Engine, sess *session.Session, rec *trace.
 		if id := sess.FormationID(); id != "" {
 			env[delegate.EnvFormationID] = id // handed to every hook
 		}
-		h := hooks.Hook{Resolved: r, Limits: g.Limits, Env: env,
+		h := hooks.Hook{Resolved: r, Limits: g.Limits, Env: env, Callees: sess.Callees,
 			HTTPBounds: wit.HTTPBounds{MaxBodyBytes: wit.HTTPMaxBodyBytes(p.lookup), MaxInFlight: wit.HTTPMaxInFlight}}
 		// docs/agent-capsules.md: a hook sees no filesystem and no network beyond
 		// what its own entry's capabilities grant; an entry without

@@ -16,6 +16,7 @@ import (
 	"github.com/murmur-go/murmur/internal/delegate"
 	"github.com/murmur-go/murmur/internal/diag"
 	"github.com/murmur-go/murmur/internal/door"
+	"github.com/murmur-go/murmur/internal/door/doorapi"
 	"github.com/murmur-go/murmur/internal/formation"
 	"github.com/murmur-go/murmur/internal/plan"
 	"github.com/murmur-go/murmur/internal/roost/roostapi"
@@ -91,6 +92,18 @@ func openDelegation(p *Plan, opts Options) (*spawnWiring, error) {
 	}
 	w.republishHint = republishCheck(p, opts.Stderr)
 	return w, nil
+}
+
+// operatorToken is the operator token of a door with
+// network.authentication (docs/formations.md, door authentication): the one
+// the parent's runtime minted and handed in the approval line for a
+// delegated child, so the parent can deliver the task and reach the door
+// after; else a new one, made at launch.
+func (w *spawnWiring) operatorToken() (string, error) {
+	if w.launched != nil && w.launched.DoorToken != "" {
+		return w.launched.DoorToken, nil
+	}
+	return doorapi.NewOperatorToken()
 }
 
 // parentCopy is MURMUR.md's workdir-snapshot line of a child that has one.

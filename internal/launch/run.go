@@ -15,7 +15,6 @@ import (
 	"unicode"
 
 	"github.com/murmur-go/murmur/internal/diag"
-	"github.com/murmur-go/murmur/internal/door"
 	"github.com/murmur-go/murmur/internal/grant"
 	"github.com/murmur-go/murmur/internal/home"
 	"github.com/murmur-go/murmur/internal/launch/launchapi"
@@ -248,7 +247,7 @@ func (r *run) lifecycle(ctx context.Context, k runKind) (Result, error) {
 	// registers: it is the evidence mur-roost's census counts a
 	// registration on.
 	if r.agent && r.p.Manifest.Door.Authenticated() {
-		if r.doorToken, err = door.NewOperatorToken(); err != nil {
+		if r.doorToken, err = r.dl.operatorToken(); err != nil {
 			return r.fail(fmt.Errorf("cannot make the door's operator token: %w", err))
 		}
 		r.sess.DoorToken = r.doorToken
@@ -370,6 +369,7 @@ func (r *run) open(k runKind) error {
 	if err != nil {
 		return err
 	}
+	sess.Callees = p.callees // nil unless a formation member
 	tw, rec, err := r.openTrace(p, sess, k.name())
 	if err != nil {
 		sess.Close()

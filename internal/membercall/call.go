@@ -64,11 +64,12 @@ func (r *Runtime) send(ctx context.Context, c *call, url, token string) offer {
 	res, err := r.client(url, token).SendTask(cctx, doorapi.Task{Message: msg, Origin: doorapi.OriginPeer,
 		TraceParent: c.traceparent, ReturnImmediately: true})
 	if err != nil {
+		var ref *doorapi.RefusalError
+		if errors.As(err, &ref) || strings.Contains(err.Error(), "unexpected HTTP status") {
+			return offer{kind: StatusFailed, msg: "the member's door refused the call: " + err.Error()}
+		}
 		if code, answered := doorapi.CodeOf(err); answered {
 			return offer{kind: StatusFailed, msg: fmt.Sprintf("the member's door answered SendMessage with error %d: %s", code, err)}
-		}
-		if strings.Contains(err.Error(), "unexpected HTTP status") {
-			return offer{kind: StatusFailed, msg: "the member's door refused the call: " + err.Error()}
 		}
 		return offer{kind: noAnswer, msg: "the member's door did not answer: " + err.Error()}
 	}
@@ -227,11 +228,12 @@ func (r *Runtime) poll(ctx context.Context, c *call, url, token string, bound *t
 		raw, err := cl.GetTask(rctx, c.memberTask)
 		cancel()
 		var rpcErr *doorapi.Error
+		var ref *doorapi.RefusalError
 		switch {
 		case ctx.Err() != nil:
 			continue // the select above ends it
-		case errors.As(err, &rpcErr):
-			r.end(c, StatusFailed, "", "the member's door answered GetTask with an error: "+rpcErr.Error())
+		case errors.As(err, &rpcErr), errors.As(err, &ref):
+			r.end(c, StatusFailed, "", "the member's door answered GetTask with an error: "+err.Error())
 			return
 		case err != nil:
 			if misses++; misses >= 2 {

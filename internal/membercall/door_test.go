@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/murmur-go/murmur/internal/door"
+	"github.com/murmur-go/murmur/internal/door/doorapi"
 	"github.com/murmur-go/murmur/internal/formation"
 	"github.com/murmur-go/murmur/internal/ids"
 	"github.com/murmur-go/murmur/internal/trace"
@@ -38,7 +39,7 @@ func startRealMember(t *testing.T, frm string, pub ed25519.PublicKey) *realMembe
 		t.Fatal(err)
 	}
 	m.url = "http://" + ln.Addr().String()
-	op, _ := door.NewOperatorToken()
+	op, _ := doorapi.NewOperatorToken()
 	s, err := door.New(door.Config{Name: "local/worker", Version: "0.1.0", SessionID: ids.New(ids.Session), URL: m.url,
 		TaskAcceptance: "single", AfterTask: "sleep",
 		Auth: &door.Auth{Realm: "local/worker", OperatorToken: op, AcceptPeer: true, FormationID: frm, Member: "worker", VerifyKey: pub},
@@ -73,21 +74,40 @@ func startRealMember(t *testing.T, frm string, pub ed25519.PublicKey) *realMembe
 	return m
 }
 
+// realFixture is a real member door, worker, and a runtime calling it as
+// lead with a formation token for the edge lead → to.
+func realFixture(t *testing.T, to string) (*realMember, *fixture) {
+	t.Helper()
+	pub, priv, _ := ed25519.GenerateKey(rand.Reader)
+	frm := ids.New(ids.Formation)
+	m := startRealMember(t, frm, pub)
+	pr, pw := io.Pipe()
+	t.Cleanup(func() { pw.Close() })
+	token := formation.MintToken(priv, frm, "lead", to)
+	callees := formation.NewCallees(&formation.Line1{Calls: []formation.Call{{Name: "worker", Token: token}}}, bufio.NewReader(pr), nil)
+	go fmt.Fprintf(pw, `{"addresses":[{"name":"worker","url":%q}]}`+"\n", m.url)
+	f := newFixture(t, m.url, time.Minute)
+	f.rt.cfg.Callees = callees
+	return m, f
+}
+
+// TestRefusedAtARealDoor: a token the door does not take for this member
+// (issued for the edge lead → critic) is its 403, and the call fails at
+// once with the door's words.
+func TestRefusedAtARealDoor(t *testing.T) {
+	_, f := realFixture(t, "critic")
+	res, isErr := outcome(t, f.call(t, `{"member":"worker","task":"t"}`))
+	if !isErr || res["status"] != "failed" || !strings.Contains(res["output"], "the member's door refused the call: HTTP 403 not_permitted: formation member 'lead' may not call this member") {
+		t.Fatalf("result %v", res)
+	}
+}
+
 // TestCallsAtARealDoor: calls through a real member door with a real
 // formation token: a held member answers the second call busy, the
 // runtime re-offers until it takes it, and each ending is read back; the
 // member sees the caller's name on every task.
 func TestCallsAtARealDoor(t *testing.T) {
-	pub, priv, _ := ed25519.GenerateKey(rand.Reader)
-	frm := ids.New(ids.Formation)
-	m := startRealMember(t, frm, pub)
-	token := formation.MintToken(priv, frm, "lead", "worker")
-	pr, pw := io.Pipe()
-	t.Cleanup(func() { pw.Close() })
-	callees := formation.NewCallees(&formation.Line1{Calls: []formation.Call{{Name: "worker", Token: token}}}, bufio.NewReader(pr), nil)
-	go fmt.Fprintf(pw, `{"addresses":[{"name":"worker","url":%q}]}`+"\n", m.url)
-	f := newFixture(t, m.url, time.Minute)
-	f.rt.cfg.Callees = callees
+	m, f := realFixture(t, "worker")
 	call := func(task, text string) map[string]string {
 		in := fmt.Sprintf(`{"member":"worker","task":%q}`, text)
 		res, isErr := outcome(t, (&CallTool{f.rt}).Call(context.Background(), callFor(task, in, f.rec)))

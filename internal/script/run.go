@@ -85,7 +85,7 @@ func Run(ctx context.Context, cfg Config) Result {
 		return Result{Ending: trace.EndFailed, Reason: "logs: " + err.Error(), Err: err}
 	}
 	defer httpLog.Close()
-	wit.GrantHTTPBounded(host, wit.NetworkAllow(cfg.NetworkAllow, "capabilities.network.allow"),
+	wit.GrantHTTPMember(host, s.Callees, wit.NetworkAllow(cfg.NetworkAllow, "capabilities.network.allow"),
 		slog.New(slog.NewTextHandler(httpLog, nil)),
 		wit.HTTPBounds{MaxBodyBytes: wit.HTTPMaxBodyBytes(cfg.Lookup), MaxInFlight: wit.HTTPMaxInFlight})
 	if cfg.Imports != nil {

@@ -21,6 +21,7 @@ import (
 
 	"github.com/murmur-go/murmur/internal/atomicfile"
 	"github.com/murmur-go/murmur/internal/diag"
+	"github.com/murmur-go/murmur/internal/formation"
 	"github.com/murmur-go/murmur/internal/home"
 	"github.com/murmur-go/murmur/internal/ids"
 	"github.com/murmur-go/murmur/internal/manifest"
@@ -86,7 +87,11 @@ type Session struct {
 	FormationMember   string
 	FormationLauncher *running.Launcher
 	DoorToken         string
-	Started           time.Time
+	// Callees are a formation member's callees (nil for any other run):
+	// its components are handed their virtual addresses and reach them
+	// through the runtime (formation.Callees.Route).
+	Callees *formation.Callees
+	Started time.Time
 
 	homeDir     string
 	sessionDir  string // ~/.murmur/sessions/<id>

@@ -637,9 +637,10 @@ func (t *WASM) host(inv Invocation) *wasmhost.Host {
 		}
 	}
 	wit.GrantTask(h, ask)
-	// wasi:http: the tool's own narrowed network.allow (docs/manifest.md); a
+	// wasi:http: the tool's own narrowed network.allow (docs/manifest.md),
+	// and a formation member's callees at their virtual addresses; a
 	// refusal is a log line, the request's error is the tool's to handle.
-	wit.GrantHTTPBounded(h, wit.NetworkAllow(t.grant.Grants.NetworkAllow, "capabilities.network.allow"),
+	wit.GrantHTTPMember(h, t.env.Session.Callees, wit.NetworkAllow(t.grant.Grants.NetworkAllow, "capabilities.network.allow"),
 		t.httpLog(),
 		wit.HTTPBounds{MaxBodyBytes: wit.HTTPMaxBodyBytes(t.env.lookup()), MaxInFlight: wit.HTTPMaxInFlight})
 	return h

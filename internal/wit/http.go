@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/murmur-go/murmur/internal/formation"
 	"github.com/murmur-go/murmur/internal/manifest"
 	"github.com/murmur-go/murmur/internal/wasmhost"
 	"github.com/murmur-go/murmur/internal/wasmhost/wasihttp"
@@ -161,21 +162,58 @@ func GrantHTTP(h *wasmhost.Host, policy HTTPPolicy, log *slog.Logger) {
 
 // GrantHTTPBounded is GrantHTTP with explicit bounds.
 func GrantHTTPBounded(h *wasmhost.Host, policy HTTPPolicy, log *slog.Logger, b HTTPBounds) {
+	grantHTTP(h, nil, policy, log, b)
+}
+
+// GrantHTTPMember is GrantHTTPBounded for a component of a session that
+// may be a formation member (a script, a tool, a hook; not a driver, which
+// reaches its gateway only): a request to a callee's virtual address
+// (formation.Callees.Route) goes to the callee's door with the edge's
+// token and origin peer, whatever policy says; any other host under
+// formation.invalid is refused before any connection and logged as policy's
+// refusals are. callees nil (no member, or no callees) refuses them all.
+func GrantHTTPMember(h *wasmhost.Host, callees *formation.Callees, policy HTTPPolicy, log *slog.Logger, b HTTPBounds) {
+	grantHTTP(h, func(ctx context.Context, req *wasihttp.Request) (*wasihttp.Virtual, error) {
+		scheme, _, _ := strings.Cut(req.Origin(), "://") // unset is https
+		t, err := callees.Route(ctx, scheme, req.Authority)
+		if t == nil || err != nil {
+			return nil, err
+		}
+		return &wasihttp.Virtual{Scheme: t.Scheme, Authority: t.Authority, Headers: t.Headers()}, nil
+	}, policy, log, b)
+}
+
+func grantHTTP(h *wasmhost.Host, route func(context.Context, *wasihttp.Request) (*wasihttp.Virtual, error), policy HTTPPolicy, log *slog.Logger, b HTTPBounds) {
 	if policy == nil {
 		policy = DenyAllHTTP
 	}
 	if log == nil {
 		log = slog.Default()
 	}
-	wasihttp.Enable(h, wasihttp.Grant{
+	denied := func(req *wasihttp.Request, err error) error {
+		log.Info(HTTPDenied, "method", req.Method, "url", req.URL(), "reason", err.Error())
+		return err
+	}
+	g := wasihttp.Grant{
 		Decide: func(ctx context.Context, req *wasihttp.Request) error {
 			if err := policy(ctx, req); err != nil {
-				log.Info(HTTPDenied, "method", req.Method, "url", req.URL(), "reason", err.Error())
-				return err
+				return denied(req, err)
 			}
 			return nil
 		},
 		MaxBodyBytes: b.MaxBodyBytes,
 		MaxInFlight:  b.MaxInFlight,
-	})
+	}
+	if route != nil {
+		g.Route = func(ctx context.Context, req *wasihttp.Request) (*wasihttp.Virtual, error) {
+			// The line names the virtual URL the component asked for: it
+			// never holds, or learns, the real one.
+			v, err := route(ctx, req)
+			if err != nil {
+				return nil, denied(req, err)
+			}
+			return v, nil
+		}
+	}
+	wasihttp.Enable(h, g)
 }

@@ -31,8 +31,8 @@ type Client struct {
 	// HTTPClient sends the requests; nil means http.DefaultClient.
 	HTTPClient *http.Client
 	// Token, when set, is presented as Authorization: Bearer on every call
-	// (a door with network.authentication: the operator token, or a
-	// formation token for a member's call).
+	// (a door with network.authentication: its operator token, or a
+	// formation token for a callee's door).
 	Token string
 }
 
@@ -61,12 +61,19 @@ type Task struct {
 
 // SendTask sends A2A SendMessage through a2a-go's client and returns the
 // door's answer: a task, or a message when the exchange is finished. A
-// JSON-RPC error is a2a-go's *a2a.Error (CodeOf gives its code); anything
-// else failed before an answer was read.
+// JSON-RPC error is a2a-go's *a2a.Error (CodeOf gives its code); a door's
+// HTTP refusal (an authenticated door's 401 or 403) is a *RefusalError;
+// anything else failed before an answer was read.
 func (c *Client) SendTask(ctx context.Context, t Task) (a2a.SendMessageResult, error) {
+	hc := *c.http()
+	rc := &refusalCatcher{base: hc.Transport}
+	if rc.base == nil {
+		rc.base = http.DefaultTransport
+	}
+	hc.Transport = rc
 	client, err := a2aclient.NewFromEndpoints(ctx,
 		[]*a2a.AgentInterface{a2a.NewAgentInterface(c.URL, a2a.TransportProtocolJSONRPC)},
-		a2aclient.WithJSONRPCTransport(c.http()))
+		a2aclient.WithJSONRPCTransport(&hc))
 	if err != nil {
 		return nil, err
 	}
@@ -85,7 +92,11 @@ func (c *Client) SendTask(ctx context.Context, t Task) (a2a.SendMessageResult, e
 	if t.ReturnImmediately {
 		req.Config = &a2a.SendMessageConfig{ReturnImmediately: true}
 	}
-	return client.SendMessage(a2aclient.AttachServiceParams(ctx, params), req)
+	res, err := client.SendMessage(a2aclient.AttachServiceParams(ctx, params), req)
+	if err != nil && rc.got != nil {
+		return nil, rc.got
+	}
+	return res, err
 }
 
 // PostCompletion posts a child's completion to its parent's door: a
@@ -163,6 +174,9 @@ func (c *Client) call(ctx context.Context, method string, params any, h http.Hea
 	raw, err := io.ReadAll(io.LimitReader(resp.Body, maxAnswerBytes))
 	if err != nil {
 		return nil, &BadAnswerError{StatusCode: resp.StatusCode, Err: fmt.Errorf("reading the answer: %w", err)}
+	}
+	if ref := refusalOf(resp.StatusCode, raw); ref != nil {
+		return nil, ref
 	}
 	var ans struct {
 		Result json.RawMessage `json:"result"`

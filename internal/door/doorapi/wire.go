@@ -9,9 +9,9 @@
 // session to wind down, and murmur:message/send reaching a peer. A header
 // renamed here is renamed on both sides at once.
 //
-// The door carries no token today (network.authentication is a seam in
-// internal/door, not a credential), so unlike roostapi nothing here needs
-// redacting.
+// A door with network.authentication takes a bearer token: its operator
+// token (token.go) or a formation token. Client presents Token; nothing here
+// logs it.
 package doorapi
 
 // Request headers. HTTP header names are case-insensitive; these are the

@@ -23,6 +23,7 @@ import (
 	"syscall"
 
 	"github.com/murmur-go/murmur/internal/diag"
+	"github.com/murmur-go/murmur/internal/door/doorapi"
 	"github.com/murmur-go/murmur/internal/roost/roostapi"
 	"github.com/murmur-go/murmur/internal/trace"
 )
@@ -91,6 +92,12 @@ type Launched struct {
 	// delegation, for every delegated child: a child with no MURMUR_SPAWNER
 	// handle (a plan capsule step's) still records them.
 	SpawnedBy, DelegationID string
+	// DoorToken is the operator token the parent's runtime minted for the
+	// child (doorapi.NewOperatorToken): a child whose door declares
+	// network.authentication takes it as its own instead of making one, so
+	// the parent can deliver the task and reach the door after. "" when
+	// the parent sent none. Never log it.
+	DoorToken string
 }
 
 // launchLine is Launched on the wire.
@@ -101,18 +108,21 @@ type launchLine struct {
 	Task            string          `json:"task,omitempty"`
 	SpawnedBy       string          `json:"spawned_by,omitempty"`
 	DelegationID    string          `json:"delegation_id,omitempty"`
+	DoorToken       string          `json:"door_token,omitempty"`
 }
 
 // Line is l as the parent writes it, newline included. It holds the
-// approval's text: write it to the child's standard input and nowhere else.
+// approval's text and the door token: write it to the child's standard
+// input and nowhere else.
 func (l Launched) Line() []byte {
 	b, _ := json.Marshal(launchLine{Approval: l.Approval.Reveal(), ParentTier: l.ParentTier, WorkdirSnapshot: l.Snapshot, Task: l.Task,
-		SpawnedBy: l.SpawnedBy, DelegationID: l.DelegationID})
+		SpawnedBy: l.SpawnedBy, DelegationID: l.DelegationID, DoorToken: l.DoorToken})
 	return append(b, '\n')
 }
 
 // ReadLaunched reads the one line a parent wrote to standard input. The
-// approval stays in memory; nothing here logs it.
+// approval and the door token stay in memory; nothing here logs them, and a
+// door_token not of an operator token's form is refused without quoting it.
 func ReadLaunched(r io.Reader) (*Launched, error) {
 	line, err := bufio.NewReaderSize(r, 64<<10).ReadString('\n')
 	if err != nil && err != io.EOF {
@@ -120,7 +130,7 @@ func ReadLaunched(r io.Reader) (*Launched, error) {
 	}
 	var l launchLine
 	if err := json.Unmarshal([]byte(strings.TrimSpace(line)), &l); err != nil {
-		return nil, diag.Wrap(err, "E-RUN-020", "--spawn-approval-stdin: standard input does not hold one line of JSON {\"approval\", \"parent_tier\", \"workdir_snapshot\"?, \"task\"?}").
+		return nil, diag.Wrap(err, "E-RUN-020", "--spawn-approval-stdin: standard input does not hold one line of JSON {\"approval\", \"parent_tier\", \"workdir_snapshot\"?, \"task\"?, \"door_token\"?}").
 			WithHint("--spawn-approval-stdin is for a parent capsule's runtime only")
 	}
 	if l.Approval == "" {
@@ -133,8 +143,12 @@ func ReadLaunched(r io.Reader) (*Launched, error) {
 		return nil, diag.New("E-RUN-020", "--spawn-approval-stdin: the line's parent_tier %q is not a containment class (advisory, scoped or sealed)", l.ParentTier).
 			WithHint("--spawn-approval-stdin is for a parent capsule's runtime only")
 	}
+	if l.DoorToken != "" && !doorapi.IsOperatorToken(l.DoorToken) {
+		return nil, diag.New("E-RUN-020", "--spawn-approval-stdin: the line's door_token is not an operator token (%s and the base64url, no padding, of 32 bytes)", doorapi.OperatorTokenPrefix).
+			WithHint("--spawn-approval-stdin is for a parent capsule's runtime only")
+	}
 	return &Launched{Approval: roostapi.ApprovalOf(l.Approval), Snapshot: l.WorkdirSnapshot, Task: l.Task, ParentTier: l.ParentTier,
-		SpawnedBy: l.SpawnedBy, DelegationID: l.DelegationID}, nil
+		SpawnedBy: l.SpawnedBy, DelegationID: l.DelegationID, DoorToken: l.DoorToken}, nil
 }
 
 // Spawner is the MURMUR_SPAWNER handle: where a child reports its outcome

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/murmur-go/murmur/internal/door/doorapi"
 	"github.com/murmur-go/murmur/internal/roost/roostapi"
 )
 
@@ -41,5 +42,52 @@ func TestSpawnerEnvValue(t *testing.T) {
 	got, err := ReadSpawner(func(k string) (string, bool) { return sp.EnvValue(), k == EnvSpawner })
 	if err != nil || *got != sp {
 		t.Fatalf("read back %+v, %v", got, err)
+	}
+}
+
+// The approval line's door_token: carried both ways when it is an operator
+// token, absent when none was sent, and any other form refused with
+// E-RUN-020 without quoting it.
+func TestLaunchedDoorToken(t *testing.T) {
+	tok, err := doorapi.NewOperatorToken()
+	if err != nil {
+		t.Fatal(err)
+	}
+	line := Launched{Approval: roostapi.ApprovalOf("msa1.x"), ParentTier: "sealed", DoorToken: tok}.Line()
+	if !bytes.Contains(line, []byte(`"door_token":"`+tok+`"`)) {
+		t.Fatalf("line %s", line)
+	}
+	if out, err := ReadLaunched(bytes.NewReader(line)); err != nil || out.DoorToken != tok {
+		t.Fatalf("read back %q, %v", out.DoorToken, err)
+	}
+	none := Launched{Approval: roostapi.ApprovalOf("msa1.x"), ParentTier: "sealed"}.Line()
+	if bytes.Contains(none, []byte("door_token")) {
+		t.Errorf("a line with no token names door_token: %s", none)
+	}
+	if out, err := ReadLaunched(bytes.NewReader(none)); err != nil || out.DoorToken != "" {
+		t.Fatalf("no token: %q, %v", out.DoorToken, err)
+	}
+	body := strings.TrimPrefix(tok, doorapi.OperatorTokenPrefix)
+	for _, c := range []struct{ name, tok string }{
+		{"another prefix", "mdt2." + body},
+		{"no prefix", body},
+		{"short", tok[:len(tok)-1]},
+		{"long", tok + "A"},
+		{"padded", tok + "="},
+		{"standard base64", doorapi.OperatorTokenPrefix + "+" + body[1:]},
+		{"not canonical", doorapi.OperatorTokenPrefix + body[:42] + "B"},
+		{"a formation token", "mft1.abc"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			b, _ := json.Marshal(map[string]string{"approval": "msa1.x", "parent_tier": "sealed", "door_token": c.tok})
+			_, err := ReadLaunched(bytes.NewReader(append(b, '\n')))
+			if err == nil || !strings.Contains(err.Error(), "E-RUN-020") ||
+				!strings.Contains(err.Error(), "--spawn-approval-stdin: the line's door_token is not an operator token (mdt1. and the base64url, no padding, of 32 bytes)") {
+				t.Fatalf("%q: %v", c.tok, err)
+			}
+			if strings.Contains(err.Error(), c.tok) {
+				t.Errorf("the refusal quotes the token: %v", err)
+			}
+		})
 	}
 }

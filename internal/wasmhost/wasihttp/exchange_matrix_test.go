@@ -26,6 +26,23 @@ import (
 // tool http-get-c, which makes n GETs and sums the bytes it read; each
 // cell's three requests must arrive whole on one kept connection (a body
 // read to its end gives its connection back).
+// httpGetC compiles the C tool http-get-c (tool-input.data "<url> <n>":
+// n GETs of url) on the shared engine, closed when t ends.
+func httpGetC(t *testing.T) (*wasmhost.Engine, *wasmhost.Component) {
+	t.Helper()
+	src, err := os.ReadFile("../../../testdata/components/http-get-c/http-get-c.wasm")
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := wasihttp.SharedEngine()
+	c, err := e.Compile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return e, c
+}
+
 func TestExchangeMatrix(t *testing.T) {
 	const small, large, chunked = 60 << 10, 300 << 10, 192 << 10
 	body := []byte(strings.Repeat("0123456789abcdef", large/16))
@@ -55,16 +72,7 @@ func TestExchangeMatrix(t *testing.T) {
 	srv.Start()
 	defer srv.Close()
 
-	src, err := os.ReadFile("../../../testdata/components/http-get-c/http-get-c.wasm")
-	if err != nil {
-		t.Fatal(err)
-	}
-	e := wasihttp.SharedEngine()
-	c, err := e.Compile(src)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	e, c := httpGetC(t)
 
 	const n = 3
 	for _, bodies := range []struct {

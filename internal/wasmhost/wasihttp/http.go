@@ -82,11 +82,39 @@ func (r Request) effectiveScheme() string {
 // guest's thread takes one and gives it back: the caller decides how long
 // connections outlive a run and closes them (h1.Pool.CloseIdle). nil is
 // h1.DefaultPool, the process's; the engine owns no sockets.
+//
+// Route, when set, is asked first about every request, before Decide: a
+// host the caller answers for itself (a virtual address, whose real target
+// the guest never sees). nil and no error leaves the request to Decide. A
+// Virtual sends the request to Virtual's scheme and authority, its path and
+// query kept and Virtual's headers set in place of any the guest gave under
+// those names; Decide is not asked. An error refuses it
+// (HTTP-request-denied) before any connection.
 type Grant struct {
+	Route        func(ctx context.Context, req *Request) (*Virtual, error)
 	Decide       func(ctx context.Context, req *Request) error
 	MaxBodyBytes int64
 	MaxInFlight  int
 	Conns        *h1.Pool
+}
+
+// Virtual is where Grant.Route sends a request.
+type Virtual struct {
+	Scheme, Authority string
+	// Headers replace every header of the same name (case-insensitively).
+	Headers [][2]string
+}
+
+// apply rewrites req to go where v says.
+func (v *Virtual) apply(req *Request) {
+	req.Scheme, req.Authority = v.Scheme, v.Authority
+	kept := req.Headers[:0:0]
+	for _, h := range req.Headers {
+		if !slices.ContainsFunc(v.Headers, func(o [2]string) bool { return strings.EqualFold(o[0], h[0]) }) {
+			kept = append(kept, h)
+		}
+	}
+	req.Headers = append(kept, v.Headers...)
 }
 
 // Enable grants the wasi:http functions described above to the runs of
@@ -99,6 +127,21 @@ func Enable(h *wasmhost.Host, g Grant) {
 }
 
 var errHTTPDenied = errors.New("outbound HTTP is not granted")
+
+// decide is the grant's verdict on req: Route's, then Decide's.
+func (g *Grant) decide(ctx context.Context, req *Request) error {
+	if g.Route != nil {
+		v, err := g.Route(ctx, req)
+		if err != nil {
+			return err
+		}
+		if v != nil {
+			v.apply(req)
+			return nil
+		}
+	}
+	return g.Decide(ctx, req)
+}
 
 // httpRun is the wasi:http state of one run: its body spool, its transport
 // and its requests.
@@ -1165,7 +1208,7 @@ func httpHandle(r *run, a []wasmhost.Value) (wasmhost.Value, error) {
 		return wasmhost.Err(*code), nil
 	}
 	g := r.http.grant
-	if err := g.Decide(r.Context(), &send); err != nil {
+	if err := g.decide(r.Context(), &send); err != nil {
 		return wasmhost.Err(errCode("HTTP-request-denied")), nil
 	}
 	if g.MaxBodyBytes <= 0 || g.MaxInFlight <= 0 {
