@@ -117,6 +117,16 @@ type Config struct {
 	// its turn, the task waits for what it handed off and continues once
 	// with the outcomes (docs/delegation.md).
 	Waiter Waiter
+	// Endings tells the loop a task's model accepted end-without-answer
+	// (nil: none can): the turn's calls run, then the task ends no_answer
+	// with no further inference (docs/formations.md).
+	Endings Endings
+}
+
+// Endings knows the tasks that chose to end without an answer.
+type Endings interface {
+	// NoAnswer is the reason the task gave, once it was accepted.
+	NoAnswer(taskID string) (reason string, ok bool)
 }
 
 // Waiter holds a task's handed-off work.
@@ -129,6 +139,10 @@ type Waiter interface {
 	// TaskEnded is called once the task has ended with exit status status.
 	TaskEnded(taskID, status string)
 }
+
+// NoAnswerPrefix begins the status message (and result.txt) of a task
+// ended by end-without-answer; a caller reads the ending from it.
+const NoAnswerPrefix = "no answer: "
 
 // Session runs the tasks of one agent session. It is safe for concurrent
 // tasks (a queue runs them one at a time, but nothing here relies on it).
@@ -183,7 +197,7 @@ func (s *Session) RunTask(ctx context.Context, t *door.Task, ev door.Events) doo
 	if s.cfg.Waiter != nil {
 		s.cfg.Waiter.TaskEnded(t.ID, status)
 	}
-	if status != trace.EndOK && status != trace.EndCanceled {
+	if status != trace.EndOK && status != trace.EndCanceled && status != trace.EndNoAnswer {
 		s.mu.Lock()
 		s.lastFailure = out.Text()
 		s.mu.Unlock()
@@ -302,6 +316,13 @@ func (s *Session) loop(ctx context.Context, t *door.Task, ev door.Events, taskLi
 			ev.ToolResult(c.ID, c.Name, r.Text, nil)
 			msgs = append(msgs, driver.Message{Role: driver.RoleTool, ToolCallID: c.ID,
 				Content: []driver.Block{driver.TextBlock(Fence(r.Source, r.Text))}})
+		}
+		if s.cfg.Endings != nil {
+			if reason, ok := s.cfg.Endings.NoAnswer(t.ID); ok {
+				text := NoAnswerPrefix + reason
+				s.writeResult(text)
+				return trace.EndNoAnswer, door.Failed(text)
+			}
 		}
 	}
 	return trace.EndMaxTurnsReached, door.Failed(trace.EndMaxTurnsReached)

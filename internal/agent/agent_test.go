@@ -69,6 +69,7 @@ func (e *events) RequestInput(context.Context, string) (door.Reply, error) {
 }
 func (e *events) Phase(p door.Phase)   { e.mu.Lock(); e.phases = append(e.phases, p); e.mu.Unlock() }
 func (e *events) Delegations([]string) {}
+func (e *events) MemberCalls([]string) {}
 
 type fixture struct {
 	s      *Session

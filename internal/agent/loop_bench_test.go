@@ -35,6 +35,7 @@ func (nopEvents) ToolResult(string, string, string, json.RawMessage) {}
 func (nopEvents) Status(string)                                      {}
 func (nopEvents) Phase(door.Phase)                                   {}
 func (nopEvents) Delegations([]string)                               {}
+func (nopEvents) MemberCalls([]string)                               {}
 func (nopEvents) RequestInput(context.Context, string) (door.Reply, error) {
 	return door.Reply{}, context.Canceled
 }

@@ -45,7 +45,12 @@ const (
 // A closing tag inside the text is defused, so the text cannot end its own
 // fence and speak as the runtime.
 func Fence(source, text string) string {
+	return fmt.Sprintf("%s source=%q>\n%s\n%s", fenceOpen, source, Unfence(text), fenceClose)
+}
+
+// Unfence defuses the fence tags inside text that goes inside a fence
+// (an outcome or answer block writes its own fence around it).
+func Unfence(text string) string {
 	text = strings.ReplaceAll(text, fenceClose, "</untrusted-content\u200b>")
-	text = strings.ReplaceAll(text, fenceOpen, "<untrusted-content\u200b")
-	return fmt.Sprintf("%s source=%q>\n%s\n%s", fenceOpen, source, text, fenceClose)
+	return strings.ReplaceAll(text, fenceOpen, "<untrusted-content\u200b")
 }

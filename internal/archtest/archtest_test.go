@@ -37,10 +37,11 @@ var levels = map[string]int{
 
 	"internal/launch": 5,
 
-	"internal/script":   4,
-	"internal/agent":    4,
-	"internal/door":     4,
-	"internal/delegate": 4,
+	"internal/script":     4,
+	"internal/agent":      4,
+	"internal/door":       4,
+	"internal/delegate":   4,
+	"internal/membercall": 4,
 
 	"internal/tools":    3,
 	"internal/plan":     3,

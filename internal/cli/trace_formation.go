@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"sort"
 	"text/tabwriter"
 	"time"
 
@@ -46,8 +47,56 @@ type formationMemberJSON struct {
 	DurationMS *int64  `json:"duration_ms"`
 }
 
-// traceShowFormation is mur trace show frm_…: the formation's members and
-// their endings (member calls are not recorded yet: calls is empty).
+// formationCallJSON is one call-member call as mur trace show frm_… lists it.
+type formationCallJSON struct {
+	CallID       string  `json:"call_id"`
+	From         string  `json:"from"`
+	To           string  `json:"to"`
+	Status       string  `json:"status"`
+	DurationMS   *int64  `json:"duration_ms"`
+	Offers       int64   `json:"offers"`
+	MemberTaskID *string `json:"member_task_id"`
+	busy         int
+}
+
+// memberCalls gathers a member's calls from its trace lines: one per
+// call_id, "outstanding" until its member_call line.
+func memberCalls(from string, lines []trace.Line) []*formationCallJSON {
+	byID := map[string]*formationCallJSON{}
+	var out []*formationCallJSON
+	for _, l := range lines {
+		switch l.EventType {
+		case trace.TypeMemberCallBusy, trace.TypeMemberCallStart, trace.TypeMemberCall:
+		default:
+			continue
+		}
+		id := l.Str("call_id")
+		c := byID[id]
+		if c == nil {
+			c = &formationCallJSON{CallID: id, From: from, To: l.Str("member"), Status: "outstanding"}
+			byID[id] = c
+			out = append(out, c)
+		}
+		switch l.EventType {
+		case trace.TypeMemberCallBusy:
+			c.busy++
+			c.Offers = max(c.Offers, l.Int("offer"))
+		case trace.TypeMemberCallStart:
+			c.Offers = max(c.Offers, l.Int("offers"))
+		case trace.TypeMemberCall:
+			c.Status, c.Offers = l.Str("status"), l.Int("offers")
+			d := l.Int("duration_ms")
+			c.DurationMS = &d
+		}
+		if mt := l.Str("member_task_id"); mt != "" {
+			c.MemberTaskID = &mt
+		}
+	}
+	return out
+}
+
+// traceShowFormation is mur trace show frm_…: the formation's members,
+// their endings and the calls between them.
 func traceShowFormation(ref string, asJSON, tree bool, stdout io.Writer) error {
 	if !ids.Valid(ids.Formation, ref) {
 		return badSessionRef("%q names no formation: a formation id is frm_ followed by 32 lowercase hex digits", ref)
@@ -73,6 +122,7 @@ func traceShowFormation(ref string, asJSON, tree bool, stdout io.Writer) error {
 		}
 	}
 	var rows []formationMemberJSON
+	calls := []*formationCallJSON{}
 	ending := "-"
 	for _, m := range f.Members {
 		row := formationMemberJSON{Name: m.Name, Entry: m.Entry, Capsule: m.Capsule + "@" + m.Version, SessionID: m.SessionID, RecordsDir: m.RecordsDir}
@@ -85,6 +135,7 @@ func traceShowFormation(ref string, asJSON, tree bool, stdout io.Writer) error {
 						break
 					}
 				}
+				calls = append(calls, memberCalls(m.Name, tf.Lines)...)
 			}
 		}
 		if m.Entry && row.ExitStatus != nil {
@@ -95,6 +146,7 @@ func traceShowFormation(ref string, asJSON, tree bool, stdout io.Writer) error {
 	if launcherAlive {
 		ending = "running"
 	}
+	sort.Slice(calls, func(i, j int) bool { return calls[i].CallID < calls[j].CallID })
 	if asJSON {
 		out := struct {
 			FormationID string                `json:"formation_id"`
@@ -104,8 +156,8 @@ func traceShowFormation(ref string, asJSON, tree bool, stdout io.Writer) error {
 			Ended       *string               `json:"ended"`
 			ExitStatus  *int                  `json:"exit_status"`
 			Members     []formationMemberJSON `json:"members"`
-			Calls       []any                 `json:"calls"`
-		}{f.FormationID, f.Roster, f.ProjectDir, f.StartedAt, f.EndedAt, f.ExitStatus, rows, []any{}}
+			Calls       []*formationCallJSON  `json:"calls"`
+		}{f.FormationID, f.Roster, f.ProjectDir, f.StartedAt, f.EndedAt, f.ExitStatus, rows, calls}
 		return printJSON(stdout, out)
 	}
 	bw := bufio.NewWriter(stdout)
@@ -127,7 +179,19 @@ func traceShowFormation(ref string, asJSON, tree bool, stdout io.Writer) error {
 		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\n", r.Name, role, r.Capsule, ses, st, dur)
 	}
 	tw.Flush()
-	fmt.Fprintln(bw, "calls: 0")
+	fmt.Fprintf(bw, "calls: %d\n", len(calls))
+	for _, c := range calls {
+		dur := "-"
+		if c.DurationMS != nil {
+			dur = fmtDur(time.Duration(*c.DurationMS) * time.Millisecond)
+		}
+		fmt.Fprintf(tw, "  %s\t%s → %s\t%s\t%s", c.CallID, c.From, c.To, c.Status, dur)
+		if c.busy > 0 {
+			fmt.Fprintf(tw, "\tbusy ×%d", c.busy)
+		}
+		fmt.Fprintln(tw)
+	}
+	tw.Flush()
 	if tree {
 		for _, r := range rows {
 			if r.RecordsDir == nil {

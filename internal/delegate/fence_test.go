@@ -3,6 +3,8 @@ package delegate
 import (
 	"strings"
 	"testing"
+
+	"github.com/murmur-go/murmur/internal/agent"
 )
 
 // A child's text is read by the parent's model inside an untrusted-content
@@ -14,7 +16,7 @@ func TestUnfence(t *testing.T) {
 		"</UNTRUSTED-CONTENT> in another case is left as it is",
 		"nothing to do",
 	} {
-		out := unfence(in)
+		out := agent.Unfence(in)
 		if strings.Contains(out, "</untrusted-content>") || strings.Contains(out, "<untrusted-content ") ||
 			strings.Contains(out, "<untrusted-content>") {
 			t.Errorf("unfence(%q) = %q: a fence tag survives", in, out)

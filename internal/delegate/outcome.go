@@ -12,6 +12,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/murmur-go/murmur/internal/agent"
 	"github.com/murmur-go/murmur/internal/door"
 	"github.com/murmur-go/murmur/internal/door/doorapi"
 	"github.com/murmur-go/murmur/internal/trace"
@@ -193,92 +194,89 @@ func (r *Runtime) pendingLocked(taskID string) []*delegation {
 	return out
 }
 
-// Await is called when the task's model ends its turn. With delegations of
-// the task outstanding or unread and at least one turn left it waits —
-// spending no tokens — and returns every outcome block of the round, in id
-// order, for one continuation; false when there is nothing to continue with.
-func (r *Runtime) Await(ctx context.Context, taskID string, turnsLeft int, ev door.Events) (string, bool) {
+// Claim takes the task's delegations not yet read into a continuation for
+// this round of §18's wait (agent.Part); nil when it has none. While the
+// round waits, a backstop ends a child whose outcome has not arrived
+// within the deadline and BackstopExtra of its start.
+func (r *Runtime) Claim(taskID string) agent.Claim {
 	r.mu.Lock()
 	ds := r.pendingLocked(taskID)
 	r.mu.Unlock()
 	if len(ds) == 0 {
-		return "", false
+		return nil
 	}
-	if turnsLeft < 1 {
-		r.end(ds, ReasonNoTurn, true)
-		return "", false
-	}
-	backstop := time.NewTimer(time.Until(earliest(ds).Add(r.cfg.Deadline + BackstopExtra)))
-	defer backstop.Stop()
-	last := -1
-	for {
-		r.mu.Lock()
-		outstanding := 0
-		for _, d := range ds {
-			if d.outcome == nil {
-				outstanding++
-			}
-		}
-		ch := r.changed
-		if ch == nil {
-			r.changedLocked()
-			ch = r.changed
-		}
-		if outstanding == 0 {
-			for _, d := range ds {
-				d.consumed = true
-			}
-			r.mu.Unlock()
-			break
-		}
-		r.mu.Unlock()
-		if outstanding != last {
-			if last == -1 {
-				r.cfg.Recorder.Emit(trace.TaskWaiting{TaskID: taskID, Outstanding: outstanding})
-				ev.Phase(door.PhaseWaiting)
-			}
-			ev.Status(fmt.Sprintf("waiting on delegate-task: %d delegation(s) outstanding", outstanding))
-			ev.Delegations(r.InFlight(taskID))
-			last = outstanding
-		}
-		select {
-		case <-ch:
-		case <-ctx.Done():
-			r.end(ds, ReasonCancelled, true)
-			return "", false
-		case <-backstop.C:
-			var late []*delegation
-			r.mu.Lock()
-			for _, d := range ds {
-				if d.outcome == nil && time.Since(d.started) >= r.cfg.Deadline+BackstopExtra {
-					late = append(late, d)
-				}
-			}
-			r.mu.Unlock()
-			r.end(late, r.reasonBackstop(), false)
-			backstop.Reset(time.Second) // another's backstop may come later
-		}
-	}
-	ev.Status(fmt.Sprintf("continuing with %d delegation outcome(s)", len(ds)))
-	idsList := make([]string, 0, len(ds))
-	blocks := make([]string, 0, len(ds))
-	for _, d := range ds {
-		idsList = append(idsList, d.id)
-		blocks = append(blocks, r.block(d))
-	}
-	r.cfg.Recorder.Emit(trace.TaskContinued{TaskID: taskID, Delegations: idsList})
-	return strings.Join(blocks, "\n\n"), true
+	c := &claim{r: r, ds: ds}
+	c.backstop = time.AfterFunc(time.Until(earliest(ds).Add(r.cfg.Deadline+BackstopExtra)), c.endLate)
+	return c
 }
 
-func earliest(ds []*delegation) time.Time {
-	t := ds[0].started
-	for _, d := range ds[1:] {
-		if d.started.Before(t) {
-			t = d.started
+// claim is one round's delegations.
+type claim struct {
+	r        *Runtime
+	ds       []*delegation
+	backstop *time.Timer
+}
+
+// endLate ends the children past their backstop; another's may come later.
+func (c *claim) endLate() {
+	r := c.r
+	var late []*delegation
+	waiting := false
+	r.mu.Lock()
+	for _, d := range c.ds {
+		if d.outcome == nil {
+			waiting = true
+			if time.Since(d.started) >= r.cfg.Deadline+BackstopExtra {
+				late = append(late, d)
+			}
 		}
 	}
-	return t
+	r.mu.Unlock()
+	r.end(late, r.reasonBackstop(), false)
+	if waiting {
+		c.backstop.Reset(time.Second)
+	}
 }
+
+func (c *claim) Outstanding() (int, <-chan struct{}) {
+	r := c.r
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	n := 0
+	for _, d := range c.ds {
+		if d.outcome == nil {
+			n++
+		}
+	}
+	if r.changed == nil {
+		r.changedLocked()
+	}
+	return n, r.changed
+}
+
+func (c *claim) Deliver() (ids, blocks []string) {
+	r := c.r
+	r.mu.Lock()
+	for _, d := range c.ds {
+		d.consumed = true
+	}
+	r.mu.Unlock()
+	for _, d := range c.ds {
+		ids = append(ids, d.id)
+		blocks = append(blocks, r.block(d))
+	}
+	return ids, blocks
+}
+
+func (c *claim) Abandon(noTurn bool) {
+	reason := ReasonCancelled
+	if noTurn {
+		reason = ReasonNoTurn
+	}
+	c.r.end(c.ds, reason, true)
+}
+
+func (c *claim) Release() { c.backstop.Stop() }
 
 // TaskEnded ends the task's delegations still running when it ends
 // (status is task_end's exit_status) and forgets its unread outcomes.
@@ -313,15 +311,9 @@ func (r *Runtime) block(d *delegation) string {
 	}
 	fmt.Fprintf(&in, "workdir: %s\n", d.childDir)
 	in.WriteString(r.resultText(d))
-	b.WriteString(unfence(in.String()))
+	b.WriteString(agent.Unfence(in.String()))
 	b.WriteString("\n</untrusted-content>")
 	return b.String()
-}
-
-// unfence keeps a child's text from closing or opening a fence.
-func unfence(s string) string {
-	s = strings.ReplaceAll(s, "</untrusted-content>", "</untrusted-content\u200b>")
-	return strings.ReplaceAll(s, "<untrusted-content", "<untrusted-content\u200b")
 }
 
 // resultText is the block's result: ending, from the child's result file,
@@ -424,4 +416,14 @@ func (r *Runtime) HandleCompletion(_ context.Context, c *door.Completion) (any, 
 	}
 	d.received = true
 	return doorapi.CompletionReceipt{DelegationID: d.id, Received: true}, nil
+}
+
+func earliest(ds []*delegation) time.Time {
+	t := ds[0].started
+	for _, d := range ds[1:] {
+		if d.started.Before(t) {
+			t = d.started
+		}
+	}
+	return t
 }

@@ -106,7 +106,7 @@ func TestA2AJSClient(t *testing.T) {
 	for _, a := range v.Cancel.Artifacts {
 		if a.ID == "residue" {
 			b, _ := json.Marshal(a.Parts)
-			residue = string(b) == `[{"data":{"delegations":["dlg_0193aaaabbbbccccddddeeeeffff0000"]}}]`
+			residue = string(b) == `[{"data":{"delegations":["dlg_0193aaaabbbbccccddddeeeeffff0000"],"member_calls":["mcl_0193aaaabbbbccccddddeeeeffff0001"]}}]`
 		}
 	}
 	if !residue {

@@ -54,11 +54,11 @@ func (r *recorder) TaskRejected(taskID, reason string) {
 	r.rejected[taskID] = reason
 }
 
-func (r *recorder) TaskCanceled(taskID string, phase door.Phase, dels []string) {
+func (r *recorder) TaskCanceled(taskID string, phase door.Phase, res door.Residue) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.canceled[taskID] = phase
-	r.residue[taskID] = dels
+	r.residue[taskID] = append(res.Delegations, res.MemberCalls...)
 }
 
 // testRunner acts on the task's text: "echo X" streams X in two chunks and
@@ -97,6 +97,7 @@ func (r *testRunner) RunTask(ctx context.Context, t *door.Task, ev door.Events) 
 	case text == "block":
 		ev.Phase(door.PhaseTool)
 		ev.Delegations([]string{"dlg_0193aaaabbbbccccddddeeeeffff0000"})
+		ev.MemberCalls([]string{"mcl_0193aaaabbbbccccddddeeeeffff0001"})
 		<-ctx.Done()
 		return door.Canceled()
 	case text == "ask":
@@ -566,7 +567,7 @@ func TestCancelEachPhase(t *testing.T) {
 		t.Fatalf("residue %+v", res)
 	}
 	rb, _ := json.Marshal(res.Parts[0].Data())
-	if string(rb) != `{"delegations":["dlg_0193aaaabbbbccccddddeeeeffff0000"]}` {
+	if string(rb) != `{"delegations":["dlg_0193aaaabbbbccccddddeeeeffff0000"],"member_calls":["mcl_0193aaaabbbbccccddddeeeeffff0001"]}` {
 		t.Fatalf("residue data %s", rb)
 	}
 	// input
@@ -580,7 +581,7 @@ func TestCancelEachPhase(t *testing.T) {
 	}
 	if r := artifact(ct, "residue"); r == nil {
 		t.Fatal("input cancel has no residue")
-	} else if b, _ := json.Marshal(r.Parts[0].Data()); string(b) != `{"delegations":[]}` {
+	} else if b, _ := json.Marshal(r.Parts[0].Data()); string(b) != `{"delegations":[],"member_calls":[]}` {
 		t.Fatalf("input residue %s", b)
 	}
 	f.rec.mu.Lock()

@@ -64,6 +64,9 @@ type Task struct {
 	// MessageBytes is the size of the message's parts as the door received
 	// them (text bytes plus data JSON bytes): task_start.message_bytes.
 	MessageBytes int
+	// Caller is the formation member whose token submitted the task ("" for
+	// a task not sent under a formation token).
+	Caller string
 }
 
 // Text returns the task's text parts joined by blank lines, data parts
@@ -106,6 +109,9 @@ type Events interface {
 	Phase(p Phase)
 	// Delegations records the delegations in flight, for a cancel's residue.
 	Delegations(ids []string)
+	// MemberCalls records the call-member calls outstanding, for a cancel's
+	// residue.
+	MemberCalls(ids []string)
 }
 
 // Runner runs one task to its end; the inference loop implements it. ctx is
@@ -157,9 +163,16 @@ type Recorder interface {
 	TaskReceived(taskID, contextID, messageID string, origin Origin)
 	// TaskRejected is task_rejected; reason is the status message.
 	TaskRejected(taskID, reason string)
-	// TaskCanceled is task_canceled: the phase the task was in and the
-	// delegations in flight when it was cancelled.
-	TaskCanceled(taskID string, phase Phase, delegationIDs []string)
+	// TaskCanceled is task_canceled: the phase the task was in and what was
+	// in flight when it was cancelled.
+	TaskCanceled(taskID string, phase Phase, residue Residue)
+}
+
+// Residue is what a cancelled task left in flight: its delegations and its
+// outstanding call-member calls.
+type Residue struct {
+	Delegations []string
+	MemberCalls []string
 }
 
 // CallerRecorder is a Recorder that also records which formation member

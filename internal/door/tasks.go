@@ -37,7 +37,8 @@ type task struct {
 	rejected string // the status message of a rejected task
 	phase    Phase
 	dels     []string // delegations in flight, as the runner last reported
-	residue  []string // the delegations named by the cancel's residue
+	calls    []string // member calls outstanding, as the runner last reported
+	residue  Residue  // what the cancel's residue names
 	// caller is the formation member whose token submitted the task ("" for
 	// none): such a member reaches only its own tasks.
 	caller string
@@ -126,12 +127,18 @@ func (d delegationList) MarshalJSON() ([]byte, error) {
 }
 
 func (t *task) residueEvent() *a2a.TaskArtifactUpdateEvent {
-	dels := delegationList(t.residue)
+	data := map[string]any{"delegations": delegationList(t.residue.Delegations),
+		"member_calls": delegationList(t.residue.MemberCalls)}
 	return &a2a.TaskArtifactUpdateEvent{
 		TaskID: t.info.TaskID, ContextID: t.info.ContextID, LastChunk: true,
 		Artifact: &a2a.Artifact{ID: ArtifactResidue, Name: ArtifactResidue,
-			Parts: a2a.ContentParts{a2a.NewDataPart(map[string]any{"delegations": dels})}},
+			Parts: a2a.ContentParts{a2a.NewDataPart(data)}},
 	}
+}
+
+// residueLocked snapshots what the task has in flight for its cancel.
+func (t *task) residueLocked() Residue {
+	return Residue{Delegations: slices.Clone(t.dels), MemberCalls: slices.Clone(t.calls)}
 }
 
 func isFinalEvent(ev a2a.Event) bool {
@@ -265,7 +272,7 @@ func (s *Server) admit(ctx context.Context, req *a2a.SendMessageRequest) (admiss
 	tp, _ := ctx.Value(keyTraceParent).(string)
 	t := &task{
 		pub: &Task{ID: tid, ContextID: cid, MessageID: msg.ID, Origin: origin, Source: source,
-			Parts: parts, TraceParent: tp, MessageBytes: nbytes},
+			Parts: parts, TraceParent: tp, MessageBytes: nbytes, Caller: callerFrom(ctx)},
 		info:   a2a.TaskInfo{TaskID: a2a.TaskID(tid), ContextID: cid},
 		state:  a2a.TaskStateSubmitted,
 		phase:  PhaseQueued,
@@ -421,7 +428,7 @@ func (s *Server) finish(t *task, out Outcome) {
 			t.statusLocked(a2a.TaskStateFailed, out.text)
 		default:
 			canceledPhase = t.phase
-			t.residue = slices.Clone(t.dels)
+			t.residue = t.residueLocked()
 			t.appendLocked(t.residueEvent())
 			t.statusLocked(a2a.TaskStateCanceled, "")
 		}
@@ -508,7 +515,7 @@ func (s *Server) cancelLocked(t *task) (Phase, bool) {
 	}
 	t.final, t.state = true, a2a.TaskStateCanceled
 	s.endedLocked(t)
-	t.residue = slices.Clone(t.dels)
+	t.residue = t.residueLocked()
 	if t.cancel != nil {
 		t.cancel()
 	}
@@ -582,6 +589,12 @@ func (e *events) Delegations(ids []string) {
 	e.s.mu.Lock()
 	defer e.s.mu.Unlock()
 	e.t.dels = slices.Clone(ids)
+}
+
+func (e *events) MemberCalls(ids []string) {
+	e.s.mu.Lock()
+	defer e.s.mu.Unlock()
+	e.t.calls = slices.Clone(ids)
 }
 
 func (e *events) RequestInput(ctx context.Context, prompt string) (Reply, error) {
@@ -687,7 +700,7 @@ func (s *Server) WindDown(ctx context.Context) StopResult {
 		}
 		res.Canceled = append(res.Canceled, t.pub.ID)
 		s.mu.Lock()
-		res.Terminated = append(res.Terminated, t.residue...)
+		res.Terminated = append(res.Terminated, t.residue.Delegations...)
 		s.mu.Unlock()
 	}
 	return res

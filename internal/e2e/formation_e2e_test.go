@@ -681,8 +681,14 @@ func TestFormationExample(t *testing.T) {
 	lines := strings.Split(strings.TrimSpace(r.Stdout), "\n")
 	entry := parseReady(t, lines[len(lines)-1]+"\n")
 	got, _ := os.ReadFile(filepath.Join(entry.RecordsDir, "out", "result.txt"))
-	if string(got) != "Plan: the researcher gathers the changes, the writer drafts the note, I review it." {
+	if string(got) != "Release note: capsules can now run together as a formation (formations, door tokens, retention)." {
 		t.Errorf("the lead's answer %q", got)
+	}
+	// The lead called both specialists; both answered, in one continuation.
+	tl := traceLines(t, entry.RecordsDir)
+	calls := byType(tl, "member_call")
+	if len(calls) != 2 || calls[0].Str("status") != "completed" || calls[1].Str("status") != "completed" || len(byType(tl, "task_continued")) != 1 {
+		t.Errorf("the lead's calls: %s", types(tl))
 	}
 	if r := runMur(t, homeDir, ex, nil, "run", "--roster", "roster-refused.yaml"); r.Code != 1 || !strings.Contains(r.Stderr, "error[E-ROS-008]") {
 		t.Errorf("roster-refused.yaml: %+v", r)

@@ -21,6 +21,7 @@ const (
 	Event      = "evt_"
 	Task       = "tsk_"
 	Context    = "ctx_"
+	MemberCall = "mcl_"
 )
 
 // New returns prefix followed by the hex digits of a fresh UUIDv7.

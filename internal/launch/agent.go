@@ -25,6 +25,7 @@ import (
 	"github.com/murmur-go/murmur/internal/home"
 	"github.com/murmur-go/murmur/internal/hooks"
 	"github.com/murmur-go/murmur/internal/manifest"
+	"github.com/murmur-go/murmur/internal/membercall"
 	"github.com/murmur-go/murmur/internal/peerfile"
 	"github.com/murmur-go/murmur/internal/plan"
 	"github.com/murmur-go/murmur/internal/session"
@@ -54,7 +55,8 @@ type agentRun struct {
 	hooks      *hooks.Dispatcher
 	inv        *tools.Inventory
 	mcp        *mcpServers
-	plane      *peerfile.Plane // exports.peer_files; nil: none
+	plane      *peerfile.Plane     // exports.peer_files; nil: none
+	calls      *membercall.Runtime // call-member's calls; nil: no callee
 
 	// loop is the inference loop once the session exists: a hook's
 	// run-inference goes through it (its driver, its token ceiling).
@@ -135,7 +137,7 @@ func (k *agentRun) start(r *run, sess *session.Session, rec *trace.Recorder) err
 		ceiling = &v
 	}
 	info := k.drv.Info()
-	declared := append(p.ToolNames(), peerToolNames(p)...)
+	declared := append(append(p.ToolNames(), peerToolNames(p)...), memberToolNames(p)...)
 	if p.Grants.Plan.Submit {
 		declared = append(declared, plan.ToolName)
 	}
@@ -188,7 +190,7 @@ func (k *agentRun) serve(ctx context.Context, r *run) (ending, error) {
 		SessionID: sess.ID, Model: m.Inference.Model, Capabilities: p.Grants.Lines()})
 	dr, err := door.New(door.Config{Name: sess.Name, Version: sess.Version, SessionID: sess.ID, URL: r.url,
 		TaskAcceptance: k.acceptance, QueueDepth: m.Lifecycle.QueueDepth.Or(manifest.DefaultQueueDepth),
-		AfterTask: m.Lifecycle.AfterTaskMode(), Runner: dl.runner(loop), Recorder: doorRecorder{rec}, Logger: r.opts.Log,
+		AfterTask: m.Lifecycle.AfterTaskMode(), Runner: k.calls.Runner(dl.runner(loop)), Recorder: doorRecorder{rec}, Logger: r.opts.Log,
 		Completions: dl.completions(), PeerFiles: peerfile.Handler(k.plane),
 		Auth: doorAuth(r)})
 	if err != nil {
@@ -210,6 +212,7 @@ func (k *agentRun) serve(ctx context.Context, r *run) (ending, error) {
 	dl.windingDown.Store(true)
 	status, reason := windDown(ctx, dr, rec, full, &e)
 	k.mcp.stop()
+	k.calls.Close()
 	dl.close(status)
 	sctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	_ = dr.Shutdown(sctx)
@@ -278,6 +281,9 @@ func (k *agentRun) build(r *run) (*agent.Session, error) {
 	if err := k.addPeerTools(r); err != nil {
 		return nil, err
 	}
+	if err := k.addMemberTools(r); err != nil {
+		return nil, err
+	}
 	// submit-plan, for an agent capsule granted it (docs/plans.md); bound
 	// to the whole inventory once it is built.
 	var submit *plan.Tool
@@ -319,7 +325,8 @@ func (k *agentRun) build(r *run) (*agent.Session, error) {
 		Tools: at, Recorder: rec,
 		Hooks:      k.hooks,
 		ResultPath: filepath.Join(sess.RecordsDir, "out", "result.txt"),
-		Waiter:     dl.waiter(),
+		Waiter:     k.waiter(dl, rec),
+		Endings:    k.endings(),
 	})
 	return loop, nil
 }
@@ -589,11 +596,17 @@ func (d doorRecorder) TaskRejected(taskID, reason string) {
 	d.rec.Emit(trace.TaskRejected{TaskID: taskID, Reason: reason})
 }
 
-func (d doorRecorder) TaskCanceled(taskID string, phase door.Phase, delegationIDs []string) {
-	if delegationIDs == nil {
-		delegationIDs = []string{}
+func (d doorRecorder) TaskCanceled(taskID string, phase door.Phase, res door.Residue) {
+	d.rec.Emit(trace.TaskCanceled{TaskID: taskID, Phase: string(phase), DelegationIDs: nonNil(res.Delegations),
+		MemberCallIDs: nonNil(res.MemberCalls)})
+}
+
+// nonNil is ids, or [] for none: a line's list is never null.
+func nonNil(ids []string) []string {
+	if ids == nil {
+		return []string{}
 	}
-	d.rec.Emit(trace.TaskCanceled{TaskID: taskID, Phase: string(phase), DelegationIDs: delegationIDs})
+	return ids
 }
 
 // doorAuth is the door's bearer authentication and peer consent: the

@@ -97,6 +97,7 @@ func (a *agentTools) Call(ctx context.Context, c agent.Call) agent.Result {
 	tc.ContextID, tc.TraceParent = tctx.contextID, tctx.traceparent
 	if ev := c.Events; ev != nil {
 		tc.InFlight = ev.Delegations
+		tc.MemberCalls = ev.MemberCalls
 		tc.Phase = func(p string) { ev.Phase(door.Phase(p)) }
 		tc.Status = ev.Status
 		tc.Chunks = func(_ context.Context, chunk string, thinking bool) error {

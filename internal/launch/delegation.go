@@ -13,7 +13,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/murmur-go/murmur/internal/agent"
 	"github.com/murmur-go/murmur/internal/delegate"
 	"github.com/murmur-go/murmur/internal/diag"
 	"github.com/murmur-go/murmur/internal/door"
@@ -186,13 +185,6 @@ func (w *spawnWiring) runtime(p *Plan, sess *session.Session, rec *trace.Recorde
 		Lookup: p.lookup, MurBinary: bin, Deadline: delegate.Deadline(p.Manifest, p.lookup),
 		Snapshot: p.workdirSnapshot(sess), ChildEnvAllow: p.childEnvAllow, Tier: p.Containment.Achieved, FormationID: w.formationID, Recorder: rec, Log: opts.Log,
 		RefusalHint: w.republishHint})
-	return w.rt
-}
-
-func (w *spawnWiring) waiter() agent.Waiter {
-	if w.rt == nil {
-		return nil
-	}
 	return w.rt
 }
 

@@ -422,7 +422,7 @@ func (r *run) openTrace(p *Plan, sess *session.Session, kind string) (*trace.Wri
 		// runtime's environment naming a collector (docs/telemetry.md).
 		sink, err := r.opts.Spans(trace.SpanExport{Endpoint: m.Observability.OtelEndpoint, SessionID: sess.ID, CapsuleName: sess.Name,
 			CapsuleVersion: sess.Version, Kind: kind, LogPath: filepath.Join(sess.RecordsDir, "logs", "otel.log"),
-			Started: sess.Started})
+			Started: sess.Started, FormationID: r.dl.formationID})
 		if err != nil {
 			fmt.Fprintln(r.opts.Stderr, diag.Warn("W-IO-053", "spans will not be exported: %v", err).String())
 		} else if sink != nil {

@@ -45,7 +45,7 @@ func Open(e trace.SpanExport) (trace.SpanSink, error) {
 		return nil, nil
 	}
 	s, err := Start(e.Endpoint, Identity{SessionID: e.SessionID, CapsuleName: e.CapsuleName,
-		CapsuleVersion: e.CapsuleVersion, Kind: e.Kind}, e.LogPath, Options{}, e.Started)
+		CapsuleVersion: e.CapsuleVersion, Kind: e.Kind, FormationID: e.FormationID}, e.LogPath, Options{}, e.Started)
 	if err != nil {
 		return nil, err
 	}
@@ -121,7 +121,32 @@ func (s *Session) Line(l trace.Emitted) {
 		delete(s.delegations, ev.DelegationID)
 		s.mu.Unlock()
 		d.End(DelegationLine{ChildSessionID: ev.ChildSessionID, Outcome: ev.Outcome, Reason: str(ev.Reason)}, l.At)
+	case trace.MemberCall:
+		s.mu.Lock()
+		d := s.delegations[ev.CallID]
+		delete(s.delegations, ev.CallID)
+		s.mu.Unlock()
+		d.End(DelegationLine{Outcome: ev.Status, Reason: str(ev.Reason)}, l.At)
 	}
+}
+
+// OpenMemberCall opens a call-member call's capsule.member_call span under
+// the task of the line parent and returns its traceparent
+// (trace.SpanSink); the member_call line with its call_id closes it.
+func (s *Session) OpenMemberCall(parent, callID, member string, at time.Time) string {
+	if s == nil {
+		return ""
+	}
+	d := s.taskOf(parent).StartMemberCall(callID, member, at)
+	if d == nil {
+		return ""
+	}
+	s.mu.Lock()
+	if s.delegations != nil {
+		s.delegations[callID] = d
+	}
+	s.mu.Unlock()
+	return d.Traceparent()
 }
 
 // OpenDelegation opens a delegation's capsule.delegation span under the

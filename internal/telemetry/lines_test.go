@@ -19,7 +19,7 @@ func TestLinesBecomeSpans(t *testing.T) {
 	defer srv.Close()
 	dir := t.TempDir()
 	sink, err := Open(trace.SpanExport{Endpoint: srv.URL, SessionID: "ses_l", CapsuleName: "local/agent", CapsuleVersion: "0.2.0",
-		Kind: "agent", LogPath: filepath.Join(dir, "otel.log"), Started: time.Now()})
+		Kind: "agent", LogPath: filepath.Join(dir, "otel.log"), Started: time.Now(), FormationID: "frm_1"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -38,15 +38,21 @@ func TestLinesBecomeSpans(t *testing.T) {
 	rec.EmitUnder(inf, trace.Shell{TaskID: "tsk_1", Turn: 1, ToolCallID: "call_2", Binary: "/bin/ls", Command: "ls", ExitCode: 1})
 	tp := rec.OpenDelegation(inf, trace.DelegationStart{DelegationID: "dlg_1", Capsule: "child", Version: "1.0.0"})
 	rec.Emit(trace.Delegation{DelegationID: "dlg_1", Capsule: "child", Version: "1.0.0", ChildSessionID: "ses_c", Outcome: "ok"})
+	mtp := rec.OpenMemberCall(inf, "mcl_1", "worker")
+	mt, why := "tsk_m", "the member ended its task without an answer: nothing"
+	rec.EmitUnder(inf, trace.MemberCall{TaskID: "tsk_1", CallID: "mcl_1", Member: "worker", MemberTaskID: &mt, Status: "no_answer", Offers: 1, Reason: &why})
 	rec.EmitUnder(task, &trace.TaskEnd{TaskID: "tsk_1", ExitStatus: "ok", Turns: 1, ToolCalls: 1, ToolErrors: 1, ShellCalls: 1})
 	rec.ToolCall("local/echo", time.Now().Add(-2*time.Millisecond), 1, 2, "")
 	rec.EndAgent("ok", "", true)
 
 	root, ts := c.one(t, SpanSession), c.one(t, SpanTask)
+	if attrs(root)["murmur.formation_id"] != "frm_1" {
+		t.Errorf("session span %v", attrs(root))
+	}
 	if !under(ts, root) || attrs(ts)["task_id"] != "tsk_1" || attrs(ts)["tool_errors"] != int64(1) {
 		t.Errorf("task span %v", attrs(ts))
 	}
-	for _, name := range []string{SpanInference, SpanShell, SpanDelegation} {
+	for _, name := range []string{SpanInference, SpanShell, SpanDelegation, SpanMemberCall} {
 		if sp := c.one(t, name); !under(sp, ts) {
 			t.Errorf("%s is not under the task span", name)
 		}
@@ -67,6 +73,10 @@ func TestLinesBecomeSpans(t *testing.T) {
 	d := c.one(t, SpanDelegation)
 	if a := attrs(d); a["outcome"] != "ok" || a["child_session_id"] != "ses_c" || tp == "" {
 		t.Errorf("delegation span %v, traceparent %q", a, tp)
+	}
+	m := c.one(t, SpanMemberCall)
+	if a := attrs(m); a["call_id"] != "mcl_1" || a["member"] != "worker" || a["outcome"] != "no_answer" || a["reason"] != why || mtp == "" || mtp == tp {
+		t.Errorf("member call span %v, traceparent %q", a, mtp)
 	}
 }
 

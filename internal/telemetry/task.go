@@ -391,10 +391,24 @@ func (ts taskSpan) Shell(line ShellLine, start, end time.Time) {
 // task it delivers, so the child's capsule.task span lands under it and the
 // whole delegation tree is one trace.
 func (t *Task) StartDelegation(line DelegationStartLine, start time.Time) *Delegation {
+	return t.startHandoff(SpanDelegation, trace.SpanKindProducer, start, delegationAttrs(line)...)
+}
+
+// StartMemberCall opens a capsule.member_call span under the task at start:
+// the member's capsule.task span lands under it through its Traceparent.
+// It is ended as a delegation's is (its outcome the call's status).
+func (t *Task) StartMemberCall(callID, member string, start time.Time) *Delegation {
+	return t.startHandoff(SpanMemberCall, trace.SpanKindClient, start,
+		attribute.String("call_id", callID), attribute.String("member", member))
+}
+
+// startHandoff opens the span of work the task hands to another session,
+// kept open in the task until its line ends it (or the task does).
+func (t *Task) startHandoff(name string, kind trace.SpanKind, start time.Time, attrs ...attribute.KeyValue) *Delegation {
 	if t == nil {
 		return nil
 	}
-	ctx, sp, ok := t.child(SpanDelegation, trace.SpanKindProducer, start, delegationAttrs(line)...)
+	ctx, sp, ok := t.child(name, kind, start, attrs...)
 	if !ok {
 		return nil
 	}
@@ -488,7 +502,7 @@ func (d *Delegation) End(line DelegationLine, end time.Time) {
 		if line.Reason != "" {
 			d.span.SetAttributes(attribute.String("reason", line.Reason))
 		}
-		if line.Outcome != "ok" {
+		if line.Outcome != "ok" && line.Outcome != "completed" { // a member call's ok is completed
 			d.span.SetStatus(codes.Error, line.Outcome)
 		}
 		d.span.End(trace.WithTimestamp(end))

@@ -44,6 +44,9 @@ const (
 	SpanInference  = "capsule.inference"
 	SpanShell      = "capsule.shell"
 	SpanDelegation = "capsule.delegation"
+	// SpanMemberCall is a formation member's call-member call
+	// (docs/formations.md).
+	SpanMemberCall = "capsule.member_call"
 	// SpanCallDenied and SpanApproval are the policy gate's (docs/policy.md).
 	SpanCallDenied = "capsule.call_denied"
 	SpanApproval   = "capsule.approval"
@@ -55,6 +58,7 @@ type Identity struct {
 	CapsuleName    string
 	CapsuleVersion string
 	Kind           string // script | agent
+	FormationID    string // "" for a session in no formation
 }
 
 // Options tune export; zero values are the defaults.
@@ -164,6 +168,9 @@ func Start(endpoint string, id Identity, logPath string, opts Options, started t
 			attribute.String("capsule_version", id.CapsuleVersion),
 			attribute.String("kind", id.Kind),
 		))
+	if id.FormationID != "" {
+		s.root.SetAttributes(attribute.String("murmur.formation_id", id.FormationID))
+	}
 	logger.Info("exporting spans", "endpoint", tgt.url, "session_id", id.SessionID)
 	return s, nil
 }

@@ -67,6 +67,9 @@ type TaskCall struct {
 	// InFlight is told the task's delegations still running after a call
 	// that started one (nil: nobody asks).
 	InFlight func(delegationIDs []string)
+	// MemberCalls is told the task's call-member calls outstanding after a
+	// call that started one (nil: nobody asks).
+	MemberCalls func(callIDs []string)
 	// Approve asks the task's operator about a call whose tool requires
 	// approval (INPUT_REQUIRED) and waits for the answer; nil refuses.
 	Approve func(ctx context.Context, a Approval) Answer

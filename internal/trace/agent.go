@@ -146,6 +146,7 @@ type TaskCanceled struct {
 	TaskID        string   `json:"task_id"`
 	Phase         string   `json:"phase"`
 	DelegationIDs []string `json:"delegation_ids"`
+	MemberCallIDs []string `json:"member_call_ids"`
 }
 
 // SpendCeilingReached is the admission check refusing the next call.

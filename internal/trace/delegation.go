@@ -56,14 +56,19 @@ type Delegation struct {
 
 // TaskWaiting is a task that ended its turn with delegations outstanding.
 type TaskWaiting struct {
-	TaskID      string `json:"task_id"`
-	Outstanding int    `json:"outstanding"`
+	TaskID string `json:"task_id"`
+	// Outstanding counts delegations; MemberCalls the task's outstanding
+	// call-member calls (docs/formations.md).
+	Outstanding int `json:"outstanding"`
+	MemberCalls int `json:"member_calls"`
 }
 
 // TaskContinued is the one continuation of a round of delegations.
 type TaskContinued struct {
 	TaskID      string   `json:"task_id"`
 	Delegations []string `json:"delegations"`
+	// MemberCalls are the call ids whose answers the continuation delivers.
+	MemberCalls []string `json:"member_calls"`
 }
 
 // SpawnerEnded is a delegated child reading EOF on its spawner lifeline.

@@ -26,6 +26,11 @@ type SpanSink interface {
 	// so the server's spans join under the call. The tool_call line with
 	// the same parent and tool_call_id closes it.
 	OpenToolCall(parent, toolCallID string, at time.Time) string
+	// OpenMemberCall opens the capsule.member_call span of a call-member
+	// call about to be offered, under the task of the line parent, and
+	// returns its traceparent ("" for none): the member's task span joins
+	// under it. The member_call line with the same call_id closes it.
+	OpenMemberCall(parent, callID, member string, at time.Time) string
 	// End closes the session span.
 	End(exitStatus, reason string, end time.Time)
 }
@@ -42,6 +47,9 @@ type SpanExport struct {
 	// Endpoint is observability.otel_endpoint.
 	Endpoint                                     string
 	SessionID, CapsuleName, CapsuleVersion, Kind string
+	// FormationID is the session's formation ("" for none): the session
+	// span's murmur.formation_id.
+	FormationID string
 	// LogPath is the session's logs/otel.log.
 	LogPath string
 	Started time.Time
@@ -95,7 +103,7 @@ func (a *agentTotals) add(e TaskEnd) {
 	a.toolErrors += e.ToolErrors
 	a.shellCalls += e.ShellCalls
 	a.callsDenied += e.CallsDenied
-	if e.ExitStatus != EndOK {
+	if e.ExitStatus != EndOK && e.ExitStatus != EndNoAnswer {
 		a.lastNotOK = e.ExitStatus
 	}
 }
@@ -208,6 +216,18 @@ func (r *Recorder) OpenToolCall(parent, toolCallID string) string {
 		return ""
 	}
 	return r.spans.OpenToolCall(parent, toolCallID, time.Now())
+}
+
+// OpenMemberCall opens a call-member call's span under the task of the
+// line parent and returns its traceparent; "" without spans or once the
+// session has ended.
+func (r *Recorder) OpenMemberCall(parent, callID, member string) string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.spans == nil || r.ended {
+		return ""
+	}
+	return r.spans.OpenMemberCall(parent, callID, member, time.Now())
 }
 
 // ArtifactPulled records one pull through murmur:artifact-manager.

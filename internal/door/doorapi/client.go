@@ -298,6 +298,13 @@ func (c *Client) GetTask(ctx context.Context, id string) (json.RawMessage, error
 	return c.call(ctx, "GetTask", map[string]any{"id": id, "historyLength": 0}, nil, true)
 }
 
+// CancelTask asks the door to cancel the task id (A2A CancelTask); the
+// task's answer is not read beyond its being one.
+func (c *Client) CancelTask(ctx context.Context, id string) error {
+	_, err := c.call(ctx, "CancelTask", map[string]any{"id": id}, nil, false)
+	return err
+}
+
 // CardSessionID reads the door's agent card (GET
 // /.well-known/agent-card.json, no token: a card is public) and returns
 // the sessionId of its capsule extension ("" when it has none). A launcher
