@@ -16,6 +16,7 @@ var (
 	helperPath   string          // set by a test: run this path
 	helperOpened *command.Pinned // mur-contain beside mur, opened by PinHelper; not yet verified
 	helperPinned *command.Pinned // helperOpened once its stamp is verified; nil: re-execute this binary
+	executable   = os.Executable // where mur-contain is looked for beside (a test's stand-in)
 )
 
 // PinHelper opens mur-contain beside this executable once: every command's
@@ -34,7 +35,7 @@ func PinHelper() {
 		if helperPath != "" {
 			return // set by a test
 		}
-		if exe, err := os.Executable(); err == nil {
+		if exe, err := executable(); err == nil {
 			helperOpened = openHelper(exe)
 		}
 	})
