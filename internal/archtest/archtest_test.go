@@ -32,6 +32,7 @@ var levels = map[string]int{
 	"cmd/roost-load":  7,
 	"cmd/mur-contain": 7,
 	"cmd/mur-driver":  7,
+	"cmd/mur-floor":   7,
 
 	"internal/cli": 6,
 

@@ -1,5 +1,9 @@
 package contain
 
+// StampLogEnv makes the test binary, run with --version, answer as
+// mur-contain and append a line to the file it names (main_test.go).
+const StampLogEnv = "CONTAIN_TEST_STAMP_LOG"
+
 // UseHelper makes path the init helper binary for the rest of the test
 // process ("" restores re-executing the test binary).
 func UseHelper(path string) { helperPath = path }

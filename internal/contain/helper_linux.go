@@ -12,22 +12,31 @@ import (
 
 var (
 	helperOnce   sync.Once
+	verifyOnce   sync.Once
 	helperPath   string          // set by a test: run this path
-	helperPinned *command.Pinned // nil: re-execute this binary
+	helperOpened *command.Pinned // mur-contain beside mur, opened by PinHelper; not yet verified
+	helperPinned *command.Pinned // helperOpened once its stamp is verified; nil: re-execute this binary
+	executable   = os.Executable // where mur-contain is looked for beside (a test's stand-in)
 )
 
-// PinHelper opens mur-contain beside this executable, when it answers with
-// this build's stamp, once: every command's helper is then that file run
-// by its descriptor (command.Pinned), so a mur-contain replaced on disk
-// after the runtime started is never run. The runtime calls it at start;
-// the first helper call makes it otherwise.
+// PinHelper opens mur-contain beside this executable once: every command's
+// helper is then that file run by its descriptor (command.Pinned), so a
+// mur-contain replaced on disk after the runtime started is never run. The
+// runtime calls it at start; the first helper call makes it otherwise.
+//
+// Its stamp (its --version, asked of the pinned file) is checked when the
+// first command needs the helper, not here: the check starts a process,
+// which a run with no native command (a script capsule's warm run: issue
+// 31) would pay for nothing. The answer is the same either way: the file
+// asked is the pinned one, and one changed in place since it was pinned is
+// not run (Pinned.Path fails; this binary is run instead).
 func PinHelper() {
 	helperOnce.Do(func() {
 		if helperPath != "" {
 			return // set by a test
 		}
-		if exe, err := os.Executable(); err == nil {
-			helperPinned = findHelper(exe)
+		if exe, err := executable(); err == nil {
+			helperOpened = openHelper(exe)
 		}
 	})
 }
@@ -40,6 +49,11 @@ func helper() string {
 	if helperPath != "" {
 		return helperPath
 	}
+	verifyOnce.Do(func() {
+		if helperOpened != nil && stamped(helperOpened) {
+			helperPinned = helperOpened
+		}
+	})
 	if helperPinned != nil {
 		if p, err := helperPinned.Path(); err == nil {
 			return p
@@ -52,6 +66,14 @@ func helper() string {
 // findHelper is mur-contain beside exe, pinned, when its --version (asked
 // of the pinned file) is exactly this build's stamp, else nil.
 func findHelper(exe string) *command.Pinned {
+	if pin := openHelper(exe); pin != nil && stamped(pin) {
+		return pin
+	}
+	return nil
+}
+
+// openHelper is mur-contain beside exe, pinned (not yet verified), or nil.
+func openHelper(exe string) *command.Pinned {
 	cand := filepath.Join(filepath.Dir(exe), HelperName)
 	if cand == exe {
 		return nil
@@ -60,13 +82,16 @@ func findHelper(exe string) *command.Pinned {
 	if err != nil {
 		return nil
 	}
+	return pin
+}
+
+// stamped tells whether the pinned file answers --version with exactly
+// this build's stamp.
+func stamped(pin *command.Pinned) bool {
 	p, err := pin.Path()
 	if err != nil {
-		return nil
+		return false
 	}
 	out, err := exec.Command(p, "--version").Output()
-	if err != nil || strings.TrimSpace(string(out)) != HelperName+" "+HelperStamp() {
-		return nil
-	}
-	return pin
+	return err == nil && strings.TrimSpace(string(out)) == HelperName+" "+HelperStamp()
 }

@@ -13,6 +13,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/murmur-go/murmur/internal/manifest"
 	"github.com/murmur-go/murmur/internal/tools"
@@ -138,7 +139,10 @@ func (e Errors) Shown() []string {
 	return append(append([]string{}, e[:maxErrors]...), fmt.Sprintf("… and %d more", len(e)-maxErrors))
 }
 
-var stepIDRe = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
+// stepIDRe is a step's id. It is compiled on first use, as segRe is: a
+// counted repetition compiles to a large program, which every mur process
+// would otherwise build at init for the plans only some runs read (issue 31).
+var stepIDRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`) })
 
 // Parse validates a plan's input bytes, in the documented order: the bytes,
 // the plan's keys, each step in plan order, the checks across steps. Every
@@ -216,7 +220,7 @@ func parseStep(i int, m map[string]json.RawMessage, cat *Catalog, seen map[strin
 	var errs Errors
 	s := &Step{index: i, OnError: OnErrorFail}
 	name := fmt.Sprintf("steps[%d]", i)
-	if err := unmarshalStr(m["id"], &s.ID); err != nil || !stepIDRe.MatchString(s.ID) {
+	if err := unmarshalStr(m["id"], &s.ID); err != nil || !stepIDRe().MatchString(s.ID) {
 		errs = append(errs, fmt.Sprintf(`steps[%d]: "id" must be 1 to 64 characters, each a letter, a digit, _ or -`, i))
 		s.ID = ""
 	} else {
@@ -380,7 +384,7 @@ func (s *Step) checkCapsule(name string, rawName, input json.RawMessage, hasInpu
 	return errs
 }
 
-var segRe = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,62}$`)
+var segRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,62}$`) })
 
 func capsuleName(n string) bool {
 	parts := strings.Split(n, "/")
@@ -388,7 +392,7 @@ func capsuleName(n string) bool {
 		return false
 	}
 	for _, p := range parts {
-		if !segRe.MatchString(p) {
+		if !segRe().MatchString(p) {
 			return false
 		}
 	}
